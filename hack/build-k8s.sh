@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Builds the pinned Kubernetes release (and the etcd it is tested with) from Go modules, into
+# ~/.cache/tailor/kubernetes/v$KUBE_VERSION/bin. Owns nothing else: it never starts a process.
+# A second run with every binary present builds nothing.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/versions.sh"
+cache=${TAILOR_CACHE:-$HOME/.cache/tailor}
+out=$cache/kubernetes/v$KUBE_VERSION/bin
+binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kube-proxy)
+
+missing=()
+for b in "${binaries[@]}"; do [ -x "$out/$b" ] || missing+=("$b"); done
+if [ ${#missing[@]} -eq 0 ]; then echo "kubernetes v$KUBE_VERSION binaries cached in $out"; exit 0; fi
+
+command -v go >/dev/null || { echo "error: no Go toolchain on PATH: install Go >= 1.24 (https://go.dev/dl) and retry" >&2; exit 1; }
+
+work=$cache/kubernetes/v$KUBE_VERSION/module
+mkdir -p "$work" "$out"
+cd "$work"
+if [ ! -f go.sum ] || [ ! -f .resolved ]; then
+  echo "resolving k8s.io/kubernetes v$KUBE_VERSION (first run: downloads the module graph)"
+  rm -f go.mod go.sum
+  go mod init tailor.local/kubebuild >/dev/null 2>&1
+  modfile=$(go mod download -json "k8s.io/kubernetes@v$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  # Every staging module that the release replaces with ./staging/... is published as v0.<minor>.<patch>.
+  staging_version=v0.${KUBE_VERSION#1.}
+  {
+    echo "require k8s.io/kubernetes v$KUBE_VERSION"
+    echo "replace ("
+    sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\t\1 => \1 '"$staging_version"'#p' "$modfile"
+    echo ")"
+  } >> go.mod
+  # Pin every package to the release's own versions: a bare `go get pkg` would upgrade to latest.
+  etcd_version=$(sed -n 's#^\s*go.etcd.io/etcd/server/v3 \(v[0-9.]*\).*#\1#p' "$modfile")
+  kube_pkgs=()
+  for b in "${binaries[@]}"; do [ "$b" = etcd ] || kube_pkgs+=("k8s.io/kubernetes/cmd/$b@v$KUBE_VERSION"); done
+  go get "${kube_pkgs[@]}" "go.etcd.io/etcd/server/v3@$etcd_version"
+  grep -q "k8s.io/kubernetes v$KUBE_VERSION\$" go.mod || { echo "error: module resolution moved k8s.io/kubernetes off v$KUBE_VERSION" >&2; exit 1; }
+  touch .resolved
+fi
+
+# Stamp the release version so `kubectl version` and /version report it, as a release build does.
+minor=$(echo "$KUBE_VERSION" | cut -d. -f2)
+ldflags="-s -w"
+for v in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  ldflags+=" -X $v.gitVersion=v$KUBE_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor"
+  ldflags+=" -X $v.gitTreeState=clean -X $v.buildDate=1970-01-01T00:00:00Z"
+done
+for b in "${missing[@]}"; do
+  case $b in etcd) pkg=go.etcd.io/etcd/server/v3 ;; *) pkg=k8s.io/kubernetes/cmd/$b ;; esac
+  echo "building $b ($pkg)"
+  start=$SECONDS
+  CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/$b.tmp" "$pkg"
+  mv "$out/$b.tmp" "$out/$b"
+  echo "built $b in $((SECONDS - start))s"
+done
+echo "kubernetes v$KUBE_VERSION binaries in $out"
