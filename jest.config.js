@@ -1,6 +1,6 @@
 // Jest runs TypeScript as ESM through ts-jest. ts-jest does not type-check in this mode;
 // `npm run typecheck` (tsc --noEmit) does, and `make test` runs it first.
-const transform = { '^.+\\.ts$': ['ts-jest', { useESM: true, isolatedModules: true }] };
+const transform = { '^.+\\.ts$': ['ts-jest', { useESM: true }] };
 const common = {
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
