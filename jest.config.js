@@ -1,18 +1,23 @@
 // Jest runs TypeScript as ESM through ts-jest. ts-jest does not type-check in this mode;
-// `npm run typecheck` (tsc --noEmit) does, and `make test` runs it first.
-const transform = { '^.+\\.ts$': ['ts-jest', { useESM: true }] };
+// `make test` runs `tsc --noEmit` first. One project per test tier; tiers that need the test-bed
+// cluster bring it up in their global setup and stop it again if they started it.
 const common = {
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-  transform,
+  transform: { '^.+\\.ts$': ['ts-jest', { useESM: true }] },
   testEnvironment: 'node',
 };
+const onCluster = (mode) => ({
+  globalSetup: `<rootDir>/test/support/setup-${mode}.js`,
+  globalTeardown: '<rootDir>/test/support/teardown.js',
+  testTimeout: 120_000,
+});
 
 export default {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
-    { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
-    { ...common, displayName: 'cri', testMatch: ['<rootDir>/test/cri/**/*.test.ts'] },
-    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    { ...common, ...onCluster('control-plane'), displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
+    { ...common, ...onCluster('full'), displayName: 'cri', testMatch: ['<rootDir>/test/cri/**/*.test.ts'] },
+    { ...common, ...onCluster('full'), displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
   ],
 };

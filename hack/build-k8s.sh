@@ -8,15 +8,22 @@ here=$(cd "$(dirname "$0")" && pwd)
 cache=${TAILOR_CACHE:-$HOME/.cache/tailor}
 out=$cache/kubernetes/v$KUBE_VERSION/bin
 binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kube-proxy)
+wanted=("${@:-${binaries[@]}}")  # a subset may be named: build-k8s.sh etcd kube-apiserver
+
+mkdir -p "$out"
+# One build at a time per version: concurrent runs would race on the same outputs.
+exec 9>"$out/../.lock"
+flock 9
 
 missing=()
-for b in "${binaries[@]}"; do [ -x "$out/$b" ] || missing+=("$b"); done
+for b in "${wanted[@]}"; do [ -x "$out/$b" ] || missing+=("$b"); done
 if [ ${#missing[@]} -eq 0 ]; then echo "kubernetes v$KUBE_VERSION binaries cached in $out"; exit 0; fi
+echo "building ${missing[*]} (first run: about 25 minutes on 2 cores; cached afterwards)"
 
 command -v go >/dev/null || { echo "error: no Go toolchain on PATH: install Go >= 1.24 (https://go.dev/dl) and retry" >&2; exit 1; }
 
 work=$cache/kubernetes/v$KUBE_VERSION/module
-mkdir -p "$work" "$out"
+mkdir -p "$work"
 cd "$work"
 if [ ! -f go.sum ] || [ ! -f .resolved ]; then
   echo "resolving k8s.io/kubernetes v$KUBE_VERSION (first run: downloads the module graph)"
@@ -51,8 +58,8 @@ for b in "${missing[@]}"; do
   case $b in etcd) pkg=go.etcd.io/etcd/server/v3 ;; *) pkg=k8s.io/kubernetes/cmd/$b ;; esac
   echo "building $b ($pkg)"
   start=$SECONDS
-  CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/$b.tmp" "$pkg"
-  mv "$out/$b.tmp" "$out/$b"
+  CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/$b.tmp.$$" "$pkg"
+  mv "$out/$b.tmp.$$" "$out/$b"
   echo "built $b in $((SECONDS - start))s"
 done
 echo "kubernetes v$KUBE_VERSION binaries in $out"

@@ -1,0 +1,54 @@
+# Tailor — every entry point a developer or CI needs. The pinned Kubernetes version lives in
+# hack/versions.sh; the test-bed cluster in hack/cluster.sh; test tiers in hack/test.sh.
+SHELL := /bin/bash
+MODE ?= control-plane
+export PATH := $(HOME)/.cache/tailor/node-tools:$(PATH)
+
+.PHONY: help deps build typecheck test test-unit test-integration test-cri test-e2e \
+        cluster-up cluster-down cluster-status cluster-clean dev bench kube-binaries
+
+help:
+	@echo "make dev     local cluster with Tailor running in it and a sample applied"
+	@echo "make test    typecheck + unit + integration + cri + e2e (starts and stops its own cluster)"
+	@echo "make cluster-up [MODE=control-plane|full] | cluster-down | cluster-status | cluster-clean"
+	@echo "make bench   benchmarks (prints measured ratios)"
+
+# npm ci only when the lockfile changed since the last install.
+node_modules/.installed: package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+deps: node_modules/.installed
+
+build: deps
+	npx tsc -p tsconfig.build.json
+
+typecheck: deps
+	npx tsc --noEmit -p tsconfig.json
+
+kube-binaries:
+	bash hack/build-k8s.sh
+
+test: deps
+	bash hack/test.sh all
+
+test-unit test-integration test-cri test-e2e: deps
+	bash hack/test.sh $(patsubst test-%,%,$@)
+
+cluster-up:
+	bash hack/cluster.sh up $(MODE)
+
+cluster-down:
+	bash hack/cluster.sh down
+
+cluster-status:
+	bash hack/cluster.sh status
+
+cluster-clean: cluster-down
+	rm -rf .tailor/cluster
+
+dev: deps
+	bash hack/dev.sh
+
+bench: deps
+	bash hack/bench.sh

@@ -1,0 +1,449 @@
+#!/usr/bin/env bash
+# The local test-bed cluster: a real single-node Kubernetes built from the pinned release.
+#
+#   hack/cluster.sh up [control-plane|full]   start what is missing, reuse what is healthy
+#   hack/cluster.sh down                      stop every process this script started
+#   hack/cluster.sh status                    one line per component
+#
+# Owns: certificates, kubeconfigs, configs, processes, logs under $CLUSTER_DIR (default
+# .tailor/cluster), containerd state under /run/tailor, the node address on lo and the pod bridge.
+# Must not: touch a process it did not start, route traffic off the machine (all addresses are in
+# 198.18.0.0/15, blackholed on the host; no masquerade, no default route in pods).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+. "$here/versions.sh"
+CACHE=${TAILOR_CACHE:-$HOME/.cache/tailor}
+BIN=$CACHE/kubernetes/v$KUBE_VERSION/bin
+CLUSTER_DIR=${CLUSTER_DIR:-$repo/.tailor/cluster}
+PKI=$CLUSTER_DIR/pki
+LOGS=$CLUSTER_DIR/logs
+PIDS=$CLUSTER_DIR/pids
+RUN_DIR=/run/tailor
+CONTAINERD_SOCK=$RUN_DIR/containerd/containerd.sock
+# Kubelet feature gates for this profile; the agent's e2e profile sets InPlacePodVerticalScaling=false.
+FEATURE_GATES=${FEATURE_GATES:-InPlacePodVerticalScaling=true}
+
+NODE_NAME=tailor-node
+NODE_IP=198.18.0.1
+TESTBED_RANGE=198.18.0.0/15
+POD_CIDR=198.18.16.0/20
+POD_GATEWAY=198.18.16.1
+SERVICE_CIDR=198.19.0.0/16
+APISERVER_PORT=6443
+ETCD_PORT=2379
+ETCD_PEER_PORT=2380
+export KUBECONFIG=$CLUSTER_DIR/kubeconfig
+
+die() { echo "cluster: error: $*" >&2; exit 1; }
+log() { echo "cluster: $*"; }
+kubectl() { "$BIN/kubectl" --kubeconfig "$CLUSTER_DIR/kubeconfig" "$@"; }
+
+# ---------------------------------------------------------------- process bookkeeping
+pid_of() { local f=$PIDS/$1.pid; [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && cat "$f"; }
+running() { pid_of "$1" >/dev/null; }
+
+start() { # name, command...
+  local name=$1; shift
+  mkdir -p "$LOGS" "$PIDS"
+  setsid "$@" >>"$LOGS/$name.log" 2>&1 < /dev/null &
+  echo $! >"$PIDS/$name.pid"
+}
+
+stop() { # name: TERM, wait up to 20 s, then KILL
+  local name=$1 pid
+  pid=$(pid_of "$name") || { rm -f "$PIDS/$name.pid"; return 0; }
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+  kill -0 "$pid" 2>/dev/null && { log "$name did not stop on TERM; killing"; kill -KILL "$pid" 2>/dev/null || true; sleep 0.5; }
+  rm -f "$PIDS/$name.pid"
+  log "stopped $name"
+}
+
+wait_for() { # description, seconds, command...
+  local what=$1 seconds=$2; shift 2
+  local deadline=$((SECONDS + seconds))
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $deadline ] || die "$what not healthy after ${seconds}s; see $LOGS/"
+    sleep 0.5
+  done
+}
+
+port_free_or_ours() { # port, component
+  local port=$1 name=$2 holder
+  running "$name" && return 0
+  holder=$(ss -Hltnp "sport = :$port" 2>/dev/null | sed -n 's/.*users:((\("[^"]*"\),pid=\([0-9]*\).*/\1 pid \2/p' | head -1)
+  [ -z "$holder" ] || die "port $port (for $name) is taken by $holder: stop that process or run 'make cluster-down'"
+}
+
+# ---------------------------------------------------------------- prerequisites
+require_root() {
+  [ "$(id -u)" = 0 ] || die "the test bed needs root (it adds a node address, runs containerd and a kubelet): run as root, e.g. 'sudo make cluster-up'"
+}
+
+ensure_binaries() { # mode
+  if [ "$1" = full ]; then bash "$here/build-k8s.sh"; else bash "$here/build-k8s.sh" etcd kube-apiserver kubectl; fi
+}
+
+ensure_packages() {
+  local missing=()
+  command -v openssl >/dev/null || missing+=(openssl)
+  command -v ss >/dev/null || missing+=(iproute2)
+  command -v curl >/dev/null || missing+=(curl)
+  if [ "$1" = full ]; then
+    command -v containerd >/dev/null || missing+=(containerd)
+    command -v runc >/dev/null || missing+=(runc)
+    [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
+    [ -x /bin/busybox ] || missing+=(busybox-static)
+    command -v iptables >/dev/null || missing+=(iptables)
+    command -v conntrack >/dev/null || missing+=(conntrack)
+  fi
+  [ ${#missing[@]} -eq 0 ] && return 0
+  command -v apt-get >/dev/null || die "missing ${missing[*]} and no apt-get: install them and retry"
+  log "installing ${missing[*]}"
+  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"; } \
+    >"$CLUSTER_DIR/apt.log" 2>&1 || die "apt-get install ${missing[*]} failed; see $CLUSTER_DIR/apt.log"
+}
+
+ensure_network() {
+  ip -4 addr show dev lo | grep -q " $NODE_IP/" || ip addr add "$NODE_IP/32" dev lo
+  # Anything in the test-bed range that no bridge or local address claims is dropped, never routed out.
+  ip route show type blackhole | grep -q "^blackhole $TESTBED_RANGE" || ip route add blackhole "$TESTBED_RANGE"
+}
+
+# ---------------------------------------------------------------- certificates and kubeconfigs
+issue_cert() { # name, subject, sans (comma separated, optional)
+  local name=$1 subject=$2 sans=${3:-} ext
+  [ -f "$PKI/$name.crt" ] && return 0
+  ext=$(mktemp)
+  {
+    echo "basicConstraints=CA:FALSE"
+    echo "keyUsage=critical,digitalSignature,keyEncipherment"
+    echo "extendedKeyUsage=serverAuth,clientAuth"
+    [ -n "$sans" ] && echo "subjectAltName=$sans"
+  } >"$ext"
+  openssl ecparam -name prime256v1 -genkey -noout -out "$PKI/$name.key" 2>/dev/null
+  openssl req -new -key "$PKI/$name.key" -subj "$subject" -out "$PKI/$name.csr" 2>/dev/null
+  openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
+    -days 3650 -extfile "$ext" -out "$PKI/$name.crt" 2>/dev/null
+  rm -f "$ext" "$PKI/$name.csr"
+}
+
+write_kubeconfig() { # file, cert name
+  local file=$1 cert=$2
+  [ -f "$file" ] && return 0
+  cat >"$file" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: tailor
+  cluster:
+    server: https://$NODE_IP:$APISERVER_PORT
+    certificate-authority-data: $(base64 -w0 <"$PKI/ca.crt")
+users:
+- name: $cert
+  user:
+    client-certificate-data: $(base64 -w0 <"$PKI/$cert.crt")
+    client-key-data: $(base64 -w0 <"$PKI/$cert.key")
+contexts:
+- name: tailor
+  context: {cluster: tailor, user: $cert, namespace: default}
+current-context: tailor
+EOF
+  chmod 600 "$file"
+}
+
+ensure_pki() {
+  mkdir -p "$PKI"
+  if [ ! -f "$PKI/ca.crt" ]; then
+    openssl ecparam -name prime256v1 -genkey -noout -out "$PKI/ca.key" 2>/dev/null
+    openssl req -x509 -new -key "$PKI/ca.key" -subj "/CN=tailor-testbed-ca" -days 3650 -out "$PKI/ca.crt" 2>/dev/null
+  fi
+  [ -f "$PKI/sa.key" ] || { openssl genrsa -out "$PKI/sa.key" 2048 2>/dev/null; openssl rsa -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null; }
+  issue_cert apiserver "/CN=kube-apiserver" \
+    "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:localhost,IP:127.0.0.1,IP:$NODE_IP,IP:${SERVICE_CIDR%.0/16}.1"
+  issue_cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client"
+  issue_cert admin "/O=system:masters/CN=tailor-admin"
+  issue_cert controller-manager "/CN=system:kube-controller-manager"
+  issue_cert scheduler "/CN=system:kube-scheduler"
+  issue_cert kubelet-client "/O=system:nodes/CN=system:node:$NODE_NAME"
+  issue_cert kubelet-serving "/CN=$NODE_NAME" "DNS:$NODE_NAME,IP:$NODE_IP,IP:127.0.0.1"
+  write_kubeconfig "$CLUSTER_DIR/kubeconfig" admin
+  write_kubeconfig "$CLUSTER_DIR/controller-manager.kubeconfig" controller-manager
+  write_kubeconfig "$CLUSTER_DIR/scheduler.kubeconfig" scheduler
+  write_kubeconfig "$CLUSTER_DIR/kubelet.kubeconfig" kubelet-client
+}
+
+# ---------------------------------------------------------------- control plane
+apiserver_ready() { curl -sf --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" "https://$NODE_IP:$APISERVER_PORT/readyz"; }
+etcd_healthy() { curl -sf "http://127.0.0.1:$ETCD_PORT/health"; }
+
+up_etcd() {
+  if running etcd && etcd_healthy >/dev/null; then return 0; fi
+  port_free_or_ours $ETCD_PORT etcd
+  start etcd "$BIN/etcd" --name tailor --data-dir "$CLUSTER_DIR/etcd" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster "tailor=http://127.0.0.1:$ETCD_PEER_PORT" --listen-metrics-urls "" \
+    --quota-backend-bytes $((2 * 1024 * 1024 * 1024)) --log-level warn
+  wait_for etcd 30 etcd_healthy
+  log "etcd up"
+}
+
+up_apiserver() {
+  if running kube-apiserver && apiserver_ready >/dev/null; then return 0; fi
+  port_free_or_ours $APISERVER_PORT kube-apiserver
+  start kube-apiserver "$BIN/kube-apiserver" \
+    --advertise-address "$NODE_IP" --bind-address "$NODE_IP" --secure-port "$APISERVER_PORT" \
+    --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+    --service-cluster-ip-range "$SERVICE_CIDR" \
+    --client-ca-file "$PKI/ca.crt" --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
+    --kubelet-client-certificate "$PKI/apiserver-kubelet-client.crt" --kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
+    --kubelet-certificate-authority "$PKI/ca.crt" --kubelet-preferred-address-types InternalIP \
+    --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --authorization-mode Node,RBAC --allow-privileged=true \
+    --feature-gates "$FEATURE_GATES" \
+    --profiling=false --v=1
+  wait_for kube-apiserver 90 apiserver_ready
+  log "kube-apiserver v$KUBE_VERSION up at https://$NODE_IP:$APISERVER_PORT"
+}
+
+up_controller_manager() {
+  local ok=(curl -sfk https://127.0.0.1:10257/healthz)
+  if running kube-controller-manager && "${ok[@]}" >/dev/null 2>&1; then return 0; fi
+  port_free_or_ours 10257 kube-controller-manager
+  start kube-controller-manager "$BIN/kube-controller-manager" \
+    --kubeconfig "$CLUSTER_DIR/controller-manager.kubeconfig" \
+    --authentication-kubeconfig "$CLUSTER_DIR/controller-manager.kubeconfig" \
+    --authorization-kubeconfig "$CLUSTER_DIR/controller-manager.kubeconfig" \
+    --bind-address 127.0.0.1 --leader-elect=false --use-service-account-credentials=true \
+    --service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
+    --cluster-signing-cert-file "$PKI/ca.crt" --cluster-signing-key-file "$PKI/ca.key" \
+    --service-cluster-ip-range "$SERVICE_CIDR" --allocate-node-cidrs=false \
+    --feature-gates "$FEATURE_GATES" --v=1
+  wait_for kube-controller-manager 60 "${ok[@]}"
+  log "kube-controller-manager up"
+}
+
+up_scheduler() {
+  local ok=(curl -sfk https://127.0.0.1:10259/healthz)
+  if running kube-scheduler && "${ok[@]}" >/dev/null 2>&1; then return 0; fi
+  port_free_or_ours 10259 kube-scheduler
+  start kube-scheduler "$BIN/kube-scheduler" \
+    --kubeconfig "$CLUSTER_DIR/scheduler.kubeconfig" \
+    --authentication-kubeconfig "$CLUSTER_DIR/scheduler.kubeconfig" \
+    --authorization-kubeconfig "$CLUSTER_DIR/scheduler.kubeconfig" \
+    --bind-address 127.0.0.1 --leader-elect=false --feature-gates "$FEATURE_GATES" --v=1
+  wait_for kube-scheduler 60 "${ok[@]}"
+  log "kube-scheduler up"
+}
+
+# ---------------------------------------------------------------- node: containerd, images, kubelet
+ctr_() { ctr --address "$CONTAINERD_SOCK" --namespace k8s.io "$@"; }
+
+ensure_cgroup_hierarchies() {
+  # The kubelet's cgroupfs manager expects every v1 controller the kernel offers to be mounted.
+  local c
+  for c in hugetlb net_cls perf_event; do
+    grep -q "^$c\s" /proc/cgroups || continue
+    mountpoint -q "/sys/fs/cgroup/$c" && continue
+    mkdir -p "/sys/fs/cgroup/$c" && mount -t cgroup -o "$c" cgroup "/sys/fs/cgroup/$c" || log "could not mount cgroup $c (continuing)"
+  done
+}
+
+write_containerd_config() {
+  mkdir -p "$CLUSTER_DIR/containerd" "$CLUSTER_DIR/cni/net.d" "$RUN_DIR/containerd"
+  cat >"$CLUSTER_DIR/containerd/config.toml" <<EOF
+version = 2
+root = "$CLUSTER_DIR/containerd/root"
+state = "$RUN_DIR/containerd/state"
+[grpc]
+  address = "$CONTAINERD_SOCK"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "tailor.local/pause:1"
+  restrict_oom_score_adj = true
+  enable_selinux = false
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$CLUSTER_DIR/cni/net.d"
+EOF
+  cat >"$CLUSTER_DIR/cni/net.d/10-tailor.conflist" <<EOF
+{
+  "cniVersion": "0.4.0",
+  "name": "tailor",
+  "plugins": [{
+    "type": "bridge", "bridge": "tailor0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+    "ipam": {
+      "type": "host-local",
+      "ranges": [[{"subnet": "$POD_CIDR", "gateway": "$POD_GATEWAY"}]],
+      "routes": [{"dst": "$TESTBED_RANGE"}],
+      "dataDir": "$CLUSTER_DIR/cni/ipam"
+    }
+  }]
+}
+EOF
+}
+
+up_containerd() {
+  if running containerd && ctr_ version >/dev/null 2>&1; then return 0; fi
+  write_containerd_config
+  start containerd containerd --config "$CLUSTER_DIR/containerd/config.toml"
+  wait_for containerd 30 ctr_ version
+  log "containerd up at $CONTAINERD_SOCK"
+}
+
+ensure_images() {
+  local images=$CACHE/images/v2 links=() applet
+  mkdir -p "$images"
+  if [ ! -f "$images/busybox-v2.tar" ]; then
+    (cd "$here/images" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$images/pause-bin" ./pause \
+      && go build -o "$images/ocibuild" ./ocibuild)
+    for applet in sh ash sleep echo cat ls ps date env hostname id mkdir rm touch test true false kill grep \
+      head tail dd yes wget nc httpd printf seq sed awk wc tr cut top free df uname; do
+      links+=(-link "/bin/$applet=busybox")
+    done
+    "$images/ocibuild" -ref tailor.local/pause:1 -out "$images/pause.tar" -entrypoint /pause -file "/pause=$images/pause-bin"
+    for v in v1 v2; do
+      # The release file makes the two tags' content, and so their image IDs, differ.
+      "$images/ocibuild" -ref "tailor.local/busybox:$v" -out "$images/busybox-$v.tar" -cmd /bin/sh \
+        -file /bin/busybox=/bin/busybox "${links[@]}" -text "/etc/tailor-release=$v" -text /tmp/.keep=
+    done
+  fi
+  local ref tar
+  for tar in pause busybox-v1 busybox-v2; do
+    case $tar in pause) ref=tailor.local/pause:1 ;; *) ref=tailor.local/busybox:${tar#busybox-} ;; esac
+    ctr_ images ls -q | grep -qx "$ref" && continue
+    ctr_ images import "$images/$tar.tar" >/dev/null
+    # Pinned images are never garbage-collected by the kubelet.
+    ctr_ images label "$ref" io.cri-containerd.pinned=pinned >/dev/null
+  done
+}
+
+write_kubelet_config() {
+  mkdir -p "$CLUSTER_DIR/kubelet"
+  cat >"$CLUSTER_DIR/kubelet/config.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: $NODE_IP
+port: 10250
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: 10248
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+  x509: {clientCAFile: $PKI/ca.crt}
+authorization: {mode: Webhook}
+tlsCertFile: $PKI/kubelet-serving.crt
+tlsPrivateKeyFile: $PKI/kubelet-serving.key
+cgroupDriver: cgroupfs
+failCgroupV1: false
+failSwapOn: false
+containerRuntimeEndpoint: unix://$CONTAINERD_SOCK
+clusterDomain: cluster.local
+resolvConf: /etc/resolv.conf
+podCIDR: $POD_CIDR
+maxPods: 110
+serializeImagePulls: false
+imageGCHighThresholdPercent: 95
+imageGCLowThresholdPercent: 90
+evictionHard: {memory.available: 100Mi, nodefs.available: 1%, nodefs.inodesFree: 1%, imagefs.available: 1%}
+featureGates:
+$(echo "$FEATURE_GATES" | tr ',' '\n' | sed 's/^\(.*\)=\(.*\)$/  \1: \2/')
+EOF
+}
+
+node_ready() {
+  [ "$(kubectl get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]
+}
+
+up_kubelet() {
+  if running kubelet && curl -sf http://127.0.0.1:10248/healthz >/dev/null 2>&1; then return 0; fi
+  port_free_or_ours 10250 kubelet
+  write_kubelet_config
+  start kubelet "$BIN/kubelet" --config "$CLUSTER_DIR/kubelet/config.yaml" \
+    --kubeconfig "$CLUSTER_DIR/kubelet.kubeconfig" --root-dir "$CLUSTER_DIR/kubelet/root" \
+    --hostname-override "$NODE_NAME" --node-ip "$NODE_IP" --v=1
+  wait_for "kubelet node $NODE_NAME Ready" 120 node_ready
+  log "kubelet up; node $NODE_NAME Ready"
+}
+
+# ---------------------------------------------------------------- commands
+cmd_up() {
+  local mode=${1:-control-plane}
+  case $mode in control-plane|full) ;; *) die "unknown MODE '$mode': use MODE=control-plane or MODE=full" ;; esac
+  require_root
+  mkdir -p "$CLUSTER_DIR" "$LOGS" "$PIDS"
+  ensure_packages "$mode"
+  ensure_binaries "$mode"
+  ensure_network
+  ensure_pki
+  up_etcd
+  up_apiserver
+  if [ "$mode" = full ]; then
+    ensure_cgroup_hierarchies
+    up_controller_manager
+    up_scheduler
+    up_containerd
+    ensure_images
+    up_kubelet
+  fi
+  echo "$mode" >"$CLUSTER_DIR/mode"
+  log "ready ($mode): export KUBECONFIG=$CLUSTER_DIR/kubeconfig"
+}
+
+remove_pod_sandboxes() {
+  # The kubelet is gone; remove what it left in containerd so no container process survives.
+  local id
+  for id in $(ctr_ tasks ls -q 2>/dev/null); do ctr_ tasks kill -a -s SIGKILL "$id" >/dev/null 2>&1 || true; done
+  sleep 1
+  for id in $(ctr_ tasks ls -q 2>/dev/null); do ctr_ tasks delete -f "$id" >/dev/null 2>&1 || true; done
+  for id in $(ctr_ containers ls -q 2>/dev/null); do ctr_ containers delete "$id" >/dev/null 2>&1 || true; done
+}
+
+cmd_down() {
+  require_root
+  stop kubelet
+  if running containerd; then remove_pod_sandboxes; fi
+  stop containerd
+  pkill -TERM -f "containerd-shim-runc-v2 .*-address $CONTAINERD_SOCK" 2>/dev/null || true
+  stop kube-scheduler
+  stop kube-controller-manager
+  stop kube-apiserver
+  stop etcd
+  # Mounts the kubelet and containerd made for pods (tokens, shm, rootfs) and pod network namespaces.
+  awk -v a="$CLUSTER_DIR/" -v b="$RUN_DIR/" '$2 ~ "^"a || $2 ~ "^"b {print $2}' /proc/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
+  for ns in $(ip netns list 2>/dev/null | awk '/^cni-/ {print $1}'); do ip netns delete "$ns" 2>/dev/null || true; done
+  ip link show tailor0 >/dev/null 2>&1 && ip link delete tailor0 || true
+  rm -rf "$CLUSTER_DIR/cni/ipam"
+  rm -f "$CLUSTER_DIR/mode"
+  log "down"
+}
+
+cmd_status() {
+  local c state
+  for c in etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet; do
+    if running "$c"; then state="running (pid $(pid_of "$c"))"; else state="stopped"; fi
+    printf '%-24s %s\n' "$c" "$state"
+  done
+  if running kube-apiserver && apiserver_ready >/dev/null 2>&1; then
+    kubectl version 2>/dev/null | sed -n 's/^Server Version: /server version: /p'
+    kubectl get nodes --no-headers 2>/dev/null | sed 's/^/node: /' || true
+  fi
+}
+
+case ${1:-} in
+  up) cmd_up "${2:-${MODE:-control-plane}}" ;;
+  down) cmd_down ;;
+  status) cmd_status ;;
+  *) echo "usage: $0 up [control-plane|full] | down | status" >&2; exit 2 ;;
+esac

@@ -1,0 +1,3 @@
+module tailor.local/images
+
+go 1.22

@@ -1,0 +1,201 @@
+// CloneSet API types (apps.tailor.dev/v1alpha1) and the pod-level names of DESIGN.md §2.1, §2.2
+// and §2.4. Owns names and shapes only: no logic, no I/O. The CRD in
+// crds/apps.tailor.dev_clonesets.yaml is the source of truth for validation; these types mirror
+// it field for field (OpenKruise CloneSet names). Times are RFC 3339 strings, as they arrive in
+// the JSON of a custom object (the client does not turn them into Date for custom resources).
+import type { V1LabelSelector, V1ObjectMeta, V1PodTemplateSpec } from '@kubernetes/client-node';
+
+// ---- API identity -------------------------------------------------------------------------
+
+export const API_GROUP = 'apps.tailor.dev';
+export const API_VERSION = 'v1alpha1';
+export const GROUP_VERSION = `${API_GROUP}/${API_VERSION}`;
+export const CLONESET_KIND = 'CloneSet';
+export const CLONESET_LIST_KIND = 'CloneSetList';
+export const CLONESET_PLURAL = 'clonesets';
+export const CLONESET_SINGULAR = 'cloneset';
+export const CLONESET_SHORT_NAME = 'clone';
+export const CLONESET_CRD_NAME = `${CLONESET_PLURAL}.${API_GROUP}`;
+
+// ---- Pod-level names (§2.4) ---------------------------------------------------------------
+
+/** Label: the name of the ControllerRevision a pod was created from or updated to. */
+export const LABEL_CONTROLLER_REVISION_HASH = 'controller-revision-hash';
+/** Label: a pod's stable instance id within its CloneSet. */
+export const LABEL_INSTANCE_ID = 'apps.tailor.dev/instance-id';
+
+/** Readiness gate and pod condition type, False during an in-place update that restarts containers. */
+export const CONDITION_INPLACE_UPDATE_READY = 'apps.tailor.dev/InPlaceUpdateReady';
+
+/** Annotation (JSON, see InPlaceUpdateState): the last in-place update applied to a pod. */
+export const ANNOTATION_INPLACE_UPDATE_STATE = 'apps.tailor.dev/inplace-update-state';
+/** Annotation: pending in-place update waiting out inPlaceUpdateStrategy.gracePeriodSeconds. */
+export const ANNOTATION_INPLACE_UPDATE_GRACE = 'apps.tailor.dev/inplace-update-grace';
+/** Annotation (agent backend): the cpu/memory the controller wants for a pod's containers. */
+export const ANNOTATION_RESIZE_REQUEST = 'apps.tailor.dev/resize-request';
+/** Annotation (agent backend): the node agent's resize state and actuated values. */
+export const ANNOTATION_RESIZE_STATUS = 'apps.tailor.dev/resize-status';
+
+// ---- Resize states (§2.2) -----------------------------------------------------------------
+
+/** KEP-1287 vocabulary; absent or "" means nothing is pending. */
+export type ResizeState = 'Proposed' | 'InProgress' | 'Deferred' | 'Infeasible';
+export const RESIZE_STATES: readonly ResizeState[] = ['Proposed', 'InProgress', 'Deferred', 'Infeasible'];
+export const ResizeStates = {
+  Proposed: 'Proposed',
+  InProgress: 'InProgress',
+  Deferred: 'Deferred',
+  Infeasible: 'Infeasible',
+} as const satisfies Record<ResizeState, ResizeState>;
+
+export const isResizeState = (value: unknown): value is ResizeState =>
+  typeof value === 'string' && (RESIZE_STATES as readonly string[]).includes(value);
+
+// ---- Spec ---------------------------------------------------------------------------------
+
+/** A Kubernetes IntOrString as it appears in JSON: 5 or "20%". */
+export type IntOrString = number | string;
+
+export type UpdateStrategyType = 'ReCreate' | 'InPlaceIfPossible' | 'InPlaceOnly';
+export const UpdateStrategyTypes = {
+  ReCreate: 'ReCreate',
+  InPlaceIfPossible: 'InPlaceIfPossible',
+  InPlaceOnly: 'InPlaceOnly',
+} as const satisfies Record<UpdateStrategyType, UpdateStrategyType>;
+
+/** What to do with a resize that timed out or can never fit (note: `Recreate`, not `ReCreate`). */
+export type ResizeAction = 'Recreate' | 'Wait';
+
+export interface CloneSetScaleStrategy {
+  podsToDelete?: string[];
+  maxUnavailable?: IntOrString;
+}
+
+export interface InPlaceUpdateStrategy {
+  gracePeriodSeconds?: number;
+}
+
+/** Tailor extension: how unfinished resizes are resolved. */
+export interface ResizeStrategy {
+  deferredTimeoutSeconds?: number;
+  inProgressTimeoutSeconds?: number;
+  onTimeout?: ResizeAction;
+  onInfeasible?: ResizeAction;
+}
+
+export interface CloneSetUpdateStrategy {
+  type?: UpdateStrategyType;
+  partition?: IntOrString;
+  maxUnavailable?: IntOrString;
+  maxSurge?: IntOrString;
+  paused?: boolean;
+  inPlaceUpdateStrategy?: InPlaceUpdateStrategy;
+  resizeStrategy?: ResizeStrategy;
+}
+
+export interface CloneSetSpec {
+  replicas?: number;
+  selector: V1LabelSelector;
+  template: V1PodTemplateSpec;
+  scaleStrategy?: CloneSetScaleStrategy;
+  updateStrategy?: CloneSetUpdateStrategy;
+  minReadySeconds?: number;
+  revisionHistoryLimit?: number;
+  progressDeadlineSeconds?: number;
+}
+
+// ---- Status -------------------------------------------------------------------------------
+
+export type ConditionStatus = 'True' | 'False' | 'Unknown';
+
+/** Condition types a CloneSet reports (Kruise's two, plus Tailor's). */
+export const CloneSetConditionTypes = {
+  /** Kruise: creating or deleting pods failed. */
+  FailedScale: 'FailedScale',
+  /** Kruise: updating pods failed. */
+  FailedUpdate: 'FailedUpdate',
+  /** Tailor: a resize is Infeasible or timed out and the strategy waits (InPlaceOnly or Wait). */
+  ResizeBlocked: 'ResizeBlocked',
+} as const;
+
+export interface CloneSetCondition {
+  type: string;
+  status: ConditionStatus;
+  reason?: string;
+  message?: string;
+  /** RFC 3339. */
+  lastTransitionTime?: string;
+  /** RFC 3339. */
+  lastUpdateTime?: string;
+}
+
+export interface CloneSetResizePod {
+  name: string;
+  state: ResizeState;
+  reason?: string;
+  message?: string;
+  /** RFC 3339: when the pod entered this state. */
+  since?: string;
+}
+
+/** Bound on status.resize.pods (the CRD's maxItems). */
+export const MAX_RESIZE_STATUS_PODS = 50;
+
+export interface CloneSetResizeStatus {
+  /** proposed + inProgress + deferred: resizes that may still finish (the RESIZING column). */
+  resizing: number;
+  proposed: number;
+  inProgress: number;
+  deferred: number;
+  infeasible: number;
+  /** Oldest first, at most MAX_RESIZE_STATUS_PODS entries. */
+  pods?: CloneSetResizePod[];
+}
+
+export interface CloneSetStatus {
+  observedGeneration?: number;
+  replicas?: number;
+  readyReplicas?: number;
+  availableReplicas?: number;
+  updatedReplicas?: number;
+  updatedReadyReplicas?: number;
+  updatedAvailableReplicas?: number;
+  expectedUpdatedReplicas?: number;
+  currentRevision?: string;
+  updateRevision?: string;
+  collisionCount?: number;
+  labelSelector?: string;
+  conditions?: CloneSetCondition[];
+  resize?: CloneSetResizeStatus;
+}
+
+// ---- Object -------------------------------------------------------------------------------
+
+export interface CloneSet {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: V1ObjectMeta;
+  spec: CloneSetSpec;
+  status?: CloneSetStatus;
+}
+
+export interface CloneSetList {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { resourceVersion?: string; continue?: string };
+  items: CloneSet[];
+}
+
+// ---- Pod annotation payloads --------------------------------------------------------------
+
+/** JSON of ANNOTATION_INPLACE_UPDATE_STATE. */
+export interface InPlaceUpdateState {
+  /** The ControllerRevision name the pod was updated to. */
+  revision: string;
+  /** RFC 3339. */
+  updateTimestamp: string;
+  /** Container name -> imageID reported before the update (to detect the restart with the new image). */
+  lastContainerImageIDs?: Record<string, string>;
+  /** What changed: container name -> the fields that changed ("image", "resources"). */
+  changed?: Record<string, string[]>;
+}

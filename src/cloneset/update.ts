@@ -1,0 +1,331 @@
+// CloneSet rollout arithmetic: how far the pods are from the spec (calculateDiffs, shared with
+// scale.ts) and which pods the rolling update touches next (planUpdate).
+// Modelled on OpenKruise's calculateDiffsWithExpectation, SortUpdateIndexes and
+// limitUpdateIndexes (pkg/controller/cloneset/sync). Pure: no I/O, no clock, no client calls.
+// Reconcile order, as in Kruise: plan the scale first; when it creates or deletes anything, do
+// that and leave the update for the next round (one kind of change per reconcile).
+
+import { resolveIntOrPercent, type IntOrString } from './intorpercent-local.js';
+import {
+  activePods,
+  compareActivePods,
+  countsAsAvailable,
+  isSpecifiedDelete,
+  type PodSummary,
+} from './pod-state.js';
+
+/** The spec fields the arithmetic reads (names as in the CloneSet spec). */
+export interface RolloutSpec {
+  readonly replicas: number;
+  /** updateStrategy.partition: pods kept on the current revision; percentages round up. */
+  readonly partition?: IntOrString;
+  /** updateStrategy.maxUnavailable; default "20%". */
+  readonly maxUnavailable?: IntOrString;
+  /** updateStrategy.maxSurge; default 0; percentages round up. */
+  readonly maxSurge?: IntOrString;
+  /** updateStrategy.paused: no pod is updated, and no surge is used. */
+  readonly paused?: boolean;
+  /** scaleStrategy.maxUnavailable: caps creations while pods are unavailable; default unlimited. */
+  readonly scaleMaxUnavailable?: IntOrString;
+  /** scaleStrategy.podsToDelete (merged with each summary's specifiedDelete flag). */
+  readonly podsToDelete?: readonly string[];
+  /**
+   * Let a raised partition move updated pods back to the current revision. Kruise gates this
+   * (CloneSetPartitionRollback, off by default); so is it here: false unless set.
+   */
+  readonly partitionRollback?: boolean;
+}
+
+export interface RolloutInput extends RolloutSpec {
+  readonly currentRevision: string;
+  readonly updateRevision: string;
+  /** All pods the CloneSet owns; terminating and finished ones are ignored. */
+  readonly pods: readonly PodSummary[];
+}
+
+/** The spec's int-or-percent fields resolved against replicas. */
+export interface RolloutLimits {
+  readonly partition: number;
+  readonly maxSurge: number;
+  readonly maxUnavailable: number;
+  readonly scaleMaxUnavailable: number;
+}
+
+export const DEFAULT_MAX_UNAVAILABLE = '20%';
+const UNLIMITED = 2147483647;
+
+/**
+ * Partition as a pod count: percentages round up (so "1%" keeps one old pod), a percentage
+ * below 100% that would keep every pod keeps all but one (so at least one pod moves), and the
+ * result is clamped to [0, replicas].
+ */
+export function resolvePartition(partition: IntOrString | undefined, replicas: number): number {
+  if (partition === undefined) return 0;
+  let value = resolveIntOrPercent(partition, replicas, true);
+  if (replicas > 1 && value === replicas && typeof partition === 'string' && partition.trim() !== '100%') {
+    value = replicas - 1;
+  }
+  return Math.max(Math.min(value, replicas), 0);
+}
+
+/**
+ * maxSurge rounds up and is 0 while paused. maxUnavailable rounds up when there is no surge
+ * (so "20%" of 3 still lets one pod go) and down when there is. scaleStrategy.maxUnavailable
+ * rounds up.
+ */
+export function resolveRolloutLimits(spec: RolloutSpec): RolloutLimits {
+  const { replicas } = spec;
+  const maxSurge =
+    spec.maxSurge === undefined || spec.paused === true ? 0 : resolveIntOrPercent(spec.maxSurge, replicas, true);
+  return {
+    partition: resolvePartition(spec.partition, replicas),
+    maxSurge,
+    maxUnavailable: resolveIntOrPercent(spec.maxUnavailable ?? DEFAULT_MAX_UNAVAILABLE, replicas, maxSurge === 0),
+    scaleMaxUnavailable: resolveIntOrPercent(spec.scaleMaxUnavailable ?? UNLIMITED, replicas, true),
+  };
+}
+
+/** How far the pods are from the spec. All counts are ≥ 0 except `update` and `updateMaxUnavailable`. */
+export interface RolloutDiffs {
+  /** Pods to create (includes surge). */
+  readonly scaleUp: number;
+  /** Of those, how many should be on the current revision to keep the partition (may exceed scaleUp). */
+  readonly scaleUpAtCurrentRevision: number;
+  /** How many of scaleUp may be created now (scaleStrategy.maxUnavailable minus unavailable pods). */
+  readonly scaleUpLimit: number;
+  /** Pods to remove beyond those already specified for deletion. */
+  readonly scaleDown: number;
+  /** Of those, how many should be current-revision pods (may exceed scaleDown). */
+  readonly scaleDownAtCurrentRevision: number;
+  /** How many ready pods may be deleted now; set only when something is to be deleted. */
+  readonly deleteReadyLimit: number;
+  /** Pods temporarily allowed above replicas. */
+  readonly surge: number;
+  /** The part of surge that is current-revision pods. */
+  readonly surgeAtCurrentRevision: number;
+  /** > 0: pods to move to the update revision; < 0: pods to move back to the current revision. */
+  readonly update: number;
+  /** Unavailable pods the update may reach; set only when update ≠ 0 (can be negative). */
+  readonly updateMaxUnavailable: number;
+}
+
+export const NO_DIFFS: RolloutDiffs = {
+  scaleUp: 0,
+  scaleUpAtCurrentRevision: 0,
+  scaleUpLimit: 0,
+  scaleDown: 0,
+  scaleDownAtCurrentRevision: 0,
+  deleteReadyLimit: 0,
+  surge: 0,
+  surgeAtCurrentRevision: 0,
+  update: 0,
+  updateMaxUnavailable: 0,
+};
+
+interface RevisionCounts {
+  total: number;
+  toDelete: number;
+  unavailable: number;
+}
+
+function countRevision(pods: readonly PodSummary[], podsToDelete: readonly string[]): RevisionCounts {
+  const counts: RevisionCounts = { total: pods.length, toDelete: 0, unavailable: 0 };
+  for (const pod of pods) {
+    // A pod on its way out is counted as such, not as unavailable.
+    if (isSpecifiedDelete(pod, podsToDelete)) counts.toDelete++;
+    else if (!countsAsAvailable(pod)) counts.unavailable++;
+  }
+  return counts;
+}
+
+interface SurgeUse {
+  readonly total: number;
+  readonly atCurrentRevision: number;
+}
+
+/**
+ * Surge is used for one purpose per round: replacing specified-for-deletion pods that
+ * maxUnavailable would not let go, or an update that has pods to move both ways (old ones to
+ * retire while new ones are missing). The bigger need wins, capped by maxSurge.
+ */
+function surgeToUse(
+  maxSurge: number,
+  maxUnavailable: number,
+  totalUnavailable: number,
+  toDeleteNew: number,
+  toDeleteOld: number,
+  updateOldDiff: number,
+  updateNewDiff: number,
+): SurgeUse {
+  if (maxSurge <= 0) return { total: 0, atCurrentRevision: 0 };
+
+  let scaleSurge = 0;
+  let scaleSurgeOld = 0;
+  const toDelete = toDeleteNew + toDeleteOld;
+  if (toDelete > 0) {
+    scaleSurge = Math.min(Math.max(totalUnavailable + toDelete - maxUnavailable, 0), toDelete);
+    if (scaleSurge > toDeleteNew) scaleSurgeOld = scaleSurge - toDeleteNew;
+  }
+
+  let updateSurge = 0;
+  let updateSurgeOld = 0;
+  const opposite = (updateOldDiff > 0 && updateNewDiff < 0) || (updateOldDiff < 0 && updateNewDiff > 0);
+  if (opposite) {
+    if (Math.abs(updateOldDiff) <= Math.abs(updateNewDiff)) {
+      updateSurge = Math.abs(updateOldDiff);
+      if (updateOldDiff < 0) updateSurgeOld = updateSurge;
+    } else {
+      updateSurge = Math.abs(updateNewDiff);
+      if (updateNewDiff > 0) updateSurgeOld = updateSurge;
+    }
+  }
+
+  const [need, needOld] = scaleSurge >= updateSurge ? [scaleSurge, scaleSurgeOld] : [updateSurge, updateSurgeOld];
+  const total = Math.min(maxSurge, need);
+  return { total, atCurrentRevision: Math.min(total, needOld) };
+}
+
+/**
+ * The heart of the controller: compares the active pods, split by revision, with replicas,
+ * partition, surge and unavailability budgets, and returns what scale and update should do.
+ */
+export function calculateDiffs(input: RolloutInput): RolloutDiffs {
+  const { replicas, updateRevision, currentRevision } = input;
+  const podsToDelete = input.podsToDelete ?? [];
+  const { partition, maxSurge, maxUnavailable, scaleMaxUnavailable } = resolveRolloutLimits(input);
+
+  const pods = activePods(input.pods);
+  const updated = countRevision(
+    pods.filter((p) => p.revision === updateRevision),
+    podsToDelete,
+  );
+  const old = countRevision(
+    pods.filter((p) => p.revision !== updateRevision),
+    podsToDelete,
+  );
+  const totalUnavailable = updated.unavailable + old.unavailable;
+
+  let updateOldDiff = old.total - partition;
+  let updateNewDiff = updated.total - (replicas - partition);
+  if (updateRevision === currentRevision || input.partitionRollback !== true) {
+    // Pods only ever move forward to the update revision.
+    updateOldDiff = Math.max(updateOldDiff, 0);
+    updateNewDiff = Math.min(updateNewDiff, 0);
+  }
+
+  const surge = surgeToUse(
+    maxSurge,
+    maxUnavailable,
+    totalUnavailable,
+    updated.toDelete,
+    old.toDelete,
+    updateOldDiff,
+    updateNewDiff,
+  );
+  const expectedTotal = replicas + surge.total;
+  const expectedOld = partition + surge.atCurrentRevision;
+  const toDelete = updated.toDelete + old.toDelete;
+
+  let scaleUp = 0;
+  let scaleUpAtCurrentRevision = 0;
+  let scaleUpLimit = 0;
+  if (expectedTotal > pods.length) {
+    scaleUp = expectedTotal - pods.length;
+    scaleUpAtCurrentRevision = Math.max(expectedOld - old.total, 0);
+    scaleUpLimit = Math.min(scaleUp, Math.max(scaleMaxUnavailable - totalUnavailable, 0));
+  }
+
+  let scaleDown = 0;
+  let scaleDownAtCurrentRevision = 0;
+  if (pods.length - toDelete > expectedTotal) {
+    scaleDown = pods.length - toDelete - expectedTotal;
+    scaleDownAtCurrentRevision = Math.max(old.total - old.toDelete - expectedOld, 0);
+  }
+  const deleteReadyLimit =
+    toDelete > 0 || scaleDown > 0 ? Math.max(maxUnavailable + (pods.length - replicas) - totalUnavailable, 0) : 0;
+
+  // Move the smaller of the two gaps; the scale diffs close the rest.
+  const update = Math.abs(updateOldDiff) <= Math.abs(updateNewDiff) ? updateOldDiff : -updateNewDiff;
+  const updateMaxUnavailable = update !== 0 ? maxUnavailable + pods.length - replicas : 0;
+
+  return {
+    scaleUp,
+    scaleUpAtCurrentRevision,
+    scaleUpLimit,
+    scaleDown,
+    scaleDownAtCurrentRevision,
+    deleteReadyLimit,
+    surge: surge.total,
+    surgeAtCurrentRevision: surge.atCurrentRevision,
+    update: update === 0 ? 0 : update, // no -0
+    updateMaxUnavailable,
+  };
+}
+
+export interface UpdatePlan {
+  /** Pods to move to targetRevision this round, in the order to do it. */
+  readonly toUpdate: string[];
+  /** updateRevision, or currentRevision when the partition rolls pods back. */
+  readonly targetRevision: string;
+  /** replicas - partition: what status.expectedUpdatedReplicas reports. */
+  readonly expectedUpdatedReplicas: number;
+}
+
+/**
+ * Pods waiting to move: those not on the target revision (for a rollback: those on the update
+ * revision), minus pods still inside an in-place update grace period.
+ */
+function candidatesFor(pods: readonly PodSummary[], input: RolloutInput, forward: boolean): PodSummary[] {
+  return pods.filter(
+    (p) => (p.revision === input.updateRevision) !== forward && p.inPlaceGracePending !== true,
+  );
+}
+
+/**
+ * Caps the sorted candidates: at most |update| of them, and stop before unavailable pods on the
+ * target revision, or unavailable pods overall, would reach updateMaxUnavailable. Updating a pod
+ * that is already unavailable does not add to the overall count.
+ */
+function limitCandidates(
+  sorted: readonly PodSummary[],
+  pods: readonly PodSummary[],
+  diffs: RolloutDiffs,
+  targetRevision: string,
+): PodSummary[] {
+  const wanted = sorted.slice(0, Math.abs(diffs.update));
+  const unavailable = pods.filter((p) => !countsAsAvailable(p));
+  const targetUnavailable = unavailable.filter((p) => p.revision === targetRevision).length;
+  let unavailableCount = unavailable.length;
+  const chosen: PodSummary[] = [];
+  for (const pod of wanted) {
+    if (targetUnavailable + chosen.length >= diffs.updateMaxUnavailable) break;
+    if (countsAsAvailable(pod)) {
+      if (unavailableCount >= diffs.updateMaxUnavailable) break;
+      unavailableCount++;
+    }
+    chosen.push(pod);
+  }
+  return chosen;
+}
+
+/**
+ * The rolling update's next step: which pods to move, and to which revision. Nothing moves
+ * while paused. Candidates are taken in Kubernetes' ActivePods order (unscheduled, pending,
+ * not-ready, recently-ready pods first: the pods serving least are disturbed first), which is
+ * the default order Kruise's SortUpdateIndexes applies.
+ */
+export function planUpdate(input: RolloutInput): UpdatePlan {
+  const expectedUpdatedReplicas = input.replicas - resolvePartition(input.partition, input.replicas);
+  const idle: UpdatePlan = { toUpdate: [], targetRevision: input.updateRevision, expectedUpdatedReplicas };
+  if (input.paused === true) return idle;
+
+  const diffs = calculateDiffs(input);
+  if (diffs.update === 0) return idle;
+
+  const forward = diffs.update > 0;
+  const targetRevision = forward ? input.updateRevision : input.currentRevision;
+  const pods = activePods(input.pods);
+  const sorted = candidatesFor(pods, input, forward).sort(compareActivePods);
+  const toUpdate = limitCandidates(sorted, pods, diffs, targetRevision).map((p) => p.name);
+  return { toUpdate, targetRevision, expectedUpdatedReplicas };
+}

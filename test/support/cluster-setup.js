@@ -1,0 +1,34 @@
+// Jest global setup/teardown for the tiers that need the test-bed cluster. Brings the cluster up
+// in the mode the tier needs (reusing a healthy one) and, at teardown, stops it only if this run
+// started it, so a developer's `make dev` cluster survives `make test`.
+// Plain JS: Jest loads global setup files outside the ts-jest transform.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+const repo = resolve(import.meta.dirname, '../..');
+const clusterDir = process.env.CLUSTER_DIR ?? resolve(repo, '.tailor/cluster');
+const marker = resolve(clusterDir, 'started-by-test');
+
+function currentMode() {
+  const status = spawnSync('bash', [resolve(repo, 'hack/cluster.sh'), 'status'], { encoding: 'utf8' });
+  if (!/kube-apiserver\s+running/.test(status.stdout)) return 'down';
+  if (/kubelet\s+running/.test(status.stdout)) return 'full';
+  return existsSync(resolve(clusterDir, 'mode')) ? readFileSync(resolve(clusterDir, 'mode'), 'utf8').trim() : 'control-plane';
+}
+
+export function clusterSetup(mode) {
+  return async function setup() {
+    const before = currentMode();
+    const covers = before === 'full' || before === mode;
+    execFileSync('bash', [resolve(repo, 'hack/cluster.sh'), 'up', covers ? before : mode], { stdio: 'inherit' });
+    if (before === 'down') writeFileSync(marker, mode);
+    process.env.TAILOR_KUBECONFIG = resolve(clusterDir, 'kubeconfig');
+  };
+}
+
+export async function clusterTeardown() {
+  if (process.env.TAILOR_KEEP_CLUSTER || !existsSync(marker)) return;
+  rmSync(marker);
+  execFileSync('bash', [resolve(repo, 'hack/cluster.sh'), 'down'], { stdio: 'inherit' });
+}

@@ -1,0 +1,2 @@
+import { clusterSetup } from './cluster-setup.js';
+export default clusterSetup('control-plane');

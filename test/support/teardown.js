@@ -1,0 +1,2 @@
+import { clusterTeardown } from './cluster-setup.js';
+export default clusterTeardown;

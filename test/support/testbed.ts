@@ -1,0 +1,29 @@
+// Facts about the full test-bed node that e2e tests need (containerd socket, node name, ctr).
+// Owns nothing at runtime: hack/cluster.sh is the source of truth; keep these in step with it.
+import { execFileSync } from 'node:child_process';
+
+export const CONTAINERD_SOCKET = '/run/tailor/containerd/containerd.sock';
+export const NODE_NAME = 'tailor-node';
+
+/** Container IDs that containerd holds in the CRI namespace. */
+export function containerdContainerIds(): string[] {
+  const out = execFileSync('ctr', ['--address', CONTAINERD_SOCKET, '--namespace', 'k8s.io', 'containers', 'ls', '-q'], {
+    encoding: 'utf8',
+  });
+  return out.split('\n').filter(Boolean);
+}
+
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: lastError });
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
