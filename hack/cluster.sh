@@ -362,18 +362,21 @@ $(echo "$FEATURE_GATES" | tr ',' '\n' | sed 's/^\(.*\)=\(.*\)$/  \1: \2/')
 EOF
 }
 
-node_ready() {
-  [ "$(kubectl get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]
+node_ready() { # since (epoch seconds): a Ready condition left over from an earlier run does not count
+  local since=$1 cond
+  cond=$(kubectl get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].lastHeartbeatTime}' 2>/dev/null) || return 1
+  [ "${cond%% *}" = True ] && [ "$(date -d "${cond#* }" +%s)" -ge "$since" ]
 }
 
 up_kubelet() {
   if running kubelet && curl -sf http://127.0.0.1:10248/healthz >/dev/null 2>&1; then return 0; fi
   port_free_or_ours 10250 kubelet
   write_kubelet_config
+  local started=$(($(date +%s) - 1))
   start kubelet "$BIN/kubelet" --config "$CLUSTER_DIR/kubelet/config.yaml" \
     --kubeconfig "$CLUSTER_DIR/kubelet.kubeconfig" --root-dir "$CLUSTER_DIR/kubelet/root" \
     --hostname-override "$NODE_NAME" --node-ip "$NODE_IP" --v=1
-  wait_for "kubelet node $NODE_NAME Ready" 120 node_ready
+  wait_for "kubelet node $NODE_NAME Ready" 120 node_ready "$started"
   log "kubelet up; node $NODE_NAME Ready"
 }
 
