@@ -1,0 +1,135 @@
+// Kubernetes Events for the objects Tailor acts on (core/v1 Events, what `kubectl describe` shows).
+// Aggregates like client-go's recorder: the same type/reason/message on the same object within
+// 10 minutes bumps `count` on the existing Event instead of creating another; and a per-object
+// token bucket (burst 25, one token per 5 minutes) drops floods so a hot loop cannot spam etcd.
+// Recording never throws and never blocks a reconcile: writes are chained in the background and
+// `flush()` awaits them on shutdown. Must not: decide when to emit.
+import { LRUCache } from 'lru-cache';
+import { randomBytes } from 'node:crypto';
+import type { KubeClient, KubeObject } from './kube-client.js';
+import type { Logger } from './logger.js';
+
+export type EventType = 'Normal' | 'Warning';
+
+export interface EventRecorderOptions {
+  client: KubeClient;
+  component: string;
+  logger: Logger;
+  burst?: number;
+  refillMs?: number;
+  aggregateWindowMs?: number;
+  now?: () => number;
+}
+
+interface Aggregate {
+  namespace: string;
+  name: string;
+  count: number;
+}
+
+interface Bucket {
+  tokens: number;
+  updatedAt: number;
+}
+
+export class EventRecorder {
+  private readonly recent: LRUCache<string, Aggregate>;
+  private readonly buckets = new LRUCache<string, Bucket>({ max: 10_000 });
+  private pending: Promise<void> = Promise.resolve();
+  private readonly now: () => number;
+  private dropped = 0;
+
+  constructor(private readonly options: EventRecorderOptions) {
+    this.now = options.now ?? Date.now;
+    this.recent = new LRUCache({ max: 4096, ttl: options.aggregateWindowMs ?? 10 * 60_000, ttlAutopurge: false });
+  }
+
+  get droppedEvents(): number {
+    return this.dropped;
+  }
+
+  event(object: KubeObject, type: EventType, reason: string, message: string): void {
+    const meta = object.metadata;
+    if (!meta?.name || !meta.uid) return;
+    const objectKey = `${meta.uid}`;
+    if (!this.takeToken(objectKey)) {
+      this.dropped++;
+      this.options.logger.debug({ reason, object: meta.name }, 'event dropped by rate limit');
+      return;
+    }
+    const namespace = meta.namespace ?? 'default';
+    const aggregateKey = `${objectKey}\u0000${type}\u0000${reason}\u0000${message}`;
+    const existing = this.recent.get(aggregateKey);
+    const write = existing
+      ? this.bump(existing)
+      : this.create(object, namespace, type, reason, message).then((created) => {
+          if (created) this.recent.set(aggregateKey, created);
+        });
+    this.pending = this.pending.then(() =>
+      write.catch((err: unknown) => this.options.logger.warn({ err, reason, object: meta.name }, 'could not record event')),
+    );
+  }
+
+  /** Resolves when every event recorded so far has been written (or failed). */
+  async flush(): Promise<void> {
+    await this.pending;
+  }
+
+  private takeToken(key: string): boolean {
+    const burst = this.options.burst ?? 25;
+    const refillMs = this.options.refillMs ?? 5 * 60_000;
+    const now = this.now();
+    const bucket = this.buckets.get(key) ?? { tokens: burst, updatedAt: now };
+    const refilled = Math.min(burst, bucket.tokens + Math.floor((now - bucket.updatedAt) / refillMs));
+    const updatedAt = refilled > bucket.tokens ? now : bucket.updatedAt;
+    if (refilled < 1) {
+      this.buckets.set(key, { tokens: refilled, updatedAt });
+      return false;
+    }
+    this.buckets.set(key, { tokens: refilled - 1, updatedAt });
+    return true;
+  }
+
+  private async create(
+    object: KubeObject,
+    namespace: string,
+    type: EventType,
+    reason: string,
+    message: string,
+  ): Promise<Aggregate | undefined> {
+    const meta = object.metadata!;
+    const timestamp = new Date(this.now()).toISOString();
+    const name = `${meta.name}.${randomBytes(8).toString('hex')}`;
+    await this.options.client.create(`/api/v1/namespaces/${namespace}/events`, {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name, namespace },
+      involvedObject: {
+        apiVersion: object.apiVersion,
+        kind: object.kind,
+        name: meta.name,
+        namespace: meta.namespace,
+        uid: meta.uid,
+        resourceVersion: meta.resourceVersion,
+      },
+      type,
+      reason,
+      message: message.slice(0, 1024),
+      source: { component: this.options.component },
+      reportingComponent: this.options.component,
+      firstTimestamp: timestamp,
+      lastTimestamp: timestamp,
+      count: 1,
+    });
+    return { namespace, name, count: 1 };
+  }
+
+  private async bump(aggregate: Aggregate): Promise<void> {
+    aggregate.count++;
+    await this.options.client.patch(
+      `/api/v1/namespaces/${aggregate.namespace}/events/${aggregate.name}`,
+      { count: aggregate.count, lastTimestamp: new Date(this.now()).toISOString() },
+      'merge',
+    );
+  }
+}
