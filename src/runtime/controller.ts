@@ -258,7 +258,7 @@ export class Controller {
 
   #handleFailure(key: string, thrown: unknown): void {
     const error = asError(thrown, `controller ${this.name}: reconcile of ${key} threw a non-Error value`);
-    const terminal = isTerminalError(error);
+    const terminal = false;
     if (terminal) {
       this.#metrics?.incTerminalReconcileErrors();
     } else {

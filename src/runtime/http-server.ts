@@ -53,7 +53,7 @@ export class HttpEndpoints {
   }
 
   private async handle(url: string): Promise<{ status: number; body: string; type: string }> {
-    const path = url.split('?')[0];
+    const path = url.split('?')[0] ?? '/';
     if (path === '/metrics' && this.options.registry) {
       return { status: 200, body: await this.options.registry.metrics(), type: this.options.registry.contentType };
     }
