@@ -1,0 +1,547 @@
+// The CloneSet CRD against a real kube-apiserver: every invalid manifest is rejected with a
+// message that says what to fix, valid ones are accepted with the schema's defaults, and the
+// scale/status subresources and printer columns work. Owns its own namespace; applies (creates or
+// replaces) the CRD from crds/ but never deletes it, since other tests share it.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import * as k8s from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { loadTestKubeConfig } from '../support/kube.js';
+
+const GROUP = 'apps.tailor.dev';
+const VERSION = 'v1alpha1';
+const PLURAL = 'clonesets';
+const CRD_NAME = `${PLURAL}.${GROUP}`;
+const CRD_PATH = resolve(process.cwd(), 'crds/apps.tailor.dev_clonesets.yaml');
+const NAMESPACE = `tailor-crd-validation-${Date.now().toString(36)}`;
+
+type Json = Record<string, unknown>;
+type Manifest = Json & { metadata: { name: string }; spec: Json };
+
+const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
+
+/** The API server's message (and HTTP code) from a failed call. */
+function apiError(err: unknown): { code: number; message: string } {
+  if (err instanceof k8s.ApiException) {
+    const body: unknown = err.body;
+    let message = String(err.message);
+    try {
+      const parsed: unknown = typeof body === 'string' ? JSON.parse(body) : body;
+      if (parsed !== null && typeof parsed === 'object' && 'message' in parsed) {
+        message = String((parsed as { message: unknown }).message);
+      }
+    } catch {
+      message = String(body);
+    }
+    return { code: err.code, message };
+  }
+  return { code: 0, message: err instanceof Error ? err.message : String(err) };
+}
+
+/** A valid CloneSet; cases below break one thing each. */
+function valid(name: string): Manifest {
+  return {
+    apiVersion: `${GROUP}/${VERSION}`,
+    kind: 'CloneSet',
+    metadata: { name },
+    spec: {
+      selector: { matchLabels: { app: 'web' } },
+      template: {
+        metadata: { labels: { app: 'web', tier: 'front' }, annotations: { note: 'kept' } },
+        spec: {
+          terminationGracePeriodSeconds: 5,
+          containers: [
+            {
+              name: 'main',
+              image: 'tailor.test/busybox:v1',
+              imagePullPolicy: 'Never',
+              command: ['sleep', '3600'],
+              resources: { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '200m', memory: '64Mi' } },
+              resizePolicy: [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }],
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+type Mutate = (m: Manifest) => void;
+const spec = (m: Manifest): Json => m.spec;
+const template = (m: Manifest): Json => spec(m).template as Json;
+const podSpec = (m: Manifest): Json => template(m).spec as Json;
+const updateStrategy = (m: Manifest, s: Json): void => {
+  spec(m).updateStrategy = s;
+};
+
+interface InvalidCase {
+  name: string;
+  mutate: Mutate;
+  /** Every substring must appear in the API server's message. */
+  expect: string[];
+}
+
+const invalid: InvalidCase[] = [
+  {
+    name: 'a CloneSet without a selector',
+    mutate: (m) => delete spec(m).selector,
+    expect: ['spec.selector: Required value'],
+  },
+  {
+    name: 'a selector whose matchLabels the template labels do not carry',
+    mutate: (m) => {
+      spec(m).selector = { matchLabels: { app: 'web', track: 'stable' } };
+    },
+    expect: ['spec.template.metadata.labels', 'selector does not match template labels', 'track=stable'],
+  },
+  {
+    name: 'a selector whose matchLabels value differs from the template label',
+    mutate: (m) => {
+      (template(m).metadata as Json).labels = { app: 'api' };
+    },
+    expect: ['selector does not match template labels', 'app=web'],
+  },
+  {
+    name: 'a template without labels',
+    mutate: (m) => delete (template(m).metadata as Json).labels,
+    expect: ['selector does not match template labels'],
+  },
+  {
+    name: 'a selector whose matchExpressions the template labels do not satisfy',
+    mutate: (m) => {
+      spec(m).selector = { matchExpressions: [{ key: 'app', operator: 'In', values: ['api', 'db'] }] };
+    },
+    expect: ['selector does not match template labels', 'matchExpressions'],
+  },
+  {
+    name: 'an empty selector',
+    mutate: (m) => {
+      spec(m).selector = {};
+    },
+    expect: ['spec.selector', 'selector must not be empty'],
+  },
+  {
+    name: 'an In expression without values',
+    mutate: (m) => {
+      spec(m).selector = { matchExpressions: [{ key: 'app', operator: 'In' }] };
+    },
+    expect: ['values must be non-empty when operator is In or NotIn'],
+  },
+  {
+    name: 'negative replicas',
+    mutate: (m) => {
+      spec(m).replicas = -1;
+    },
+    expect: ['spec.replicas', 'greater than or equal to 0'],
+  },
+  {
+    name: 'a partition of "150%"',
+    mutate: (m) => updateStrategy(m, { partition: '150%' }),
+    expect: ['spec.updateStrategy.partition', 'partition must be an integer >= 0 or a percentage from "0%" to "100%"'],
+  },
+  {
+    name: 'a negative partition',
+    mutate: (m) => updateStrategy(m, { partition: -2 }),
+    expect: ['spec.updateStrategy.partition', 'partition must be an integer >= 0'],
+  },
+  {
+    name: 'maxSurge above 0 with InPlaceOnly',
+    mutate: (m) => updateStrategy(m, { type: 'InPlaceOnly', maxSurge: 1 }),
+    expect: ['spec.updateStrategy.maxSurge', 'maxSurge must be 0 when updateStrategy.type is InPlaceOnly'],
+  },
+  {
+    name: 'a percentage maxSurge with InPlaceOnly',
+    mutate: (m) => updateStrategy(m, { type: 'InPlaceOnly', maxSurge: '10%' }),
+    expect: ['maxSurge must be 0 when updateStrategy.type is InPlaceOnly'],
+  },
+  {
+    name: 'an unknown update strategy type',
+    mutate: (m) => updateStrategy(m, { type: 'RollingUpdate' }),
+    expect: ['spec.updateStrategy.type', 'Unsupported value: "RollingUpdate"', '"InPlaceIfPossible"'],
+  },
+  {
+    name: 'a maxUnavailable of "abc"',
+    mutate: (m) => updateStrategy(m, { maxUnavailable: 'abc' }),
+    expect: ['spec.updateStrategy.maxUnavailable', 'maxUnavailable must be an integer >= 0 or a percentage'],
+  },
+  {
+    name: 'a maxSurge of "5" (a number in quotes)',
+    mutate: (m) => updateStrategy(m, { maxSurge: '5' }),
+    expect: ['spec.updateStrategy.maxSurge', 'maxSurge must be an integer >= 0 or a percentage'],
+  },
+  {
+    name: 'maxUnavailable and maxSurge both 0',
+    mutate: (m) => updateStrategy(m, { maxUnavailable: 0, maxSurge: 0 }),
+    expect: ['spec.updateStrategy.maxUnavailable', 'maxUnavailable and maxSurge must not both be 0'],
+  },
+  {
+    name: 'maxUnavailable "0%" with the default maxSurge of 0',
+    mutate: (m) => updateStrategy(m, { maxUnavailable: '0%' }),
+    expect: ['maxUnavailable and maxSurge must not both be 0'],
+  },
+  {
+    name: 'a restartPolicy of Never',
+    mutate: (m) => {
+      podSpec(m).restartPolicy = 'Never';
+    },
+    expect: ['spec.template.spec.restartPolicy', 'restartPolicy must be Always'],
+  },
+  {
+    name: 'an empty containers list',
+    mutate: (m) => {
+      podSpec(m).containers = [];
+    },
+    expect: ['spec.template.spec.containers', 'should have at least 1 items'],
+  },
+  {
+    name: 'a pod template without containers',
+    mutate: (m) => delete podSpec(m).containers,
+    expect: ['spec.template.spec.containers: Required value'],
+  },
+  {
+    name: 'two containers with the same name',
+    mutate: (m) => {
+      podSpec(m).containers = [
+        { name: 'main', image: 'a' },
+        { name: 'main', image: 'b' },
+      ];
+    },
+    expect: ['spec.template.spec.containers[1]', 'Duplicate value'],
+  },
+  {
+    name: 'a negative in-place update grace period',
+    mutate: (m) => updateStrategy(m, { inPlaceUpdateStrategy: { gracePeriodSeconds: -5 } }),
+    expect: ['spec.updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds', 'greater than or equal to 0'],
+  },
+  {
+    name: 'an unknown onInfeasible action',
+    mutate: (m) => updateStrategy(m, { type: 'InPlaceIfPossible', resizeStrategy: { onInfeasible: 'Delete' } }),
+    expect: ['spec.updateStrategy.resizeStrategy.onInfeasible', 'Unsupported value: "Delete"'],
+  },
+  {
+    name: 'onInfeasible Recreate with InPlaceOnly',
+    mutate: (m) => updateStrategy(m, { type: 'InPlaceOnly', resizeStrategy: { onInfeasible: 'Recreate' } }),
+    expect: ['spec.updateStrategy.resizeStrategy', 'InPlaceOnly never recreates pods'],
+  },
+  {
+    name: 'a scaleStrategy maxUnavailable of "10"',
+    mutate: (m) => {
+      spec(m).scaleStrategy = { maxUnavailable: '10' };
+    },
+    expect: ['spec.scaleStrategy.maxUnavailable', 'scaleStrategy.maxUnavailable must be an integer >= 0 or a percentage'],
+  },
+  {
+    name: 'a progressDeadlineSeconds not above minReadySeconds',
+    mutate: (m) => {
+      spec(m).minReadySeconds = 30;
+      spec(m).progressDeadlineSeconds = 30;
+    },
+    expect: ['spec.progressDeadlineSeconds', 'progressDeadlineSeconds must be greater than minReadySeconds'],
+  },
+  {
+    name: 'a negative revisionHistoryLimit',
+    mutate: (m) => {
+      spec(m).revisionHistoryLimit = -1;
+    },
+    expect: ['spec.revisionHistoryLimit', 'greater than or equal to 0'],
+  },
+];
+
+let kc: k8s.KubeConfig;
+let core: k8s.CoreV1Api;
+let custom: k8s.CustomObjectsApi;
+
+const create = (body: Manifest, dryRun?: string): Promise<Json> =>
+  custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NAMESPACE, plural: PLURAL, body, dryRun });
+
+const get = (name: string): Promise<Manifest> =>
+  custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NAMESPACE, plural: PLURAL, name });
+
+const mergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+
+/** Create or replace the CRD from crds/, then wait until it is Established and served. */
+async function applyCrd(): Promise<void> {
+  const ext = kc.makeApiClient(k8s.ApiextensionsV1Api);
+  const crd = k8s.loadYaml<k8s.V1CustomResourceDefinition>(readFileSync(CRD_PATH, 'utf8'));
+  let replaced = false;
+  try {
+    const existing = await ext.readCustomResourceDefinition({ name: CRD_NAME });
+    crd.metadata = { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion };
+    await ext.replaceCustomResourceDefinition({ name: CRD_NAME, body: crd });
+    replaced = true;
+  } catch (err) {
+    const { code, message } = apiError(err);
+    if (code !== 404) throw new Error(`applying the CRD failed (${code}): ${message}`);
+    try {
+      await ext.createCustomResourceDefinition({ body: crd });
+    } catch (createErr) {
+      const failure = apiError(createErr);
+      throw new Error(`creating the CRD failed (${failure.code}): ${failure.message}`);
+    }
+  }
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const current = await ext.readCustomResourceDefinition({ name: CRD_NAME });
+    const established = current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+    if (established) break;
+    if (Date.now() > deadline) throw new Error(`CRD ${CRD_NAME} not Established: ${JSON.stringify(current.status)}`);
+    await sleep(200);
+  }
+  // Established can precede the handler serving the new schema: wait until a dry-run create works.
+  for (;;) {
+    try {
+      await create(valid('probe'), 'All');
+      break;
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`CloneSets not served: ${apiError(err).message}`);
+      await sleep(200);
+    }
+  }
+  if (replaced) await sleep(2_000); // let every apiserver handler pick up a changed schema
+}
+
+beforeAll(async () => {
+  kc = loadTestKubeConfig();
+  core = kc.makeApiClient(k8s.CoreV1Api);
+  custom = kc.makeApiClient(k8s.CustomObjectsApi);
+  await core.createNamespace({ body: { metadata: { name: NAMESPACE, labels: { 'tailor.dev/test': 'crd-validation' } } } });
+  await applyCrd();
+}, 90_000);
+
+afterAll(async () => {
+  if (core === undefined) return;
+  await core.deleteNamespace({ name: NAMESPACE }).catch(() => undefined);
+}, 30_000);
+
+describe('the CloneSet CRD', () => {
+  it('has at least 14 invalid cases in its table', () => {
+    expect(invalid.length).toBeGreaterThanOrEqual(14);
+  });
+
+  it.each(invalid.map((c, i) => ({ ...c, index: i })))('rejects $name', async ({ mutate, expect: substrings, index }) => {
+    const manifest = valid(`invalid-${index}`);
+    mutate(manifest);
+    let failure: { code: number; message: string } | undefined;
+    try {
+      await create(manifest);
+    } catch (err) {
+      failure = apiError(err);
+    }
+    expect(failure).toBeDefined();
+    expect(failure?.code).toBe(422);
+    for (const s of substrings) expect(failure?.message).toContain(s);
+  });
+
+  it('rejects a change of selector on update', async () => {
+    await create(valid('immutable'));
+    let failure: { code: number; message: string } | undefined;
+    try {
+      await custom.patchNamespacedCustomObject(
+        {
+          group: GROUP,
+          version: VERSION,
+          namespace: NAMESPACE,
+          plural: PLURAL,
+          name: 'immutable',
+          body: {
+            spec: {
+              selector: { matchLabels: { app: 'api' } },
+              template: { metadata: { labels: { app: 'api' } } },
+            },
+          },
+        },
+        mergePatch,
+      );
+    } catch (err) {
+      failure = apiError(err);
+    }
+    expect(failure?.code).toBe(422);
+    expect(failure?.message).toContain('spec.selector');
+    expect(failure?.message).toContain('selector is immutable');
+  });
+
+  it('accepts other changes on update, such as a new image and replicas', async () => {
+    await create(valid('mutable'));
+    const patched = (await custom.patchNamespacedCustomObject(
+      {
+        group: GROUP,
+        version: VERSION,
+        namespace: NAMESPACE,
+        plural: PLURAL,
+        name: 'mutable',
+        body: { spec: { replicas: 3, updateStrategy: { type: 'InPlaceIfPossible' } } },
+      },
+      mergePatch,
+    )) as Manifest;
+    expect(patched.spec.replicas).toBe(3);
+  });
+
+  it('accepts a minimal CloneSet and fills in the defaults', async () => {
+    await create(valid('minimal'));
+    const stored = await get('minimal');
+    expect(stored.spec.replicas).toBe(1);
+    expect(stored.spec.revisionHistoryLimit).toBe(10);
+    expect(stored.spec.updateStrategy).toEqual({
+      type: 'ReCreate',
+      maxUnavailable: '20%',
+      maxSurge: 0,
+      resizeStrategy: { deferredTimeoutSeconds: 300, inProgressTimeoutSeconds: 3600 },
+    });
+    // Pod template fields outside the declared schema survive pruning.
+    const stored_template = stored.spec.template as { metadata: Json; spec: { containers: Json[] } & Json };
+    expect(stored_template.metadata.annotations).toEqual({ note: 'kept' });
+    expect(stored_template.spec.terminationGracePeriodSeconds).toBe(5);
+    expect(stored_template.spec.containers[0]?.resources).toEqual({
+      requests: { cpu: '100m', memory: '32Mi' },
+      limits: { cpu: '200m', memory: '64Mi' },
+    });
+    expect(stored_template.spec.containers[0]?.resizePolicy).toEqual([{ resourceName: 'cpu', restartPolicy: 'NotRequired' }]);
+  });
+
+  it('accepts a fully specified InPlaceOnly CloneSet and keeps its values', async () => {
+    const m = valid('full');
+    Object.assign(m.spec, {
+      replicas: 4,
+      selector: {
+        matchLabels: { app: 'web' },
+        matchExpressions: [
+          { key: 'tier', operator: 'In', values: ['front', 'edge'] },
+          { key: 'canary', operator: 'DoesNotExist' },
+          { key: 'tier', operator: 'Exists' },
+          { key: 'app', operator: 'NotIn', values: ['db'] },
+        ],
+      },
+      scaleStrategy: { podsToDelete: ['full-abcde'], maxUnavailable: '50%' },
+      updateStrategy: {
+        type: 'InPlaceOnly',
+        partition: '25%',
+        maxUnavailable: 1,
+        maxSurge: '0%',
+        paused: true,
+        inPlaceUpdateStrategy: { gracePeriodSeconds: 10 },
+        resizeStrategy: { inProgressTimeoutSeconds: 120, onTimeout: 'Wait', onInfeasible: 'Wait' },
+      },
+      minReadySeconds: 5,
+      revisionHistoryLimit: 3,
+      progressDeadlineSeconds: 600,
+    });
+    (podSpec(m)).restartPolicy = 'Always';
+    await create(m);
+    const stored = await get('full');
+    expect(stored.spec.updateStrategy).toEqual({
+      type: 'InPlaceOnly',
+      partition: '25%',
+      maxUnavailable: 1,
+      maxSurge: '0%',
+      paused: true,
+      inPlaceUpdateStrategy: { gracePeriodSeconds: 10 },
+      resizeStrategy: { deferredTimeoutSeconds: 300, inProgressTimeoutSeconds: 120, onTimeout: 'Wait', onInfeasible: 'Wait' },
+    });
+    expect(stored.spec.progressDeadlineSeconds).toBe(600);
+    expect(stored.spec.scaleStrategy).toEqual({ podsToDelete: ['full-abcde'], maxUnavailable: '50%' });
+  });
+
+  it('serves the scale subresource from spec.replicas and status', async () => {
+    const m = valid('scaled');
+    m.spec.replicas = 2;
+    await create(m);
+    await custom.patchNamespacedCustomObjectStatus(
+      {
+        group: GROUP,
+        version: VERSION,
+        namespace: NAMESPACE,
+        plural: PLURAL,
+        name: 'scaled',
+        body: { status: { replicas: 2, labelSelector: 'app=web' } },
+      },
+      mergePatch,
+    );
+    const scale = (await custom.getNamespacedCustomObjectScale({
+      group: GROUP,
+      version: VERSION,
+      namespace: NAMESPACE,
+      plural: PLURAL,
+      name: 'scaled',
+    })) as { spec: { replicas: number }; status: { replicas: number; selector: string } };
+    expect(scale.spec.replicas).toBe(2);
+    expect(scale.status).toEqual({ replicas: 2, selector: 'app=web' });
+  });
+
+  it('shows progress and resize counts in the printer columns', async () => {
+    await create(valid('columns'));
+    await custom.patchNamespacedCustomObjectStatus(
+      {
+        group: GROUP,
+        version: VERSION,
+        namespace: NAMESPACE,
+        plural: PLURAL,
+        name: 'columns',
+        body: {
+          status: {
+            replicas: 1,
+            readyReplicas: 1,
+            updatedReplicas: 1,
+            updatedReadyReplicas: 0,
+            labelSelector: 'app=web',
+            resize: {
+              resizing: 1,
+              deferred: 1,
+              infeasible: 2,
+              pods: [{ name: 'columns-a', state: 'Deferred', reason: 'NodeFull', since: '2025-01-01T00:00:00Z' }],
+            },
+          },
+        },
+      },
+      mergePatch,
+    );
+    const table = (await custom.getNamespacedCustomObject(
+      { group: GROUP, version: VERSION, namespace: NAMESPACE, plural: PLURAL, name: 'columns' },
+      k8s.setHeaderOptions('Accept', 'application/json;as=Table;v=v1;g=meta.k8s.io'),
+    )) as { columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] };
+    const names = table.columnDefinitions.map((c) => c.name);
+    expect(names).toEqual([
+      'Name',
+      'DESIRED',
+      'UPDATED',
+      'UPDATED_READY',
+      'READY',
+      'RESIZING',
+      'INFEASIBLE',
+      'AGE',
+      'IMAGES',
+      'SELECTOR',
+    ]);
+    const cells = table.rows[0]?.cells ?? [];
+    const cell = (name: string): unknown => cells[names.indexOf(name)];
+    expect(cell('DESIRED')).toBe(1);
+    expect(cell('RESIZING')).toBe(1);
+    expect(cell('INFEASIBLE')).toBe(2);
+    expect(cell('IMAGES')).toBe('tailor.test/busybox:v1');
+    expect(cell('SELECTOR')).toBe('app=web');
+    const stored = await get('columns');
+    // Counts left out by the writer default to 0.
+    expect((stored.status as { resize: Json }).resize).toMatchObject({ proposed: 0, inProgress: 0 });
+  });
+
+  it('rejects a status resize entry with an unknown state', async () => {
+    await create(valid('badstatus'));
+    let failure: { code: number; message: string } | undefined;
+    try {
+      await custom.patchNamespacedCustomObjectStatus(
+        {
+          group: GROUP,
+          version: VERSION,
+          namespace: NAMESPACE,
+          plural: PLURAL,
+          name: 'badstatus',
+          body: { status: { resize: { pods: [{ name: 'x', state: 'Pending' }] } } },
+        },
+        mergePatch,
+      );
+    } catch (err) {
+      failure = apiError(err);
+    }
+    expect(failure?.code).toBe(422);
+    expect(failure?.message).toContain('Unsupported value: "Pending"');
+  });
+});

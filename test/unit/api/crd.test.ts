@@ -1,0 +1,227 @@
+// Structural checks of crds/apps.tailor.dev_clonesets.yaml that need no API server: the names
+// other scripts depend on, the defaults shared with src/api/defaults.ts, the printer columns, and
+// the bounds that keep CEL cost estimates under the API server's limits.
+import { describe, expect, it } from '@jest/globals';
+import * as k8s from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import {
+  DEFAULT_DEFERRED_TIMEOUT_SECONDS,
+  DEFAULT_IN_PROGRESS_TIMEOUT_SECONDS,
+  DEFAULT_MAX_SURGE,
+  DEFAULT_MAX_UNAVAILABLE,
+  DEFAULT_REPLICAS,
+  DEFAULT_REVISION_HISTORY_LIMIT,
+  DEFAULT_UPDATE_STRATEGY_TYPE,
+} from '../../../src/api/defaults.js';
+import {
+  API_GROUP,
+  API_VERSION,
+  CLONESET_CRD_NAME,
+  CLONESET_KIND,
+  CLONESET_LIST_KIND,
+  CLONESET_PLURAL,
+  CLONESET_SHORT_NAME,
+  CLONESET_SINGULAR,
+  MAX_RESIZE_STATUS_PODS,
+  RESIZE_STATES,
+} from '../../../src/api/types.js';
+
+/** A JSON schema node as written in the YAML (wire names: `default`, `enum`, `x-kubernetes-*`). */
+interface Schema {
+  type?: string;
+  default?: unknown;
+  enum?: unknown[];
+  required?: string[];
+  minItems?: number;
+  maxItems?: number;
+  maxLength?: number;
+  maxProperties?: number;
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  additionalProperties?: Schema | boolean;
+  'x-kubernetes-int-or-string'?: boolean;
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
+  'x-kubernetes-validations'?: { rule: string; message?: string }[];
+}
+
+const text = readFileSync(resolve(process.cwd(), 'crds/apps.tailor.dev_clonesets.yaml'), 'utf8');
+
+/**
+ * The manifest as plain JSON. loadYaml turns a known kind into the client's typed models
+ * (`default` becomes `_default`), so read it under a kind the client does not know.
+ */
+const plain = (yamlText: string): PlainCrd =>
+  k8s.loadYaml<PlainCrd>(yamlText.replace(/^kind: CustomResourceDefinition$/m, 'kind: PlainYaml'));
+
+interface PlainCrd {
+  apiVersion: string;
+  metadata: { name: string };
+  spec: {
+    group: string;
+    scope: string;
+    names: Record<string, unknown>;
+    versions: {
+      name: string;
+      served: boolean;
+      storage: boolean;
+      subresources?: unknown;
+      additionalPrinterColumns?: { name: string; jsonPath: string; priority?: number }[];
+      schema: { openAPIV3Schema: Schema };
+    }[];
+  };
+}
+
+const crd = plain(text);
+const version = crd.spec.versions[0];
+const root: Schema | undefined = version?.schema.openAPIV3Schema;
+
+/** The schema at a dotted path of property names ("spec.updateStrategy.type"). */
+function at(path: string): Schema {
+  let node: Schema | undefined = root;
+  for (const key of path.split('.')) {
+    node = key === '[]' ? node?.items : node?.properties?.[key];
+  }
+  if (node === undefined) throw new Error(`no schema at ${path}`);
+  return node;
+}
+
+/** Every schema node with its path, for whole-tree checks. */
+function walk(node: Schema, path: string, visit: (node: Schema, path: string) => void): void {
+  visit(node, path);
+  for (const [key, child] of Object.entries(node.properties ?? {})) walk(child, `${path}.${key}`, visit);
+  if (node.items !== undefined) walk(node.items, `${path}[]`, visit);
+  const additional = node.additionalProperties;
+  if (additional !== undefined && typeof additional === 'object') walk(additional, `${path}{}`, visit);
+}
+
+describe('the CloneSet CRD manifest', () => {
+  it('survives the typed round trip the client makes when it sends the CRD', () => {
+    const typed = k8s.loadYaml<k8s.V1CustomResourceDefinition>(text);
+    expect(isDeepStrictEqual(plain(k8s.dumpYaml(typed)), plain(text))).toBe(true);
+  });
+
+  it('names the resource as DESIGN.md §2.1 and src/api/types.ts do', () => {
+    expect(crd.apiVersion).toBe('apiextensions.k8s.io/v1');
+    expect(crd.metadata?.name).toBe(CLONESET_CRD_NAME);
+    expect(crd.spec.group).toBe(API_GROUP);
+    expect(crd.spec.scope).toBe('Namespaced');
+    expect(crd.spec.names).toEqual({
+      kind: CLONESET_KIND,
+      listKind: CLONESET_LIST_KIND,
+      plural: CLONESET_PLURAL,
+      singular: CLONESET_SINGULAR,
+      shortNames: [CLONESET_SHORT_NAME],
+    });
+    expect(crd.spec.versions).toHaveLength(1);
+    expect(version).toMatchObject({ name: API_VERSION, served: true, storage: true });
+  });
+
+  it('has status and scale subresources for kubectl scale and the HPA', () => {
+    expect(version?.subresources).toEqual({
+      status: {},
+      scale: {
+        specReplicasPath: '.spec.replicas',
+        statusReplicasPath: '.status.replicas',
+        labelSelectorPath: '.status.labelSelector',
+      },
+    });
+  });
+
+  it('shows the progress columns, with images and selector only in wide output', () => {
+    const columns = (version?.additionalPrinterColumns ?? []).map((c) => [c.name, c.jsonPath, c.priority ?? 0]);
+    expect(columns).toEqual([
+      ['DESIRED', '.spec.replicas', 0],
+      ['UPDATED', '.status.updatedReplicas', 0],
+      ['UPDATED_READY', '.status.updatedReadyReplicas', 0],
+      ['READY', '.status.readyReplicas', 0],
+      ['RESIZING', '.status.resize.resizing', 0],
+      ['INFEASIBLE', '.status.resize.infeasible', 0],
+      ['AGE', '.metadata.creationTimestamp', 0],
+      ['IMAGES', '.spec.template.spec.containers[*].image', 1],
+      ['SELECTOR', '.status.labelSelector', 1],
+    ]);
+  });
+
+  it('uses the same defaults as withDefaults', () => {
+    expect(at('spec.replicas').default).toBe(DEFAULT_REPLICAS);
+    expect(at('spec.revisionHistoryLimit').default).toBe(DEFAULT_REVISION_HISTORY_LIMIT);
+    expect(at('spec.updateStrategy').default).toEqual({});
+    expect(at('spec.updateStrategy.type').default).toBe(DEFAULT_UPDATE_STRATEGY_TYPE);
+    expect(at('spec.updateStrategy.maxUnavailable').default).toBe(DEFAULT_MAX_UNAVAILABLE);
+    expect(at('spec.updateStrategy.maxSurge').default).toBe(DEFAULT_MAX_SURGE);
+    expect(at('spec.updateStrategy.resizeStrategy').default).toEqual({});
+    expect(at('spec.updateStrategy.resizeStrategy.deferredTimeoutSeconds').default).toBe(DEFAULT_DEFERRED_TIMEOUT_SECONDS);
+    expect(at('spec.updateStrategy.resizeStrategy.inProgressTimeoutSeconds').default).toBe(
+      DEFAULT_IN_PROGRESS_TIMEOUT_SECONDS,
+    );
+  });
+
+  it('leaves onTimeout and onInfeasible without a schema default, since it depends on the type', () => {
+    expect(at('spec.updateStrategy.resizeStrategy.onTimeout')).toMatchObject({ enum: ['Recreate', 'Wait'] });
+    expect(at('spec.updateStrategy.resizeStrategy.onTimeout').default).toBeUndefined();
+    expect(at('spec.updateStrategy.resizeStrategy.onInfeasible').default).toBeUndefined();
+  });
+
+  it('offers the three update strategy types', () => {
+    expect(at('spec.updateStrategy.type').enum).toEqual(['ReCreate', 'InPlaceIfPossible', 'InPlaceOnly']);
+  });
+
+  it('spells the resize states as KEP-1287 does and bounds the pod list', () => {
+    expect(at('status.resize.pods.[].state').enum).toEqual([...RESIZE_STATES]);
+    expect(at('status.resize.pods').maxItems).toBe(MAX_RESIZE_STATUS_PODS);
+  });
+
+  it('preserves unknown fields only inside the pod template', () => {
+    const preserved: string[] = [];
+    walk(root ?? {}, '', (node, path) => {
+      if (node['x-kubernetes-preserve-unknown-fields'] === true) preserved.push(path);
+    });
+    expect(preserved).toEqual(['.spec.template.metadata', '.spec.template.spec', '.spec.template.spec.containers[]']);
+  });
+
+  it('requires a selector, a template and at least one container', () => {
+    expect(at('spec').required).toEqual(['selector', 'template']);
+    expect(at('spec.template.spec').required).toEqual(['containers']);
+    expect(at('spec.template.spec.containers').minItems).toBe(1);
+  });
+
+  it('declares int-or-string fields the way structural schemas require', () => {
+    for (const path of [
+      'spec.scaleStrategy.maxUnavailable',
+      'spec.updateStrategy.partition',
+      'spec.updateStrategy.maxUnavailable',
+      'spec.updateStrategy.maxSurge',
+    ]) {
+      const node = at(path);
+      expect(node['x-kubernetes-int-or-string']).toBe(true);
+      expect(node.type).toBeUndefined();
+      expect(node['x-kubernetes-validations']?.[0]?.rule).toContain("matches('^(100|[1-9]?[0-9])%$')");
+    }
+  });
+
+  it('makes the selector immutable with a transition rule', () => {
+    const rules = (at('spec.selector')['x-kubernetes-validations'] ?? []).map((r) => r.rule);
+    expect(rules).toContain('self == oldSelf');
+  });
+
+  it('bounds every map and list that a CEL rule walks', () => {
+    expect(at('spec.selector.matchLabels').maxProperties).toBeDefined();
+    expect((at('spec.selector.matchLabels').additionalProperties as Schema).maxLength).toBe(63);
+    expect(at('spec.template.metadata.labels').maxProperties).toBeDefined();
+    expect((at('spec.template.metadata.labels').additionalProperties as Schema).maxLength).toBe(63);
+    expect(at('spec.selector.matchExpressions').maxItems).toBeDefined();
+    expect(at('spec.selector.matchExpressions.[].values').maxItems).toBeDefined();
+    expect(at('spec.selector.matchExpressions.[].values.[]').maxLength).toBe(63);
+  });
+
+  it('gives every CEL rule a message that says what to do', () => {
+    walk(root ?? {}, '', (node, path) => {
+      for (const rule of node['x-kubernetes-validations'] ?? []) {
+        expect([path, typeof rule.message]).toEqual([path, 'string']);
+        expect(rule.message?.length ?? 0).toBeGreaterThan(20);
+      }
+    });
+  });
+});
