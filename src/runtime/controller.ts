@@ -258,7 +258,7 @@ export class Controller {
 
   #handleFailure(key: string, thrown: unknown): void {
     const error = asError(thrown, `controller ${this.name}: reconcile of ${key} threw a non-Error value`);
-    const terminal = false;
+    const terminal = isTerminalError(error);
     if (terminal) {
       this.#metrics?.incTerminalReconcileErrors();
     } else {
