@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+// Entry point: `tailor controller` (and, later, `tailor agent`). Owns flag parsing, process
+// signals and the exit code; everything else is built by the commands. Bad input (an unknown
+// flag value, no reachable cluster) ends with one clear line and a non-zero exit.
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { runController } from './controller.js';
+
+const program = new Command('tailor').description('In-place updates for CloneSet workloads').showHelpAfterError();
+
+const positiveInt = (name: string) => (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a whole number >= 1`);
+  return n;
+};
+const duration = (value: string): number => {
+  const m = /^(\d+)(ms|s|m)?$/.exec(value);
+  if (!m) throw new InvalidArgumentError('use a duration like 30s, 500ms or 2m');
+  const unit = m[2] ?? 's';
+  return Number(m[1]) * (unit === 'ms' ? 1 : unit === 's' ? 1000 : 60_000);
+};
+
+program
+  .command('controller')
+  .description('run the CloneSet controller')
+  .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)')
+  .option('--namespace <ns>', 'only watch this namespace (default: all)')
+  .option('--workers <n>', 'CloneSets reconciled at once', positiveInt('--workers'), 4)
+  .option('--leader-elect', 'elect a leader through a Lease before acting', false)
+  .option('--leader-election-namespace <ns>', 'namespace of the Lease', 'tailor-system')
+  .option('--leader-election-id <name>', 'name of the Lease', 'tailor-controller')
+  .option('--metrics-bind-address <addr>', 'Prometheus metrics address; "0" disables', ':8080')
+  .option('--health-probe-bind-address <addr>', '/healthz and /readyz address; "0" disables', ':8081')
+  .addOption(new Option('--resize-backend <backend>', 'how resizes are applied').choices(['auto', 'kubelet', 'agent']).default('auto'))
+  .addOption(new Option('--log-level <level>', 'log level').choices(['debug', 'info', 'warn', 'error']).default('info'))
+  .option('--shutdown-grace-period <duration>', 'time in-flight work gets to finish on SIGTERM', duration, 30_000)
+  .action(async (opts) => {
+    process.exitCode = await runController(opts);
+  });
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  console.error(`tailor: ${err instanceof Error ? err.message : String(err)}`);
+  process.exitCode = 1;
+});

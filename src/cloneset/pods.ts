@@ -1,0 +1,106 @@
+// Pods as the CloneSet controller sees them: the summary the rollout arithmetic reads, and the
+// pod a CloneSet creates for a revision (labels, owner reference, the in-place readiness gate).
+// Pure: the clock comes in as an argument. Must not: call the API.
+import type * as k8s from '@kubernetes/client-node';
+import {
+  CONDITION_INPLACE_UPDATE_READY,
+  LABEL_CONTROLLER_REVISION_HASH,
+  LABEL_INSTANCE_ID,
+  type CloneSet,
+} from '../api/types.js';
+import { withDefaults, type DefaultedCloneSet } from '../api/defaults.js';
+import type { Pod, Wire } from '../runtime/kube-client.js';
+import { parseDeletionCost, type PodPhase, type PodSummary } from './pod-state.js';
+
+export type WireCloneSet = Wire<CloneSet>;
+export type DefaultedWireCloneSet = Wire<DefaultedCloneSet>;
+
+/** Defaults applied to a CloneSet as read from the API (defaulting touches only spec fields, none of them dates). */
+export const defaulted = (cs: WireCloneSet): DefaultedWireCloneSet =>
+  withDefaults(cs as unknown as CloneSet) as unknown as DefaultedWireCloneSet;
+
+const condition = (pod: Pod, type: string): Wire<k8s.V1PodCondition> | undefined =>
+  pod.status?.conditions?.find((c) => c.type === type);
+
+export function isPodReady(pod: Pod): boolean {
+  return condition(pod, 'Ready')?.status === 'True';
+}
+
+export function summarizePod(
+  pod: Pod,
+  options: { minReadySeconds: number; now: number; podsToDelete?: readonly string[] },
+): PodSummary {
+  const ready = isPodReady(pod);
+  const readyTransition = condition(pod, 'Ready')?.lastTransitionTime;
+  const readySince = ready && readyTransition ? Date.parse(readyTransition) : undefined;
+  const name = pod.metadata?.name ?? '';
+  return {
+    name,
+    revision: pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '',
+    nodeName: pod.spec?.nodeName ?? '',
+    phase: (pod.status?.phase as PodPhase | undefined) ?? 'Pending',
+    ready,
+    available: ready && (options.minReadySeconds <= 0 || (readySince !== undefined && options.now - readySince >= options.minReadySeconds * 1000)),
+    ...(readySince !== undefined ? { readySince } : {}),
+    terminating: !!pod.metadata?.deletionTimestamp,
+    deletionCost: parseDeletionCost(pod.metadata?.annotations?.['controller.kubernetes.io/pod-deletion-cost']),
+    restarts: Math.max(0, ...(pod.status?.containerStatuses ?? []).map((c) => c.restartCount ?? 0)),
+    createdAt: pod.metadata?.creationTimestamp ? Date.parse(pod.metadata.creationTimestamp) : 0,
+    specifiedDelete: options.podsToDelete?.includes(name) ?? false,
+    inPlaceUpdating: condition(pod, CONDITION_INPLACE_UPDATE_READY)?.status === 'False',
+  };
+}
+
+/** When a not-yet-available ready pod becomes available; for requeueing after minReadySeconds. */
+export function availableAt(pod: Pod, minReadySeconds: number): number | undefined {
+  const since = condition(pod, 'Ready')?.lastTransitionTime;
+  if (!isPodReady(pod) || !since || minReadySeconds <= 0) return undefined;
+  return Date.parse(since) + minReadySeconds * 1000;
+}
+
+export function newPod(
+  cloneSet: WireCloneSet,
+  revisionName: string,
+  template: Wire<k8s.V1PodTemplateSpec>,
+  instanceId: string,
+): Pod {
+  const name = `${cloneSet.metadata?.name}-${instanceId}`;
+  const spec = structuredClone(template.spec ?? { containers: [] }) as NonNullable<Pod['spec']>;
+  const gates = spec.readinessGates ?? [];
+  if (!gates.some((g) => g.conditionType === CONDITION_INPLACE_UPDATE_READY)) {
+    spec.readinessGates = [...gates, { conditionType: CONDITION_INPLACE_UPDATE_READY }];
+  }
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: cloneSet.metadata?.namespace,
+      labels: {
+        ...(template.metadata?.labels ?? {}),
+        [LABEL_CONTROLLER_REVISION_HASH]: revisionName,
+        [LABEL_INSTANCE_ID]: instanceId,
+      },
+      annotations: { ...(template.metadata?.annotations ?? {}) },
+      ownerReferences: [controllerRef(cloneSet)],
+    },
+    spec,
+  };
+}
+
+export function controllerRef(cloneSet: WireCloneSet): Wire<k8s.V1OwnerReference> {
+  return {
+    apiVersion: cloneSet.apiVersion ?? 'apps.tailor.dev/v1alpha1',
+    kind: cloneSet.kind ?? 'CloneSet',
+    name: cloneSet.metadata?.name ?? '',
+    uid: cloneSet.metadata?.uid ?? '',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+/** A pod's InPlaceUpdateReady condition is missing: the controller sets it True after creation. */
+export function needsReadinessGateCondition(pod: Pod): boolean {
+  const hasGate = pod.spec?.readinessGates?.some((g) => g.conditionType === CONDITION_INPLACE_UPDATE_READY);
+  return !!hasGate && !condition(pod, CONDITION_INPLACE_UPDATE_READY);
+}

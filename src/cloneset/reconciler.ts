@@ -1,0 +1,368 @@
+// The CloneSet reconcile: reads one CloneSet and its pods and revisions from the informer caches,
+// makes the world match the spec one step at a time, and writes status. Level-triggered and
+// idempotent: it may run any number of times for the same state. Expectations stop it from
+// acting on a cache that has not yet seen its own creates and deletes.
+// Decisions live in pure modules (scale.ts, update.ts, revision.ts, status.ts, pods.ts);
+// this module only sequences them and performs the API calls.
+// Must not: keep state between reconciles other than expectations; PUT typed objects.
+import { randomBytes } from 'node:crypto';
+import { LABEL_CONTROLLER_REVISION_HASH, type CloneSetStatus } from '../api/types.js';
+import type { ReconcileResult } from '../runtime/controller.js';
+import type { EventRecorder } from '../runtime/events.js';
+import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
+import type { Informer } from '../runtime/informer.js';
+import { isAlreadyExists, isConflict, isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
+import type { Logger } from '../runtime/logger.js';
+import { availableAt, controllerRef, defaulted, needsReadinessGateCondition, newPod, summarizePod, type WireCloneSet } from './pods.js';
+import {
+  canonicalJSON,
+  findEqualRevision,
+  nextRevisionNumber,
+  revisionName,
+  revisionsToPrune,
+  templateHash,
+  type RevisionSummary,
+} from './revision.js';
+import { planScale } from './scale.js';
+import { matchesSelector, selectorString } from './selector.js';
+import { computeStatus, progressDeadlineAt, sameStatus } from './status.js';
+import { planUpdate, resolvePartition, type RolloutInput } from './update.js';
+import { CONDITION_INPLACE_UPDATE_READY } from '../api/types.js';
+
+export interface ControllerRevision {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: Pod['metadata'];
+  revision: number;
+  data?: { template?: unknown };
+}
+
+export interface CloneSetReconcilerDeps {
+  client: KubeClient;
+  cloneSets: Informer<WireCloneSet>;
+  pods: Informer<Pod>;
+  revisions: Informer<ControllerRevision>;
+  scaleExpectations: ScaleExpectations;
+  podExpectations: ResourceVersionExpectations;
+  events: EventRecorder;
+  logger: Logger;
+  now?: () => number;
+}
+
+export const OWNER_INDEX = 'controllerUid';
+export const CLONESET_LABEL = 'apps.tailor.dev/cloneset';
+
+type ConditionWrites = Parameters<typeof computeStatus>[0]['conditions'];
+
+export class CloneSetReconciler {
+  private readonly now: () => number;
+
+  constructor(private readonly deps: CloneSetReconcilerDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult> {
+    const { cloneSets, scaleExpectations } = this.deps;
+    const stored = cloneSets.get(key);
+    if (!stored) {
+      scaleExpectations.delete(key);
+      return;
+    }
+    if (stored.metadata?.deletionTimestamp) return;
+    const cs = defaulted(stored);
+    const uid = cs.metadata?.uid ?? '';
+    const log = this.deps.logger.child({ cloneset: key });
+
+    if (!scaleExpectations.satisfied(key)) {
+      const pending = scaleExpectations.pending(key);
+      log.debug({ pending }, 'waiting for the cache to observe our creates/deletes');
+      return { requeueAfterMs: Math.max(100, Math.min(pending?.expiresInMs ?? 1000, 5000)) };
+    }
+
+    const owned = this.deps.pods.byIndex(OWNER_INDEX, uid);
+    const pods: Pod[] = [];
+    for (const pod of owned) {
+      if (!this.deps.podExpectations.satisfied(pod.metadata?.uid ?? '')) {
+        return { requeueAfterMs: 200 };
+      }
+      if (!pod.metadata?.deletionTimestamp && !matchesSelector(pod.metadata?.labels, cs.spec.selector)) {
+        await this.release(cs, pod);
+        continue;
+      }
+      pods.push(pod);
+    }
+
+    const revisions = await this.syncRevisions(cs);
+    if (revisions === 'collision') return { requeue: true };
+    const { updateRevision, currentRevision, templates } = revisions;
+
+    const now = this.now();
+    const minReadySeconds = cs.spec.minReadySeconds ?? 0;
+    const strategy = cs.spec.updateStrategy;
+    const summaries = pods.map((p) =>
+      summarizePod(p, { minReadySeconds, now, podsToDelete: cs.spec.scaleStrategy?.podsToDelete ?? [] }),
+    );
+    const replicas = cs.spec.replicas ?? 1;
+    const input: RolloutInput = {
+      replicas,
+      partition: strategy.partition,
+      maxUnavailable: strategy.maxUnavailable,
+      maxSurge: strategy.maxSurge,
+      paused: strategy.paused,
+      scaleMaxUnavailable: cs.spec.scaleStrategy?.maxUnavailable,
+      podsToDelete: cs.spec.scaleStrategy?.podsToDelete ?? [],
+      currentRevision,
+      updateRevision,
+      pods: summaries,
+    };
+
+    const conditions: ConditionWrites = {};
+    const scale = planScale(input);
+    let acted = false;
+    try {
+      if (scale.create > 0) {
+        acted = true;
+        await this.createPods(cs, key, scale.create, scale.createAtCurrentRevision, currentRevision, updateRevision, templates);
+        if (scale.create < scale.missing) {
+          this.deps.events.event(stored, 'Normal', 'ScaleUpLimited', `scaleStrategy.maxUnavailable holds back ${scale.missing - scale.create} of ${scale.missing} new pods`);
+        }
+      } else if (scale.delete.length > 0) {
+        acted = true;
+        await this.deletePods(cs, key, pods.filter((p) => scale.delete.includes(p.metadata?.name ?? '')), 'ScaledDown');
+      }
+      conditions['FailedScale'] = null;
+    } catch (err) {
+      conditions['FailedScale'] = { status: 'True', reason: 'ScaleFailed', message: errorMessage(err) };
+      this.deps.events.event(stored, 'Warning', 'FailedScale', errorMessage(err));
+      log.warn({ err }, 'scale failed');
+    }
+
+    const update = planUpdate(input);
+    if (!acted && !conditions['FailedScale']) {
+      try {
+        if (update.toUpdate.length > 0) {
+          await this.deletePods(cs, key, pods.filter((p) => update.toUpdate.includes(p.metadata?.name ?? '')), 'RecreateUpdate');
+        }
+        conditions['FailedUpdate'] = null;
+      } catch (err) {
+        conditions['FailedUpdate'] = { status: 'True', reason: 'UpdateFailed', message: errorMessage(err) };
+        this.deps.events.event(stored, 'Warning', 'FailedUpdate', errorMessage(err));
+        log.warn({ err }, 'update failed');
+      }
+    }
+
+    await this.markReadinessGates(pods);
+
+    const status = computeStatus({
+      generation: cs.metadata?.generation ?? 0,
+      replicas,
+      pods: summaries,
+      currentRevision,
+      updateRevision,
+      collisionCount: cs.status?.collisionCount ?? 0,
+      expectedUpdatedReplicas: replicas - resolvePartition(strategy.partition, replicas),
+      labelSelector: selectorString(cs.spec.selector),
+      previous: cs.status as CloneSetStatus | undefined,
+      progressDeadlineSeconds: cs.spec.progressDeadlineSeconds,
+      paused: !!strategy.paused,
+      resize: cs.status?.resize ?? { resizing: 0, proposed: 0, inProgress: 0, deferred: 0, infeasible: 0 },
+      conditions,
+      now,
+    });
+    await this.writeStatus(cs, status);
+    await this.pruneRevisions(cs, pods, status);
+
+    // Wake up when a pod becomes available (minReadySeconds) or the progress deadline passes.
+    const wakeups = [
+      ...pods.map((p) => availableAt(p, minReadySeconds)).filter((t): t is number => t !== undefined && t > now),
+      progressDeadlineAt(status, cs.spec.progressDeadlineSeconds),
+    ].filter((t): t is number => t !== undefined);
+    if (wakeups.length > 0) return { requeueAfterMs: Math.max(100, Math.min(...wakeups) - now) };
+    return;
+  }
+
+  /** Finds or creates the revision for the current template; returns both revisions in use. */
+  private async syncRevisions(cs: WireCloneSet): Promise<
+    | { updateRevision: string; currentRevision: string; templates: Map<string, unknown> }
+    | 'collision'
+  > {
+    const { client } = this.deps;
+    const ns = cs.metadata?.namespace ?? 'default';
+    const owned = this.deps.revisions.byIndex(OWNER_INDEX, cs.metadata?.uid ?? '');
+    const summaries: RevisionSummary[] = owned.map((r) => ({
+      name: r.metadata?.name ?? '',
+      revision: r.revision,
+      data: canonicalJSON(r.data?.template ?? {}),
+    }));
+    const templates = new Map<string, unknown>(owned.map((r) => [r.metadata?.name ?? '', r.data?.template]));
+    const data = canonicalJSON(cs.spec.template);
+    const equal = findEqualRevision(summaries, data);
+    let updateRevision: string;
+    if (equal) {
+      updateRevision = equal.name;
+      const next = nextRevisionNumber(summaries);
+      if (equal.revision !== next - 1) {
+        // Rollback to an earlier template: reuse its revision and make it the newest.
+        await client.patch(`/apis/apps/v1/namespaces/${ns}/controllerrevisions/${equal.name}`, { revision: next }, 'merge');
+      }
+    } else {
+      const collisionCount = cs.status?.collisionCount ?? 0;
+      updateRevision = revisionName(cs.metadata?.name ?? '', templateHash(cs.spec.template, collisionCount));
+      try {
+        await client.create(`/apis/apps/v1/namespaces/${ns}/controllerrevisions`, {
+          apiVersion: 'apps/v1',
+          kind: 'ControllerRevision',
+          metadata: {
+            name: updateRevision,
+            namespace: ns,
+            labels: { ...(cs.spec.selector.matchLabels ?? {}), [CLONESET_LABEL]: cs.metadata?.name ?? '' },
+            ownerReferences: [controllerRef(cs)],
+          },
+          revision: nextRevisionNumber(summaries),
+          data: { template: cs.spec.template },
+        });
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+        const existing = await client.get<ControllerRevision>(`/apis/apps/v1/namespaces/${ns}/controllerrevisions/${updateRevision}`);
+        if (canonicalJSON(existing.data?.template ?? {}) !== data) {
+          // A different template already holds this name: bump collisionCount and try again.
+          await client.patch(
+            `/apis/${cs.apiVersion}/namespaces/${ns}/clonesets/${cs.metadata?.name}/status`,
+            { status: { collisionCount: collisionCount + 1 } },
+            'merge',
+          );
+          return 'collision';
+        }
+      }
+      templates.set(updateRevision, cs.spec.template);
+    }
+    const stored = cs.status?.currentRevision;
+    const currentRevision = stored && templates.has(stored) ? stored : updateRevision;
+    return { updateRevision, currentRevision, templates };
+  }
+
+  /** Creates pods in slow-start batches (1, 2, 4, …), stopping at the first failing batch. */
+  private async createPods(
+    cs: WireCloneSet,
+    key: string,
+    count: number,
+    atCurrent: number,
+    currentRevision: string,
+    updateRevision: string,
+    templates: Map<string, unknown>,
+  ): Promise<void> {
+    const ns = cs.metadata?.namespace ?? 'default';
+    const planned = Array.from({ length: count }, (_, i) => {
+      const revision = i < atCurrent ? currentRevision : updateRevision;
+      const template = (templates.get(revision) ?? cs.spec.template) as Parameters<typeof newPod>[2];
+      return newPod(cs, revision, template, instanceId());
+    });
+    const names = planned.map((p) => p.metadata?.name ?? '');
+    this.deps.scaleExpectations.expectCreations(key, names);
+    let next = 0;
+    for (let batch = 1; next < planned.length; batch *= 2) {
+      const slice = planned.slice(next, next + batch);
+      next += slice.length;
+      const results = await Promise.allSettled(slice.map((pod) => this.deps.client.create<Pod>(`/api/v1/namespaces/${ns}/pods`, pod)));
+      const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [{ pod: slice[i]!, err: r.reason as unknown }] : []));
+      if (failed.length > 0) {
+        // The cache will never see pods that were not created: stop expecting them.
+        for (const pod of [...failed.map((f) => f.pod), ...planned.slice(next)]) {
+          this.deps.scaleExpectations.observeCreation(key, pod.metadata?.name ?? '');
+        }
+        throw new Error(`creating pods failed: ${errorMessage(failed[0]!.err)}`, { cause: failed[0]!.err });
+      }
+    }
+    this.deps.events.event(cs, 'Normal', 'SuccessfulCreate', `created ${count} pod(s): ${names.join(', ')}`);
+  }
+
+  private async deletePods(cs: WireCloneSet, key: string, victims: Pod[], reason: string): Promise<void> {
+    if (victims.length === 0) return;
+    const names = victims.map((p) => p.metadata?.name ?? '');
+    this.deps.scaleExpectations.expectDeletions(key, names);
+    const errors: unknown[] = [];
+    for (const pod of victims) {
+      const name = pod.metadata?.name ?? '';
+      try {
+        await this.deps.client.delete(`/api/v1/namespaces/${pod.metadata?.namespace}/pods/${name}`, {
+          preconditions: { uid: pod.metadata?.uid },
+        });
+        this.deps.events.event(cs, 'Normal', 'SuccessfulDelete', `${reason}: deleted pod ${name}`);
+      } catch (err) {
+        this.deps.scaleExpectations.observeDeletion(key, name);
+        if (!isNotFound(err) && !isConflict(err)) errors.push(err);
+      }
+    }
+    if (errors.length > 0) throw new Error(`deleting pods failed: ${errorMessage(errors[0])}`, { cause: errors[0] });
+  }
+
+  /** A pod whose labels stopped matching the selector is let go: its owner reference removed. */
+  private async release(cs: WireCloneSet, pod: Pod): Promise<void> {
+    try {
+      await this.deps.client.patch(
+        `/api/v1/namespaces/${pod.metadata?.namespace}/pods/${pod.metadata?.name}`,
+        { metadata: { ownerReferences: [{ $patch: 'delete', uid: cs.metadata?.uid }], uid: pod.metadata?.uid } },
+        'strategic',
+      );
+      this.deps.events.event(cs, 'Normal', 'ReleasedPod', `pod ${pod.metadata?.name} no longer matches the selector; released`);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  /** Pods created with the in-place readiness gate get its condition True so they can be Ready. */
+  private async markReadinessGates(pods: Pod[]): Promise<void> {
+    const stamp = new Date(this.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    await Promise.all(
+      pods.filter((p) => !p.metadata?.deletionTimestamp && needsReadinessGateCondition(p)).map(async (pod) => {
+        try {
+          const patched = await this.deps.client.patch<Pod>(
+            `/api/v1/namespaces/${pod.metadata?.namespace}/pods/${pod.metadata?.name}/status`,
+            { status: { conditions: [{ type: CONDITION_INPLACE_UPDATE_READY, status: 'True', lastTransitionTime: stamp }] } },
+            'strategic',
+          );
+          this.deps.podExpectations.expectResourceVersion(pod.metadata?.uid ?? '', patched.metadata?.resourceVersion ?? '');
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
+      }),
+    );
+  }
+
+  private async writeStatus(cs: WireCloneSet, status: CloneSetStatus): Promise<void> {
+    if (sameStatus(cs.status as CloneSetStatus | undefined, status)) return;
+    try {
+      await this.deps.client.patch(
+        `/apis/${cs.apiVersion}/namespaces/${cs.metadata?.namespace}/clonesets/${cs.metadata?.name}/status`,
+        { status },
+        'merge',
+      );
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  private async pruneRevisions(cs: WireCloneSet, pods: Pod[], status: CloneSetStatus): Promise<void> {
+    const owned = this.deps.revisions.byIndex(OWNER_INDEX, cs.metadata?.uid ?? '');
+    const live = new Set<string>([status.currentRevision ?? '', status.updateRevision ?? '']);
+    for (const p of pods) live.add(p.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '');
+    const summaries = owned.map((r) => ({ name: r.metadata?.name ?? '', revision: r.revision, data: '' }));
+    for (const name of revisionsToPrune(summaries, live, cs.spec.revisionHistoryLimit ?? 10)) {
+      try {
+        await this.deps.client.delete(`/apis/apps/v1/namespaces/${cs.metadata?.namespace}/controllerrevisions/${name}`);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+  }
+}
+
+/** Kruise-style instance IDs: 5 lowercase alphanumerics, also the pod name suffix. */
+function instanceId(): string {
+  const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
+  return Array.from(randomBytes(5), (b) => alphabet[b % alphabet.length]).join('');
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

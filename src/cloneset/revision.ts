@@ -1,0 +1,60 @@
+// ControllerRevision decisions for a CloneSet: the template hash that names a revision, which
+// existing revision a template matches (so a rollback reuses it instead of minting a new one),
+// the next revision number, and which old revisions fall outside revisionHistoryLimit.
+// Pure: no I/O. Must not: decide rollout order (update.ts) or write revisions (reconciler).
+import { createHash } from 'node:crypto';
+
+export interface RevisionSummary {
+  name: string;
+  revision: number;
+  /** Canonical JSON of the stored template. */
+  data: string;
+}
+
+/** JSON with object keys sorted, so equal templates serialise identically. */
+export function canonicalJSON(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJSON).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJSON(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+// Kubernetes' rand.SafeEncodeString alphabet: no vowels, so hashes never spell words.
+const SAFE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** A 10-character label-safe hash of the template and collision count. */
+export function templateHash(template: unknown, collisionCount = 0): string {
+  const digest = createHash('sha256').update(canonicalJSON(template)).update(`#${collisionCount}`).digest();
+  let n = digest.readBigUInt64BE(0);
+  let out = '';
+  for (let i = 0; i < 10; i++) {
+    out += SAFE_ALPHABET[Number(n % BigInt(SAFE_ALPHABET.length))];
+    n /= BigInt(SAFE_ALPHABET.length);
+  }
+  return out;
+}
+
+export const revisionName = (cloneSetName: string, hash: string): string => `${cloneSetName}-${hash}`;
+
+export function nextRevisionNumber(revisions: readonly RevisionSummary[]): number {
+  return revisions.reduce((max, r) => Math.max(max, r.revision), 0) + 1;
+}
+
+/** The newest existing revision whose template equals `data`. */
+export function findEqualRevision(revisions: readonly RevisionSummary[], data: string): RevisionSummary | undefined {
+  return [...revisions].sort((a, b) => b.revision - a.revision).find((r) => r.data === data);
+}
+
+/** Old revisions to delete: oldest first, keeping `limit` that no pod or status still uses. */
+export function revisionsToPrune(
+  revisions: readonly RevisionSummary[],
+  live: ReadonlySet<string>,
+  limit: number,
+): string[] {
+  const history = revisions.filter((r) => !live.has(r.name)).sort((a, b) => a.revision - b.revision);
+  return history.slice(0, Math.max(0, history.length - limit)).map((r) => r.name);
+}

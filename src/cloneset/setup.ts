@@ -1,0 +1,96 @@
+// Wires the CloneSet controller into a Manager: informers for CloneSets, their pods and
+// ControllerRevisions (indexed by owner), event handlers that turn changes into CloneSet keys and
+// feed the expectations, and the controller that runs CloneSetReconciler. Must not: decide
+// anything about a CloneSet.
+import { API_GROUP, API_VERSION, CLONESET_KIND, LABEL_INSTANCE_ID } from '../api/types.js';
+import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
+import { byControllerUid, objectKey } from '../runtime/informer.js';
+import type { KubeObject, Pod } from '../runtime/kube-client.js';
+import type { Manager } from '../runtime/manager.js';
+import type { Logger } from '../runtime/logger.js';
+import { CLONESET_LABEL, CloneSetReconciler, OWNER_INDEX, type ControllerRevision } from './reconciler.js';
+import type { WireCloneSet } from './pods.js';
+
+export interface CloneSetControllerOptions {
+  namespace?: string;
+  workers: number;
+  logger: Logger;
+}
+
+export function setupCloneSetController(manager: Manager, options: CloneSetControllerOptions): CloneSetReconciler {
+  const scope = options.namespace ? `/namespaces/${options.namespace}` : '';
+  const cloneSets = manager.informer<WireCloneSet>({ name: 'clonesets', path: `/apis/${API_GROUP}/${API_VERSION}${scope}/clonesets` });
+  // Only pods Tailor created carry the instance-id label: the cache stays small on big clusters.
+  const pods = manager.informer<Pod>({ name: 'pods', path: `/api/v1${scope}/pods`, labelSelector: LABEL_INSTANCE_ID });
+  const revisions = manager.informer<ControllerRevision>({
+    name: 'controllerrevisions',
+    path: `/apis/apps/v1${scope}/controllerrevisions`,
+    labelSelector: CLONESET_LABEL,
+  });
+  pods.addIndex(OWNER_INDEX, byControllerUid);
+  revisions.addIndex(OWNER_INDEX, byControllerUid);
+
+  const onExpired = (kind: string): void => manager.metrics.expectationsExpiredTotal.inc({ kind });
+  const scaleExpectations = new ScaleExpectations({ onExpired });
+  const podExpectations = new ResourceVersionExpectations({ onExpired });
+  const reconciler = new CloneSetReconciler({
+    client: manager.client,
+    cloneSets,
+    pods,
+    revisions,
+    scaleExpectations,
+    podExpectations,
+    events: manager.events,
+    logger: options.logger,
+  });
+  const controller = manager.controller({
+    name: 'cloneset',
+    concurrency: options.workers,
+    reconcile: (key) => reconciler.reconcile(key),
+  });
+  const queue = controller.queue;
+
+  const ownerKey = (obj: KubeObject): string | undefined => {
+    const ref = obj.metadata?.ownerReferences?.find((o) => o.controller && o.kind === CLONESET_KIND);
+    return ref ? `${obj.metadata?.namespace}/${ref.name}` : undefined;
+  };
+  cloneSets.addHandler({
+    onAdd: (cs) => queue.add(objectKey(cs)),
+    onUpdate: (_, cs) => queue.add(objectKey(cs)),
+    onDelete: (cs) => queue.add(objectKey(cs)),
+  });
+  pods.addHandler({
+    onAdd: (pod) => {
+      const key = ownerKey(pod);
+      if (!key) return;
+      scaleExpectations.observeCreation(key, pod.metadata?.name ?? '');
+      queue.add(key);
+    },
+    onUpdate: (oldPod, pod) => {
+      podExpectations.observe(pod.metadata?.uid ?? '', pod.metadata?.resourceVersion ?? '');
+      if (pod.metadata?.deletionTimestamp && !oldPod.metadata?.deletionTimestamp) {
+        // A pod that starts terminating counts as deleted for scale decisions.
+        const key = ownerKey(pod);
+        if (key) scaleExpectations.observeDeletion(key, pod.metadata?.name ?? '');
+      }
+      for (const key of new Set([ownerKey(oldPod), ownerKey(pod)])) if (key) queue.add(key);
+    },
+    onDelete: (pod) => {
+      podExpectations.delete(pod.metadata?.uid ?? '');
+      const key = ownerKey(pod);
+      if (!key) return;
+      scaleExpectations.observeDeletion(key, pod.metadata?.name ?? '');
+      queue.add(key);
+    },
+  });
+  revisions.addHandler({
+    onAdd: (r) => enqueueOwner(r),
+    onUpdate: (_, r) => enqueueOwner(r),
+    onDelete: (r) => enqueueOwner(r),
+  });
+  function enqueueOwner(obj: KubeObject): void {
+    const key = ownerKey(obj);
+    if (key) queue.add(key);
+  }
+  return reconciler;
+}

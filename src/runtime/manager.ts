@@ -1,0 +1,152 @@
+// The manager runs one Tailor process's machinery in the right order and takes it down cleanly:
+//   start: HTTP endpoints → informers (caches fill whether or not we lead) → wait for sync
+//          → leader election (if enabled) → controllers start only while leading.
+//   stop:  no new work → in-flight reconciles finish within the grace period → informers stop
+//          → lease released → events flushed → endpoints and sockets closed. Nothing is left
+//          holding the event loop, so the process exits on its own.
+// Losing the lease stops every controller at once and reports it to the caller (which exits).
+// Must not: know what a controller does.
+import type * as k8s from '@kubernetes/client-node';
+import { Controller, type ControllerOptions } from './controller.js';
+import { EventRecorder } from './events.js';
+import { HttpEndpoints } from './http-server.js';
+import { Informer, type InformerOptions } from './informer.js';
+import { KubeClient, type KubeObject } from './kube-client.js';
+import { LeaderElector } from './leader-election.js';
+import type { Logger } from './logger.js';
+import { RuntimeMetrics } from './metrics.js';
+
+export interface ManagerOptions {
+  kubeConfig: k8s.KubeConfig;
+  logger: Logger;
+  component: string;
+  metricsAddress?: string;
+  healthAddress?: string;
+  leaderElection?: { namespace: string; name: string; identity: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
+  shutdownGraceMs?: number;
+  metrics?: RuntimeMetrics;
+}
+
+export class Manager {
+  readonly client: KubeClient;
+  readonly metrics: RuntimeMetrics;
+  readonly events: EventRecorder;
+  private readonly informers: Informer<KubeObject>[] = [];
+  private readonly controllers: Controller[] = [];
+  private readonly endpoints: HttpEndpoints[] = [];
+  private elector: LeaderElector | undefined;
+  private stopping: Promise<void> | undefined;
+  private lostLease: (() => void) | undefined;
+  private controllersStarted = false;
+
+  constructor(private readonly options: ManagerOptions) {
+    this.metrics = options.metrics ?? new RuntimeMetrics();
+    this.client = new KubeClient(options.kubeConfig, (method, code, host) =>
+      this.metrics.restClientRequestsTotal.inc({ method, code, host }),
+    );
+    this.events = new EventRecorder({ client: this.client, component: options.component, logger: options.logger });
+  }
+
+  informer<T extends KubeObject>(options: Omit<InformerOptions, 'client' | 'logger'>): Informer<T> {
+    const informer = new Informer<T>({ ...options, client: this.client, logger: this.options.logger });
+    this.informers.push(informer as unknown as Informer<KubeObject>);
+    return informer;
+  }
+
+  controller(options: Omit<ControllerOptions, 'logger' | 'metrics'>): Controller {
+    const controller = new Controller({ ...options, logger: this.options.logger, metrics: this.metrics });
+    this.controllers.push(controller);
+    return controller;
+  }
+
+  isLeader(): boolean {
+    return this.elector ? this.elector.isLeader() : this.controllersStarted;
+  }
+
+  cachesSynced(): boolean {
+    return this.informers.every((i) => i.hasSynced());
+  }
+
+  /**
+   * Runs until stop() is called or the lease is lost. Resolves 'stopped' after a clean stop and
+   * 'lost-lease' when leadership ended; the caller exits non-zero for the latter.
+   */
+  async run(): Promise<'stopped' | 'lost-lease'> {
+    const log = this.options.logger;
+    const { metricsAddress, healthAddress } = this.options;
+    if (metricsAddress) this.endpoints.push(new HttpEndpoints({ address: metricsAddress, registry: this.metrics.registry }));
+    if (healthAddress) {
+      this.endpoints.push(
+        new HttpEndpoints({
+          address: healthAddress,
+          healthz: { ping: () => true },
+          readyz: { 'informers-synced': () => this.cachesSynced() || 'caches not synced' },
+        }),
+      );
+    }
+    for (const e of this.endpoints) {
+      const addr = await e.start();
+      log.info({ address: `${addr.address}:${addr.port}` }, 'serving endpoints');
+    }
+    for (const i of this.informers) i.start();
+    await Promise.all(this.informers.map((i) => i.waitForSync()));
+    if (this.stopping) return 'stopped';
+    log.info({ informers: this.informers.length }, 'caches synced');
+
+    const outcome = new Promise<'stopped' | 'lost-lease'>((resolve) => {
+      this.lostLease = () => resolve('lost-lease');
+      void this.whenStopping().then(() => resolve('stopped'));
+    });
+    const le = this.options.leaderElection;
+    if (le) {
+      this.elector = new LeaderElector({
+        client: this.client,
+        ...le,
+        logger: log,
+        onStartedLeading: () => this.startControllers(),
+        onStoppedLeading: () => {
+          for (const c of this.controllers) void c.stop(0);
+          this.lostLease?.();
+        },
+      });
+      this.elector.start();
+    } else {
+      this.startControllers();
+    }
+    const result = await outcome;
+    await this.stop();
+    return result;
+  }
+
+  /** Graceful stop; safe to call more than once. */
+  async stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    await this.stopping;
+  }
+
+  private stopRequested: (() => void) | undefined;
+  private readonly stopSignal = new Promise<void>((resolve) => (this.stopRequested = resolve));
+  private whenStopping(): Promise<void> {
+    return this.stopSignal;
+  }
+
+  private startControllers(): void {
+    if (this.controllersStarted || this.stopping) return;
+    this.controllersStarted = true;
+    for (const c of this.controllers) c.start();
+  }
+
+  private async shutdown(): Promise<void> {
+    const log = this.options.logger;
+    this.stopRequested?.();
+    const grace = this.options.shutdownGraceMs ?? 30_000;
+    log.info({ graceMs: grace }, 'shutting down');
+    if (this.controllersStarted) await Promise.all(this.controllers.map((c) => c.stop(grace)));
+    await Promise.all(this.informers.map((i) => i.stop()));
+    await this.elector?.stop();
+    await this.events.flush();
+    await Promise.all(this.endpoints.map((e) => e.stop()));
+    this.client.close();
+    log.info('stopped');
+  }
+}
