@@ -92,14 +92,14 @@ const invalid: InvalidCase[] = [
     mutate: (m) => {
       spec(m).selector = { matchLabels: { app: 'web', track: 'stable' } };
     },
-    expect: ['spec.template.metadata.labels', 'selector does not match template labels', 'track=stable'],
+    expect: ['spec.template.metadata.labels', 'selector does not match template labels', 'spec.selector.matchLabels'],
   },
   {
     name: 'a selector whose matchLabels value differs from the template label',
     mutate: (m) => {
       (template(m).metadata as Json).labels = { app: 'api' };
     },
-    expect: ['selector does not match template labels', 'app=web'],
+    expect: ['selector does not match template labels', 'with the same value'],
   },
   {
     name: 'a template without labels',
@@ -137,12 +137,12 @@ const invalid: InvalidCase[] = [
   {
     name: 'a partition of "150%"',
     mutate: (m) => updateStrategy(m, { partition: '150%' }),
-    expect: ['spec.updateStrategy.partition', 'partition must be an integer >= 0 or a percentage from "0%" to "100%"'],
+    expect: ['spec.updateStrategy.partition', 'partition must be an integer >= 0 or a percentage from "0%" to "100%", not "150%"'],
   },
   {
     name: 'a negative partition',
     mutate: (m) => updateStrategy(m, { partition: -2 }),
-    expect: ['spec.updateStrategy.partition', 'partition must be an integer >= 0'],
+    expect: ['spec.updateStrategy.partition', 'partition must be an integer >= 0', 'not -2'],
   },
   {
     name: 'maxSurge above 0 with InPlaceOnly',
@@ -163,6 +163,11 @@ const invalid: InvalidCase[] = [
     name: 'a maxUnavailable of "abc"',
     mutate: (m) => updateStrategy(m, { maxUnavailable: 'abc' }),
     expect: ['spec.updateStrategy.maxUnavailable', 'maxUnavailable must be an integer >= 0 or a percentage'],
+  },
+  {
+    name: 'a maxUnavailable written as a word',
+    mutate: (m) => updateStrategy(m, { maxUnavailable: 'twenty' }),
+    expect: ['spec.updateStrategy.maxUnavailable', 'a percentage from "0%" to "100%", not "twenty"'],
   },
   {
     name: 'a maxSurge of "5" (a number in quotes)',
@@ -388,14 +393,14 @@ describe('the CloneSet CRD', () => {
       resizeStrategy: { deferredTimeoutSeconds: 300, inProgressTimeoutSeconds: 3600 },
     });
     // Pod template fields outside the declared schema survive pruning.
-    const stored_template = stored.spec.template as { metadata: Json; spec: { containers: Json[] } & Json };
-    expect(stored_template.metadata.annotations).toEqual({ note: 'kept' });
-    expect(stored_template.spec.terminationGracePeriodSeconds).toBe(5);
-    expect(stored_template.spec.containers[0]?.resources).toEqual({
+    const storedTemplate = stored.spec.template as { metadata: Json; spec: { containers: Json[] } & Json };
+    expect(storedTemplate.metadata.annotations).toEqual({ note: 'kept' });
+    expect(storedTemplate.spec.terminationGracePeriodSeconds).toBe(5);
+    expect(storedTemplate.spec.containers[0]?.resources).toEqual({
       requests: { cpu: '100m', memory: '32Mi' },
       limits: { cpu: '200m', memory: '64Mi' },
     });
-    expect(stored_template.spec.containers[0]?.resizePolicy).toEqual([{ resourceName: 'cpu', restartPolicy: 'NotRequired' }]);
+    expect(storedTemplate.spec.containers[0]?.resizePolicy).toEqual([{ resourceName: 'cpu', restartPolicy: 'NotRequired' }]);
   });
 
   it('accepts a fully specified InPlaceOnly CloneSet and keeps its values', async () => {
@@ -425,7 +430,7 @@ describe('the CloneSet CRD', () => {
       revisionHistoryLimit: 3,
       progressDeadlineSeconds: 600,
     });
-    (podSpec(m)).restartPolicy = 'Always';
+    podSpec(m).restartPolicy = 'Always';
     await create(m);
     const stored = await get('full');
     expect(stored.spec.updateStrategy).toEqual({
