@@ -10,10 +10,11 @@ const common = {
 const onCluster = (mode) => ({
   globalSetup: `<rootDir>/test/support/setup-${mode}.js`,
   globalTeardown: '<rootDir>/test/support/teardown.js',
-  testTimeout: 120_000,
 });
 
 export default {
+  // Cluster tiers wait on real pods; a per-project testTimeout is ignored by Jest, so it is global.
+  testTimeout: 180_000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     { ...common, ...onCluster('control-plane'), displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },

@@ -17,6 +17,8 @@ for tier in "${tiers[@]}"; do
     npx tsc --noEmit -p tsconfig.json || rc=1
     continue
   fi
+  # Cluster tiers run the built CLI (dist/) as real processes.
+  if [ "$tier" != unit ]; then npx tsc -p tsconfig.build.json || rc=1; fi
   rm -f "$results/$tier.json"
   inband=(); [ "$tier" = unit ] || inband=(--runInBand)  # cluster tiers share one node
   NODE_OPTIONS=--experimental-vm-modules npx jest --selectProjects "$tier" "${inband[@]}" --passWithNoTests \

@@ -1,6 +1,7 @@
 // Facts about the full test-bed node that e2e tests need (containerd socket, node name, ctr).
 // Owns nothing at runtime: hack/cluster.sh is the source of truth; keep these in step with it.
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 export const CONTAINERD_SOCKET = '/run/tailor/containerd/containerd.sock';
 export const NODE_NAME = 'tailor-node';
@@ -26,4 +27,14 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: lastError });
     await new Promise((r) => setTimeout(r, 500));
   }
+}
+
+/** The pinned release's kubectl, pointed at the test bed; returns stdout. */
+export function kubectl(args: string[], input?: string): string {
+  const version = /KUBE_VERSION=(\S+)/.exec(readFileSync('hack/versions.sh', 'utf8'))?.[1];
+  const bin = `${process.env.HOME}/.cache/tailor/kubernetes/v${version}/bin/kubectl`;
+  return execFileSync(bin, ['--kubeconfig', process.env.TAILOR_KUBECONFIG ?? '.tailor/cluster/kubeconfig', ...args], {
+    encoding: 'utf8',
+    input,
+  });
 }

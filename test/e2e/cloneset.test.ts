@@ -1,0 +1,66 @@
+// The CloneSet controller on the full test bed: real scheduler, kubelet and containerd. Pods run
+// busybox, become Ready through their probes, roll to a new image with ReCreate, scale through
+// `kubectl scale clone`, and are garbage-collected when the CloneSet is deleted.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { KubeClient } from '../../src/runtime/kube-client.js';
+import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet } from '../support/cloneset.js';
+import { startController, type RunningController } from '../support/controller.js';
+import { ensureCrd } from '../support/crd.js';
+import { loadTestKubeConfig } from '../support/kube.js';
+import { eventually, kubectl } from '../support/testbed.js';
+
+const kc = loadTestKubeConfig();
+const client = new KubeClient(kc);
+const ns = `cloneset-e2e-${Date.now().toString(36)}`;
+let controller: RunningController | undefined;
+
+const container = (image: string): Record<string, unknown> => ({
+  name: 'main',
+  image,
+  imagePullPolicy: 'Never',
+  command: ['/bin/sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'],
+  readinessProbe: { exec: { command: ['/bin/cat', '/etc/tailor-release'] }, periodSeconds: 1 },
+});
+
+beforeAll(async () => {
+  await ensureCrd(client);
+  await client.create('/api/v1/namespaces', { metadata: { name: ns } });
+  await eventually('default service account', () => client.get(`/api/v1/namespaces/${ns}/serviceaccounts/default`).catch(() => undefined));
+  controller = startController(kc, ns);
+});
+afterAll(async () => {
+  await controller?.stop();
+  await client.delete(`/api/v1/namespaces/${ns}`);
+  client.close();
+});
+
+describe('a CloneSet on a real kubelet', () => {
+  it('runs its pods to Ready, rolls them to a new image with ReCreate, scales with kubectl and is garbage-collected', async () => {
+    await client.create(
+      cloneSetPath(ns),
+      cloneSetManifest('web', { replicas: 3, updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } }, { containers: [container('tailor.local/busybox:v1')] }),
+    );
+    await waitForCloneSet(client, ns, 'web', '3 ready pods', (cs, pods) => pods.length === 3 && cs.status?.readyReplicas === 3, 90_000);
+
+    await client.patch(cloneSetPath(ns, 'web'), { spec: { template: { spec: { containers: [container('tailor.local/busybox:v2')] } } } }, 'merge');
+    await waitForCloneSet(
+      client,
+      ns,
+      'web',
+      'all pods on v2 and ready',
+      (cs, pods) =>
+        cs.status?.updatedReadyReplicas === 3 &&
+        pods.length === 3 &&
+        pods.every((p) => p.status?.containerStatuses?.[0]?.image?.endsWith('busybox:v2')),
+      120_000,
+    );
+
+    expect(kubectl(['-n', ns, 'scale', 'clone', 'web', '--replicas=2'])).toContain('scaled');
+    await waitForCloneSet(client, ns, 'web', '2 ready pods', (cs, pods) => pods.length === 2 && cs.status?.readyReplicas === 2, 60_000);
+    const columns = kubectl(['-n', ns, 'get', 'clone', 'web']);
+    expect(columns.split('\n')[0]).toMatch(/DESIRED\s+UPDATED\s+UPDATED_READY\s+READY/);
+
+    kubectl(['-n', ns, 'delete', 'clone', 'web', '--wait=true']);
+    await eventually('pods garbage-collected', async () => ((await activePods(client, ns, 'web')).length === 0 ? true : undefined));
+  });
+});

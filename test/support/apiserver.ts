@@ -1,0 +1,118 @@
+// Test-side control of the test bed's kube-apiserver process, so integration tests can take the
+// API away and bring it back while the rest of the cluster (etcd, kubelet) keeps running.
+// Owns: stopping the one kube-apiserver process named in .tailor/cluster/pids and asking
+// hack/cluster.sh to start what is missing again. Must not: stop anything else, or take the whole
+// cluster down (other tests share it).
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { KubeClient } from '../../src/runtime/kube-client.js';
+import { loadTestKubeConfig } from './kube.js';
+
+const run = promisify(execFile);
+// Jest runs from the repository root (as test/support/kube.ts assumes).
+const repo = process.cwd();
+const clusterDir = process.env.CLUSTER_DIR ?? resolve(repo, '.tailor/cluster');
+const pidFile = resolve(clusterDir, 'pids/kube-apiserver.pid');
+const modeFile = resolve(clusterDir, 'mode');
+
+/** The mode the test bed was brought up in: what `cluster.sh up` must restore. */
+export function clusterMode(): 'control-plane' | 'full' {
+  const mode = existsSync(modeFile) ? readFileSync(modeFile, 'utf8').trim() : '';
+  return mode === 'full' ? 'full' : 'control-plane';
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  // A zombie still answers kill(0) until its parent reaps it; it is gone for our purposes.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** SIGTERMs the kube-apiserver and resolves once the process has exited (SIGKILL after 60 s). */
+export async function stopApiServer(): Promise<void> {
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  if (!Number.isInteger(pid) || pid <= 1 || !alive(pid)) throw new Error(`kube-apiserver (pid file ${pidFile}) is not running`);
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + 60_000;
+  while (alive(pid)) {
+    if (Date.now() > deadline) {
+      process.kill(pid, 'SIGKILL');
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  while (alive(pid)) await new Promise((r) => setTimeout(r, 100));
+}
+
+/** Starts what is missing of the test bed (here: the API server); resolves when cluster.sh is done. */
+export async function startApiServer(): Promise<void> {
+  await run('bash', [resolve(repo, 'hack/cluster.sh'), 'up', clusterMode()], {
+    cwd: repo,
+    env: { ...process.env, CLUSTER_DIR: clusterDir },
+    maxBuffer: 16 * 1024 * 1024,
+  });
+}
+
+/**
+ * Resolves once the API server answers /readyz with 200 (polling every 100 ms); rejects with what
+ * `failure()` returns as soon as it returns something (e.g. the start script failed).
+ */
+export async function waitForApiServerReady(failure: () => unknown = () => undefined, timeoutMs = 120_000): Promise<void> {
+  const client = new KubeClient(loadTestKubeConfig());
+  const deadline = Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      try {
+        const response = await client.request('GET', '/readyz', { timeoutMs: 2_000 });
+        response.body.resume();
+        if (response.statusCode === 200) return;
+      } catch {
+        // not listening yet
+      }
+      const failed = failure();
+      if (failed !== undefined) throw failed;
+      if (Date.now() > deadline) throw new Error(`kube-apiserver not ready after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } finally {
+    client.close();
+  }
+}
+
+export interface RestartHooks {
+  /** Runs while the API server is down (etcd and the rest keep running). */
+  whileDown?: () => Promise<void>;
+  /** Runs as soon as the API server is ready again, before cluster.sh has finished the rest. */
+  onceReady?: () => Promise<void>;
+}
+
+/** Stops the kube-apiserver, then starts it again through cluster.sh, running the hooks between. */
+export async function restartApiServer(hooks: RestartHooks = {}): Promise<void> {
+  await stopApiServer();
+  let startError: unknown;
+  let starting: Promise<void> = Promise.resolve();
+  try {
+    await hooks.whileDown?.();
+  } finally {
+    starting = startApiServer().catch((err: unknown) => {
+      startError = err ?? new Error('cluster.sh up failed');
+    });
+  }
+  try {
+    await waitForApiServerReady(() => startError);
+    await hooks.onceReady?.();
+  } finally {
+    await starting;
+  }
+  if (startError !== undefined) throw startError;
+}

@@ -1,0 +1,57 @@
+// Records every pod event of a label selector from a real watch, so tests can assert what
+// happened *during* a rollout: how many pods were ever created, and the most that were
+// unavailable at once.
+import type { KubeClient, Pod } from '../../src/runtime/kube-client.js';
+
+export class PodWatch {
+  readonly uidsEverSeen = new Set<string>();
+  private readonly ready = new Map<string, boolean>();
+  private maxUnavailableSeen = 0;
+  private readonly abort = new AbortController();
+
+  private constructor(private readonly desired: number) {}
+
+  static async start(client: KubeClient, namespace: string, labelSelector: string, desired: number): Promise<PodWatch> {
+    const w = new PodWatch(desired);
+    // Seed from a list, then watch from its resourceVersion: the watch's synthetic initial ADDED
+    // events would otherwise look like pods appearing one by one.
+    const path = `/api/v1/namespaces/${namespace}/pods`;
+    const initial = await client.list<Pod>(path, { labelSelector });
+    for (const pod of initial.items) w.record({ type: 'ADDED', object: pod });
+    w.maxUnavailableSeen = 0;
+    const response = await client.request('GET', path, {
+      query: { watch: true, labelSelector, resourceVersion: initial.metadata?.resourceVersion },
+      signal: w.abort.signal,
+    });
+    let buffered = '';
+    response.body.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      let i: number;
+      while ((i = buffered.indexOf('\n')) >= 0) {
+        w.record(JSON.parse(buffered.slice(0, i)) as { type: string; object: Pod });
+        buffered = buffered.slice(i + 1);
+      }
+    });
+    response.body.on('error', () => undefined);
+    return w;
+  }
+
+  /** The most pods short of `desired` ready pods at any moment since the watch started. */
+  get maxUnavailable(): number {
+    return this.maxUnavailableSeen;
+  }
+
+  stop(): void {
+    this.abort.abort();
+  }
+
+  private record(event: { type: string; object: Pod }): void {
+    const meta = event.object.metadata;
+    if (!meta?.name) return;
+    if (meta.uid) this.uidsEverSeen.add(meta.uid);
+    if (event.type === 'DELETED' || meta.deletionTimestamp) this.ready.delete(meta.name);
+    else this.ready.set(meta.name, event.object.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false);
+    const readyNow = [...this.ready.values()].filter(Boolean).length;
+    this.maxUnavailableSeen = Math.max(this.maxUnavailableSeen, this.desired - readyNow);
+  }
+}
