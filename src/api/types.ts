@@ -196,6 +196,8 @@ export interface InPlaceUpdateState {
   updateTimestamp: string;
   /** Container name -> imageID reported before the update (to detect the restart with the new image). */
   lastContainerImageIDs?: Record<string, string>;
+  /** Container name -> restartCount before the update (a new tag with the same imageID still restarts). */
+  lastRestartCounts?: Record<string, number>;
   /** What changed: container name -> the fields that changed ("image", "resources"). */
   changed?: Record<string, string[]>;
 }

@@ -13,7 +13,7 @@ import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/
 import type { Informer } from '../runtime/informer.js';
 import { isAlreadyExists, isConflict, isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
-import { availableAt, controllerRef, defaulted, needsReadinessGateCondition, newPod, summarizePod, type WireCloneSet } from './pods.js';
+import { availableAt, controllerRef, defaulted, type DefaultedWireCloneSet, needsReadinessGateCondition, newPod, summarizePod, type WireCloneSet } from './pods.js';
 import {
   canonicalJSON,
   findEqualRevision,
@@ -28,6 +28,10 @@ import { matchesSelector, selectorString } from './selector.js';
 import { computeStatus, progressDeadlineAt, sameStatus } from './status.js';
 import { planUpdate, resolvePartition, type RolloutInput } from './update.js';
 import { CONDITION_INPLACE_UPDATE_READY } from '../api/types.js';
+import type { PodTemplate } from '../inplace/diff.js';
+import type { InPlaceUpdater } from '../inplace/engine.js';
+import type { InPlaceMetrics } from '../inplace/metrics.js';
+import { planInPlaceUpdate, settleInPlaceUpdate, type InPlaceStep } from '../inplace/plan.js';
 
 export interface ControllerRevision {
   apiVersion?: string;
@@ -46,6 +50,7 @@ export interface CloneSetReconcilerDeps {
   podExpectations: ResourceVersionExpectations;
   events: EventRecorder;
   logger: Logger;
+  inPlace: { updater: InPlaceUpdater; metrics?: InPlaceMetrics };
   now?: () => number;
 }
 
@@ -59,6 +64,10 @@ export class CloneSetReconciler {
 
   constructor(private readonly deps: CloneSetReconcilerDeps) {
     this.now = deps.now ?? Date.now;
+  }
+
+  private get inPlace(): CloneSetReconcilerDeps['inPlace'] {
+    return this.deps.inPlace;
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
@@ -138,18 +147,17 @@ export class CloneSetReconciler {
     }
 
     const update = planUpdate(input);
+    let updateWakeup: number | undefined;
     if (!acted && !conditions['FailedScale']) {
       try {
-        if (update.toUpdate.length > 0) {
-          await this.deletePods(cs, key, pods.filter((p) => update.toUpdate.includes(p.metadata?.name ?? '')), 'RecreateUpdate');
-        }
-        conditions['FailedUpdate'] = null;
+        updateWakeup = await this.updatePods(stored, cs, key, pods, update, templates, conditions);
       } catch (err) {
         conditions['FailedUpdate'] = { status: 'True', reason: 'UpdateFailed', message: errorMessage(err) };
         this.deps.events.event(stored, 'Warning', 'FailedUpdate', errorMessage(err));
         log.warn({ err }, 'update failed');
       }
     }
+    await this.settleInPlaceUpdates(stored, pods, new Set(update.toUpdate));
 
     await this.markReadinessGates(pods);
 
@@ -176,9 +184,91 @@ export class CloneSetReconciler {
     const wakeups = [
       ...pods.map((p) => availableAt(p, minReadySeconds)).filter((t): t is number => t !== undefined && t > now),
       progressDeadlineAt(status, cs.spec.progressDeadlineSeconds),
+      updateWakeup,
     ].filter((t): t is number => t !== undefined);
     if (wakeups.length > 0) return { requeueAfterMs: Math.max(100, Math.min(...wakeups) - now) };
     return;
+  }
+
+  /**
+   * Moves the pods the rollout arithmetic picked toward their target revision: in place where the
+   * strategy and the change allow, by recreate otherwise. Returns when to look again, if a pod is
+   * waiting (grace period, cache catching up).
+   */
+  private async updatePods(
+    stored: WireCloneSet,
+    cs: DefaultedWireCloneSet,
+    key: string,
+    pods: Pod[],
+    update: ReturnType<typeof planUpdate>,
+    templates: Map<string, unknown>,
+    conditions: ConditionWrites,
+  ): Promise<number | undefined> {
+    const strategy = cs.spec.updateStrategy;
+    const targetTemplate = templates.get(update.targetRevision) as PodTemplate | undefined;
+    const recreate: Pod[] = [];
+    const blocked = new Set<string>();
+    let wakeup: number | undefined;
+    const now = this.now();
+    for (const pod of pods.filter((p) => update.toUpdate.includes(p.metadata?.name ?? ''))) {
+      const podTemplate = templates.get(pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '') as PodTemplate | undefined;
+      const step: InPlaceStep =
+        !podTemplate || !targetTemplate
+          ? strategy.type === 'InPlaceOnly'
+            ? { kind: 'blocked', fields: ['metadata.labels[controller-revision-hash] (unknown revision)'] }
+            : { kind: 'recreate', reason: 'the pod\'s revision is unknown' }
+          : planInPlaceUpdate(pod, {
+              strategy: strategy.type,
+              gracePeriodSeconds: strategy.inPlaceUpdateStrategy.gracePeriodSeconds ?? 0,
+              podTemplate,
+              targetRevision: update.targetRevision,
+              targetTemplate,
+              resizeSupported: false,
+              now,
+            });
+      switch (step.kind) {
+        case 'recreate':
+          if (strategy.type !== 'ReCreate') {
+            this.deps.events.event(stored, 'Normal', 'RecreateFallback', `pod ${pod.metadata?.name} is recreated: ${step.reason}`);
+            this.inPlace.metrics?.updates.inc({ result: 'recreated' });
+          }
+          recreate.push(pod);
+          break;
+        case 'blocked':
+          for (const f of step.fields) blocked.add(f);
+          break;
+        case 'drain':
+          await this.inPlace.updater.drain(stored, pod, step.message);
+          break;
+        case 'wait':
+          wakeup = Math.min(wakeup ?? Infinity, step.untilMs ?? now + 500);
+          break;
+        case 'patch':
+          await this.inPlace.updater.apply(stored, pod, step);
+          break;
+        case 'none':
+          break;
+      }
+    }
+    if (blocked.size > 0) {
+      const fields = [...blocked].sort().join(', ');
+      const message = `updateStrategy.type InPlaceOnly cannot apply these changes to running pods: ${fields}; revert them or use InPlaceIfPossible/ReCreate`;
+      conditions['FailedUpdate'] = { status: 'True', reason: 'NotInPlaceUpdatable', message };
+      this.deps.events.event(stored, 'Warning', 'NotInPlaceUpdatable', message);
+      this.inPlace.metrics?.updates.inc({ result: 'blocked' });
+    } else {
+      conditions['FailedUpdate'] = null;
+    }
+    await this.deletePods(cs, key, recreate, 'RecreateUpdate');
+    return wakeup;
+  }
+
+  /** Finishes in-place updates whose containers restarted, and withdraws drains no longer needed. */
+  private async settleInPlaceUpdates(owner: WireCloneSet, pods: Pod[], selected: Set<string>): Promise<void> {
+    for (const pod of pods) {
+      const settlement = settleInPlaceUpdate(pod, selected.has(pod.metadata?.name ?? ''));
+      if (settlement === 'complete' || settlement === 'undrain') await this.inPlace.updater.settle(owner, pod, settlement);
+    }
   }
 
   /** Finds or creates the revision for the current template; returns both revisions in use. */

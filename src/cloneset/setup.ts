@@ -10,6 +10,8 @@ import type { Manager } from '../runtime/manager.js';
 import type { Logger } from '../runtime/logger.js';
 import { CLONESET_LABEL, CloneSetReconciler, OWNER_INDEX, type ControllerRevision } from './reconciler.js';
 import type { WireCloneSet } from './pods.js';
+import { InPlaceUpdater } from '../inplace/engine.js';
+import { InPlaceMetrics } from '../inplace/metrics.js';
 
 export interface CloneSetControllerOptions {
   namespace?: string;
@@ -33,6 +35,7 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
   const onExpired = (kind: string): void => manager.metrics.expectationsExpiredTotal.inc({ kind });
   const scaleExpectations = new ScaleExpectations({ onExpired });
   const podExpectations = new ResourceVersionExpectations({ onExpired });
+  const inPlaceMetrics = new InPlaceMetrics(manager.metrics.registry);
   const reconciler = new CloneSetReconciler({
     client: manager.client,
     cloneSets,
@@ -42,6 +45,7 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
     podExpectations,
     events: manager.events,
     logger: options.logger,
+    inPlace: { updater: new InPlaceUpdater(manager.client, manager.events, podExpectations, inPlaceMetrics), metrics: inPlaceMetrics },
   });
   const controller = manager.controller({
     name: 'cloneset',

@@ -1,0 +1,97 @@
+// Classifies every difference between two pod templates: what an in-place update can apply to a
+// running pod (container images; pod labels and annotations), what a resize can apply (container
+// cpu/memory), and everything else, named by field path, which only a recreate can apply (env,
+// command, ports, volumes, probes, init containers, …). Pure. Must not: decide the strategy's
+// outcome (plan.ts does) or look at pods.
+import type * as k8s from '@kubernetes/client-node';
+import type { Wire } from '../runtime/kube-client.js';
+import { canonicalJSON } from '../cloneset/revision.js';
+
+export type PodTemplate = Wire<k8s.V1PodTemplateSpec>;
+type Container = Wire<k8s.V1Container>;
+type Resources = Wire<k8s.V1ResourceRequirements>;
+
+export interface TemplateDiff {
+  /** Container name → new image, for containers whose image changed. */
+  images: Record<string, string>;
+  /** Container name → new cpu/memory requests and limits, for containers whose cpu/memory changed. */
+  resources: Record<string, Resources>;
+  /** Label/annotation key → new value, or null to remove. */
+  labels: Record<string, string | null>;
+  annotations: Record<string, string | null>;
+  /** Fields that differ and cannot change on a running pod, e.g. "spec.containers[app].env". */
+  recreateOnly: string[];
+}
+
+const same = (a: unknown, b: unknown): boolean => canonicalJSON(a ?? null) === canonicalJSON(b ?? null);
+
+const RESIZABLE = ['cpu', 'memory'];
+
+export function diffTemplates(from: PodTemplate, to: PodTemplate): TemplateDiff {
+  const diff: TemplateDiff = { images: {}, resources: {}, labels: {}, annotations: {}, recreateOnly: [] };
+  diff.labels = mapDiff(from.metadata?.labels, to.metadata?.labels);
+  diff.annotations = mapDiff(from.metadata?.annotations, to.metadata?.annotations);
+
+  const fromSpec = (from.spec ?? {}) as Record<string, unknown>;
+  const toSpec = (to.spec ?? {}) as Record<string, unknown>;
+  for (const key of new Set([...Object.keys(fromSpec), ...Object.keys(toSpec)])) {
+    if (key === 'containers') continue;
+    if (!same(fromSpec[key], toSpec[key])) diff.recreateOnly.push(`spec.${key}`);
+  }
+
+  const fromContainers = from.spec?.containers ?? [];
+  const toContainers = to.spec?.containers ?? [];
+  if (!same(fromContainers.map((c) => c.name), toContainers.map((c) => c.name))) {
+    diff.recreateOnly.push('spec.containers[*].name');
+    return diff;
+  }
+  toContainers.forEach((next, i) => diffContainer(fromContainers[i]!, next, diff));
+  return diff;
+}
+
+function diffContainer(prev: Container, next: Container, diff: TemplateDiff): void {
+  const keys = new Set([...Object.keys(prev), ...Object.keys(next)]) as Set<keyof Container>;
+  for (const key of keys) {
+    if (same(prev[key], next[key])) continue;
+    if (key === 'image') {
+      diff.images[next.name] = next.image ?? '';
+    } else if (key === 'resources') {
+      const change = resourceChange(prev.resources, next.resources);
+      if (change === 'resize') diff.resources[next.name] = next.resources ?? {};
+      else diff.recreateOnly.push(`spec.containers[${next.name}].resources${change}`);
+    } else {
+      diff.recreateOnly.push(`spec.containers[${next.name}].${key}`);
+    }
+  }
+}
+
+/**
+ * A resources change is a resize when only cpu/memory values change and every request and limit
+ * that was set stays set (removing one, or adding one, changes more than a value). QoS-class
+ * changes are judged later, against the pod (resize/ module).
+ */
+function resourceChange(prev: Resources | undefined, next: Resources | undefined): 'resize' | string {
+  for (const part of ['requests', 'limits'] as const) {
+    const a = prev?.[part] ?? {};
+    const b = next?.[part] ?? {};
+    for (const name of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      if (a[name] === b[name]) continue;
+      if (!RESIZABLE.includes(name)) return `.${part}.${name}`;
+      if (a[name] === undefined) return `.${part}.${name} (added)`;
+      if (b[name] === undefined) return `.${part}.${name} (removed)`;
+    }
+  }
+  if (!same(prev?.claims, next?.claims)) return '.claims';
+  return 'resize';
+}
+
+function mapDiff(a: Record<string, string> | undefined, b: Record<string, string> | undefined): Record<string, string | null> {
+  const out: Record<string, string | null> = {};
+  for (const [k, v] of Object.entries(b ?? {})) if (a?.[k] !== v) out[k] = v;
+  for (const k of Object.keys(a ?? {})) if (!(k in (b ?? {}))) out[k] = null;
+  return out;
+}
+
+export const hasChanges = (d: TemplateDiff): boolean =>
+  Object.keys(d.images).length + Object.keys(d.resources).length + Object.keys(d.labels).length +
+    Object.keys(d.annotations).length + d.recreateOnly.length > 0;

@@ -1,0 +1,74 @@
+// Carries out the steps plan.ts decides for one pod, with the fewest API writes (drain: one status
+// patch; apply: one pod patch; complete: one status patch), each recorded as a resourceVersion
+// expectation so the next reconcile never acts on a cache that has not seen it. Emits an event
+// and counts a metric per transition. Must not: decide what to do.
+import { CONDITION_INPLACE_UPDATE_READY } from '../api/types.js';
+import type { EventRecorder } from '../runtime/events.js';
+import type { ResourceVersionExpectations } from '../runtime/expectations.js';
+import { isNotFound, type KubeClient, type KubeObject, type Pod } from '../runtime/kube-client.js';
+import type { InPlaceMetrics } from './metrics.js';
+import { readUpdateState, type InPlaceStep, type Settlement } from './plan.js';
+
+const stamp = (now: number): string => new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+export class InPlaceUpdater {
+  constructor(
+    private readonly client: KubeClient,
+    private readonly events: EventRecorder,
+    private readonly expectations: ResourceVersionExpectations,
+    private readonly metrics: InPlaceMetrics | undefined,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Takes the pod out of service before its containers restart: endpoints drop it now. */
+  async drain(owner: KubeObject, pod: Pod, message: string): Promise<void> {
+    const time = stamp(this.now());
+    await this.patchStatus(pod, [
+      { type: CONDITION_INPLACE_UPDATE_READY, status: 'False', reason: 'InPlaceUpdateStarted', message, lastTransitionTime: time },
+      { type: 'Ready', status: 'False', reason: 'InPlaceUpdateStarted', message, lastTransitionTime: time },
+    ]);
+    this.metrics?.updates.inc({ result: 'started' });
+    this.events.event(pod, 'Normal', 'InPlaceUpdateStarted', message);
+    this.events.event(owner, 'Normal', 'InPlaceUpdateStarted', `pod ${pod.metadata?.name}: ${message}`);
+  }
+
+  async apply(owner: KubeObject, pod: Pod, step: Extract<InPlaceStep, { kind: 'patch' }>): Promise<void> {
+    const patched = await this.client.patch<Pod>(podPath(pod), step.patch, 'strategic');
+    this.expectations.expectResourceVersion(pod.metadata?.uid ?? '', patched.metadata?.resourceVersion ?? '');
+    const what = Object.entries(step.diff.images).map(([c, image]) => `${c}=${image}`);
+    const message = what.length > 0 ? `updated in place: ${what.join(', ')}` : 'updated labels/annotations in place';
+    this.events.event(pod, 'Normal', 'InPlaceUpdated', message);
+    if (what.length === 0) this.metrics?.updates.inc({ result: 'succeeded' });
+    else this.events.event(owner, 'Normal', 'InPlaceUpdated', `pod ${pod.metadata?.name}: ${message}`);
+  }
+
+  async settle(owner: KubeObject, pod: Pod, settlement: Exclude<Settlement, 'pending' | 'none'>): Promise<void> {
+    const completed = settlement === 'complete';
+    await this.patchStatus(pod, [
+      {
+        type: CONDITION_INPLACE_UPDATE_READY,
+        status: 'True',
+        reason: completed ? 'InPlaceUpdateCompleted' : 'InPlaceUpdateCancelled',
+        message: completed ? 'every changed container restarted with its new image' : 'the update no longer applies; nothing was restarted',
+        lastTransitionTime: stamp(this.now()),
+      },
+    ]);
+    this.metrics?.updates.inc({ result: completed ? 'succeeded' : 'reverted' });
+    const state = readUpdateState(pod);
+    if (completed && state) this.metrics?.duration.observe((this.now() - Date.parse(state.updateTimestamp)) / 1000);
+    const reason = completed ? 'InPlaceUpdateCompleted' : 'InPlaceUpdateCancelled';
+    this.events.event(pod, 'Normal', reason, completed ? `now at revision ${state?.revision}` : 'update withdrawn before it was applied');
+    this.events.event(owner, 'Normal', reason, `pod ${pod.metadata?.name}`);
+  }
+
+  private async patchStatus(pod: Pod, conditions: Record<string, string>[]): Promise<void> {
+    try {
+      const patched = await this.client.patch<Pod>(`${podPath(pod)}/status`, { status: { conditions } }, 'strategic');
+      this.expectations.expectResourceVersion(pod.metadata?.uid ?? '', patched.metadata?.resourceVersion ?? '');
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+}
+
+const podPath = (pod: Pod): string => `/api/v1/namespaces/${pod.metadata?.namespace}/pods/${pod.metadata?.name}`;

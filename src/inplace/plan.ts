@@ -1,0 +1,125 @@
+// The in-place update of one pod as a state machine over what the pod shows, so every step
+// survives a controller restart (the state lives on the pod, never in memory):
+//   drain     set InPlaceUpdateReady (and Ready) False so endpoints drop the pod first
+//   wait      until the cache shows it not Ready and gracePeriodSeconds have passed
+//   patch     images + labels/annotations in one patch, recording inplace-update-state
+//   complete  every changed container runs again after the change → InPlaceUpdateReady True
+//   undrain   drained, but the update no longer applies (rollback, partition, pause) → True
+// A change that only touches metadata skips drain and wait: nothing restarts.
+// Pure. Must not: perform I/O or choose which pods to update (the rollout arithmetic does).
+import type * as k8s from '@kubernetes/client-node';
+import {
+  ANNOTATION_INPLACE_UPDATE_STATE,
+  CONDITION_INPLACE_UPDATE_READY,
+  LABEL_CONTROLLER_REVISION_HASH,
+  type InPlaceUpdateState,
+  type UpdateStrategyType,
+} from '../api/types.js';
+import type { Pod, Wire } from '../runtime/kube-client.js';
+import { diffTemplates, type PodTemplate, type TemplateDiff } from './diff.js';
+
+export type PodPatch = Record<string, unknown>;
+
+export type InPlaceStep =
+  | { kind: 'recreate'; reason: string }
+  | { kind: 'blocked'; fields: string[] }
+  | { kind: 'drain'; message: string }
+  | { kind: 'wait'; untilMs?: number }
+  | { kind: 'patch'; patch: PodPatch; diff: TemplateDiff }
+  | { kind: 'none' };
+
+export interface UpdateTarget {
+  strategy: UpdateStrategyType;
+  gracePeriodSeconds: number;
+  podTemplate: PodTemplate;
+  targetRevision: string;
+  targetTemplate: PodTemplate;
+  /** Cpu/memory resizes are applied by the resize module; until then they need a recreate. */
+  resizeSupported: boolean;
+  now: number;
+}
+
+const condition = (pod: Pod, type: string): Wire<k8s.V1PodCondition> | undefined =>
+  pod.status?.conditions?.find((c) => c.type === type);
+
+/** The next step to move a pod selected for update to the target revision. */
+export function planInPlaceUpdate(pod: Pod, t: UpdateTarget): InPlaceStep {
+  const diff = diffTemplates(t.podTemplate, t.targetTemplate);
+  const blocking = [...diff.recreateOnly];
+  if (!t.resizeSupported) blocking.push(...Object.keys(diff.resources).map((c) => `spec.containers[${c}].resources`));
+  if (t.strategy === 'ReCreate') return { kind: 'recreate', reason: 'updateStrategy.type is ReCreate' };
+  if (blocking.length > 0) {
+    return t.strategy === 'InPlaceOnly'
+      ? { kind: 'blocked', fields: blocking }
+      : { kind: 'recreate', reason: `cannot change in place: ${blocking.join(', ')}` };
+  }
+  const restarts = Object.keys(diff.images).length > 0;
+  if (restarts) {
+    const gate = condition(pod, CONDITION_INPLACE_UPDATE_READY);
+    if (gate?.status !== 'False') {
+      return { kind: 'drain', message: `in-place update to revision ${t.targetRevision}: ${Object.keys(diff.images).join(', ')}` };
+    }
+    if (condition(pod, 'Ready')?.status === 'True') return { kind: 'wait' };
+    const drainedAt = Date.parse(gate.lastTransitionTime ?? '') || t.now;
+    const readyAt = drainedAt + t.gracePeriodSeconds * 1000;
+    if (t.now < readyAt) return { kind: 'wait', untilMs: readyAt };
+  }
+  return { kind: 'patch', patch: buildPatch(pod, t, diff), diff };
+}
+
+function buildPatch(pod: Pod, t: UpdateTarget, diff: TemplateDiff): PodPatch {
+  const statuses = pod.status?.containerStatuses ?? [];
+  const changed: Record<string, string[]> = {};
+  for (const name of Object.keys(diff.images)) changed[name] = ['image'];
+  for (const name of Object.keys(diff.resources)) changed[name] = [...(changed[name] ?? []), 'resources'];
+  const state: InPlaceUpdateState = {
+    revision: t.targetRevision,
+    updateTimestamp: new Date(t.now).toISOString(),
+    lastContainerImageIDs: Object.fromEntries(statuses.filter((s) => s.name in diff.images).map((s) => [s.name, s.imageID ?? ''])),
+    lastRestartCounts: Object.fromEntries(statuses.filter((s) => s.name in diff.images).map((s) => [s.name, s.restartCount ?? 0])),
+    changed,
+  };
+  const containers = Object.entries(diff.images).map(([name, image]) => ({ name, image }));
+  return {
+    metadata: {
+      labels: { ...diff.labels, [LABEL_CONTROLLER_REVISION_HASH]: t.targetRevision },
+      annotations: { ...diff.annotations, [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(state) },
+    },
+    ...(containers.length > 0 ? { spec: { containers } } : {}),
+  };
+}
+
+export function readUpdateState(pod: Pod): InPlaceUpdateState | undefined {
+  const raw = pod.metadata?.annotations?.[ANNOTATION_INPLACE_UPDATE_STATE];
+  if (!raw) return undefined;
+  try {
+    return JSON.parse(raw) as InPlaceUpdateState;
+  } catch {
+    return undefined;
+  }
+}
+
+export type Settlement = 'complete' | 'undrain' | 'pending' | 'none';
+
+/**
+ * For a pod whose InPlaceUpdateReady is False: 'complete' when every container the update changed
+ * runs again after the change; 'undrain' when it was drained for an update it is no longer
+ * getting (`selected` false) and nothing was patched; 'pending' while containers restart.
+ */
+export function settleInPlaceUpdate(pod: Pod, selected: boolean): Settlement {
+  if (condition(pod, CONDITION_INPLACE_UPDATE_READY)?.status !== 'False') return 'none';
+  const state = readUpdateState(pod);
+  const revision = pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH];
+  if (!state || state.revision !== revision) return selected ? 'none' : 'undrain';
+  const allRestarted = Object.entries(state.changed ?? {})
+    .filter(([, fields]) => fields.includes('image'))
+    .every(([name]) => {
+      const s = pod.status?.containerStatuses?.find((c) => c.name === name);
+      const spec = pod.spec?.containers?.find((c) => c.name === name);
+      if (!s?.state?.running || !spec) return false;
+      const newImage = !!s.imageID && s.imageID !== state.lastContainerImageIDs?.[name];
+      const restarted = (s.restartCount ?? 0) > (state.lastRestartCounts?.[name] ?? 0);
+      return newImage || restarted;
+    });
+  return allRestarted ? 'complete' : 'pending';
+}
