@@ -7,6 +7,7 @@
 //    against the cache is delivered as add/update/delete so nothing is missed;
 //  - `hasSynced()` turns true after the first complete list and stays true.
 // Must not: interpret objects or call reconcilers directly; handlers map changes to queue keys.
+import { StringDecoder } from 'node:string_decoder';
 import { Backoff } from './backoff.js';
 import type { KubeClient, KubeList, KubeObject, RequestOptions } from './kube-client.js';
 import { KubeApiError, isGone } from './kube-client.js';
@@ -59,6 +60,7 @@ export class Informer<T extends KubeObject> {
   private loop: Promise<void> | undefined;
   private syncWaiters: (() => void)[] = [];
   private lastEventAt = 0;
+  private completedRelists = 0;
 
   constructor(private readonly options: InformerOptions) {
     this.backoff = options.backoff ?? new Backoff();
@@ -72,6 +74,11 @@ export class Informer<T extends KubeObject> {
     if (this.loop) throw new Error(`informer ${this.options.name}: add index "${name}" before start()`);
     this.indexers.set(name, fn);
     this.indexes.set(name, new Map());
+  }
+
+  /** Full lists applied after the first one (after a 410 Gone, a stalled watch or the periodic relist). */
+  get relists(): number {
+    return this.completedRelists;
   }
 
   hasSynced(): boolean {
@@ -168,7 +175,14 @@ export class Informer<T extends KubeObject> {
         this.options.path,
         this.query({ limit: this.options.pageSize ?? 500, continue: continueToken }),
       );
-      for (const item of page.items) fresh.set(objectKey(item), item);
+      // List items arrive without apiVersion/kind; watch events carry them. Fill them in so the
+      // cache holds one shape whichever way an object arrived.
+      const kind = page.kind?.replace(/List$/, '');
+      for (const item of page.items) {
+        if (page.apiVersion && item.apiVersion === undefined) item.apiVersion = page.apiVersion;
+        if (kind && item.kind === undefined) item.kind = kind;
+        fresh.set(objectKey(item), item);
+      }
       continueToken = page.metadata?.continue || undefined;
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
     } while (continueToken && !this.stopped);
@@ -182,6 +196,8 @@ export class Informer<T extends KubeObject> {
     if (!this.synced) {
       this.synced = true;
       this.releaseSyncWaiters();
+    } else {
+      this.completedRelists += 1;
     }
   }
 
@@ -220,14 +236,16 @@ export class Informer<T extends KubeObject> {
         }),
         signal: abort.signal,
       });
+      // Chunks split multi-byte UTF-8 characters; the decoder carries partial ones over.
+      const decoder = new StringDecoder('utf8');
       if (response.statusCode !== 200) {
         let text = '';
-        for await (const chunk of response.body) text += chunk.toString();
-        throw new KubeApiError('WATCH', this.options.path, response.statusCode, safeParse(text));
+        for await (const chunk of response.body) text += decoder.write(chunk as Buffer);
+        throw new KubeApiError('WATCH', this.options.path, response.statusCode, safeParse(text + decoder.end()));
       }
       let buffered = '';
       for await (const chunk of response.body) {
-        buffered += chunk.toString();
+        buffered += decoder.write(chunk as Buffer);
         let newline: number;
         while ((newline = buffered.indexOf('\n')) >= 0) {
           const line = buffered.slice(0, newline);

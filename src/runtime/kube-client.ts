@@ -5,8 +5,8 @@
 // delivers, so the informer cache holds one consistent form.
 // Must not: retry, cache, or interpret objects; callers decide what a failure means.
 import type * as k8s from '@kubernetes/client-node';
+import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
-import type { IncomingHttpHeaders } from 'node:http';
 
 /** A client-node model type as it travels on the wire: Date fields arrive as RFC 3339 strings. */
 export type Wire<T> = T extends Date
@@ -28,6 +28,8 @@ export interface KubeObject {
 }
 
 export interface KubeList<T> {
+  apiVersion?: string;
+  kind?: string;
   metadata?: { resourceVersion?: string; continue?: string };
   items: T[];
 }
@@ -86,7 +88,7 @@ export interface RequestOptions {
 }
 
 export class KubeClient {
-  private agent: https.Agent | undefined;
+  private agent: http.Agent | undefined;
   private readonly server: URL;
 
   constructor(
@@ -143,14 +145,18 @@ export class KubeClient {
     }
     const auth: https.RequestOptions = {};
     await this.config.applyToHTTPSOptions(auth);
-    const agent = (this.agent ??= new https.Agent({
-      keepAlive: true,
-      maxSockets: 64,
-      ca: auth.ca,
-      cert: auth.cert,
-      key: auth.key,
-      ...(auth.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: auth.rejectUnauthorized }),
-    }));
+    // A plain-HTTP server (kubectl proxy, a local stand-in API) is valid in a kubeconfig too.
+    const plain = this.server.protocol === 'http:';
+    const agent = (this.agent ??= plain
+      ? new http.Agent({ keepAlive: true, maxSockets: 64 })
+      : new https.Agent({
+          keepAlive: true,
+          maxSockets: 64,
+          ca: auth.ca,
+          cert: auth.cert,
+          key: auth.key,
+          ...(auth.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: auth.rejectUnauthorized }),
+        }));
     const payload = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body));
     const headers: Record<string, string> = { Accept: 'application/json' };
     for (const [key, value] of Object.entries(auth.headers ?? {})) {
@@ -162,7 +168,7 @@ export class KubeClient {
       headers['Content-Length'] = String(payload.length);
     }
     return new Promise((resolve, reject) => {
-      const req = https.request(url, { method, agent, headers, signal: options.signal }, (res) => {
+      const req = (plain ? http : https).request(url, { method, agent, headers, signal: options.signal }, (res) => {
         this.observe(method, String(res.statusCode ?? 0), this.server.host);
         resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: res });
       });

@@ -1,6 +1,9 @@
 // The manager runs one Tailor process's machinery in the right order and takes it down cleanly:
-//   start: HTTP endpoints → informers (caches fill whether or not we lead) → wait for sync
-//          → leader election (if enabled) → controllers start only while leading.
+//   start: HTTP endpoints → informers (caches fill whether or not we lead) and, at the same
+//          time, leader election (if enabled) → controllers start once leading *and* synced.
+//          Campaigning does not wait for the caches (as in controller-runtime), so a cache that
+//          cannot fill yet (e.g. its CRD is not installed; the informer retries) does not stop
+//          the replicas from deciding who leads.
 //   stop:  no new work → in-flight reconciles finish within the grace period → informers stop
 //          → lease released → events flushed → endpoints and sockets closed. Nothing is left
 //          holding the event loop, so the process exits on its own.
@@ -38,6 +41,7 @@ export class Manager {
   private stopping: Promise<void> | undefined;
   private lostLease: (() => void) | undefined;
   private controllersStarted = false;
+  private leadershipLost = false;
 
   constructor(private readonly options: ManagerOptions) {
     this.metrics = options.metrics ?? new RuntimeMetrics();
@@ -88,30 +92,39 @@ export class Manager {
       const addr = await e.start();
       log.info({ address: `${addr.address}:${addr.port}` }, 'serving endpoints');
     }
+    if (this.stopping) {
+      // Stopped while the endpoints were starting: start nothing that shutdown would not stop.
+      await this.stopping;
+      return 'stopped';
+    }
     for (const i of this.informers) i.start();
-    await Promise.all(this.informers.map((i) => i.waitForSync()));
-    if (this.stopping) return 'stopped';
-    log.info({ informers: this.informers.length }, 'caches synced');
+    const synced = Promise.all(this.informers.map((i) => i.waitForSync())).then(() => {
+      if (!this.stopping) log.info({ informers: this.informers.length }, 'caches synced');
+    });
 
     const outcome = new Promise<'stopped' | 'lost-lease'>((resolve) => {
       this.lostLease = () => resolve('lost-lease');
       void this.whenStopping().then(() => resolve('stopped'));
     });
+    const startOnceSynced = (): void => {
+      void synced.then(() => this.startControllers());
+    };
     const le = this.options.leaderElection;
     if (le) {
       this.elector = new LeaderElector({
         client: this.client,
         ...le,
         logger: log,
-        onStartedLeading: () => this.startControllers(),
+        onStartedLeading: startOnceSynced,
         onStoppedLeading: () => {
+          this.leadershipLost = true;
           for (const c of this.controllers) void c.stop(0);
           this.lostLease?.();
         },
       });
       this.elector.start();
     } else {
-      this.startControllers();
+      startOnceSynced();
     }
     const result = await outcome;
     await this.stop();
@@ -131,7 +144,7 @@ export class Manager {
   }
 
   private startControllers(): void {
-    if (this.controllersStarted || this.stopping) return;
+    if (this.controllersStarted || this.stopping || this.leadershipLost) return;
     this.controllersStarted = true;
     for (const c of this.controllers) c.start();
   }

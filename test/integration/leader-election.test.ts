@@ -1,0 +1,289 @@
+// `tailor controller --leader-elect` as real processes (node dist/cli/main.js) against the real API
+// server: two replicas elect exactly one leader on a coordination.k8s.io/v1 Lease; killing the
+// leader hands the Lease to the other within 20 s; SIGTERM makes a controller exit on its own with
+// code 0 within its grace period and release the Lease (so nothing was left holding the event
+// loop); its /metrics and /readyz answer while it runs. Leadership does not depend on the CloneSet
+// CRD: if it is missing, the replicas still elect (the informer keeps retrying its list).
+// Owns: the processes it spawns and the namespaces it creates. Must not: mock anything.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { API_GROUP, API_VERSION } from '../../src/api/types.js';
+import { KubeClient, isNotFound } from '../../src/runtime/kube-client.js';
+import { silentLogger } from '../../src/runtime/logger.js';
+import { Manager } from '../../src/runtime/manager.js';
+import { kubeconfigPath, loadTestKubeConfig } from '../support/kube.js';
+import { eventually } from '../support/testbed.js';
+
+const cli = resolve(process.cwd(), 'dist/cli/main.js');
+const LEASE = 'tailor-controller';
+const GRACE_MS = 10_000;
+const kubeConfig = loadTestKubeConfig();
+const client = new KubeClient(kubeConfig);
+const namespaces: string[] = [];
+const processes: RunningController[] = [];
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+interface RunningController {
+  identity: string;
+  child: ChildProcess;
+  metricsPort: number;
+  healthPort: number;
+  /** Messages of the JSON log lines written so far. */
+  messages: string[];
+  exited: Promise<Exit>;
+  exit: Exit | undefined;
+}
+
+beforeAll(() => {
+  if (!existsSync(cli)) throw new Error(`${cli} is missing: build first with 'npx tsc -p tsconfig.build.json'`);
+});
+
+afterAll(async () => {
+  for (const p of processes) if (p.exit === undefined) p.child.kill('SIGKILL');
+  await Promise.all(processes.map((p) => p.exited));
+  for (const ns of namespaces) await client.delete(`/api/v1/namespaces/${ns}`).catch(() => undefined);
+  client.close();
+});
+
+async function freshNamespace(prefix: string): Promise<string> {
+  const name = `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+  await client.create('/api/v1/namespaces', { metadata: { name } });
+  namespaces.push(name);
+  return name;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const address = server.address();
+  await new Promise<void>((r) => server.close(() => r()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+async function startController(identity: string, namespace: string): Promise<RunningController> {
+  const [metricsPort, healthPort] = [await freePort(), await freePort()];
+  const child = spawn(
+    process.execPath,
+    [
+      cli,
+      'controller',
+      '--kubeconfig', kubeconfigPath(),
+      '--namespace', namespace,
+      '--leader-elect',
+      '--leader-election-namespace', namespace,
+      '--leader-election-id', LEASE,
+      '--metrics-bind-address', `127.0.0.1:${metricsPort}`,
+      '--health-probe-bind-address', `127.0.0.1:${healthPort}`,
+      '--shutdown-grace-period', `${GRACE_MS}ms`,
+    ],
+    { env: { ...process.env, POD_NAME: identity, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const running: RunningController = {
+    identity,
+    child,
+    metricsPort,
+    healthPort,
+    messages: [],
+    exit: undefined,
+    exited: new Promise<Exit>((resolveExit) =>
+      child.once('exit', (code, signal) => {
+        running.exit = { code, signal };
+        resolveExit(running.exit);
+      }),
+    ),
+  };
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    try {
+      running.messages.push(String((JSON.parse(line) as { msg?: unknown }).msg));
+    } catch {
+      running.messages.push(line);
+    }
+  });
+  const stderr: string[] = [];
+  createInterface({ input: child.stderr! }).on('line', (line) => void stderr.push(line));
+  processes.push(running);
+  // Fail fast with its own words if it could not start at all.
+  await eventually(`controller ${identity} to serve /healthz`, async () => {
+    if (running.exit) throw new Error(`controller ${identity} exited ${JSON.stringify(running.exit)}: ${stderr.join('\n')}`);
+    const response = await fetch(`http://127.0.0.1:${healthPort}/healthz`);
+    return response.status === 200 ? true : undefined;
+  }, 30_000);
+  return running;
+}
+
+interface Lease {
+  spec?: { holderIdentity?: string; leaseTransitions?: number };
+}
+
+/** The Lease's holder: a name, '' when released, undefined when there is no Lease yet. */
+async function leaseHolder(namespace: string): Promise<string | undefined> {
+  try {
+    const lease = await client.get<Lease>(`/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${LEASE}`);
+    return lease.spec?.holderIdentity ?? '';
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** `promise`'s value, or undefined if it takes longer than `ms`; leaves no timer behind. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function cloneSetApiServed(): Promise<boolean> {
+  try {
+    const group = await client.get<{ resources?: { name: string }[] }>(`/apis/${API_GROUP}/${API_VERSION}`);
+    return (group.resources ?? []).some((r) => r.name === 'clonesets');
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    throw err;
+  }
+}
+
+describe('two tailor controllers with --leader-elect', () => {
+  it('elect exactly one leader, and the other takes the Lease over within 20 s of the leader being killed', async () => {
+    const ns = await freshNamespace('tailor-le-pair');
+    const a = await startController('replica-a', ns);
+    const b = await startController('replica-b', ns);
+
+    const holder = await eventually('one replica to hold the Lease', async () => {
+      const h = await leaseHolder(ns);
+      return h === a.identity || h === b.identity ? h : undefined;
+    }, 30_000);
+    // Two more renew rounds change nothing: one leader, and only one ever said so.
+    await sleep(5_000);
+    expect(await leaseHolder(ns)).toBe(holder);
+    const [leader, follower] = holder === a.identity ? [a, b] : [b, a];
+    expect(leader.messages).toContain('became leader');
+    expect(follower.messages).not.toContain('became leader');
+
+    leader.child.kill('SIGKILL');
+    const killedAt = Date.now();
+    expect((await leader.exited).signal).toBe('SIGKILL');
+    let handedOverAt = 0;
+    while (Date.now() - killedAt < 30_000) {
+      if ((await leaseHolder(ns)) === follower.identity) {
+        handedOverAt = Date.now();
+        break;
+      }
+      await sleep(100);
+    }
+    expect(handedOverAt).toBeGreaterThan(0);
+    expect(handedOverAt - killedAt).toBeLessThan(20_000);
+    await eventually('the new leader to log it', async () => (follower.messages.includes('became leader') ? true : undefined), 5_000);
+    expect(follower.exit).toBeUndefined();
+  }, 90_000);
+});
+
+describe('a running tailor controller', () => {
+  let ns = '';
+  let controller: RunningController;
+
+  beforeAll(async () => {
+    ns = await freshNamespace('tailor-le-single');
+    controller = await startController('single', ns);
+    await eventually('the controller to hold the Lease', async () => ((await leaseHolder(ns)) === 'single' ? true : undefined), 30_000);
+  }, 60_000);
+
+  it('serves controller-runtime metrics with values on /metrics', async () => {
+    const renewal = /^rest_client_requests_total\{[^}]*method="PATCH"[^}]*\} [1-9]\d*$/m;
+    const text = await eventually('a lease renewal to be counted', async () => {
+      const body = await (await fetch(`http://127.0.0.1:${controller.metricsPort}/metrics`)).text();
+      return renewal.test(body) ? body : undefined;
+    }, 30_000);
+    expect(text).toMatch(/^controller_runtime_reconcile_total\{controller="cloneset",result="success"\} \d+$/m);
+    expect(text).toMatch(/^controller_runtime_reconcile_total\{controller="cloneset",result="error"\} \d+$/m);
+    expect(text).toMatch(/^workqueue_depth\{name="cloneset"\} \d+$/m);
+    expect(text).toMatch(/^rest_client_requests_total\{[^}]*method="GET"[^}]*code="200"[^}]*\} [1-9]\d*$/m);
+    expect(text).toMatch(renewal);
+  }, 60_000);
+
+  it('answers /readyz with 200 once its caches have synced (503 while the CloneSet API is not served)', async () => {
+    const readyz = async (): Promise<{ status: number; body: string }> => {
+      const response = await fetch(`http://127.0.0.1:${controller.healthPort}/readyz`);
+      return { status: response.status, body: await response.text() };
+    };
+    if (await cloneSetApiServed()) {
+      const ready = await eventually('/readyz to pass', async () => {
+        const r = await readyz();
+        return r.status === 200 ? r : undefined;
+      }, 30_000);
+      expect(ready.body).toContain('[+]informers-synced ok');
+      expect(controller.messages).toContain('caches synced');
+    } else {
+      // Without the CRD the CloneSet informer keeps retrying its list: alive, leading, not ready.
+      const notReady = await readyz();
+      expect(notReady.status).toBe(503);
+      expect(notReady.body).toContain('[-]informers-synced failed');
+    }
+    expect((await fetch(`http://127.0.0.1:${controller.healthPort}/healthz`)).status).toBe(200);
+  }, 60_000);
+
+  it('exits on its own with code 0 within the grace period after SIGTERM and releases the Lease', async () => {
+    expect(controller.exit).toBeUndefined();
+    controller.child.kill('SIGTERM');
+    const signalledAt = Date.now();
+    const exit = await within(controller.exited, GRACE_MS + 5_000);
+    const tookMs = Date.now() - signalledAt;
+
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(tookMs).toBeLessThan(GRACE_MS);
+    expect(await leaseHolder(ns)).toBe('');
+    expect(controller.messages).toEqual(expect.arrayContaining(['released the lease', 'stopped']));
+  }, 60_000);
+});
+
+describe('a replica whose cache cannot sync', () => {
+  it('still campaigns and wins the Lease, but starts no controller and is not ready', async () => {
+    const ns = await freshNamespace('tailor-le-nosync');
+    const healthPort = await freePort();
+    const manager = new Manager({
+      kubeConfig,
+      logger: silentLogger(),
+      component: 'tailor-test',
+      healthAddress: `127.0.0.1:${healthPort}`,
+      leaderElection: { namespace: ns, name: LEASE, identity: 'no-crd' },
+    });
+    // Like a CloneSet informer before its CRD is installed: every list answers 404 and is retried.
+    const informer = manager.informer({ name: 'missing', path: `/apis/missing.tailor.dev/v1/namespaces/${ns}/things` });
+    const reconciled: string[] = [];
+    const controller = manager.controller({
+      name: 'probe',
+      concurrency: 1,
+      reconcile: async (key) => {
+        reconciled.push(key);
+      },
+    });
+    controller.queue.add('probe-key');
+    const run = manager.run();
+    try {
+      await eventually('the replica to hold the Lease', async () => ((await leaseHolder(ns)) === 'no-crd' ? true : undefined), 30_000);
+      await sleep(3_000);
+      expect(manager.isLeader()).toBe(true);
+      expect(informer.hasSynced()).toBe(false);
+      expect(reconciled).toEqual([]);
+      expect((await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status).toBe(503);
+    } finally {
+      await manager.stop();
+    }
+    expect(await run).toBe('stopped');
+    expect(await leaseHolder(ns)).toBe('');
+  }, 60_000);
+});
