@@ -444,6 +444,11 @@ cmd_status() {
   fi
 }
 
+# One cluster command at a time: concurrent test runs would race to start the same components.
+mkdir -p "$CLUSTER_DIR"
+exec 8>"$CLUSTER_DIR/.lock"
+flock 8
+
 case ${1:-} in
   up) cmd_up "${2:-${MODE:-control-plane}}" ;;
   down) cmd_down ;;

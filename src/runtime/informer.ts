@@ -292,6 +292,9 @@ export class Informer<T extends KubeObject> {
   }
 
   private upsert(key: string, obj: T): void {
+    // managedFields (server-side apply bookkeeping) are often a third of an object and no
+    // controller decision reads them: the cache never holds them.
+    if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
     const old = this.store.get(key);
     if (old && old.metadata?.resourceVersion === obj.metadata?.resourceVersion) return;
     this.store.set(key, obj);

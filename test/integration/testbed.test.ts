@@ -27,7 +27,8 @@ describe('the control-plane test bed', () => {
     const allSeen = new Promise<void>((resolve) => (done = resolve));
     const watch = await new k8s.Watch(kc).watch(
       `/api/v1/namespaces/${namespace}/configmaps`,
-      {},
+      // Only our object: the controller-manager adds kube-root-ca.crt to every namespace.
+      { fieldSelector: 'metadata.name=probe' },
       (type: string, obj: k8s.V1ConfigMap) => {
         seen.push(`${type} ${obj.metadata?.name} ${obj.data?.['colour'] ?? '-'}`);
         if (type === 'DELETED') done();
