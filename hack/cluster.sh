@@ -47,7 +47,8 @@ running() { pid_of "$1" >/dev/null; }
 start() { # name, command...
   local name=$1; shift
   mkdir -p "$LOGS" "$PIDS"
-  setsid "$@" >>"$LOGS/$name.log" 2>&1 < /dev/null &
+  # 8>&-: the component must not inherit (and hold for its lifetime) this script's lock.
+  setsid "$@" >>"$LOGS/$name.log" 2>&1 < /dev/null 8>&- &
   echo $! >"$PIDS/$name.pid"
 }
 
