@@ -1,0 +1,93 @@
+// What the resize strategy (updateStrategy.resizeStrategy, DESIGN.md §2.1) says to do about one
+// pod's unfinished resize, given its state (state.ts) and the time. Owns the timers: Deferred
+// longer than deferredTimeoutSeconds or InProgress longer than inProgressTimeoutSeconds, both
+// measured from the view's `since`, and Infeasible, lead to the configured action; anything
+// still inside its time says when to look again. Must not: do I/O, read the clock (`now` is
+// given), or keep state — timers come from recorded timestamps, so they survive a restart.
+//
+// Actions: 'none' (done, or nothing pending), 'wait' (leave the pod; look again at nextCheckAt
+// when there is a timer), 'recreate' (replace the pod with the new resources), 'blocked' (leave
+// the pod and say why with the ResizeBlocked condition). InPlaceOnly never recreates: whatever
+// the configured action, it is 'blocked'. ReCreate follows the configured actions like
+// InPlaceIfPossible (a resize there can only come from outside Tailor).
+// A timer has run out once the elapsed time reaches the timeout (elapsed >= timeout), so a requeue
+// at nextCheckAt decides. A Deferred/InProgress view without a usable `since` (the ≤ 1.32
+// status.resize form carries no time) cannot time out by itself: the answer is 'wait' with
+// nextCheckAt one timeout from now, and the caller should supply `since` from its own record
+// (e.g. the previous status.resize entry of the pod while the state is unchanged).
+import type { ResizeAction, UpdateStrategyType } from '../api/types.js';
+import type { ResizeView } from './state.js';
+
+export interface ResizeOutcomeStrategy {
+  type: UpdateStrategyType;
+  deferredTimeoutSeconds: number;
+  inProgressTimeoutSeconds: number;
+  onTimeout: ResizeAction;
+  onInfeasible: ResizeAction;
+}
+
+export type ResizeOutcomeAction = 'none' | 'wait' | 'recreate' | 'blocked';
+
+export interface ResizeOutcome {
+  action: ResizeOutcomeAction;
+  /** Why: Infeasible, DeferredTimeout or InProgressTimeout for recreate/blocked. */
+  reason?: string;
+  /** For people: the state, how long, the limit, and the kubelet's message. */
+  message?: string;
+  /** Epoch milliseconds at which the answer may change (a timer runs out). */
+  nextCheckAt?: number;
+}
+
+export const ResizeOutcomeReasons = {
+  Infeasible: 'Infeasible',
+  DeferredTimeout: 'DeferredTimeout',
+  InProgressTimeout: 'InProgressTimeout',
+} as const;
+
+function act(configured: ResizeAction, type: UpdateStrategyType): 'recreate' | 'blocked' {
+  return type !== 'InPlaceOnly' && configured === 'Recreate' ? 'recreate' : 'blocked';
+}
+
+const kubeletSays = (view: ResizeView): string =>
+  view.message ? `: ${view.reason && view.reason !== view.state ? `${view.reason}: ` : ''}${view.message}` : '';
+
+export function decideResizeOutcome(view: ResizeView, strategy: ResizeOutcomeStrategy, now: number): ResizeOutcome {
+  if (view.done || view.state === undefined) return { action: 'none' };
+
+  switch (view.state) {
+    case 'Proposed':
+      // The node has not decided yet; its answer arrives as a pod update.
+      return { action: 'wait', message: `resize proposed, waiting for the kubelet${kubeletSays(view)}` };
+
+    case 'Infeasible':
+      return {
+        action: act(strategy.onInfeasible, strategy.type),
+        reason: ResizeOutcomeReasons.Infeasible,
+        message: `resize is infeasible on this node${kubeletSays(view)}`,
+      };
+
+    case 'Deferred':
+    case 'InProgress': {
+      const deferred = view.state === 'Deferred';
+      const timeoutSeconds = deferred ? strategy.deferredTimeoutSeconds : strategy.inProgressTimeoutSeconds;
+      const setting = deferred ? 'deferredTimeoutSeconds' : 'inProgressTimeoutSeconds';
+      const start = view.since === undefined ? Number.NaN : Date.parse(view.since);
+      if (Number.isNaN(start)) {
+        return {
+          action: 'wait',
+          message: `resize ${view.state} since an unknown time (${setting} ${timeoutSeconds})${kubeletSays(view)}`,
+          nextCheckAt: now + timeoutSeconds * 1000,
+        };
+      }
+      const deadline = start + timeoutSeconds * 1000;
+      const elapsedSeconds = Math.max(0, Math.floor((now - start) / 1000));
+      const summary = `resize ${view.state} for ${elapsedSeconds}s (${setting} ${timeoutSeconds})${kubeletSays(view)}`;
+      if (now < deadline) return { action: 'wait', message: summary, nextCheckAt: deadline };
+      return {
+        action: act(strategy.onTimeout, strategy.type),
+        reason: deferred ? ResizeOutcomeReasons.DeferredTimeout : ResizeOutcomeReasons.InProgressTimeout,
+        message: summary,
+      };
+    }
+  }
+}

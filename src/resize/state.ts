@@ -1,0 +1,241 @@
+// Reads a pod's resize state as the node reports it, in either of the kubelet's two vocabularies,
+// and maps it onto Tailor's four states (DESIGN.md §2.2):
+//   Kubernetes ≥ 1.33: conditions PodResizePending (reason Deferred | Infeasible) and
+//     PodResizeInProgress (reason "" or Error), each with observedGeneration and lastTransitionTime;
+//     status.observedGeneration; metadata.generation bumped by every spec change, resizes included.
+//   Kubernetes ≤ 1.32: status.resize = Proposed | InProgress | Deferred | Infeasible (the API server
+//     sets Proposed on every resize, the kubelet the rest), no timestamps, no generations.
+// Owns: that mapping, the "resize is done" test (spec == what the node reports, with the kubelet's
+// own minimum-value equivalences), and whether a pod's kubelet can resize at all (DESIGN §2.3).
+// Must not: do I/O, remember anything between calls, or decide what to do about a state
+// (outcome.ts does); a pod is judged from itself alone, so the answer survives controller restarts.
+//
+// Facts this relies on (kubernetes/kubernetes, kubernetes/enhancements KEP-1287):
+// - status.containerStatuses[].resources is the actual configuration for running containers and
+//   the allocated one otherwise; a kubelet without in-place resize leaves it unset, one with it
+//   sets it on every container (to {} when the container names no resources).
+// - The kubelet keeps the allocated cpu request in the status when both the allocated and the
+//   actual value are at or below MinShares (2m), and the allocated cpu limit when both are at or
+//   below MinMilliCPULimit (10m) (kubelet_pods.go, cm/helpers_linux.go). Older kubelets report the
+//   clamped value (2m / 10m) instead, so those ranges compare equal here.
+// - A Deferred or Infeasible verdict takes precedence over InProgress; an unknown verdict means
+//   the same as Deferred (KEP-1287 "Resize Status").
+// - Since 1.33 nothing sets Proposed any more; observedGeneration tells whether the kubelet has
+//   seen the latest resize (KEP-1287, KEP-5067).
+import type * as k8s from '@kubernetes/client-node';
+import { isResizeState, type ResizeState } from '../api/types.js';
+import { parseQuantity, toBytes, toMilli, type Quantity } from '../api/quantity.js';
+import type { Pod, Wire } from '../runtime/kube-client.js';
+
+type Resources = Wire<k8s.V1ResourceRequirements>;
+type Condition = Wire<k8s.V1PodCondition>;
+type ContainerStatus = Wire<k8s.V1ContainerStatus>;
+
+/** The pod conditions the kubelet reports resizes with (Kubernetes ≥ 1.33). */
+export const POD_RESIZE_PENDING = 'PodResizePending';
+export const POD_RESIZE_IN_PROGRESS = 'PodResizeInProgress';
+
+/** Reasons of an inferred Proposed (the node has said nothing about the latest resize yet). */
+export const ResizeViewReasons = {
+  /** metadata.generation is ahead of what the kubelet reports having seen. */
+  NotObserved: 'NotObserved',
+  /** The kubelet has seen the spec and reports no verdict, but the container resources differ. */
+  NotActuated: 'NotActuated',
+} as const;
+
+export interface ResizeView {
+  /** Undefined when nothing is pending. */
+  state?: ResizeState;
+  /** The kubelet's reason (Deferred, Infeasible, Error, …) or one of ResizeViewReasons. */
+  reason?: string;
+  message?: string;
+  /** RFC 3339: when this state began, from the condition's lastTransitionTime when present. */
+  since?: string;
+  /** The node runs exactly the resources the spec asks for and has nothing pending. */
+  done: boolean;
+}
+
+/** The kubelet's minimum effective cpu request (MinShares, in millicores). */
+const MIN_CPU_REQUEST_MILLI = 2n;
+/** The kubelet's minimum effective cpu limit (MinMilliCPULimit: 1ms quota per 100ms period). */
+const MIN_CPU_LIMIT_MILLI = 10n;
+
+function quantity(value: string | undefined): Quantity | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return parseQuantity(value);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A cpu request (absent = 0) compared like the kubelet: both at or below 2m are the same. */
+function cpuRequestEqual(spec: string | undefined, actual: string | undefined): boolean {
+  const a = spec === undefined ? 0n : quantity(spec);
+  const b = actual === undefined ? 0n : quantity(actual);
+  if (a === undefined || b === undefined) return spec === actual;
+  const am = typeof a === 'bigint' ? a : toMilli(a);
+  const bm = typeof b === 'bigint' ? b : toMilli(b);
+  return am === bm || (am <= MIN_CPU_REQUEST_MILLI && bm <= MIN_CPU_REQUEST_MILLI);
+}
+
+/** A cpu limit (absent = unlimited) compared like the kubelet: both at or below 10m are the same. */
+function cpuLimitEqual(spec: string | undefined, actual: string | undefined): boolean {
+  if (spec === undefined || actual === undefined) return spec === actual;
+  const a = quantity(spec);
+  const b = quantity(actual);
+  if (a === undefined || b === undefined) return spec === actual;
+  const am = toMilli(a);
+  const bm = toMilli(b);
+  return am === bm || (am <= MIN_CPU_LIMIT_MILLI && bm <= MIN_CPU_LIMIT_MILLI);
+}
+
+/** Memory in bytes; a request may be absent (= 0), a limit absent means unlimited. */
+function memoryEqual(spec: string | undefined, actual: string | undefined, absentIsZero: boolean): boolean {
+  if (!absentIsZero && (spec === undefined || actual === undefined)) return spec === actual;
+  const a = spec === undefined ? 0n : quantity(spec);
+  const b = actual === undefined ? 0n : quantity(actual);
+  if (a === undefined || b === undefined) return spec === actual;
+  return (typeof a === 'bigint' ? a : toBytes(a)) === (typeof b === 'bigint' ? b : toBytes(b));
+}
+
+/**
+ * Whether a container's spec resources and the resources its status reports are the same as far
+ * as the kubelet is concerned: cpu and memory requests and limits only (other resources cannot be
+ * resized), quantities compared by value ("1000m" == "1", "128Mi" == "134217728"), a cpu request
+ * at or below 2m equal to any other such request, a cpu limit at or below 10m to any other such
+ * limit. An absent request counts as 0; an absent limit equals only an absent limit.
+ */
+export function resourcesEquivalent(spec: Resources | undefined, actual: Resources | undefined): boolean {
+  return (
+    cpuRequestEqual(spec?.requests?.['cpu'], actual?.requests?.['cpu']) &&
+    memoryEqual(spec?.requests?.['memory'], actual?.requests?.['memory'], true) &&
+    cpuLimitEqual(spec?.limits?.['cpu'], actual?.limits?.['cpu']) &&
+    memoryEqual(spec?.limits?.['memory'], actual?.limits?.['memory'], false)
+  );
+}
+
+/** Describes the first cpu/memory value that differs, for a message ("cpu request 200m, node reports 100m"). */
+function describeDifference(spec: Resources | undefined, actual: Resources | undefined): string {
+  const parts = [
+    ['requests', 'cpu', cpuRequestEqual],
+    ['requests', 'memory', (a: string | undefined, b: string | undefined) => memoryEqual(a, b, true)],
+    ['limits', 'cpu', cpuLimitEqual],
+    ['limits', 'memory', (a: string | undefined, b: string | undefined) => memoryEqual(a, b, false)],
+  ] as const;
+  for (const [part, name, equal] of parts) {
+    const want = spec?.[part]?.[name];
+    const have = actual?.[part]?.[name];
+    if (!equal(want, have)) {
+      return `${name} ${part === 'requests' ? 'request' : 'limit'} ${want ?? 'unset'}, node reports ${have ?? 'unset'}`;
+    }
+  }
+  return 'resources differ';
+}
+
+/**
+ * Containers a resize can touch, paired with their status: regular containers and sidecars
+ * (restartable init containers); plain init containers cannot be resized and are left out.
+ */
+function resizableContainers(pod: Pod): { name: string; spec: Resources | undefined; status: ContainerStatus | undefined }[] {
+  const statuses = new Map<string, ContainerStatus>();
+  for (const s of pod.status?.initContainerStatuses ?? []) statuses.set(`init/${s.name}`, s);
+  for (const s of pod.status?.containerStatuses ?? []) statuses.set(`main/${s.name}`, s);
+  const sidecars = (pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always');
+  return [
+    ...sidecars.map((c) => ({ name: c.name, spec: c.resources, status: statuses.get(`init/${c.name}`) })),
+    ...(pod.spec?.containers ?? []).map((c) => ({ name: c.name, spec: c.resources, status: statuses.get(`main/${c.name}`) })),
+  ];
+}
+
+/** The first container whose reported resources differ from its spec, or undefined when none does. */
+function firstDifference(pod: Pod): string | undefined {
+  for (const c of resizableContainers(pod)) {
+    if (c.status?.resources === undefined) continue;
+    if (!resourcesEquivalent(c.spec, c.status.resources)) return `container ${c.name}: ${describeDifference(c.spec, c.status.resources)}`;
+  }
+  return undefined;
+}
+
+const reportsResources = (pod: Pod): boolean => resizableContainers(pod).some((c) => c.status?.resources !== undefined);
+
+function activeCondition(pod: Pod, type: string): Condition | undefined {
+  return pod.status?.conditions?.find((c) => c.type === type && c.status === 'True');
+}
+
+/** A view with only the fields that have a value (status JSON stays free of undefined keys). */
+function view(state: ResizeState, fields: { reason?: string | undefined; message?: string | undefined; since?: string | undefined }): ResizeView {
+  const out: ResizeView = { state, done: false };
+  if (fields.reason) out.reason = fields.reason;
+  if (fields.message) out.message = fields.message;
+  if (fields.since) out.since = fields.since;
+  return out;
+}
+
+/**
+ * The pod's resize state. Order of evidence:
+ * 1. Conditions (≥ 1.33). PodResizePending wins over PodResizeInProgress; its reason gives Deferred
+ *    or Infeasible (anything else reads as Deferred). A PodResizePending whose observedGeneration is
+ *    older than metadata.generation is a verdict on an earlier resize, not on the one the spec asks
+ *    for now, so it reads as Proposed (NotObserved) rather than re-triggering a timeout or a
+ *    recreate. PodResizeInProgress is InProgress, keeping its reason (Error: e.g. a memory limit
+ *    below current usage) and message.
+ * 2. status.resize (≤ 1.32), an unknown value reading as Deferred. No start time is known.
+ * 3. Inferred Proposed: the kubelet has not seen metadata.generation yet (both generations present)
+ *    and the resources do not already match, or it has and the resources still differ.
+ * `since` is the condition's lastTransitionTime; undefined for the legacy field and for inference.
+ */
+export function podResizeView(pod: Pod): ResizeView {
+  const generation = pod.metadata?.generation;
+  const observed = pod.status?.observedGeneration;
+  const pending = activeCondition(pod, POD_RESIZE_PENDING);
+  const inProgress = activeCondition(pod, POD_RESIZE_IN_PROGRESS);
+
+  if (pending) {
+    const stale = generation !== undefined && pending.observedGeneration !== undefined && pending.observedGeneration < generation;
+    if (stale) {
+      return view('Proposed', {
+        reason: ResizeViewReasons.NotObserved,
+        message:
+          `the kubelet has not judged generation ${generation} yet; its verdict on generation ` +
+          `${pending.observedGeneration} was ${pending.reason || 'Deferred'}${pending.message ? `: ${pending.message}` : ''}`,
+      });
+    }
+    const state: ResizeState = pending.reason === 'Infeasible' ? 'Infeasible' : 'Deferred';
+    return view(state, { reason: pending.reason, message: pending.message, since: pending.lastTransitionTime });
+  }
+  if (inProgress) {
+    return view('InProgress', { reason: inProgress.reason, message: inProgress.message, since: inProgress.lastTransitionTime });
+  }
+
+  const legacy = pod.status?.resize;
+  if (legacy) {
+    if (isResizeState(legacy)) return view(legacy, {});
+    return view('Deferred', { reason: legacy, message: `status.resize is ${JSON.stringify(legacy)}, read as Deferred` });
+  }
+
+  const difference = firstDifference(pod);
+  const behind = generation !== undefined && observed !== undefined && generation > observed;
+  if (behind && (difference !== undefined || !reportsResources(pod))) {
+    return view('Proposed', {
+      reason: ResizeViewReasons.NotObserved,
+      message: `the kubelet has observed generation ${observed}, the pod is at ${generation}`,
+    });
+  }
+  if (difference !== undefined) {
+    return view('Proposed', { reason: ResizeViewReasons.NotActuated, message: difference });
+  }
+  // Nothing pending. Done unless the kubelet still has to look at the newest spec.
+  return { done: !behind };
+}
+
+/**
+ * Whether the pod's kubelet resizes in place (the `kubelet` backend of DESIGN §2.3): a running
+ * container — regular or init — reports status resources. The API server applies the same test
+ * (KEP-1287 "Version Skew Strategy") and refuses a resize when a running container lacks them;
+ * a pod with no running container gives no evidence and answers false here.
+ */
+export function kubeletCanResize(pod: Pod): boolean {
+  const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
+  return statuses.some((s) => s.state?.running !== undefined && s.resources !== undefined);
+}
