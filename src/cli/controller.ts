@@ -38,7 +38,7 @@ export async function runController(flags: ControllerFlags): Promise<number> {
       ? { leaderElection: { namespace: flags.leaderElectionNamespace, name: flags.leaderElectionId, identity } }
       : {}),
   });
-  setupCloneSetController(manager, { namespace: flags.namespace, workers: flags.workers, logger });
+  setupCloneSetController(manager, { namespace: flags.namespace, workers: flags.workers, logger, resizeBackend: flags.resizeBackend });
 
   const onSignal = (signal: string): void => {
     logger.info({ signal }, 'signal received; stopping');

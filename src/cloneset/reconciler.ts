@@ -31,7 +31,10 @@ import { CONDITION_INPLACE_UPDATE_READY } from '../api/types.js';
 import type { PodTemplate } from '../inplace/diff.js';
 import type { InPlaceUpdater } from '../inplace/engine.js';
 import type { InPlaceMetrics } from '../inplace/metrics.js';
-import { planInPlaceUpdate, settleInPlaceUpdate, type InPlaceStep } from '../inplace/plan.js';
+import { planInPlaceUpdate, readUpdateState, settleInPlaceUpdate, type InPlaceStep } from '../inplace/plan.js';
+import type { ResizeMetrics } from '../resize/metrics.js';
+import { kubeletCanResize } from '../resize/state.js';
+import { trackResizes } from '../resize/track.js';
 
 export interface ControllerRevision {
   apiVersion?: string;
@@ -51,6 +54,7 @@ export interface CloneSetReconcilerDeps {
   events: EventRecorder;
   logger: Logger;
   inPlace: { updater: InPlaceUpdater; metrics?: InPlaceMetrics };
+  resize: { backend: 'auto' | 'kubelet' | 'agent'; metrics?: ResizeMetrics };
   now?: () => number;
 }
 
@@ -91,6 +95,8 @@ export class CloneSetReconciler {
     const owned = this.deps.pods.byIndex(OWNER_INDEX, uid);
     const pods: Pod[] = [];
     for (const pod of owned) {
+      // The watch may deliver our own write before its response arrives: compare with the cache.
+      this.deps.podExpectations.observe(pod.metadata?.uid ?? '', pod.metadata?.resourceVersion ?? '');
       if (!this.deps.podExpectations.satisfied(pod.metadata?.uid ?? '')) {
         return { requeueAfterMs: 200 };
       }
@@ -147,6 +153,7 @@ export class CloneSetReconciler {
     }
 
     const update = planUpdate(input);
+    log.debug({ scale, toUpdate: update.toUpdate, target: update.targetRevision }, 'plan');
     let updateWakeup: number | undefined;
     if (!acted && !conditions['FailedScale']) {
       try {
@@ -158,6 +165,7 @@ export class CloneSetReconciler {
       }
     }
     await this.settleInPlaceUpdates(stored, pods, new Set(update.toUpdate));
+    const resize = await this.followResizes(stored, cs, key, pods, conditions);
 
     await this.markReadinessGates(pods);
 
@@ -173,7 +181,7 @@ export class CloneSetReconciler {
       previous: cs.status as CloneSetStatus | undefined,
       progressDeadlineSeconds: cs.spec.progressDeadlineSeconds,
       paused: !!strategy.paused,
-      resize: cs.status?.resize ?? { resizing: 0, proposed: 0, inProgress: 0, deferred: 0, infeasible: 0 },
+      resize: resize.status,
       conditions,
       now,
     });
@@ -185,6 +193,7 @@ export class CloneSetReconciler {
       ...pods.map((p) => availableAt(p, minReadySeconds)).filter((t): t is number => t !== undefined && t > now),
       progressDeadlineAt(status, cs.spec.progressDeadlineSeconds),
       updateWakeup,
+      resize.nextCheckAt,
     ].filter((t): t is number => t !== undefined);
     if (wakeups.length > 0) return { requeueAfterMs: Math.max(100, Math.min(...wakeups) - now) };
     return;
@@ -210,7 +219,16 @@ export class CloneSetReconciler {
     const blocked = new Set<string>();
     let wakeup: number | undefined;
     const now = this.now();
-    for (const pod of pods.filter((p) => update.toUpdate.includes(p.metadata?.name ?? ''))) {
+    // Changes that restart nothing (labels, NotRequired cpu/memory resizes) do not take pods out of
+    // service, so they are not held back by maxUnavailable: only the partition bounds them.
+    const onTarget = pods.filter((p) => p.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] === update.targetRevision).length;
+    let nonDisruptiveBudget = strategy.paused ? 0 : update.expectedUpdatedReplicas - onTarget - update.toUpdate.length;
+    const candidates = pods.filter(
+      (p) => !p.metadata?.deletionTimestamp && p.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] !== update.targetRevision,
+    );
+    for (const pod of candidates) {
+      const selected = update.toUpdate.includes(pod.metadata?.name ?? '');
+      if (!selected && nonDisruptiveBudget <= 0) continue;
       const podTemplate = templates.get(pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '') as PodTemplate | undefined;
       const step: InPlaceStep =
         !podTemplate || !targetTemplate
@@ -223,9 +241,15 @@ export class CloneSetReconciler {
               podTemplate,
               targetRevision: update.targetRevision,
               targetTemplate,
-              resizeSupported: false,
+              resize: this.resizeSupport(pod),
               now,
             });
+      this.deps.logger.debug({ cloneset: key, pod: pod.metadata?.name, selected, step: step.kind }, 'in-place step');
+      if (!selected) {
+        // Outside the arithmetic's pick: only a change that restarts nothing goes ahead.
+        if (step.kind !== 'patch' || Object.keys(step.diff.images).length > 0) continue;
+        nonDisruptiveBudget--;
+      }
       switch (step.kind) {
         case 'recreate':
           if (strategy.type !== 'ReCreate') {
@@ -261,6 +285,67 @@ export class CloneSetReconciler {
     }
     await this.deletePods(cs, key, recreate, 'RecreateUpdate');
     return wakeup;
+  }
+
+  /**
+   * Whether a pod's node resizes in place. `auto` trusts the kubelet when its running containers
+   * report their actual resources (the kubelet's in-place resize is on); the agent backend takes
+   * the other nodes once it is deployed.
+   */
+  private resizeSupport(pod: Pod): { supported: boolean; reason?: string } {
+    const backend = this.deps.resize.backend;
+    if (backend === 'kubelet' || (backend === 'auto' && kubeletCanResize(pod))) return { supported: true };
+    return { supported: false, reason: `the kubelet on node ${pod.spec?.nodeName || '(unscheduled)'} does not resize in place and the agent backend is not available` };
+  }
+
+  /**
+   * Reports every pod's resize in status.resize, emits an event per state change, and applies the
+   * resize strategy to resizes that cannot finish: recreate the pod, or wait with ResizeBlocked.
+   */
+  private async followResizes(
+    stored: WireCloneSet,
+    cs: DefaultedWireCloneSet,
+    key: string,
+    pods: Pod[],
+    conditions: ConditionWrites,
+  ): Promise<ReturnType<typeof trackResizes>> {
+    const rs = cs.spec.updateStrategy.resizeStrategy;
+    const now = this.now();
+    const tracking = trackResizes(
+      pods.filter((p) => !p.metadata?.deletionTimestamp),
+      cs.status?.resize,
+      { type: cs.spec.updateStrategy.type, ...rs },
+      now,
+    );
+    for (const { pod, from, view } of tracking.transitions) {
+      const name = pod.metadata?.name ?? '';
+      if (view.state) {
+        const type = view.state === 'Infeasible' || view.reason === 'Error' ? 'Warning' : 'Normal';
+        const message = `resize ${view.state}${view.message ? `: ${view.message}` : ''}`;
+        this.deps.events.event(pod, type, `Resize${view.state}`, message);
+        this.deps.events.event(stored, type, `Resize${view.state}`, `pod ${name}: ${message}`);
+      } else if (from) {
+        this.deps.events.event(pod, 'Normal', 'ResizeCompleted', 'the node actuated the new resources');
+        this.deps.events.event(stored, 'Normal', 'ResizeCompleted', `pod ${name}`);
+        const started = readUpdateState(pod)?.updateTimestamp;
+        if (started) this.deps.resize.metrics?.duration.observe(Math.max(0, now - Date.parse(started)) / 1000);
+      }
+    }
+    const recreate = tracking.recreate.map((r) => r.pod);
+    for (const { pod, reason } of tracking.recreate) {
+      this.deps.events.event(stored, 'Warning', 'ResizeRecreate', `pod ${pod.metadata?.name} is recreated with its new resources: ${reason}`);
+    }
+    await this.deletePods(cs, key, recreate, 'ResizeRecreate');
+    conditions['ResizeBlocked'] =
+      tracking.blocked.length > 0
+        ? {
+            status: 'True',
+            reason: tracking.blocked.some((b) => b.reason === 'Infeasible') ? 'Infeasible' : 'Timeout',
+            message: tracking.blocked.map((b) => `${b.pod.metadata?.name}: ${b.reason}${b.message ? ` (${b.message})` : ''}`).join('; ').slice(0, 2000),
+          }
+        : null;
+    this.deps.resize.metrics?.record(cs.metadata?.namespace ?? '', cs.metadata?.name ?? '', tracking.status);
+    return tracking;
   }
 
   /** Finishes in-place updates whose containers restarted, and withdraws drains no longer needed. */

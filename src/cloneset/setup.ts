@@ -12,11 +12,13 @@ import { CLONESET_LABEL, CloneSetReconciler, OWNER_INDEX, type ControllerRevisio
 import type { WireCloneSet } from './pods.js';
 import { InPlaceUpdater } from '../inplace/engine.js';
 import { InPlaceMetrics } from '../inplace/metrics.js';
+import { ResizeMetrics } from '../resize/metrics.js';
 
 export interface CloneSetControllerOptions {
   namespace?: string;
   workers: number;
   logger: Logger;
+  resizeBackend?: 'auto' | 'kubelet' | 'agent';
 }
 
 export function setupCloneSetController(manager: Manager, options: CloneSetControllerOptions): CloneSetReconciler {
@@ -45,6 +47,7 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
     podExpectations,
     events: manager.events,
     logger: options.logger,
+    resize: { backend: options.resizeBackend ?? 'auto', metrics: new ResizeMetrics(manager.metrics.registry) },
     inPlace: { updater: new InPlaceUpdater(manager.client, manager.events, podExpectations, inPlaceMetrics), metrics: inPlaceMetrics },
   });
   const controller = manager.controller({

@@ -33,10 +33,23 @@ export class InPlaceUpdater {
   }
 
   async apply(owner: KubeObject, pod: Pod, step: Extract<InPlaceStep, { kind: 'patch' }>): Promise<void> {
+    if (step.resize) {
+      // Cpu/memory go through the resize subresource (the only way to change them on a running
+      // pod); the API server validates them there and its message is surfaced to the CloneSet.
+      await this.client.patch<Pod>(`${podPath(pod)}/resize`, step.resize, 'strategic');
+      const what = Object.entries(step.diff.resources).map(([c, r]) => `${c} requests=${JSON.stringify(r.requests ?? {})} limits=${JSON.stringify(r.limits ?? {})}`);
+      this.events.event(pod, 'Normal', 'ResizeRequested', `resize sent to the kubelet: ${what.join('; ')}`);
+    }
     const patched = await this.client.patch<Pod>(podPath(pod), step.patch, 'strategic');
     this.expectations.expectResourceVersion(pod.metadata?.uid ?? '', patched.metadata?.resourceVersion ?? '');
     const what = Object.entries(step.diff.images).map(([c, image]) => `${c}=${image}`);
-    const message = what.length > 0 ? `updated in place: ${what.join(', ')}` : 'updated labels/annotations in place';
+    const resized = Object.keys(step.diff.resources);
+    const message =
+      what.length > 0
+        ? `updated in place: ${what.join(', ')}`
+        : resized.length > 0
+          ? `resizing in place: ${resized.join(', ')}`
+          : 'updated labels/annotations in place';
     this.events.event(pod, 'Normal', 'InPlaceUpdated', message);
     if (what.length === 0) this.metrics?.updates.inc({ result: 'succeeded' });
     else this.events.event(owner, 'Normal', 'InPlaceUpdated', `pod ${pod.metadata?.name}: ${message}`);

@@ -17,6 +17,9 @@ import {
 } from '../api/types.js';
 import type { Pod, Wire } from '../runtime/kube-client.js';
 import { diffTemplates, type PodTemplate, type TemplateDiff } from './diff.js';
+import { restartRequired } from '../resize/policy.js';
+import { resizeChangesQos } from '../resize/qos.js';
+import { podResizeView } from '../resize/state.js';
 
 export type PodPatch = Record<string, unknown>;
 
@@ -25,7 +28,7 @@ export type InPlaceStep =
   | { kind: 'blocked'; fields: string[] }
   | { kind: 'drain'; message: string }
   | { kind: 'wait'; untilMs?: number }
-  | { kind: 'patch'; patch: PodPatch; diff: TemplateDiff }
+  | { kind: 'patch'; patch: PodPatch; diff: TemplateDiff; resize?: PodPatch }
   | { kind: 'none' };
 
 export interface UpdateTarget {
@@ -34,8 +37,8 @@ export interface UpdateTarget {
   podTemplate: PodTemplate;
   targetRevision: string;
   targetTemplate: PodTemplate;
-  /** Cpu/memory resizes are applied by the resize module; until then they need a recreate. */
-  resizeSupported: boolean;
+  /** Whether this pod's node can resize in place; when not, why (shown to the user). */
+  resize: { supported: boolean; reason?: string };
   now: number;
 }
 
@@ -45,26 +48,49 @@ const condition = (pod: Pod, type: string): Wire<k8s.V1PodCondition> | undefined
 /** The next step to move a pod selected for update to the target revision. */
 export function planInPlaceUpdate(pod: Pod, t: UpdateTarget): InPlaceStep {
   const diff = diffTemplates(t.podTemplate, t.targetTemplate);
-  const blocking = [...diff.recreateOnly];
-  if (!t.resizeSupported) blocking.push(...Object.keys(diff.resources).map((c) => `spec.containers[${c}].resources`));
+  const blocking = [...diff.recreateOnly, ...resizeBlockers(pod, diff, t)];
   if (t.strategy === 'ReCreate') return { kind: 'recreate', reason: 'updateStrategy.type is ReCreate' };
   if (blocking.length > 0) {
     return t.strategy === 'InPlaceOnly'
       ? { kind: 'blocked', fields: blocking }
       : { kind: 'recreate', reason: `cannot change in place: ${blocking.join(', ')}` };
   }
-  const restarts = Object.keys(diff.images).length > 0;
+  const restarts = Object.keys(diff.images).length > 0 || resizeRestarts(pod, diff);
   if (restarts) {
     const gate = condition(pod, CONDITION_INPLACE_UPDATE_READY);
     if (gate?.status !== 'False') {
-      return { kind: 'drain', message: `in-place update to revision ${t.targetRevision}: ${Object.keys(diff.images).join(', ')}` };
+      const what = [...new Set([...Object.keys(diff.images), ...Object.keys(diff.resources)])].join(', ');
+      return { kind: 'drain', message: `in-place update to revision ${t.targetRevision}: ${what}` };
     }
     if (condition(pod, 'Ready')?.status === 'True') return { kind: 'wait' };
     const drainedAt = Date.parse(gate.lastTransitionTime ?? '') || t.now;
     const readyAt = drainedAt + t.gracePeriodSeconds * 1000;
     if (t.now < readyAt) return { kind: 'wait', untilMs: readyAt };
   }
-  return { kind: 'patch', patch: buildPatch(pod, t, diff), diff };
+  const resized = Object.entries(diff.resources).map(([name, resources]) => ({ name, resources }));
+  return { kind: 'patch', patch: buildPatch(pod, t, diff), diff, ...(resized.length > 0 ? { resize: { spec: { containers: resized } } } : {}) };
+}
+
+/** Cpu/memory changes that cannot be a resize here: no resize on the node, or a QoS class change. */
+function resizeBlockers(pod: Pod, diff: TemplateDiff, t: UpdateTarget): string[] {
+  const names = Object.keys(diff.resources);
+  if (names.length === 0) return [];
+  if (!t.resize.supported) return names.map((c) => `spec.containers[${c}].resources (${t.resize.reason ?? 'cannot resize in place'})`);
+  const current = pod.spec?.containers ?? [];
+  const resized = current.map((c) => (diff.resources[c.name] ? { ...c, resources: diff.resources[c.name] } : c));
+  return resizeChangesQos(current, resized) ? ['spec.containers[*].resources (changes the pod QoS class)'] : [];
+}
+
+/** A resized resource whose resizePolicy is RestartContainer restarts the container. */
+function resizeRestarts(pod: Pod, diff: TemplateDiff): boolean {
+  return Object.entries(diff.resources).some(([name, next]) => {
+    const container = pod.spec?.containers?.find((c) => c.name === name);
+    if (!container) return false;
+    const changed = (['cpu', 'memory'] as const).filter(
+      (r) => container.resources?.requests?.[r] !== next.requests?.[r] || container.resources?.limits?.[r] !== next.limits?.[r],
+    );
+    return restartRequired(container, changed);
+  });
 }
 
 function buildPatch(pod: Pod, t: UpdateTarget, diff: TemplateDiff): PodPatch {
@@ -111,6 +137,8 @@ export function settleInPlaceUpdate(pod: Pod, selected: boolean): Settlement {
   const state = readUpdateState(pod);
   const revision = pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH];
   if (!state || state.revision !== revision) return selected ? 'none' : 'undrain';
+  const resized = Object.values(state.changed ?? {}).some((fields) => fields.includes('resources'));
+  if (resized && !podResizeView(pod).done) return 'pending';
   const allRestarted = Object.entries(state.changed ?? {})
     .filter(([, fields]) => fields.includes('image'))
     .every(([name]) => {

@@ -5,7 +5,7 @@
 // and finishes graceful deletion. Tests can hold pods not ready to simulate failing containers.
 // Must not: touch pods of other schedulers (a real kubelet may be running on the full test bed).
 import type { KubeClient, Pod } from '../../src/runtime/kube-client.js';
-import { isNotFound } from '../../src/runtime/kube-client.js';
+import { isAlreadyExists, isNotFound } from '../../src/runtime/kube-client.js';
 
 export const FAKE_SCHEDULER = 'tailor-test-fake-scheduler';
 export const FAKE_NODE = 'fake-node';
@@ -24,9 +24,14 @@ export class FakeKubelet {
   ) {}
 
   start(): void {
+    let rounds = 0;
     const loop = (): void => {
       if (this.stopped) return;
-      this.running = this.sync()
+      // Register and heartbeat the node every few seconds like a kubelet, or the controller-manager
+      // (full test bed) would garbage-collect pods bound to a node that does not exist.
+      const beat = rounds++ % 20 === 0 ? this.heartbeat() : Promise.resolve();
+      this.running = beat
+        .then(() => this.sync())
         .catch(() => undefined)
         .finally(() => {
           if (!this.stopped) this.timer = setTimeout(loop, this.periodMs);
@@ -39,6 +44,24 @@ export class FakeKubelet {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.running;
+  }
+
+  private async heartbeat(): Promise<void> {
+    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    try {
+      await this.client.create('/api/v1/nodes', {
+        metadata: { name: FAKE_NODE, labels: { 'tailor.dev/fake-node': 'true' } },
+        // Real schedulers keep off it; only pods of the fake scheduler land here.
+        spec: { taints: [{ key: 'tailor.dev/fake-node', value: 'true', effect: 'NoSchedule' }] },
+      });
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+    }
+    await this.client.patch(
+      `/api/v1/nodes/${FAKE_NODE}/status`,
+      { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'fake kubelet', lastHeartbeatTime: now, lastTransitionTime: now }] } },
+      'strategic',
+    );
   }
 
   private async sync(): Promise<void> {

@@ -35,7 +35,7 @@ const target = (over: Partial<UpdateTarget>): UpdateTarget => ({
   podTemplate: v1,
   targetRevision: 'r2',
   targetTemplate: v2,
-  resizeSupported: false,
+  resize: { supported: true },
   now: NOW,
   ...over,
 });
