@@ -1,0 +1,118 @@
+// The DESIGN.md §1 story for resources on a real kubelet (in-place resize on): editing a
+// CloneSet's cpu/memory resizes its pods without a restart, the container cgroups take the
+// kubelet-identical values, and status.resize moves through a state and ends empty. A request
+// the node can never fit is reported Infeasible and, with onInfeasible: Wait, blocks visibly.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { existsSync, readFileSync } from 'node:fs';
+import { KubeClient, type Pod } from '../../src/runtime/kube-client.js';
+import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet } from '../support/cloneset.js';
+import { startController, type RunningController } from '../support/controller.js';
+import { ensureCrd } from '../support/crd.js';
+import { loadTestKubeConfig } from '../support/kube.js';
+import { eventually } from '../support/testbed.js';
+
+const kc = loadTestKubeConfig();
+const client = new KubeClient(kc);
+const ns = `resize-e2e-${Date.now().toString(36)}`;
+let controller: RunningController | undefined;
+
+const container = (cpu: string, memory: string): Record<string, unknown> => ({
+  name: 'main',
+  image: 'tailor.local/busybox:v1',
+  imagePullPolicy: 'Never',
+  command: ['/bin/sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'],
+  resources: { requests: { cpu, memory }, limits: { cpu, memory } },
+  resizePolicy: [
+    { resourceName: 'cpu', restartPolicy: 'NotRequired' },
+    { resourceName: 'memory', restartPolicy: 'NotRequired' },
+  ],
+});
+
+/** The container's cgroup v1 directory (cgroupfs driver): kubepods[/qos]/pod<uid>/<container id>. */
+function cgroupFile(controllerName: string, pod: Pod, file: string): string {
+  const id = pod.status?.containerStatuses?.[0]?.containerID?.replace(/^containerd:\/\//, '') ?? '';
+  const qos = pod.status?.qosClass === 'Guaranteed' ? '' : `${pod.status?.qosClass?.toLowerCase()}/`;
+  const path = `/sys/fs/cgroup/${controllerName}/kubepods/${qos}pod${pod.metadata?.uid}/${id}/${file}`;
+  if (!existsSync(path)) throw new Error(`no cgroup file ${path}`);
+  return readFileSync(path, 'utf8').trim();
+}
+
+beforeAll(async () => {
+  await ensureCrd(client);
+  await client.create('/api/v1/namespaces', { metadata: { name: ns } });
+  await eventually('default service account', () => client.get(`/api/v1/namespaces/${ns}/serviceaccounts/default`).catch(() => undefined));
+  controller = startController(kc, ns);
+});
+afterAll(async () => {
+  await controller?.stop();
+  await client.delete(`/api/v1/namespaces/${ns}`);
+  client.close();
+});
+
+describe('in-place resize through the kubelet', () => {
+  it('resizes cpu 100m→200m and memory 64Mi→128Mi on 3 pods without a restart, cgroups included', async () => {
+    await client.create(
+      cloneSetPath(ns),
+      cloneSetManifest('web', { replicas: 3, updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } }, {
+        containers: [container('100m', '64Mi')],
+      }),
+    );
+    await waitForCloneSet(client, ns, 'web', '3 ready pods', (cs, pods) => pods.length === 3 && cs.status?.readyReplicas === 3, 120_000);
+    const before = new Map((await activePods(client, ns, 'web')).map((p) => [p.metadata?.uid ?? '', p]));
+
+    // Record status.resize as the user would watch it.
+    const seen: string[] = [];
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        const r = (await readCloneSet(client, ns, 'web').catch(() => undefined))?.status?.resize;
+        if (r) seen.push(`${r.proposed}/${r.inProgress}/${r.deferred}/${r.infeasible}`);
+        await new Promise((res) => setTimeout(res, 50));
+      }
+    })();
+    await client.patch(cloneSetPath(ns, 'web'), { spec: { template: { spec: { containers: [container('200m', '128Mi')] } } } }, 'merge');
+    await waitForCloneSet(
+      client,
+      ns,
+      'web',
+      'resized and settled',
+      (cs, pods) =>
+        cs.status?.updatedReadyReplicas === 3 &&
+        (cs.status?.resize?.resizing ?? 1) === 0 &&
+        pods.every((p) => p.status?.containerStatuses?.[0]?.resources?.limits?.['memory'] === '128Mi'),
+      120_000,
+    );
+    polling = false;
+    await poller;
+
+    const after = await activePods(client, ns, 'web');
+    expect(new Set(after.map((p) => p.metadata?.uid))).toEqual(new Set(before.keys()));
+    for (const pod of after) {
+      expect(pod.status?.containerStatuses?.[0]?.restartCount).toBe(before.get(pod.metadata?.uid ?? '')?.status?.containerStatuses?.[0]?.restartCount);
+      // The kubelet's conversion: shares = 200m * 1024 / 1000, quota = 200m * 100000 / 1000.
+      expect(cgroupFile('cpu', pod, 'cpu.shares')).toBe('204');
+      expect(cgroupFile('cpu', pod, 'cpu.cfs_quota_us')).toBe('20000');
+      expect(cgroupFile('memory', pod, 'memory.limit_in_bytes')).toBe(String(128 * 1024 * 1024));
+    }
+    expect(seen.some((s) => s !== '0/0/0/0')).toBe(true);
+    expect(seen.at(-1)).toBe('0/0/0/0');
+  });
+
+  it('reports a resize above node allocatable as Infeasible and, with onInfeasible Wait, names the pod in ResizeBlocked', async () => {
+    await client.create(
+      cloneSetPath(ns),
+      cloneSetManifest('big', {
+        replicas: 1,
+        updateStrategy: { type: 'InPlaceIfPossible', resizeStrategy: { onInfeasible: 'Wait' } },
+      }, { containers: [container('50m', '32Mi')] }),
+    );
+    await waitForCloneSet(client, ns, 'big', '1 ready pod', (cs, pods) => pods.length === 1 && cs.status?.readyReplicas === 1, 120_000);
+    const [pod] = await activePods(client, ns, 'big');
+    await client.patch(cloneSetPath(ns, 'big'), { spec: { template: { spec: { containers: [container('500', '32Mi')] } } } }, 'merge');
+    const cs = await waitForCloneSet(client, ns, 'big', 'Infeasible reported', (c) => c.status?.resize?.infeasible === 1 && (c.status.conditions ?? []).some((x) => x.type === 'ResizeBlocked' && x.status === 'True'), 60_000);
+    expect(cs.status?.resize?.pods?.[0]).toMatchObject({ name: pod?.metadata?.name, state: 'Infeasible' });
+    expect(cs.status?.conditions?.find((c) => c.type === 'ResizeBlocked')?.message).toContain(pod?.metadata?.name ?? '?');
+    const [still] = await activePods(client, ns, 'big');
+    expect(still?.metadata?.uid).toBe(pod?.metadata?.uid);
+  });
+});
