@@ -416,6 +416,9 @@ remove_pod_sandboxes() {
 
 cmd_down() {
   require_root
+  # Processes started on top of the cluster (make dev's controller) go first.
+  local extra
+  for extra in "$PIDS"/tailor-*.pid; do [ -e "$extra" ] && stop "$(basename "$extra" .pid)"; done
   stop kubelet
   if running containerd; then remove_pod_sandboxes; fi
   stop containerd

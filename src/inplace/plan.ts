@@ -20,6 +20,7 @@ import { diffTemplates, type PodTemplate, type TemplateDiff } from './diff.js';
 import { restartRequired } from '../resize/policy.js';
 import { resizeChangesQos } from '../resize/qos.js';
 import { podResizeView } from '../resize/state.js';
+import { compareQuantities, parseQuantity } from '../api/quantity.js';
 
 export type PodPatch = Record<string, unknown>;
 
@@ -67,7 +68,12 @@ export function planInPlaceUpdate(pod: Pod, t: UpdateTarget): InPlaceStep {
     const readyAt = drainedAt + t.gracePeriodSeconds * 1000;
     if (t.now < readyAt) return { kind: 'wait', untilMs: readyAt };
   }
-  const resized = Object.entries(diff.resources).map(([name, resources]) => ({ name, resources }));
+  // A pod's missing request was defaulted from its limit at creation; a resize does not default,
+  // so send the request explicitly or a limit-only template would silently change the QoS class.
+  const resized = Object.entries(diff.resources).map(([name, r]) => ({
+    name,
+    resources: { ...r, requests: { ...pickResizable(r.limits), ...(r.requests ?? {}) } },
+  }));
   return { kind: 'patch', patch: buildPatch(pod, t, diff), diff, ...(resized.length > 0 ? { resize: { spec: { containers: resized } } } : {}) };
 }
 
@@ -81,13 +87,26 @@ function resizeBlockers(pod: Pod, diff: TemplateDiff, t: UpdateTarget): string[]
   return resizeChangesQos(current, resized) ? ['spec.containers[*].resources (changes the pod QoS class)'] : [];
 }
 
+function sameQuantity(a: string | undefined, b: string | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  try {
+    return compareQuantities(parseQuantity(a), parseQuantity(b)) === 0;
+  } catch {
+    return a === b;
+  }
+}
+
+function pickResizable(values: Record<string, string> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(values ?? {}).filter(([k]) => k === 'cpu' || k === 'memory'));
+}
+
 /** A resized resource whose resizePolicy is RestartContainer restarts the container. */
 function resizeRestarts(pod: Pod, diff: TemplateDiff): boolean {
   return Object.entries(diff.resources).some(([name, next]) => {
     const container = pod.spec?.containers?.find((c) => c.name === name);
     if (!container) return false;
     const changed = (['cpu', 'memory'] as const).filter(
-      (r) => container.resources?.requests?.[r] !== next.requests?.[r] || container.resources?.limits?.[r] !== next.limits?.[r],
+      (r) => !sameQuantity(container.resources?.requests?.[r], next.requests?.[r]) || !sameQuantity(container.resources?.limits?.[r], next.limits?.[r]),
     );
     return restartRequired(container, changed);
   });

@@ -33,7 +33,17 @@ export function trackResizes(
   now: number,
 ): ResizeTracking {
   const before = new Map((previous?.pods ?? []).map((p) => [p.name, p.state]));
-  const entries = pods.map((pod) => ({ pod, name: pod.metadata?.name ?? '', view: podResizeView(pod) }));
+  const since = new Map((previous?.pods ?? []).map((p) => [p.name, p.since]));
+  const entries = pods.map((pod) => {
+    const name = pod.metadata?.name ?? '';
+    const view = podResizeView(pod);
+    // The legacy status.resize form has no timestamp: a state's clock starts when we first saw it
+    // and carries over in status.resize, so timeouts still fire after a controller restart.
+    if (view.state && !view.since) {
+      view.since = (before.get(name) === view.state ? since.get(name) : undefined) ?? new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    }
+    return { pod, name, view };
+  });
   const result: ResizeTracking = { status: summarizeResizes(entries), transitions: [], recreate: [], blocked: [] };
   for (const { pod, name, view } of entries) {
     if (before.get(name) !== view.state && (view.state !== undefined || before.has(name))) {
