@@ -331,6 +331,14 @@ export class CloneSetReconciler {
         if (started) this.deps.resize.metrics?.duration.observe(Math.max(0, now - Date.parse(started)) / 1000);
       }
     }
+    // A pod that cannot be scheduled (for example a replacement with resources no node fits) is
+    // said so on the CloneSet too, where the user looks.
+    for (const pod of pods) {
+      const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+      if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') {
+        this.deps.events.event(stored, 'Warning', 'PodUnschedulable', `pod ${pod.metadata?.name} cannot be scheduled: ${scheduled.message ?? ''}`);
+      }
+    }
     const recreate = tracking.recreate.map((r) => r.pod);
     for (const { pod, reason } of tracking.recreate) {
       this.deps.events.event(stored, 'Warning', 'ResizeRecreate', `pod ${pod.metadata?.name} is recreated with its new resources: ${reason}`);

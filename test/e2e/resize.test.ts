@@ -115,4 +115,71 @@ describe('in-place resize through the kubelet', () => {
     const [still] = await activePods(client, ns, 'big');
     expect(still?.metadata?.uid).toBe(pod?.metadata?.uid);
   });
+
+  it('reports Deferred while another pod holds the node, and completes once it is gone', async () => {
+    await client.create(cloneSetPath(ns), cloneSetManifest('deferred', { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible' } }, { containers: [container('100m', '32Mi')] }));
+    await waitForCloneSet(client, ns, 'deferred', '1 ready pod', (cs, pods) => pods.length === 1 && cs.status?.readyReplicas === 1, 120_000);
+    const node = await client.get<{ status?: { allocatable?: Record<string, string> } }>('/api/v1/nodes/tailor-node');
+    const allocatableMilli = parseInt(node.status?.allocatable?.['cpu'] ?? '2', 10) * 1000;
+    const requested = (await client.list<Pod>('/api/v1/pods', { fieldSelector: 'spec.nodeName=tailor-node,status.phase=Running' })).items
+      .flatMap((p) => p.spec?.containers ?? [])
+      .reduce((sum, c) => sum + milli(c.resources?.requests?.['cpu']), 0);
+    // Leave room for less than the resize: it fits the node in theory, not now.
+    const filler = allocatableMilli - requested - 300;
+    await client.create(`/api/v1/namespaces/${ns}/pods`, {
+      metadata: { name: 'filler' },
+      spec: { terminationGracePeriodSeconds: 0, containers: [{ ...container(`${filler}m`, '16Mi'), name: 'filler' }] },
+    });
+    await eventually('filler running', async () => ((await client.get<Pod>(`/api/v1/namespaces/${ns}/pods/filler`)).status?.phase === 'Running' ? true : undefined));
+    await client.patch(cloneSetPath(ns, 'deferred'), { spec: { template: { spec: { containers: [container('600m', '32Mi')] } } } }, 'merge');
+    await waitForCloneSet(client, ns, 'deferred', 'Deferred reported', (c) => c.status?.resize?.deferred === 1, 60_000);
+    await client.delete(`/api/v1/namespaces/${ns}/pods/filler`, { gracePeriodSeconds: 0 });
+    const done = await waitForCloneSet(client, ns, 'deferred', 'resize completed', (c, pods) =>
+      (c.status?.resize?.resizing ?? 1) === 0 && pods[0]?.status?.containerStatuses?.[0]?.resources?.requests?.['cpu'] === '600m', 120_000);
+    expect(done.status?.resize?.deferred).toBe(0);
+  });
+
+  it('drains first and restarts the container for a memory resize whose policy is RestartContainer', async () => {
+    const restarting = (memory: string): Record<string, unknown> => ({
+      ...container('100m', memory),
+      resizePolicy: [
+        { resourceName: 'cpu', restartPolicy: 'NotRequired' },
+        { resourceName: 'memory', restartPolicy: 'RestartContainer' },
+      ],
+    });
+    await client.create(cloneSetPath(ns), cloneSetManifest('restart', { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible' } }, { containers: [restarting('64Mi')] }));
+    await waitForCloneSet(client, ns, 'restart', '1 ready pod', (cs, pods) => pods.length === 1 && cs.status?.readyReplicas === 1, 120_000);
+    const [pod] = await activePods(client, ns, 'restart');
+    await client.patch(cloneSetPath(ns, 'restart'), { spec: { template: { spec: { containers: [restarting('128Mi')] } } } }, 'merge');
+    await waitForCloneSet(client, ns, 'restart', 'resized and ready', (c, pods) =>
+      c.status?.readyReplicas === 1 && (c.status?.resize?.resizing ?? 1) === 0 && pods[0]?.status?.containerStatuses?.[0]?.resources?.limits?.['memory'] === '128Mi', 120_000);
+    const [after] = await activePods(client, ns, 'restart');
+    expect(after?.metadata?.uid).toBe(pod?.metadata?.uid);
+    expect(after?.status?.containerStatuses?.[0]?.restartCount).toBe((pod?.status?.containerStatuses?.[0]?.restartCount ?? 0) + 1);
+    const events = await client.list<{ reason?: string; involvedObject?: { name?: string } }>(`/api/v1/namespaces/${ns}/events`);
+    expect(events.items.some((e) => e.involvedObject?.name === pod?.metadata?.name && e.reason === 'InPlaceUpdateStarted')).toBe(true);
+  });
+
+  it('recreates a pod whose resize is Infeasible under the default InPlaceIfPossible outcome', async () => {
+    await client.create(cloneSetPath(ns), cloneSetManifest('recreate', { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible' } }, { containers: [container('50m', '32Mi')] }));
+    await waitForCloneSet(client, ns, 'recreate', '1 ready pod', (cs, pods) => pods.length === 1 && cs.status?.readyReplicas === 1, 120_000);
+    const [pod] = await activePods(client, ns, 'recreate');
+    await client.patch(cloneSetPath(ns, 'recreate'), { spec: { template: { spec: { containers: [container('500', '32Mi')] } } } }, 'merge');
+    const replacement = await eventually('an unschedulable replacement', async () => {
+      const pods = await activePods(client, ns, 'recreate');
+      const fresh = pods.find((p) => p.metadata?.uid !== pod?.metadata?.uid);
+      const unschedulable = fresh?.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable');
+      return pods.length === 1 && unschedulable ? fresh : undefined;
+    }, 90_000);
+    expect(replacement.spec?.containers?.[0]?.resources?.requests?.['cpu']).toBe('500');
+    const events = await client.list<{ reason?: string; message?: string; involvedObject?: { name?: string } }>(`/api/v1/namespaces/${ns}/events`);
+    expect(events.items.some((e) => e.involvedObject?.name === 'recreate' && e.reason === 'ResizeRecreate')).toBe(true);
+    expect(events.items.some((e) => e.involvedObject?.name === 'recreate' && e.reason === 'PodUnschedulable')).toBe(true);
+  });
 });
+
+function milli(q: string | undefined): number {
+  if (!q) return 0;
+  return q.endsWith('m') ? parseInt(q, 10) : Math.round(parseFloat(q) * 1000);
+}
+

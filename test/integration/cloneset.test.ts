@@ -9,7 +9,7 @@ import { startController, type RunningController } from '../support/controller.j
 import { FAKE_SCHEDULER, FakeKubelet } from '../support/fake-kubelet.js';
 import { ensureCrd } from '../support/crd.js';
 import { PodWatch } from '../support/pod-watch.js';
-import { loadTestKubeConfig } from '../support/kube.js';
+import { createTestNamespace, loadTestKubeConfig } from '../support/kube.js';
 
 const kc = loadTestKubeConfig();
 const client = new KubeClient(kc);
@@ -20,7 +20,7 @@ const fake = { schedulerName: FAKE_SCHEDULER };
 
 beforeAll(async () => {
   await ensureCrd(client);
-  await client.create('/api/v1/namespaces', { metadata: { name: ns } });
+  await createTestNamespace(client, ns);
   kubelet.start();
   controller = startController(kc, ns);
 });

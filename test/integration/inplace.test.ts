@@ -9,7 +9,7 @@ import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet } from '../
 import { startController, type RunningController } from '../support/controller.js';
 import { ensureCrd } from '../support/crd.js';
 import { FAKE_SCHEDULER, FakeKubelet } from '../support/fake-kubelet.js';
-import { loadTestKubeConfig } from '../support/kube.js';
+import { createTestNamespace, loadTestKubeConfig } from '../support/kube.js';
 import { PodWatch } from '../support/pod-watch.js';
 import { eventually } from '../support/testbed.js';
 
@@ -21,7 +21,7 @@ let controller: RunningController | undefined;
 
 beforeAll(async () => {
   await ensureCrd(client);
-  await client.create('/api/v1/namespaces', { metadata: { name: ns } });
+  await createTestNamespace(client, ns);
   kubelet.start();
   controller = startController(kc, ns);
 });

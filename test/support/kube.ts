@@ -16,3 +16,16 @@ export function loadTestKubeConfig(): k8s.KubeConfig {
   kc.loadFromFile(path);
   return kc;
 }
+
+/**
+ * Creates a namespace with its `default` ServiceAccount. Pods are refused without it, and on the
+ * control-plane test bed no controller-manager is there to create it.
+ */
+export async function createTestNamespace(client: { create: (path: string, body: unknown) => Promise<unknown> }, name: string): Promise<void> {
+  await client.create('/api/v1/namespaces', { metadata: { name } });
+  try {
+    await client.create(`/api/v1/namespaces/${name}/serviceaccounts`, { metadata: { name: 'default' } });
+  } catch (err) {
+    if ((err as { statusCode?: number }).statusCode !== 409) throw err;
+  }
+}
