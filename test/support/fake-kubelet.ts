@@ -44,6 +44,7 @@ export class FakeKubelet {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.running;
+    await this.client.delete(`/api/v1/nodes/${FAKE_NODE}`).catch(() => undefined);
   }
 
   private async heartbeat(): Promise<void> {
