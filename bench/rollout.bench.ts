@@ -23,7 +23,8 @@ const container = (image: string, cpu = '50m', memory = '32Mi'): Record<string, 
   name: 'web',
   image,
   imagePullPolicy: 'Never',
-  command: ['/bin/httpd', '-f', '-p', '8080', '-h', '/etc'],
+  // A server that exits on SIGTERM, as a well-behaved one does (busybox httpd as PID 1 would not).
+  command: ['/bin/sh', '-c', 'trap "exit 0" TERM; /bin/httpd -f -p 8080 -h /etc & wait'],
   readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
   resources: { requests: { cpu, memory }, limits: { cpu, memory } },
   resizePolicy: [

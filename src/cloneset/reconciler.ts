@@ -26,7 +26,8 @@ import {
 import { planScale } from './scale.js';
 import { matchesSelector, selectorString } from './selector.js';
 import { computeStatus, progressDeadlineAt, sameStatus } from './status.js';
-import { planUpdate, resolvePartition, type RolloutInput } from './update.js';
+import { planUpdate, resolvePartition, resolveRolloutLimits, type RolloutInput } from './update.js';
+import { countsAsAvailable, type PodSummary } from './pod-state.js';
 import { CONDITION_INPLACE_UPDATE_READY } from '../api/types.js';
 import type { PodTemplate } from '../inplace/diff.js';
 import type { InPlaceUpdater } from '../inplace/engine.js';
@@ -165,6 +166,7 @@ export class CloneSetReconciler {
       }
     }
     await this.settleInPlaceUpdates(stored, pods, new Set(update.toUpdate));
+    this.reportBlockedRollout(stored, cs, summaries, update);
     const resize = await this.followResizes(stored, cs, key, pods, conditions);
 
     await this.markReadinessGates(pods);
@@ -354,6 +356,32 @@ export class CloneSetReconciler {
         : null;
     this.deps.resize.metrics?.record(cs.metadata?.namespace ?? '', cs.metadata?.name ?? '', tracking.status);
     return tracking;
+  }
+
+  /**
+   * A rollout that cannot move because maxUnavailable pods are already unavailable (for example a
+   * new image that never becomes ready) says so, naming the pods, instead of going quiet.
+   */
+  private reportBlockedRollout(
+    stored: WireCloneSet,
+    cs: DefaultedWireCloneSet,
+    summaries: PodSummary[],
+    update: ReturnType<typeof planUpdate>,
+  ): void {
+    const strategy = cs.spec.updateStrategy;
+    const pending = summaries.filter((p) => !p.terminating && p.revision !== update.targetRevision).length;
+    const wanted = update.expectedUpdatedReplicas - summaries.filter((p) => !p.terminating && p.revision === update.targetRevision).length;
+    if (strategy.paused || update.toUpdate.length > 0 || pending === 0 || wanted <= 0) return;
+    // Pods in the middle of our own in-place update are expected to be unavailable.
+    const unavailable = summaries.filter((p) => !p.terminating && !p.inPlaceUpdating && !countsAsAvailable(p)).map((p) => p.name);
+    const limit = resolveRolloutLimits({ replicas: cs.spec.replicas, maxUnavailable: strategy.maxUnavailable, maxSurge: strategy.maxSurge }).maxUnavailable;
+    if (unavailable.length < limit || unavailable.length === 0) return;
+    this.deps.events.event(
+      stored,
+      'Warning',
+      'RolloutBlocked',
+      `${unavailable.length} pod(s) unavailable (maxUnavailable ${limit}): ${unavailable.sort().join(', ')}; the rollout waits for them`,
+    );
   }
 
   /** Finishes in-place updates whose containers restarted, and withdraws drains no longer needed. */

@@ -27,9 +27,8 @@ export class InPlaceUpdater {
       { type: CONDITION_INPLACE_UPDATE_READY, status: 'False', reason: 'InPlaceUpdateStarted', message, lastTransitionTime: time },
       { type: 'Ready', status: 'False', reason: 'InPlaceUpdateStarted', message, lastTransitionTime: time },
     ]);
+    // No event here: the pod's InPlaceUpdateReady condition says it, and every write counts.
     this.metrics?.updates.inc({ result: 'started' });
-    this.events.event(pod, 'Normal', 'InPlaceUpdateStarted', message);
-    this.events.event(owner, 'Normal', 'InPlaceUpdateStarted', `pod ${pod.metadata?.name}: ${message}`);
   }
 
   async apply(owner: KubeObject, pod: Pod, step: Extract<InPlaceStep, { kind: 'patch' }>): Promise<void> {
@@ -50,9 +49,9 @@ export class InPlaceUpdater {
         : resized.length > 0
           ? `resizing in place: ${resized.join(', ')}`
           : 'updated labels/annotations in place';
+    // One event on the pod when it changes; the CloneSet hears of it when the update completes.
     this.events.event(pod, 'Normal', 'InPlaceUpdated', message);
     if (what.length === 0) this.metrics?.updates.inc({ result: 'succeeded' });
-    else this.events.event(owner, 'Normal', 'InPlaceUpdated', `pod ${pod.metadata?.name}: ${message}`);
   }
 
   async settle(owner: KubeObject, pod: Pod, settlement: Exclude<Settlement, 'pending' | 'none'>): Promise<void> {
@@ -70,8 +69,10 @@ export class InPlaceUpdater {
     const state = readUpdateState(pod);
     if (completed && state) this.metrics?.duration.observe((this.now() - Date.parse(state.updateTimestamp)) / 1000);
     const reason = completed ? 'InPlaceUpdateCompleted' : 'InPlaceUpdateCancelled';
-    this.events.event(pod, 'Normal', reason, completed ? `now at revision ${state?.revision}` : 'update withdrawn before it was applied');
-    this.events.event(owner, 'Normal', reason, `pod ${pod.metadata?.name}`);
+    const message = completed
+      ? `pod ${pod.metadata?.name} updated in place to revision ${state?.revision}`
+      : `pod ${pod.metadata?.name}: update withdrawn before it was applied, nothing restarted`;
+    this.events.event(owner, 'Normal', reason, message);
   }
 
   private async patchStatus(pod: Pod, conditions: Record<string, string>[]): Promise<void> {

@@ -161,8 +161,9 @@ describe('in-place resize through the kubelet', () => {
     const [after] = await activePods(client, ns, 'restart');
     expect(after?.metadata?.uid).toBe(pod?.metadata?.uid);
     expect(after?.status?.containerStatuses?.[0]?.restartCount).toBe((pod?.status?.containerStatuses?.[0]?.restartCount ?? 0) + 1);
-    const events = await client.list<{ reason?: string; involvedObject?: { name?: string } }>(`/api/v1/namespaces/${ns}/events`);
-    expect(events.items.some((e) => e.involvedObject?.name === pod?.metadata?.name && e.reason === 'InPlaceUpdateStarted')).toBe(true);
+    // Completion is only reported for a pod that was drained (InPlaceUpdateReady False) first.
+    const events = await client.list<{ reason?: string; message?: string; involvedObject?: { name?: string } }>(`/api/v1/namespaces/${ns}/events`);
+    expect(events.items.some((e) => e.involvedObject?.name === 'restart' && e.reason === 'InPlaceUpdateCompleted' && e.message?.includes(pod?.metadata?.name ?? '?'))).toBe(true);
   });
 
   it('recreates a pod whose resize is Infeasible under the default InPlaceIfPossible outcome', async () => {

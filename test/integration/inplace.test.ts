@@ -119,6 +119,29 @@ describe('InPlaceIfPossible', () => {
   });
 });
 
+describe('a new image that never becomes ready', () => {
+  it('stops the rollout at maxUnavailable with an event, and reverting the template heals the pod in place', async () => {
+    const before = await createReady('broken', 3, { type: 'InPlaceIfPossible', maxUnavailable: 1 });
+    kubelet.brokenImages.add('tailor.local/busybox:v2');
+    try {
+      await setContainers('broken', [main('tailor.local/busybox:v2'), sidecar]);
+      await eventually('RolloutBlocked event', async () => {
+        const events = await client.list<{ reason?: string; involvedObject?: { name?: string } }>(`/api/v1/namespaces/${ns}/events`);
+        return events.items.some((e) => e.involvedObject?.name === 'broken' && e.reason === 'RolloutBlocked') ? true : undefined;
+      });
+      const stuck = await activePods(client, ns, 'broken');
+      expect(stuck.filter((p) => p.spec?.containers?.[0]?.image === 'tailor.local/busybox:v2')).toHaveLength(1);
+      await setContainers('broken', [main('tailor.local/busybox:v1'), sidecar]);
+      await waitForCloneSet(client, ns, 'broken', 'healed', (cs, pods) => cs.status?.updatedReadyReplicas === 3 && pods.every((p) => gate(p) === 'True'));
+      const after = await activePods(client, ns, 'broken');
+      expect(new Set(after.map((p) => p.metadata?.uid))).toEqual(new Set(before.keys()));
+      expect(after.every((p) => p.spec?.containers?.[0]?.image === 'tailor.local/busybox:v1')).toBe(true);
+    } finally {
+      kubelet.brokenImages.clear();
+    }
+  });
+});
+
 describe('InPlaceOnly', () => {
   it('leaves pods untouched for an env change and names the field in a condition and an event', async () => {
     const before = await createReady('only', 2, { type: 'InPlaceOnly' });

@@ -16,6 +16,8 @@ export class FakeKubelet {
   private stopped = false;
   /** Pods (by name) whose containers report not ready. */
   readonly unready = new Set<string>();
+  /** Images whose containers never become ready (a crash-looping release). */
+  readonly brokenImages = new Set<string>();
 
   constructor(
     private readonly client: KubeClient,
@@ -99,7 +101,8 @@ export class FakeKubelet {
 
   private desiredStatus(pod: Pod): NonNullable<Pod['status']> {
     const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const containersReady = !this.unready.has(pod.metadata?.name ?? '');
+    const containersReady =
+      !this.unready.has(pod.metadata?.name ?? '') && !(pod.spec?.containers ?? []).some((c) => this.brokenImages.has(c.image ?? ''));
     const gates = (pod.spec?.readinessGates ?? []).map((g) => g.conditionType);
     const others = (pod.status?.conditions ?? []).filter((c) => !KUBELET_CONDITIONS.includes(c.type));
     const gatesTrue = gates.every((t) => others.some((c) => c.type === t && c.status === 'True'));
