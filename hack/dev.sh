@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make dev`: the full local cluster with Tailor running against it and the sample CloneSet
 # applied and Ready. Safe to run again: healthy parts are kept, the controller restarts only when
-# its build changed, and the sample is re-applied (a no-op when unchanged).
+# its build changed, and the sample is created only when it does not exist.
 # The controller runs on the node as a host process (like the kubelet) under the cluster's
 # process bookkeeping; `make cluster-down` stops it with the rest.
 set -euo pipefail
@@ -33,7 +33,8 @@ else
   echo "dev: tailor controller running (pid $(cat "$pidfile")), metrics on http://127.0.0.1:8080/metrics"
 fi
 
-kubectl apply -f "$repo/config/samples/cloneset.yaml"
+# Created once: re-applying would undo the user's `kubectl edit`s of the sample.
+kubectl get clone web >/dev/null 2>&1 || kubectl apply -f "$repo/config/samples/cloneset.yaml"
 kubectl wait --for=jsonpath='{.status.readyReplicas}'=3 --timeout=180s clone/web
 kubectl get clone web
 

@@ -13,6 +13,7 @@ import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/
 import type { Informer } from '../runtime/informer.js';
 import { isAlreadyExists, isConflict, isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
+import { mergePatch } from '../runtime/merge-patch.js';
 import { availableAt, controllerRef, defaulted, type DefaultedWireCloneSet, needsReadinessGateCondition, newPod, summarizePod, type WireCloneSet } from './pods.js';
 import {
   canonicalJSON,
@@ -545,7 +546,8 @@ export class CloneSetReconciler {
     try {
       await this.deps.client.patch(
         `/apis/${cs.apiVersion}/namespaces/${cs.metadata?.namespace}/clonesets/${cs.metadata?.name}/status`,
-        { status },
+        // Null out what disappeared (e.g. status.resize.pods once every resize finished).
+        { status: mergePatch(cs.status ?? {}, status) },
         'merge',
       );
     } catch (err) {

@@ -96,6 +96,7 @@ describe('in-place resize through the kubelet', () => {
     }
     expect(seen.some((s) => s !== '0/0/0/0')).toBe(true);
     expect(seen.at(-1)).toBe('0/0/0/0');
+    expect((await readCloneSet(client, ns, 'web')).status?.resize?.pods ?? []).toEqual([]);
   });
 
   it('reports a resize above node allocatable as Infeasible and, with onInfeasible Wait, names the pod in ResizeBlocked', async () => {
