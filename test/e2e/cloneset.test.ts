@@ -1,18 +1,12 @@
 // The CloneSet controller on the full test bed: real scheduler, kubelet and containerd. Pods run
 // busybox, become Ready through their probes, roll to a new image with ReCreate, scale through
 // `kubectl scale clone`, and are garbage-collected when the CloneSet is deleted.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { KubeClient } from '../../src/runtime/kube-client.js';
+import { describe, expect, it } from '@jest/globals';
+import { controllerTestBed } from '../support/controller-testbed.js';
 import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet } from '../support/cloneset.js';
-import { startController, type RunningController } from '../support/controller.js';
-import { ensureCrd } from '../support/crd.js';
-import { loadTestKubeConfig } from '../support/kube.js';
 import { eventually, kubectl } from '../support/testbed.js';
 
-const kc = loadTestKubeConfig();
-const client = new KubeClient(kc);
-const ns = `cloneset-e2e-${Date.now().toString(36)}`;
-let controller: RunningController | undefined;
+const { client, ns } = controllerTestBed('cloneset-e2e');
 
 const container = (image: string): Record<string, unknown> => ({
   name: 'main',
@@ -22,17 +16,6 @@ const container = (image: string): Record<string, unknown> => ({
   readinessProbe: { exec: { command: ['/bin/cat', '/etc/tailor-release'] }, periodSeconds: 1 },
 });
 
-beforeAll(async () => {
-  await ensureCrd(client);
-  await client.create('/api/v1/namespaces', { metadata: { name: ns } });
-  await eventually('default service account', () => client.get(`/api/v1/namespaces/${ns}/serviceaccounts/default`).catch(() => undefined));
-  controller = startController(kc, ns);
-});
-afterAll(async () => {
-  await controller?.stop();
-  await client.delete(`/api/v1/namespaces/${ns}`);
-  client.close();
-});
 
 describe('a CloneSet on a real kubelet', () => {
   it('runs its pods to Ready, rolls them to a new image with ReCreate, scales with kubectl and is garbage-collected', async () => {

@@ -2,19 +2,14 @@
 // CloneSet and every pod keeps its UID, IP and node while its container restarts once with the
 // new image; at most one pod is unready at a time, and each pod leaves the Service's ready
 // endpoints before its container restarts.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { KubeClient, type Pod } from '../../src/runtime/kube-client.js';
+import { describe, expect, it } from '@jest/globals';
+import { controllerTestBed } from '../support/controller-testbed.js';
+import type { Pod } from '../../src/runtime/kube-client.js';
 import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet } from '../support/cloneset.js';
-import { startController, type RunningController } from '../support/controller.js';
-import { ensureCrd } from '../support/crd.js';
-import { loadTestKubeConfig } from '../support/kube.js';
 import { PodWatch } from '../support/pod-watch.js';
-import { eventually, kubectl } from '../support/testbed.js';
+import { kubectl } from '../support/testbed.js';
 
-const kc = loadTestKubeConfig();
-const client = new KubeClient(kc);
-const ns = `inplace-e2e-${Date.now().toString(36)}`;
-let controller: RunningController | undefined;
+const { client, ns } = controllerTestBed('inplace-e2e');
 
 const container = (image: string): Record<string, unknown> => ({
   name: 'web',
@@ -29,17 +24,6 @@ interface Slice {
   endpoints?: { targetRef?: { name?: string }; conditions?: { ready?: boolean } }[];
 }
 
-beforeAll(async () => {
-  await ensureCrd(client);
-  await client.create('/api/v1/namespaces', { metadata: { name: ns } });
-  await eventually('default service account', () => client.get(`/api/v1/namespaces/${ns}/serviceaccounts/default`).catch(() => undefined));
-  controller = startController(kc, ns);
-});
-afterAll(async () => {
-  await controller?.stop();
-  await client.delete(`/api/v1/namespaces/${ns}`);
-  client.close();
-});
 
 describe('in-place image update on a real kubelet', () => {
   it('keeps UID, IP and node, restarts the container once, drains endpoints first, one pod at a time', async () => {

@@ -2,19 +2,14 @@
 // CloneSet's cpu/memory resizes its pods without a restart, the container cgroups take the
 // kubelet-identical values, and status.resize moves through a state and ends empty. A request
 // the node can never fit is reported Infeasible and, with onInfeasible: Wait, blocks visibly.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
+import { controllerTestBed } from '../support/controller-testbed.js';
 import { existsSync, readFileSync } from 'node:fs';
-import { KubeClient, type Pod } from '../../src/runtime/kube-client.js';
+import type { Pod } from '../../src/runtime/kube-client.js';
 import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet } from '../support/cloneset.js';
-import { startController, type RunningController } from '../support/controller.js';
-import { ensureCrd } from '../support/crd.js';
-import { loadTestKubeConfig } from '../support/kube.js';
 import { eventually } from '../support/testbed.js';
 
-const kc = loadTestKubeConfig();
-const client = new KubeClient(kc);
-const ns = `resize-e2e-${Date.now().toString(36)}`;
-let controller: RunningController | undefined;
+const { client, ns } = controllerTestBed('resize-e2e');
 
 const container = (cpu: string, memory: string): Record<string, unknown> => ({
   name: 'main',
@@ -37,17 +32,6 @@ function cgroupFile(controllerName: string, pod: Pod, file: string): string {
   return readFileSync(path, 'utf8').trim();
 }
 
-beforeAll(async () => {
-  await ensureCrd(client);
-  await client.create('/api/v1/namespaces', { metadata: { name: ns } });
-  await eventually('default service account', () => client.get(`/api/v1/namespaces/${ns}/serviceaccounts/default`).catch(() => undefined));
-  controller = startController(kc, ns);
-});
-afterAll(async () => {
-  await controller?.stop();
-  await client.delete(`/api/v1/namespaces/${ns}`);
-  client.close();
-});
 
 describe('in-place resize through the kubelet', () => {
   it('resizes cpu 100m→200m and memory 64Mi→128Mi on 3 pods without a restart, cgroups included', async () => {

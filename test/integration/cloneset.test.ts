@@ -1,36 +1,18 @@
 // The CloneSet controller against the real API server, with a fake kubelet (test/support) writing
 // pod status the way a kubelet would: scaling, ReCreate rollouts with partition and
 // maxUnavailable, the scale subresource, and a controller killed mid-rollout.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { controllerTestBed } from '../support/controller-testbed.js';
 import { LABEL_CONTROLLER_REVISION_HASH } from '../../src/api/types.js';
-import { KubeClient, type Pod } from '../../src/runtime/kube-client.js';
+import type { Pod } from '../../src/runtime/kube-client.js';
 import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet } from '../support/cloneset.js';
-import { startController, type RunningController } from '../support/controller.js';
-import { FAKE_SCHEDULER, FakeKubelet } from '../support/fake-kubelet.js';
-import { ensureCrd } from '../support/crd.js';
+import { FAKE_SCHEDULER } from '../support/fake-kubelet.js';
 import { PodWatch } from '../support/pod-watch.js';
-import { createTestNamespace, loadTestKubeConfig } from '../support/kube.js';
 
-const kc = loadTestKubeConfig();
-const client = new KubeClient(kc);
-const ns = `cloneset-${Date.now().toString(36)}`;
-const kubelet = new FakeKubelet(client, ns);
-let controller: RunningController | undefined;
+const { client, ns, kubelet, restartController } = controllerTestBed('cloneset', { fakeKubelet: true });
 const fake = { schedulerName: FAKE_SCHEDULER };
 
-beforeAll(async () => {
-  await ensureCrd(client);
-  await createTestNamespace(client, ns);
-  kubelet.start();
-  controller = startController(kc, ns);
-});
 afterEach(() => kubelet.unready.clear());
-afterAll(async () => {
-  await controller?.stop();
-  await kubelet.stop();
-  await client.delete(`/api/v1/namespaces/${ns}`);
-  client.close();
-});
 
 const allReady = (n: number) => (cs: { status?: { readyReplicas?: number; replicas?: number } }, pods: Pod[]) =>
   pods.length === n && cs.status?.replicas === n && cs.status?.readyReplicas === n;
@@ -115,8 +97,7 @@ describe('CloneSet ReCreate rollout', () => {
     );
     // Stop as soon as the rollout has started, then start a fresh controller with an empty cache.
     await waitForCloneSet(client, ns, 'restart', 'rollout started', (c) => (c.status?.updatedReplicas ?? 0) >= 1, 30_000);
-    await controller?.stop();
-    controller = startController(kc, ns);
+    await restartController();
     await waitForCloneSet(client, ns, 'restart', 'rollout finished', (c, pods) =>
       allReady(4)(c, pods) && c.status?.updatedReadyReplicas === 4,
     );

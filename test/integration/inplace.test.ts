@@ -2,35 +2,17 @@
 // their image changes (as the kubelet does): pods keep their UID while images and labels change;
 // InPlaceIfPossible falls back to recreate for other changes; InPlaceOnly refuses them and says
 // which field; partition and a rollback during the grace period behave.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
+import { controllerTestBed } from '../support/controller-testbed.js';
 import { CONDITION_INPLACE_UPDATE_READY } from '../../src/api/types.js';
-import { KubeClient, type Pod } from '../../src/runtime/kube-client.js';
+import type { Pod } from '../../src/runtime/kube-client.js';
 import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet } from '../support/cloneset.js';
-import { startController, type RunningController } from '../support/controller.js';
-import { ensureCrd } from '../support/crd.js';
-import { FAKE_SCHEDULER, FakeKubelet } from '../support/fake-kubelet.js';
-import { createTestNamespace, loadTestKubeConfig } from '../support/kube.js';
+import { FAKE_SCHEDULER } from '../support/fake-kubelet.js';
 import { PodWatch } from '../support/pod-watch.js';
 import { eventually } from '../support/testbed.js';
 
-const kc = loadTestKubeConfig();
-const client = new KubeClient(kc);
-const ns = `inplace-${Date.now().toString(36)}`;
-const kubelet = new FakeKubelet(client, ns);
-let controller: RunningController | undefined;
+const { client, ns, kubelet } = controllerTestBed('inplace', { fakeKubelet: true });
 
-beforeAll(async () => {
-  await ensureCrd(client);
-  await createTestNamespace(client, ns);
-  kubelet.start();
-  controller = startController(kc, ns);
-});
-afterAll(async () => {
-  await controller?.stop();
-  await kubelet.stop();
-  await client.delete(`/api/v1/namespaces/${ns}`);
-  client.close();
-});
 
 const main = (image: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   name: 'main',
