@@ -42,7 +42,7 @@ export async function runController(flags: ControllerFlags): Promise<number> {
 
   const onSignal = (signal: string): void => {
     logger.info({ signal }, 'signal received; stopping');
-    void manager.stop();
+    manager.stop().catch((err: unknown) => logger.error({ err }, 'shutdown failed'));
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);

@@ -60,14 +60,16 @@ export class EventRecorder {
     const namespace = meta.namespace ?? 'default';
     const aggregateKey = `${objectKey}\u0000${type}\u0000${reason}\u0000${message}`;
     const existing = this.recent.get(aggregateKey);
-    const write = existing
-      ? this.bump(existing)
-      : this.create(object, namespace, type, reason, message).then((created) => {
-          if (created) this.recent.set(aggregateKey, created);
-        });
-    this.pending = this.pending.then(() =>
-      write.catch((err: unknown) => this.options.logger.warn({ err, reason, object: meta.name }, 'could not record event')),
-    );
+    // The failure handler is attached at once: a rejection left for later would be unhandled
+    // and end the process.
+    const write = (
+      existing
+        ? this.bump(existing)
+        : this.create(object, namespace, type, reason, message).then((created) => {
+            if (created) this.recent.set(aggregateKey, created);
+          })
+    ).catch((err: unknown) => this.options.logger.warn({ err, reason, object: meta.name }, 'could not record event'));
+    this.pending = this.pending.then(() => write);
   }
 
   /** Resolves when every event recorded so far has been written (or failed). */

@@ -118,7 +118,7 @@ export class Manager {
         onStartedLeading: startOnceSynced,
         onStoppedLeading: () => {
           this.leadershipLost = true;
-          for (const c of this.controllers) void c.stop(0);
+          for (const c of this.controllers) c.stop(0).catch((err: unknown) => this.options.logger.error({ err }, 'stopping a controller failed'));
           this.lostLease?.();
         },
       });
