@@ -24,7 +24,9 @@ if running && [ -z "$(find "$repo/dist" -newer "$pidfile" -name '*.js' | head -1
   echo "dev: tailor controller already running (pid $(cat "$pidfile"))"
 else
   if running; then kill -TERM "$(cat "$pidfile")"; while running; do sleep 0.2; done; fi
-  setsid node "$repo/dist/cli/main.js" controller --kubeconfig "$KUBECONFIG" \
+  # Scoped to the default namespace, where the sample lives: `make test` runs its own controllers
+  # in their own namespaces on this cluster, and two controllers must never act on one CloneSet.
+  setsid node "$repo/dist/cli/main.js" controller --kubeconfig "$KUBECONFIG" --namespace default \
     --metrics-bind-address 127.0.0.1:8080 --health-probe-bind-address 127.0.0.1:8081 \
     >>"$cluster/logs/tailor-controller.log" 2>&1 </dev/null 8>&- &
   echo $! >"$pidfile"
