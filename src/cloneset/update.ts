@@ -5,7 +5,8 @@
 // Reconcile order, as in Kruise: plan the scale first; when it creates or deletes anything, do
 // that and leave the update for the next round (one kind of change per reconcile).
 
-import { resolveIntOrPercent, type IntOrString } from './intorpercent-local.js';
+import { getScaledValueFromIntOrPercent as resolveIntOrPercent } from '../api/intorpercent.js';
+import type { IntOrString } from '../api/types.js';
 import {
   activePods,
   compareActivePods,

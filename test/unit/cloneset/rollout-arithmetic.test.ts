@@ -5,7 +5,7 @@
 
 import { describe, expect, it } from '@jest/globals';
 
-import { resolveIntOrPercent, type IntOrString } from '../../../src/cloneset/intorpercent-local.js';
+import type { IntOrString } from '../../../src/api/types.js';
 import {
   compareActivePods,
   parseDeletionCost,
@@ -975,28 +975,6 @@ describe('compareActivePods', () => {
 // ---------------------------------------------------------------------------------------------
 // Int-or-percent and spec resolution
 // ---------------------------------------------------------------------------------------------
-
-describe('resolveIntOrPercent', () => {
-  it.each([
-    { value: 3, total: 10, roundUp: false, expected: 3 },
-    { value: '20%', total: 3, roundUp: true, expected: 1 },
-    { value: '20%', total: 3, roundUp: false, expected: 0 },
-    { value: '30%', total: 5, roundUp: true, expected: 2 },
-    { value: '30%', total: 5, roundUp: false, expected: 1 },
-    { value: '100%', total: 7, roundUp: false, expected: 7 },
-    { value: '12.5%', total: 8, roundUp: false, expected: 1 },
-  ])('resolves $value of $total (round up: $roundUp) to $expected', ({ value, total, roundUp, expected }) => {
-    expect(resolveIntOrPercent(value, total, roundUp)).toBe(expected);
-  });
-
-  it.each(['3', '20', 'abc%', '-5%', ''])('rejects the string "%s"', (value) => {
-    expect(() => resolveIntOrPercent(value, 10, true)).toThrow(TypeError);
-  });
-
-  it('rejects a fractional integer', () => {
-    expect(() => resolveIntOrPercent(1.5, 10, true)).toThrow(TypeError);
-  });
-});
 
 describe('resolvePartition', () => {
   it.each([
