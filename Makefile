@@ -52,3 +52,14 @@ dev: deps
 
 bench: deps
 	bash hack/bench.sh
+
+# kubectl finds plugins on PATH: link bin/kubectl-tailor into /usr/local/bin when writable, else
+# ~/.local/bin (PLUGIN_DIR overrides), and say which; then `kubectl tailor status <clone>` works.
+.PHONY: install-plugin
+install-plugin: build
+	@chmod +x bin/kubectl-tailor; \
+	dir="$${PLUGIN_DIR:-}"; \
+	if [ -z "$$dir" ]; then if [ -w /usr/local/bin ]; then dir=/usr/local/bin; else dir="$$HOME/.local/bin"; fi; fi; \
+	mkdir -p "$$dir" && ln -sfn "$(CURDIR)/bin/kubectl-tailor" "$$dir/kubectl-tailor" && \
+	echo "installed $$dir/kubectl-tailor -> $(CURDIR)/bin/kubectl-tailor; try: kubectl tailor status <clone>"; \
+	case ":$$PATH:" in *":$$dir:"*) ;; *) echo "note: $$dir is not on PATH; add it: export PATH=\"$$dir:\$$PATH\"";; esac

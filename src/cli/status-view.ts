@@ -1,0 +1,381 @@
+// The rollout status of one CloneSet as `kubectl tailor status` shows it: a view model built from
+// the CloneSet and its pods (counts, per-pod revision / readiness / in-place / resize state, what
+// blocks the rollout and why, a verdict), and its text renderings (the full view for a terminal,
+// one summary line for logs).
+// Verdict: `complete` — the controller observed the latest generation, every desired pod (or,
+// when a partition holds pods back, expectedUpdatedReplicas of them) runs the update revision and
+// is ready, and no resize is unfinished; `blocked` — FailedUpdate True, ResizeBlocked True, an
+// Infeasible resize the strategy waits on, or Progressing False ProgressDeadlineExceeded;
+// otherwise `progressing`. Status written for an older generation is never judged blocked or
+// complete: it describes a spec the user has since changed.
+// Pure: no I/O, no clock (`now` comes in), no process state. Must not: decide exit codes, poll,
+// or write to a terminal (plugin.ts does).
+import { defaultUpdateStrategy } from '../api/defaults.js';
+import {
+  CONDITION_INPLACE_UPDATE_READY,
+  LABEL_CONTROLLER_REVISION_HASH,
+  RESIZE_STATES,
+  type CloneSet,
+  type CloneSetCondition,
+  type ResizeState,
+} from '../api/types.js';
+import { readUpdateState } from '../inplace/plan.js';
+import type { Pod, Wire } from '../runtime/kube-client.js';
+import { podResizeView } from '../resize/state.js';
+
+export type Verdict = 'complete' | 'blocked' | 'progressing';
+
+/** In-place update state from the InPlaceUpdateReady condition: False = Updating, True after an update = Done. */
+export type InPlaceState = 'Updating' | 'Done' | '-';
+
+export interface PodLine {
+  name: string;
+  /** Revision without the `<clone>-` prefix; "" when the pod has no revision label. */
+  revision: string;
+  /** Runs the CloneSet's update revision. */
+  updated: boolean;
+  ready: boolean;
+  inPlace: InPlaceState;
+  /** The pod's resize state (podResizeView); '-' when nothing is pending. */
+  resize: ResizeState | '-';
+  /** The resize's reason/message and age, when a resize is pending. */
+  resizeDetail?: string;
+  /** Something a person should look at: terminating, unschedulable, a container failing to start. */
+  problem?: string;
+  terminating: boolean;
+}
+
+export interface Blocker {
+  /** Where it comes from: a condition type, or `pod <name>`. */
+  source: string;
+  reason: string;
+  message: string;
+  /**
+   * May clear by itself on the controller's next attempt (FailedUpdate from an API error rather
+   * than NotInPlaceUpdatable). A waiting caller should see it persist before calling it final.
+   */
+  transient: boolean;
+}
+
+export interface StatusView {
+  namespace: string;
+  name: string;
+  strategy: string;
+  generation: number;
+  observedGeneration: number;
+  /** spec.replicas. */
+  desired: number;
+  /** Pods that must run the update revision for the rollout to count as done (partition aware). */
+  target: number;
+  replicas: number;
+  ready: number;
+  updated: number;
+  updatedReady: number;
+  updateRevision: string;
+  paused: boolean;
+  /** Unfinished resizes by state, counted from the pods and status.resize (the larger of the two). */
+  resize: Record<ResizeState, number>;
+  pods: PodLine[];
+  blockers: Blocker[];
+  /** Not verdict-changing, but likely why a rollout is slow: failing containers, unschedulable pods, failed scaling. */
+  warnings: string[];
+  verdict: Verdict;
+  /** One line saying why the verdict is what it is, kubectl rollout status style. */
+  message: string;
+}
+
+type WireCloneSet = Wire<CloneSet>;
+type WireCondition = Wire<CloneSetCondition>;
+
+/** Container waiting reasons that mean the container cannot start without someone's help. */
+const FAILING_WAITING_REASONS = new Set([
+  'CrashLoopBackOff',
+  'ImagePullBackOff',
+  'ErrImagePull',
+  'ErrImageNeverPull',
+  'InvalidImageName',
+  'CreateContainerConfigError',
+  'CreateContainerError',
+  'RunContainerError',
+]);
+
+const condition = (conditions: WireCondition[] | undefined, type: string): WireCondition | undefined =>
+  conditions?.find((c) => c.type === type);
+
+export function shortRevision(revision: string | undefined, cloneSetName: string): string {
+  if (!revision) return '';
+  return revision.startsWith(`${cloneSetName}-`) ? revision.slice(cloneSetName.length + 1) : revision;
+}
+
+/** kubectl-style age: 45s, 3m, 2h, 5d. */
+export function formatAge(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 120) return `${s}s`;
+  if (s < 2 * 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 2 * 86400) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86400)}d`;
+}
+
+function podProblem(pod: Pod): string | undefined {
+  if (pod.metadata?.deletionTimestamp) return 'Terminating';
+  const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+  if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') {
+    return `Unschedulable${scheduled.message ? `: ${scheduled.message}` : ''}`;
+  }
+  const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
+  for (const s of statuses) {
+    const waiting = s.state?.waiting;
+    if (waiting?.reason && FAILING_WAITING_REASONS.has(waiting.reason)) {
+      return `container ${s.name}: ${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`;
+    }
+  }
+  if (pod.status?.phase === 'Failed') return `Failed${pod.status.reason ? `: ${pod.status.reason}` : ''}`;
+  return undefined;
+}
+
+function inPlaceState(pod: Pod): InPlaceState {
+  const gate = pod.status?.conditions?.find((c) => c.type === CONDITION_INPLACE_UPDATE_READY);
+  if (gate?.status === 'False') return 'Updating';
+  const state = readUpdateState(pod);
+  if (gate?.status === 'True' && state && state.revision === pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH]) return 'Done';
+  return '-';
+}
+
+const isReady = (pod: Pod): boolean =>
+  pod.status?.phase === 'Running' && pod.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+
+/** Pods needing attention first, then pods still moving, then settled ones; by name within each. */
+function podRank(p: PodLine): number {
+  if (p.resize === 'Infeasible' || (p.problem && !p.terminating)) return 0;
+  if (!p.updated || !p.ready || p.inPlace === 'Updating' || p.resize !== '-' || p.terminating) return 1;
+  return 2;
+}
+
+export function buildStatusView(cs: WireCloneSet, pods: readonly Pod[], now: number): StatusView {
+  const name = cs.metadata?.name ?? '';
+  const status = cs.status ?? {};
+  const strategy = defaultUpdateStrategy(cs.spec.updateStrategy);
+  const desired = cs.spec.replicas ?? 1;
+  const generation = cs.metadata?.generation ?? 0;
+  const observedGeneration = status.observedGeneration ?? 0;
+  const stale = cs.status === undefined || observedGeneration < generation;
+  const expected = status.expectedUpdatedReplicas;
+  const target = expected !== undefined && expected < desired ? Math.max(0, expected) : desired;
+  const updateRevision = status.updateRevision ?? '';
+  const paused = strategy.paused || condition(status.conditions, 'Progressing')?.reason === 'RolloutPaused';
+  // The strategy waits on an Infeasible resize (and raises ResizeBlocked) instead of recreating the pod.
+  const waitsOnInfeasible = strategy.type === 'InPlaceOnly' || strategy.resizeStrategy.onInfeasible === 'Wait';
+
+  const lines: PodLine[] = [];
+  const podResize: Record<ResizeState, number> = { Proposed: 0, InProgress: 0, Deferred: 0, Infeasible: 0 };
+  let resizeUnfinished = 0;
+  const infeasiblePods: { name: string; message: string }[] = [];
+  const warnings: string[] = [];
+  for (const pod of pods) {
+    const podName = pod.metadata?.name ?? '';
+    const revision = pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH];
+    const terminating = !!pod.metadata?.deletionTimestamp;
+    const view = podResizeView(pod);
+    const line: PodLine = {
+      name: podName,
+      revision: shortRevision(revision, name),
+      updated: !!updateRevision && revision === updateRevision,
+      ready: isReady(pod),
+      inPlace: inPlaceState(pod),
+      resize: view.state ?? '-',
+      terminating,
+    };
+    if (view.state) {
+      const age = view.since ? formatAge(now - Date.parse(view.since)) : undefined;
+      const said = [view.reason && view.reason !== view.state ? view.reason : undefined, view.message].filter(Boolean).join(': ');
+      const detail = [said, age ? `for ${age}` : undefined].filter(Boolean).join(', ');
+      if (detail) line.resizeDetail = detail;
+    }
+    const problem = podProblem(pod);
+    if (problem) line.problem = problem;
+    lines.push(line);
+    if (terminating) continue;
+    if (view.state) podResize[view.state]++;
+    if (!view.done) resizeUnfinished++;
+    if (view.state === 'Infeasible') infeasiblePods.push({ name: podName, message: view.message ?? 'the node can never fit the new resources' });
+    if (problem) warnings.push(`pod ${podName}: ${problem}`);
+  }
+  lines.sort((a, b) => podRank(a) - podRank(b) || a.name.localeCompare(b.name));
+
+  const statusResize = status.resize;
+  const resize = Object.fromEntries(
+    RESIZE_STATES.map((s) => {
+      const key = (s.charAt(0).toLowerCase() + s.slice(1)) as 'proposed' | 'inProgress' | 'deferred' | 'infeasible';
+      return [s, Math.max(podResize[s], stale ? 0 : statusResize?.[key] ?? 0)];
+    }),
+  ) as Record<ResizeState, number>;
+
+  // What blocks the rollout. Judged only on status that describes the current spec.
+  const blockers: Blocker[] = [];
+  if (!stale) {
+    const failedUpdate = condition(status.conditions, 'FailedUpdate');
+    if (failedUpdate?.status === 'True') {
+      const reason = failedUpdate.reason ?? 'FailedUpdate';
+      blockers.push({ source: 'FailedUpdate', reason, message: failedUpdate.message ?? '', transient: reason !== 'NotInPlaceUpdatable' });
+    }
+    const resizeBlocked = condition(status.conditions, 'ResizeBlocked');
+    if (resizeBlocked?.status === 'True') {
+      blockers.push({ source: 'ResizeBlocked', reason: resizeBlocked.reason ?? 'ResizeBlocked', message: resizeBlocked.message ?? '', transient: false });
+    }
+    if (waitsOnInfeasible) {
+      const named = (pod: string): boolean => blockers.some((b) => b.message.includes(`${pod}:`));
+      const fromStatus = (statusResize?.pods ?? [])
+        .filter((p) => p.state === 'Infeasible')
+        .map((p) => ({ name: p.name, message: p.message ?? 'the node can never fit the new resources' }));
+      const seen = new Set<string>();
+      for (const p of [...infeasiblePods, ...fromStatus]) {
+        if (seen.has(p.name) || named(p.name)) continue;
+        seen.add(p.name);
+        blockers.push({ source: `pod ${p.name}`, reason: 'Infeasible', message: `resize Infeasible: ${p.message}`, transient: false });
+      }
+      if (blockers.length === 0 && resize.Infeasible > 0) {
+        blockers.push({ source: 'status.resize', reason: 'Infeasible', message: `${resize.Infeasible} pod(s) have an Infeasible resize`, transient: false });
+      }
+    }
+    const progressing = condition(status.conditions, 'Progressing');
+    if (progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded') {
+      blockers.push({ source: 'Progressing', reason: 'ProgressDeadlineExceeded', message: progressing.message ?? '', transient: false });
+    }
+    const failedScale = condition(status.conditions, 'FailedScale');
+    if (failedScale?.status === 'True') warnings.unshift(`FailedScale (${failedScale.reason ?? 'FailedScale'}): ${failedScale.message ?? ''}`);
+  }
+  if (!waitsOnInfeasible) {
+    for (const p of infeasiblePods) warnings.push(`pod ${p.name}: resize Infeasible; resizeStrategy.onInfeasible Recreate replaces the pod with the new resources`);
+  }
+
+  const replicas = status.replicas ?? 0;
+  const ready = status.readyReplicas ?? 0;
+  const updated = status.updatedReplicas ?? 0;
+  const updatedReady = status.updatedReadyReplicas ?? 0;
+  const unfinishedResizes = Math.max(resizeUnfinished, stale ? 0 : statusResize?.resizing ?? 0, resize.Infeasible);
+
+  let verdict: Verdict;
+  let message: string;
+  if (stale) {
+    verdict = 'progressing';
+    message = cs.status === undefined
+      ? 'waiting for the controller to report status'
+      : `waiting for the controller to observe generation ${generation} (status is for ${observedGeneration})`;
+  } else if (blockers.length > 0) {
+    verdict = 'blocked';
+    message = blockers.map((b) => `${b.source} (${b.reason})${b.message ? `: ${b.message}` : ''}`).join('; ');
+  } else if (replicas === desired && updatedReady >= target && (target < desired || updatedReady === replicas) && unfinishedResizes === 0) {
+    verdict = 'complete';
+    const revision = shortRevision(updateRevision, name);
+    message = target < desired
+      ? `partitioned roll out complete: ${updatedReady} of ${desired} pods run revision ${revision} and are ready (the partition holds ${desired - target} back)`
+      : `successfully rolled out: ${desired} of ${desired} pods run revision ${revision} and are ready`;
+  } else {
+    verdict = 'progressing';
+    const pausedNote = paused ? 'rollout paused (updateStrategy.paused); ' : '';
+    if (replicas < desired) message = `${pausedNote}waiting for rollout to finish: ${replicas} of ${desired} pods exist`;
+    else if (updated < target) message = `${pausedNote}waiting for rollout to finish: ${updated} of ${target} pods updated`;
+    else if (updatedReady < target) message = `${pausedNote}waiting for rollout to finish: ${updatedReady} of ${target} updated pods are ready`;
+    else if (replicas > desired) message = `waiting for rollout to finish: ${replicas - desired} old pod(s) pending termination`;
+    else if (unfinishedResizes > 0) message = `waiting for ${unfinishedResizes} resize(s) to finish (${resizeCounts(resize) || 'node not caught up'})`;
+    else message = `waiting for rollout to finish: ${updatedReady} of ${replicas} updated pods are ready`;
+  }
+
+  return {
+    namespace: cs.metadata?.namespace ?? '',
+    name,
+    strategy: strategy.type,
+    generation,
+    observedGeneration,
+    desired,
+    target,
+    replicas,
+    ready,
+    updated,
+    updatedReady,
+    updateRevision,
+    paused,
+    resize,
+    pods: lines,
+    blockers,
+    warnings,
+    verdict,
+    message,
+  };
+}
+
+function resizeCounts(resize: Record<ResizeState, number>): string {
+  return RESIZE_STATES.filter((s) => resize[s] > 0)
+    .map((s) => `${resize[s]} ${s}`)
+    .join(', ');
+}
+
+/** `[#####-----]`: the share of desired pods running the update revision. */
+export function progressBar(done: number, total: number, width = 20): string {
+  const ratio = total <= 0 ? 1 : Math.min(1, Math.max(0, done / total));
+  let filled = Math.round(ratio * width);
+  if (filled === 0 && done > 0) filled = 1;
+  if (filled === width && done < total) filled = width - 1;
+  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}]`;
+}
+
+export function renderProgress(view: StatusView, width = 20): string {
+  const partition = view.target < view.desired ? ` (partition: target ${view.target})` : '';
+  return `${progressBar(view.updated, view.desired, width)} ${view.updated}/${view.desired} updated, ${view.ready}/${view.desired} ready${partition}`;
+}
+
+/** One line for logs, printed on each change when the output is not a terminal. */
+export function renderSummaryLine(view: StatusView): string {
+  const resize = resizeCounts(view.resize);
+  return [`${view.name}: ${renderProgress(view, 10)}`, resize ? `resize ${resize}` : undefined, `${view.verdict}: ${view.message}`]
+    .filter(Boolean)
+    .join('; ');
+}
+
+export interface RenderOptions {
+  /** Width of the progress bar. */
+  barWidth?: number;
+  /** Pod lines shown at most; the rest are counted (settled pods are dropped first). */
+  maxPods?: number;
+}
+
+function table(rows: string[][]): string[] {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd());
+}
+
+/** The full view: header, progress bar, resize counts, pods, what blocks, verdict. */
+export function renderStatus(view: StatusView, options: RenderOptions = {}): string[] {
+  const maxPods = options.maxPods ?? 20;
+  const out: string[] = [];
+  const revision = shortRevision(view.updateRevision, view.name) || '(none yet)';
+  out.push(
+    `CloneSet ${view.namespace}/${view.name}  strategy ${view.strategy}  generation ${view.generation} (observed ${view.observedGeneration})  update revision ${revision}${view.paused ? '  PAUSED' : ''}`,
+  );
+  out.push(`Progress  ${renderProgress(view, options.barWidth ?? 20)}`);
+  const resize = resizeCounts(view.resize);
+  if (resize) out.push(`Resize    ${resize}`);
+  if (view.pods.length > 0) {
+    const shown = view.pods.slice(0, maxPods);
+    const rows = [['POD', 'REVISION', 'UPDATED', 'READY', 'IN-PLACE', 'RESIZE', 'NOTE']];
+    for (const p of shown) {
+      const note = [p.resizeDetail, p.problem].filter(Boolean).join('; ');
+      rows.push([p.name, p.revision || '-', p.updated ? 'yes' : 'no', p.ready ? 'yes' : 'no', p.inPlace, p.resize, note]);
+    }
+    out.push('', ...table(rows));
+    if (view.pods.length > shown.length) out.push(`... and ${view.pods.length - shown.length} more pod(s)`);
+  } else {
+    out.push('', 'No pods.');
+  }
+  if (view.blockers.length > 0) {
+    out.push('', 'Blocked:');
+    for (const b of view.blockers) out.push(`  ${b.source} (${b.reason})${b.message ? `: ${b.message}` : ''}`);
+  }
+  if (view.warnings.length > 0) {
+    out.push('', 'Warnings:');
+    for (const w of view.warnings) out.push(`  ${w}`);
+  }
+  out.push('', `Status: ${view.verdict}: ${view.message}`);
+  return out;
+}

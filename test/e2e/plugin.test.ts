@@ -1,0 +1,173 @@
+// `kubectl tailor status` against the real test-bed cluster with the controller running in this
+// process: it follows an image rollout of a 2-pod CloneSet to the end and exits 0; it exits 1 and
+// says why when a resize is Infeasible and the strategy waits; kubectl finds it on PATH; it exits
+// 2 when the timeout passes first; bad input (unknown CloneSet, wrong namespace, no cluster) is
+// one line on stderr and exit 3. The plugin runs as a child process (`node bin/kubectl-tailor`,
+// after a build), never synchronously, so the in-process controller keeps reconciling meanwhile.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { KubeClient } from '../../src/runtime/kube-client.js';
+import { cloneSetManifest, cloneSetPath, waitForCloneSet } from '../support/cloneset.js';
+import { startController, type RunningController } from '../support/controller.js';
+import { ensureCrd } from '../support/crd.js';
+import { kubeconfigPath, loadTestKubeConfig } from '../support/kube.js';
+import { eventually } from '../support/testbed.js';
+
+const kc = loadTestKubeConfig();
+const client = new KubeClient(kc);
+const ns = `plugin-e2e-${Date.now().toString(36)}`;
+const kubeconfig = resolve(kubeconfigPath());
+const plugin = resolve('bin/kubectl-tailor');
+const kubeVersion = /KUBE_VERSION=(\S+)/.exec(readFileSync('hack/versions.sh', 'utf8'))?.[1];
+const kubectlBin = `${process.env.HOME}/.cache/tailor/kubernetes/v${kubeVersion}/bin/kubectl`;
+const scratch = mkdtempSync(join(tmpdir(), 'kubectl-tailor-'));
+let controller: RunningController | undefined;
+
+const container = (cpu: string, image = 'tailor.local/busybox:v1'): Record<string, unknown> => ({
+  name: 'main',
+  image,
+  imagePullPolicy: 'Never',
+  command: ['/bin/sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'],
+  resources: { requests: { cpu, memory: '32Mi' }, limits: { cpu, memory: '32Mi' } },
+  resizePolicy: [
+    { resourceName: 'cpu', restartPolicy: 'NotRequired' },
+    { resourceName: 'memory', restartPolicy: 'NotRequired' },
+  ],
+});
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command without blocking this process (the controller lives here). */
+function run(command: string, args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 150_000): Promise<Run> {
+  return new Promise((done, fail) => {
+    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', fail);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+const tailor = (...args: string[]): Promise<Run> => run(process.execPath, [plugin, ...args]);
+const status = (name: string, ...args: string[]): Promise<Run> => tailor('status', name, '-n', ns, '--kubeconfig', kubeconfig, ...args);
+const lines = (text: string): string[] => text.split('\n').filter(Boolean);
+
+beforeAll(async () => {
+  // The plugin runs the build output. Other work in the tree may not type-check at this moment;
+  // tsc still emits, and what matters here is that the plugin was built.
+  const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { encoding: 'utf8' });
+  if (!existsSync('dist/cli/plugin.js') || !existsSync('dist/cli/status-view.js')) {
+    throw new Error(`build failed: ${build.stdout}${build.stderr}`);
+  }
+  await ensureCrd(client);
+  await client.create('/api/v1/namespaces', { metadata: { name: ns } });
+  await eventually('default service account', () => client.get(`/api/v1/namespaces/${ns}/serviceaccounts/default`).catch(() => undefined));
+  controller = startController(kc, ns);
+}, 180_000);
+
+afterAll(async () => {
+  await controller?.stop();
+  await client.delete(`/api/v1/namespaces/${ns}`).catch(() => undefined);
+  client.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('kubectl tailor status', () => {
+  it('follows an in-place image rollout of 2 pods to the end and exits 0', async () => {
+    await client.create(
+      cloneSetPath(ns),
+      cloneSetManifest('web', { replicas: 2, updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } }, { containers: [container('50m')] }),
+    );
+    await waitForCloneSet(client, ns, 'web', '2 ready pods', (cs, pods) => pods.length === 2 && cs.status?.readyReplicas === 2, 120_000);
+    await client.patch(cloneSetPath(ns, 'web'), { spec: { template: { spec: { containers: [container('50m', 'tailor.local/busybox:v2')] } } } }, 'merge');
+
+    const result = await status('web', '--timeout', '120s');
+
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    // Not a terminal: one summary line per change, then kubectl rollout status' last line.
+    expect(lines(result.stdout).at(-1)).toMatch(/^clone "web" successfully rolled out: 2 of 2 pods run revision \S+ and are ready$/);
+    expect(lines(result.stdout).slice(0, -1).every((l) => l.startsWith('web: ['))).toBe(true);
+    const cs = await waitForCloneSet(client, ns, 'web', 'status', () => true);
+    expect(cs.status).toMatchObject({ updatedReadyReplicas: 2, replicas: 2 });
+  });
+
+  it('is found by kubectl on PATH as `kubectl tailor`', async () => {
+    symlinkSync(plugin, join(scratch, 'kubectl-tailor'));
+    const result = await run(kubectlBin, ['tailor', 'status', 'web', '-n', ns], { PATH: `${scratch}:${process.env.PATH}`, KUBECONFIG: kubeconfig });
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.stdout).toContain('clone "web" successfully rolled out');
+    const help = await run(kubectlBin, ['tailor', '--help'], { PATH: `${scratch}:${process.env.PATH}` });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('status [options] <clone>');
+  });
+
+  it('exits 1 and says why when a resize is Infeasible and the strategy waits', async () => {
+    await client.create(
+      cloneSetPath(ns),
+      cloneSetManifest('big', { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible', resizeStrategy: { onInfeasible: 'Wait' } } }, { containers: [container('50m')] }),
+    );
+    await waitForCloneSet(client, ns, 'big', '1 ready pod', (cs, pods) => pods.length === 1 && cs.status?.readyReplicas === 1, 120_000);
+    await client.patch(cloneSetPath(ns, 'big'), { spec: { template: { spec: { containers: [container('500')] } } } }, 'merge');
+
+    const result = await status('big', '--timeout', '120s');
+
+    expect(result.code).toBe(1);
+    expect(lines(result.stderr)).toHaveLength(1);
+    expect(result.stderr).toMatch(/^error: clone "big" rollout is blocked: .*Infeasible/);
+    // The full view explains it: the pod, its resize state and the kubelet's words.
+    expect(result.stdout).toContain('Blocked:');
+    expect(result.stdout).toMatch(/big-\S+\s+\S+\s+yes\s+yes\s+\S+\s+Infeasible/);
+  });
+
+  it('exits 2 when the timeout passes before the rollout finishes', async () => {
+    // A paused rollout with a change pending never finishes by itself.
+    await client.patch(
+      cloneSetPath(ns, 'web'),
+      { spec: { updateStrategy: { paused: true }, template: { spec: { containers: [container('50m', 'tailor.local/busybox:v1')] } } } },
+      'merge',
+    );
+    const started = Date.now();
+    const result = await status('web', '--timeout', '3s', '--interval', '500ms');
+    expect(result.code).toBe(2);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(lines(result.stderr)).toEqual([expect.stringMatching(/^error: timed out after 3s waiting for clone "web": /)]);
+    expect(result.stdout).toContain('Status: progressing');
+  });
+
+  it('gives one clear line and a non-zero exit for bad input', async () => {
+    const unknown = await status('nope');
+    expect(unknown.code).toBe(3);
+    expect(unknown.stdout).toBe('');
+    expect(lines(unknown.stderr)).toEqual([`error: CloneSet "nope" not found in namespace "${ns}" (CloneSets there: big, web)`]);
+
+    const wrongNs = await tailor('status', 'web', '-n', `${ns}-missing`, '--kubeconfig', kubeconfig);
+    expect(wrongNs.code).toBe(3);
+    expect(lines(wrongNs.stderr)).toEqual([`error: namespace "${ns}-missing" not found (pass the CloneSet's namespace with -n)`]);
+
+    const dead = join(scratch, 'dead.kubeconfig');
+    writeFileSync(
+      dead,
+      'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: x}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n',
+    );
+    const noCluster = await tailor('status', 'web', '--kubeconfig', dead);
+    expect(noCluster.code).toBe(3);
+    expect(lines(noCluster.stderr)).toEqual([expect.stringMatching(/^error: cannot reach the cluster at https:\/\/127\.0\.0\.1:1: /)]);
+
+    const usage = await tailor('status');
+    expect(usage.code).toBe(3);
+    expect(lines(usage.stderr)).toEqual(["error: missing required argument 'clone'"]);
+  });
+});
