@@ -5,13 +5,15 @@ MODE ?= control-plane
 export PATH := $(HOME)/.cache/tailor/node-tools:$(PATH)
 
 .PHONY: help deps build typecheck test test-unit test-integration test-cri test-e2e \
-        cluster-up cluster-down cluster-status cluster-clean dev bench kube-binaries
+        cluster-up cluster-down cluster-status cluster-clean dev bench kube-binaries image
 
 help:
 	@echo "make dev     local cluster with Tailor running in it and a sample applied"
 	@echo "make test    typecheck + unit + integration + cri + e2e (starts and stops its own cluster)"
 	@echo "make cluster-up [MODE=control-plane|full] | cluster-down | cluster-status | cluster-clean"
 	@echo "make bench   benchmarks (prints measured ratios)"
+	@echo "make image   Tailor's OCI image (no Docker), imported into the test bed's containerd"
+	@echo "make install-plugin   kubectl tailor status <clone>"
 
 # npm ci only when the lockfile changed since the last install.
 node_modules/.installed: package-lock.json
@@ -52,6 +54,9 @@ dev: deps
 
 bench: deps
 	bash hack/bench.sh
+
+image: deps
+	bash hack/image.sh
 
 # kubectl finds plugins on PATH: link bin/kubectl-tailor into /usr/local/bin when writable, else
 # ~/.local/bin (PLUGIN_DIR overrides), and say which; then `kubectl tailor status <clone>` works.

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# `make dev`: the full local cluster with Tailor running against it and the sample CloneSet
-# applied and Ready. Safe to run again: healthy parts are kept, the controller restarts only when
-# its build changed, and the sample is created only when it does not exist.
-# The controller runs on the node as a host process (like the kubelet) under the cluster's
-# process bookkeeping; `make cluster-down` stops it with the rest.
+# `make dev`: the full local cluster with Tailor running *in* it (the controller Deployment from
+# config/local, two replicas with leader election) and the sample CloneSet applied and Ready.
+# Safe to run again: healthy parts are kept, the controller rolls only when its image changed
+# (the image build is deterministic), and the sample is created only when it does not exist.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -14,35 +13,24 @@ export KUBECONFIG=$cluster/kubeconfig
 kubectl() { "$bin/kubectl" "$@"; }
 
 bash "$here/cluster.sh" up full
-(cd "$repo" && npx tsc -p tsconfig.build.json)
-kubectl apply -f "$repo/crds/" >/dev/null
+bash "$here/image.sh"
+digest=$(ctr --address /run/tailor/containerd/containerd.sock --namespace k8s.io images ls "name==tailor.local/tailor:dev" | awk 'NR==2 {print $3}')
+kubectl apply -k "$repo/config/local" >/dev/null
 kubectl wait --for condition=established --timeout=60s crd/clonesets.apps.tailor.dev >/dev/null
-
-pidfile=$cluster/pids/tailor-controller.pid
-running() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
-if running && [ -z "$(find "$repo/dist" -newer "$pidfile" -name '*.js' | head -1)" ]; then
-  echo "dev: tailor controller already running (pid $(cat "$pidfile"))"
-else
-  if running; then kill -TERM "$(cat "$pidfile")"; while running; do sleep 0.2; done; fi
-  # Scoped to the default namespace, where the sample lives: `make test` runs its own controllers
-  # in their own namespaces on this cluster, and two controllers must never act on one CloneSet.
-  setsid node "$repo/dist/cli/main.js" controller --kubeconfig "$KUBECONFIG" --namespace default \
-    --metrics-bind-address 127.0.0.1:8080 --health-probe-bind-address 127.0.0.1:8081 \
-    >>"$cluster/logs/tailor-controller.log" 2>&1 </dev/null 8>&- &
-  echo $! >"$pidfile"
-  for _ in $(seq 1 60); do curl -sf http://127.0.0.1:8081/readyz >/dev/null && break; sleep 0.5; done
-  curl -sf http://127.0.0.1:8081/readyz >/dev/null || { echo "dev: the controller did not become ready; see $cluster/logs/tailor-controller.log" >&2; exit 1; }
-  echo "dev: tailor controller running (pid $(cat "$pidfile")), metrics on http://127.0.0.1:8080/metrics"
-fi
+# Roll the controller when (and only when) its image content changed.
+kubectl -n tailor-system patch deployment tailor-controller --type=merge \
+  -p "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{\"tailor.dev/image-digest\":\"$digest\"}}}}}" >/dev/null
+kubectl -n tailor-system rollout status deployment/tailor-controller --timeout=180s
 
 # Created once: re-applying would undo the user's `kubectl edit`s of the sample.
 kubectl get clone web >/dev/null 2>&1 || kubectl apply -f "$repo/config/samples/cloneset.yaml"
-kubectl wait --for=jsonpath='{.status.readyReplicas}'=3 --timeout=180s clone/web
+kubectl wait --for=jsonpath='{.status.readyReplicas}'=3 --timeout=180s clone/web >/dev/null
+kubectl -n tailor-system get deployment tailor-controller
 kubectl get clone web
 
 cat <<EOF
 
-Tailor is running on a local Kubernetes v$KUBE_VERSION cluster, with the sample CloneSet "web" Ready.
+Tailor runs in a local Kubernetes v$KUBE_VERSION cluster (namespace tailor-system), with the sample CloneSet "web" Ready.
 Next:
   export KUBECONFIG=$KUBECONFIG PATH=$bin:\$PATH
   kubectl edit clone web        # change the image to tailor.local/busybox:v2, or cpu/memory
