@@ -291,14 +291,14 @@ export class CloneSetReconciler {
   }
 
   /**
-   * Whether a pod's node resizes in place. `auto` trusts the kubelet when its running containers
-   * report their actual resources (the kubelet's in-place resize is on); the agent backend takes
-   * the other nodes once it is deployed.
+   * How a pod is resized. `auto` uses the kubelet when its running containers report their actual
+   * resources (the kubelet's in-place resize is on) and Tailor's node agent otherwise; a node with
+   * no agent shows the resize Proposed with reason NoAgentResponse.
    */
-  private resizeSupport(pod: Pod): { supported: boolean; reason?: string } {
+  private resizeSupport(pod: Pod): { supported: boolean; reason?: string; via: 'kubelet' | 'agent' } {
     const backend = this.deps.resize.backend;
-    if (backend === 'kubelet' || (backend === 'auto' && kubeletCanResize(pod))) return { supported: true };
-    return { supported: false, reason: `the kubelet on node ${pod.spec?.nodeName || '(unscheduled)'} does not resize in place and the agent backend is not available` };
+    if (backend === 'kubelet' || (backend === 'auto' && kubeletCanResize(pod))) return { supported: true, via: 'kubelet' };
+    return { supported: true, via: 'agent' };
   }
 
   /**

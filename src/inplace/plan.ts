@@ -10,6 +10,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import {
   ANNOTATION_INPLACE_UPDATE_STATE,
+  ANNOTATION_RESIZE_REQUEST,
   CONDITION_INPLACE_UPDATE_READY,
   LABEL_CONTROLLER_REVISION_HASH,
   type InPlaceUpdateState,
@@ -20,6 +21,7 @@ import { diffTemplates, type PodTemplate, type TemplateDiff } from './diff.js';
 import { restartRequired } from '../resize/policy.js';
 import { resizeChangesQos } from '../resize/qos.js';
 import { podResizeView } from '../resize/state.js';
+import { encodeResizeRequest } from '../resize/agent-protocol.js';
 import { compareQuantities, parseQuantity } from '../api/quantity.js';
 
 export type PodPatch = Record<string, unknown>;
@@ -39,7 +41,7 @@ export interface UpdateTarget {
   targetRevision: string;
   targetTemplate: PodTemplate;
   /** Whether this pod's node can resize in place; when not, why (shown to the user). */
-  resize: { supported: boolean; reason?: string };
+  resize: { supported: boolean; reason?: string; via?: 'kubelet' | 'agent' };
   now: number;
 }
 
@@ -74,6 +76,13 @@ export function planInPlaceUpdate(pod: Pod, t: UpdateTarget): InPlaceStep {
     name,
     resources: { ...r, requests: { ...pickResizable(r.limits), ...(r.requests ?? {}) } },
   }));
+  if (resized.length > 0 && t.resize.via === 'agent') {
+    // The node's kubelet cannot resize: the request rides in the same pod patch, for the agent.
+    const request = encodeResizeRequest({ revision: t.targetRevision, containers: Object.fromEntries(resized.map((c) => [c.name, c.resources])) });
+    const patch = buildPatch(pod, t, diff) as { metadata: { annotations: Record<string, string> } };
+    patch.metadata.annotations[ANNOTATION_RESIZE_REQUEST] = request;
+    return { kind: 'patch', patch, diff };
+  }
   return { kind: 'patch', patch: buildPatch(pod, t, diff), diff, ...(resized.length > 0 ? { resize: { spec: { containers: resized } } } : {}) };
 }
 

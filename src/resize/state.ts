@@ -26,6 +26,8 @@ import type * as k8s from '@kubernetes/client-node';
 import { isResizeState, type ResizeState } from '../api/types.js';
 import { parseQuantity, toBytes, toMilli, type Quantity } from '../api/quantity.js';
 import type { Pod, Wire } from '../runtime/kube-client.js';
+import { readResizeRequest } from './agent-protocol.js';
+import { agentResizeView } from './agent-view.js';
 
 type Resources = Wire<k8s.V1ResourceRequirements>;
 type Condition = Wire<k8s.V1PodCondition>;
@@ -186,6 +188,9 @@ function view(state: ResizeState, fields: { reason?: string | undefined; message
  * `since` is the condition's lastTransitionTime; undefined for the legacy field and for inference.
  */
 export function podResizeView(pod: Pod): ResizeView {
+  // A pod resized by Tailor's node agent reports through annotations, not the kubelet.
+  const request = readResizeRequest(pod);
+  if (request.ok || request.error) return agentResizeView(pod, request);
   const generation = pod.metadata?.generation;
   const observed = pod.status?.observedGeneration;
   const pending = activeCondition(pod, POD_RESIZE_PENDING);

@@ -1,0 +1,30 @@
+// The resize state of a pod that Tailor's node agent resizes, read from the agent's
+// `resize-status` answer to the controller's `resize-request` (agent-protocol.ts), in the same
+// four states the kubelet's report maps to. A request nobody has answered stays Proposed and says
+// so, so a node without a running agent is visible rather than silently stuck. Pure.
+import type { Pod } from '../runtime/kube-client.js';
+import { readResizeStatus, type Parsed, type ResizeRequest } from './agent-protocol.js';
+import type { ResizeView } from './state.js';
+
+export function agentResizeView(pod: Pod, request: Parsed<ResizeRequest>): ResizeView {
+  if (!request.ok) {
+    return { state: 'Proposed', reason: 'InvalidRequest', message: request.error ?? 'no resize request', done: false };
+  }
+  const status = readResizeStatus(pod);
+  if (!status.ok) {
+    return status.error
+      ? { state: 'Proposed', reason: 'InvalidStatus', message: status.error, done: false }
+      : {
+          state: 'Proposed',
+          reason: 'NoAgentResponse',
+          message: `no Tailor agent has answered on node ${pod.spec?.nodeName || '(unscheduled)'}; is the agent DaemonSet running there?`,
+          done: false,
+        };
+  }
+  const s = status.value;
+  if (s.revision !== request.value.revision) {
+    return { state: 'Proposed', reason: 'NotObserved', message: `the agent last answered for revision ${s.revision}`, done: false };
+  }
+  if (s.state === '') return { done: true };
+  return { state: s.state, ...(s.reason ? { reason: s.reason } : {}), ...(s.message ? { message: s.message } : {}), since: s.since, done: false };
+}
