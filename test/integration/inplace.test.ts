@@ -124,6 +124,36 @@ describe('a new image that never becomes ready', () => {
   });
 });
 
+describe('the agent backend (a kubelet that cannot resize)', () => {
+  it('sends cpu/memory in a resize-request annotation and follows the agent\'s answer in status.resize', async () => {
+    const withResources = (cpu: string) => main('tailor.local/busybox:v1', { resources: { requests: { cpu, memory: '32Mi' }, limits: { cpu, memory: '32Mi' } } });
+    await client.create(
+      cloneSetPath(ns),
+      cloneSetManifest('agent', { replicas: 2, updateStrategy: { type: 'InPlaceOnly' } }, { schedulerName: FAKE_SCHEDULER, containers: [withResources('100m')] }),
+    );
+    await waitForCloneSet(client, ns, 'agent', '2 ready', (cs, pods) => pods.length === 2 && cs.status?.readyReplicas === 2);
+    const before = new Set((await activePods(client, ns, 'agent')).map((p) => p.metadata?.uid));
+    await setContainers('agent', [withResources('200m')]);
+    // No agent answers here: the resize stays Proposed and says why.
+    const waiting = await waitForCloneSet(client, ns, 'agent', 'Proposed with NoAgentResponse', (cs) => cs.status?.resize?.proposed === 2);
+    expect(waiting.status?.resize?.pods?.[0]?.reason).toBe('NoAgentResponse');
+    const pods = await activePods(client, ns, 'agent');
+    expect(new Set(pods.map((p) => p.metadata?.uid))).toEqual(before);
+    for (const pod of pods) {
+      const request = JSON.parse(pod.metadata?.annotations?.['apps.tailor.dev/resize-request'] ?? '{}') as { revision: string; containers: Record<string, { limits?: { cpu?: string } }> };
+      expect(request.revision).toBe(waiting.status?.updateRevision);
+      expect(request.containers['main']?.limits?.cpu).toBe('200m');
+      // Answer as the agent would once it applied the request.
+      await client.patch(
+        `/api/v1/namespaces/${ns}/pods/${pod.metadata?.name}`,
+        { metadata: { annotations: { 'apps.tailor.dev/resize-status': JSON.stringify({ revision: request.revision, state: '', since: new Date().toISOString() }) } } },
+        'merge',
+      );
+    }
+    await waitForCloneSet(client, ns, 'agent', 'resizes done', (cs) => cs.status?.resize?.resizing === 0 && !cs.status.resize.pods);
+  });
+});
+
 describe('InPlaceOnly', () => {
   it('leaves pods untouched for an env change and names the field in a condition and an event', async () => {
     const before = await createReady('only', 2, { type: 'InPlaceOnly' });
