@@ -2,49 +2,42 @@
 // makes the world match the spec one step at a time, and writes status. Level-triggered and
 // idempotent: it may run any number of times for the same state. Expectations stop it from
 // acting on a cache that has not yet seen its own creates and deletes.
-// Decisions live in pure modules (scale.ts, update.ts, revision.ts, status.ts, pods.ts);
-// this module only sequences them and performs the API calls.
+// Decisions live in pure modules (scale.ts, update.ts, revision.ts, status.ts, pods.ts,
+// inplace/plan.ts); revision-store.ts and resizes.ts handle revisions and resizes; this module
+// sequences them and performs the pod and status calls.
 // Must not: keep state between reconciles other than expectations; PUT typed objects.
 import { randomBytes } from 'node:crypto';
-import { LABEL_CONTROLLER_REVISION_HASH, type CloneSetStatus } from '../api/types.js';
+import { CONDITION_INPLACE_UPDATE_READY, LABEL_CONTROLLER_REVISION_HASH, type CloneSetStatus } from '../api/types.js';
+import type { PodTemplate } from '../inplace/diff.js';
+import type { InPlaceUpdater } from '../inplace/engine.js';
+import type { InPlaceMetrics } from '../inplace/metrics.js';
+import { planInPlaceUpdate, settleInPlaceUpdate, type InPlaceStep } from '../inplace/plan.js';
+import type { ResizeMetrics } from '../resize/metrics.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
 import type { Informer } from '../runtime/informer.js';
-import { isAlreadyExists, isConflict, isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
+import { isConflict, isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import { mergePatch } from '../runtime/merge-patch.js';
-import { availableAt, controllerRef, defaulted, type DefaultedWireCloneSet, needsReadinessGateCondition, newPod, summarizePod, type WireCloneSet } from './pods.js';
+import { countsAsAvailable, type PodSummary } from './pod-state.js';
 import {
-  canonicalJSON,
-  findEqualRevision,
-  nextRevisionNumber,
-  revisionName,
-  revisionsToPrune,
-  templateHash,
-  type RevisionSummary,
-} from './revision.js';
+  availableAt,
+  defaulted,
+  needsReadinessGateCondition,
+  newPod,
+  summarizePod,
+  type DefaultedWireCloneSet,
+  type WireCloneSet,
+} from './pods.js';
+import { followResizes, resizeVia, type ResizeBackend } from './resizes.js';
+import { OWNER_INDEX, RevisionStore, type ControllerRevision } from './revision-store.js';
 import { planScale } from './scale.js';
 import { matchesSelector, selectorString } from './selector.js';
 import { computeStatus, progressDeadlineAt, sameStatus } from './status.js';
 import { planUpdate, resolvePartition, resolveRolloutLimits, type RolloutInput } from './update.js';
-import { countsAsAvailable, type PodSummary } from './pod-state.js';
-import { CONDITION_INPLACE_UPDATE_READY } from '../api/types.js';
-import type { PodTemplate } from '../inplace/diff.js';
-import type { InPlaceUpdater } from '../inplace/engine.js';
-import type { InPlaceMetrics } from '../inplace/metrics.js';
-import { planInPlaceUpdate, readUpdateState, settleInPlaceUpdate, type InPlaceStep } from '../inplace/plan.js';
-import type { ResizeMetrics } from '../resize/metrics.js';
-import { kubeletCanResize } from '../resize/state.js';
-import { trackResizes } from '../resize/track.js';
 
-export interface ControllerRevision {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: Pod['metadata'];
-  revision: number;
-  data?: { template?: unknown };
-}
+export { CLONESET_LABEL, OWNER_INDEX, type ControllerRevision } from './revision-store.js';
 
 export interface CloneSetReconcilerDeps {
   client: KubeClient;
@@ -56,20 +49,21 @@ export interface CloneSetReconcilerDeps {
   events: EventRecorder;
   logger: Logger;
   inPlace: { updater: InPlaceUpdater; metrics?: InPlaceMetrics };
-  resize: { backend: 'auto' | 'kubelet' | 'agent'; metrics?: ResizeMetrics };
+  resize: { backend: ResizeBackend; metrics?: ResizeMetrics };
   now?: () => number;
 }
 
-export const OWNER_INDEX = 'controllerUid';
-export const CLONESET_LABEL = 'apps.tailor.dev/cloneset';
 
 type ConditionWrites = Parameters<typeof computeStatus>[0]['conditions'];
 
 export class CloneSetReconciler {
   private readonly now: () => number;
 
+  private readonly store: RevisionStore;
+
   constructor(private readonly deps: CloneSetReconcilerDeps) {
     this.now = deps.now ?? Date.now;
+    this.store = new RevisionStore(deps.client, deps.revisions);
   }
 
   private get inPlace(): CloneSetReconcilerDeps['inPlace'] {
@@ -109,7 +103,7 @@ export class CloneSetReconciler {
       pods.push(pod);
     }
 
-    const revisions = await this.syncRevisions(cs);
+    const revisions = await this.store.sync(cs);
     if (revisions === 'collision') return { requeue: true };
     const { updateRevision, currentRevision, templates } = revisions;
 
@@ -168,7 +162,10 @@ export class CloneSetReconciler {
     }
     await this.settleInPlaceUpdates(stored, pods, new Set(update.toUpdate));
     this.reportBlockedRollout(stored, cs, summaries, update);
-    const resize = await this.followResizes(stored, cs, key, pods, conditions);
+    const resizes = followResizes(stored, cs, pods, now, this.deps.events, this.deps.resize.metrics);
+    await this.deletePods(cs, key, resizes.recreate, 'ResizeRecreate');
+    conditions['ResizeBlocked'] = resizes.resizeBlocked;
+    const resize = resizes.tracking;
 
     await this.markReadinessGates(pods);
 
@@ -189,7 +186,7 @@ export class CloneSetReconciler {
       now,
     });
     await this.writeStatus(cs, status);
-    await this.pruneRevisions(cs, pods, status);
+    await this.store.prune(cs, pods, status);
 
     // Wake up when a pod becomes available (minReadySeconds) or the progress deadline passes.
     const wakeups = [
@@ -244,7 +241,7 @@ export class CloneSetReconciler {
               podTemplate,
               targetRevision: update.targetRevision,
               targetTemplate,
-              resize: this.resizeSupport(pod),
+              resize: resizeVia(this.deps.resize.backend, pod),
               now,
             });
       this.deps.logger.debug({ cloneset: key, pod: pod.metadata?.name, selected, step: step.kind }, 'in-place step');
@@ -291,75 +288,6 @@ export class CloneSetReconciler {
   }
 
   /**
-   * How a pod is resized. `auto` uses the kubelet when its running containers report their actual
-   * resources (the kubelet's in-place resize is on) and Tailor's node agent otherwise; a node with
-   * no agent shows the resize Proposed with reason NoAgentResponse.
-   */
-  private resizeSupport(pod: Pod): { supported: boolean; reason?: string; via: 'kubelet' | 'agent' } {
-    const backend = this.deps.resize.backend;
-    if (backend === 'kubelet' || (backend === 'auto' && kubeletCanResize(pod))) return { supported: true, via: 'kubelet' };
-    return { supported: true, via: 'agent' };
-  }
-
-  /**
-   * Reports every pod's resize in status.resize, emits an event per state change, and applies the
-   * resize strategy to resizes that cannot finish: recreate the pod, or wait with ResizeBlocked.
-   */
-  private async followResizes(
-    stored: WireCloneSet,
-    cs: DefaultedWireCloneSet,
-    key: string,
-    pods: Pod[],
-    conditions: ConditionWrites,
-  ): Promise<ReturnType<typeof trackResizes>> {
-    const rs = cs.spec.updateStrategy.resizeStrategy;
-    const now = this.now();
-    const tracking = trackResizes(
-      pods.filter((p) => !p.metadata?.deletionTimestamp),
-      cs.status?.resize,
-      { type: cs.spec.updateStrategy.type, ...rs },
-      now,
-    );
-    for (const { pod, from, view } of tracking.transitions) {
-      const name = pod.metadata?.name ?? '';
-      if (view.state) {
-        const type = view.state === 'Infeasible' || view.reason === 'Error' ? 'Warning' : 'Normal';
-        const message = `resize ${view.state}${view.message ? `: ${view.message}` : ''}`;
-        this.deps.events.event(pod, type, `Resize${view.state}`, message);
-        this.deps.events.event(stored, type, `Resize${view.state}`, `pod ${name}: ${message}`);
-      } else if (from) {
-        this.deps.events.event(pod, 'Normal', 'ResizeCompleted', 'the node actuated the new resources');
-        this.deps.events.event(stored, 'Normal', 'ResizeCompleted', `pod ${name}`);
-        const started = readUpdateState(pod)?.updateTimestamp;
-        if (started) this.deps.resize.metrics?.duration.observe(Math.max(0, now - Date.parse(started)) / 1000);
-      }
-    }
-    // A pod that cannot be scheduled (for example a replacement with resources no node fits) is
-    // said so on the CloneSet too, where the user looks.
-    for (const pod of pods) {
-      const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
-      if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') {
-        this.deps.events.event(stored, 'Warning', 'PodUnschedulable', `pod ${pod.metadata?.name} cannot be scheduled: ${scheduled.message ?? ''}`);
-      }
-    }
-    const recreate = tracking.recreate.map((r) => r.pod);
-    for (const { pod, reason } of tracking.recreate) {
-      this.deps.events.event(stored, 'Warning', 'ResizeRecreate', `pod ${pod.metadata?.name} is recreated with its new resources: ${reason}`);
-    }
-    await this.deletePods(cs, key, recreate, 'ResizeRecreate');
-    conditions['ResizeBlocked'] =
-      tracking.blocked.length > 0
-        ? {
-            status: 'True',
-            reason: tracking.blocked.some((b) => b.reason === 'Infeasible') ? 'Infeasible' : 'Timeout',
-            message: tracking.blocked.map((b) => `${b.pod.metadata?.name}: ${b.reason}${b.message ? ` (${b.message})` : ''}`).join('; ').slice(0, 2000),
-          }
-        : null;
-    this.deps.resize.metrics?.record(cs.metadata?.namespace ?? '', cs.metadata?.name ?? '', tracking.status);
-    return tracking;
-  }
-
-  /**
    * A rollout that cannot move because maxUnavailable pods are already unavailable (for example a
    * new image that never becomes ready) says so, naming the pods, instead of going quiet.
    */
@@ -391,66 +319,6 @@ export class CloneSetReconciler {
       const settlement = settleInPlaceUpdate(pod, selected.has(pod.metadata?.name ?? ''));
       if (settlement === 'complete' || settlement === 'undrain') await this.inPlace.updater.settle(owner, pod, settlement);
     }
-  }
-
-  /** Finds or creates the revision for the current template; returns both revisions in use. */
-  private async syncRevisions(cs: WireCloneSet): Promise<
-    | { updateRevision: string; currentRevision: string; templates: Map<string, unknown> }
-    | 'collision'
-  > {
-    const { client } = this.deps;
-    const ns = cs.metadata?.namespace ?? 'default';
-    const owned = this.deps.revisions.byIndex(OWNER_INDEX, cs.metadata?.uid ?? '');
-    const summaries: RevisionSummary[] = owned.map((r) => ({
-      name: r.metadata?.name ?? '',
-      revision: r.revision,
-      data: canonicalJSON(r.data?.template ?? {}),
-    }));
-    const templates = new Map<string, unknown>(owned.map((r) => [r.metadata?.name ?? '', r.data?.template]));
-    const data = canonicalJSON(cs.spec.template);
-    const equal = findEqualRevision(summaries, data);
-    let updateRevision: string;
-    if (equal) {
-      updateRevision = equal.name;
-      const next = nextRevisionNumber(summaries);
-      if (equal.revision !== next - 1) {
-        // Rollback to an earlier template: reuse its revision and make it the newest.
-        await client.patch(`/apis/apps/v1/namespaces/${ns}/controllerrevisions/${equal.name}`, { revision: next }, 'merge');
-      }
-    } else {
-      const collisionCount = cs.status?.collisionCount ?? 0;
-      updateRevision = revisionName(cs.metadata?.name ?? '', templateHash(cs.spec.template, collisionCount));
-      try {
-        await client.create(`/apis/apps/v1/namespaces/${ns}/controllerrevisions`, {
-          apiVersion: 'apps/v1',
-          kind: 'ControllerRevision',
-          metadata: {
-            name: updateRevision,
-            namespace: ns,
-            labels: { ...(cs.spec.selector.matchLabels ?? {}), [CLONESET_LABEL]: cs.metadata?.name ?? '' },
-            ownerReferences: [controllerRef(cs)],
-          },
-          revision: nextRevisionNumber(summaries),
-          data: { template: cs.spec.template },
-        });
-      } catch (err) {
-        if (!isAlreadyExists(err)) throw err;
-        const existing = await client.get<ControllerRevision>(`/apis/apps/v1/namespaces/${ns}/controllerrevisions/${updateRevision}`);
-        if (canonicalJSON(existing.data?.template ?? {}) !== data) {
-          // A different template already holds this name: bump collisionCount and try again.
-          await client.patch(
-            `/apis/${cs.apiVersion}/namespaces/${ns}/clonesets/${cs.metadata?.name}/status`,
-            { status: { collisionCount: collisionCount + 1 } },
-            'merge',
-          );
-          return 'collision';
-        }
-      }
-      templates.set(updateRevision, cs.spec.template);
-    }
-    const stored = cs.status?.currentRevision;
-    const currentRevision = stored && templates.has(stored) ? stored : updateRevision;
-    return { updateRevision, currentRevision, templates };
   }
 
   /** Creates pods in slow-start batches (1, 2, 4, …), stopping at the first failing batch. */
@@ -555,19 +423,7 @@ export class CloneSetReconciler {
     }
   }
 
-  private async pruneRevisions(cs: WireCloneSet, pods: Pod[], status: CloneSetStatus): Promise<void> {
-    const owned = this.deps.revisions.byIndex(OWNER_INDEX, cs.metadata?.uid ?? '');
-    const live = new Set<string>([status.currentRevision ?? '', status.updateRevision ?? '']);
-    for (const p of pods) live.add(p.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '');
-    const summaries = owned.map((r) => ({ name: r.metadata?.name ?? '', revision: r.revision, data: '' }));
-    for (const name of revisionsToPrune(summaries, live, cs.spec.revisionHistoryLimit ?? 10)) {
-      try {
-        await this.deps.client.delete(`/apis/apps/v1/namespaces/${cs.metadata?.namespace}/controllerrevisions/${name}`);
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-    }
-  }
+
 }
 
 /** Kruise-style instance IDs: 5 lowercase alphanumerics, also the pod name suffix. */
