@@ -1,0 +1,102 @@
+// The kubelet's resize order as a plan: memory before cpu, pod cgroup first when growing and last
+// when shrinking, shrinking containers before growing ones; pod values from the containers.
+import { describe, expect, test } from '@jest/globals';
+import { planResize, podCgroupValues, type PlanStep, type PodCgroupValues } from '../../../src/agent/order.js';
+import type { ContainerResources } from '../../../src/resize/agent-protocol.js';
+
+const Mi = 1024n * 1024n;
+const r = (cpu: string, memory: string, limits?: [string, string]): ContainerResources => ({
+  requests: { cpu, memory },
+  ...(limits ? { limits: { cpu: limits[0], memory: limits[1] } } : {}),
+});
+
+describe('podCgroupValues', () => {
+  test.each<[string, Record<string, ContainerResources>, Partial<PodCgroupValues>]>([
+    ['every container limited: sums', { a: r('100m', '64Mi', ['200m', '128Mi']), b: r('100m', '64Mi', ['300m', '64Mi']) }, { cpuShares: 204n, cpuQuota: 50_000n, memoryLimitInBytes: 192n * Mi }],
+    ['one container without limits: unlimited', { a: r('100m', '64Mi', ['200m', '128Mi']), b: r('100m', '64Mi') }, { cpuShares: 204n, cpuQuota: -1n, memoryLimitInBytes: -1n }],
+    ['cpu limit everywhere, memory not', { a: { limits: { cpu: '1' } }, b: { limits: { cpu: '1' }, requests: { memory: '1Mi' } } }, { cpuShares: 2048n, cpuQuota: 200_000n, memoryLimitInBytes: -1n }],
+    ['best effort: minimum shares', { a: {} }, { cpuShares: 2n, cpuQuota: -1n, memoryLimitInBytes: -1n }],
+    ['limit only: the request defaults to it', { a: { limits: { cpu: '500m', memory: '1Mi' } } }, { cpuShares: 512n, cpuQuota: 50_000n, memoryLimitInBytes: Mi }],
+  ])('%s', (_, containers, want) => {
+    expect(podCgroupValues(containers)).toMatchObject({ ...want, cpuPeriod: 100_000n });
+  });
+});
+
+/** A compact view of a plan: "pod:memory", "c/app:cpu", … */
+const shape = (steps: PlanStep[]): string[] => steps.map((s) => (s.kind === 'pod' ? `pod:${s.resource}` : `c/${s.container}:${s.resource}`));
+
+describe('planResize', () => {
+  const small = { app: r('100m', '64Mi', ['200m', '128Mi']), side: r('100m', '64Mi', ['100m', '64Mi']) };
+  const pod = (containers: Record<string, ContainerResources>): PodCgroupValues => podCgroupValues(containers);
+
+  test.each<[string, Record<string, ContainerResources>, Record<string, ContainerResources>, string[], string[]]>([
+    [
+      'grow both: pod first, memory before cpu',
+      small,
+      { ...small, app: r('200m', '128Mi', ['400m', '256Mi']) },
+      ['app'],
+      ['pod:memory', 'c/app:memory', 'pod:cpu', 'c/app:cpu'],
+    ],
+    [
+      'shrink both: containers first, pod last',
+      { ...small, app: r('200m', '128Mi', ['400m', '256Mi']) },
+      small,
+      ['app'],
+      ['c/app:memory', 'pod:memory', 'c/app:cpu', 'pod:cpu'],
+    ],
+    [
+      'memory grows, cpu shrinks',
+      small,
+      { ...small, app: r('50m', '128Mi', ['100m', '256Mi']) },
+      ['app'],
+      ['pod:memory', 'c/app:memory', 'c/app:cpu', 'pod:cpu'],
+    ],
+    [
+      'cpu limit up, request down: raised values first, final ones last',
+      small,
+      { ...small, app: r('50m', '64Mi', ['400m', '128Mi']) },
+      ['app'],
+      ['c/app:memory', 'pod:cpu', 'c/app:cpu', 'pod:cpu'],
+    ],
+    [
+      'one container shrinks, the other grows: the shrinking one first',
+      small,
+      { app: r('50m', '32Mi', ['100m', '64Mi']), side: r('200m', '128Mi', ['200m', '128Mi']) },
+      ['app', 'side'],
+      // pod memory limit stays 192Mi: no pod memory step
+      ['c/app:memory', 'c/side:memory', 'pod:cpu', 'c/app:cpu', 'c/side:cpu'],
+    ],
+    ['nothing changes: container steps only (actuate skips them)', small, small, ['app'], ['c/app:memory', 'c/app:cpu']],
+    [
+      'unlimited pod (a container without limits): no pod limit steps for limits, shares still ordered',
+      { app: r('100m', '64Mi'), side: r('100m', '64Mi', ['100m', '64Mi']) },
+      { app: r('300m', '128Mi'), side: r('100m', '64Mi', ['100m', '64Mi']) },
+      ['app'],
+      ['c/app:memory', 'pod:cpu', 'c/app:cpu'],
+    ],
+  ])('%s', (_, current, desired, resize, want) => {
+    expect(shape(planResize({ currentPod: pod(current), current, desired, resize }))).toEqual(want);
+  });
+
+  test('step values: pod raised then final, containers converted like the kubelet', () => {
+    const desired = { ...small, app: r('50m', '64Mi', ['400m', '128Mi']) };
+    const steps = planResize({ currentPod: pod(small), current: small, desired, resize: ['app'] });
+    expect(steps[1]).toEqual({ kind: 'pod', resource: 'cpu', values: { cpuShares: 204n, cpuQuota: 50_000n, cpuPeriod: 100_000n } });
+    expect(steps[2]).toEqual({ kind: 'container', resource: 'cpu', container: 'app', target: { cpuShares: 51n, cpuQuota: 40_000n, cpuPeriod: 100_000n } });
+    expect(steps[3]).toEqual({ kind: 'pod', resource: 'cpu', values: { cpuShares: 153n, cpuQuota: 50_000n, cpuPeriod: 100_000n } });
+    expect(steps[0]).toEqual({ kind: 'container', resource: 'memory', container: 'app', target: { memoryLimitInBytes: 128n * Mi, memorySwapLimitInBytes: 0n, unified: {} } });
+  });
+
+  test('the pod cgroup as read (not as computed) decides the direction', () => {
+    const current = { ...small };
+    const desired = { ...small, app: r('200m', '128Mi', ['400m', '256Mi']) };
+    // A pod cgroup already above the target (e.g. set by a previous, larger resize): memory lowered last.
+    const currentPod = { ...pod(current), memoryLimitInBytes: 1024n * Mi };
+    expect(shape(planResize({ currentPod, current, desired, resize: ['app'] })).slice(0, 2)).toEqual(['c/app:memory', 'pod:memory']);
+  });
+
+  test('swap on cgroup v1 is sent with the memory step', () => {
+    const steps = planResize({ currentPod: pod(small), current: small, desired: small, resize: ['app'], convert: { swapControllerAvailable: true } });
+    expect(steps[0]).toMatchObject({ target: { memorySwapLimitInBytes: 128n * Mi } });
+  });
+});
