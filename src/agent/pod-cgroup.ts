@@ -1,0 +1,130 @@
+// The pod-level cgroup the kubelet created for a pod (kubepods[/burstable|/besteffort]/pod<uid>),
+// which the agent must resize itself because the kubelet will not: read its cpu/memory values and
+// write new ones, on cgroup v1 (cpu.shares, cpu.cfs_quota_us, cpu.cfs_period_us,
+// memory.limit_in_bytes under <root>/<controller>/…) and v2 (cpu.weight with the kubelet's linear
+// shares map, cpu.max, memory.max under <root>/…). The root is configurable (--cgroup-root).
+// Owns: the pod cgroup's path (cgroupfs and systemd drivers, or the parent of a container's
+// cgroup) and its files. Must not: decide values or order (order.ts), touch container cgroups
+// (those go through CRI), or retry.
+import { access, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { readCgroup, type CgroupReading, type CgroupVersion } from '../cri/cgroups.js';
+import { cpuMaxValue, memoryMaxValue, sharesToCpuWeight, MAX_SHARES, MIN_SHARES } from '../cri/convert.js';
+import type { PodCgroupValues } from './order.js';
+
+export type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
+export type CgroupDriver = 'cgroupfs' | 'systemd';
+
+export interface PodCgroupOptions {
+  readonly root: string;
+  readonly version: CgroupVersion;
+}
+
+/** The pod's cgroup below the hierarchy root, as the kubelet names it for its QoS class and driver. */
+export function podCgroupPath(uid: string, qos: QosClass, driver: CgroupDriver = 'cgroupfs'): string {
+  if (driver === 'cgroupfs') {
+    return qos === 'Guaranteed' ? `/kubepods/pod${uid}` : `/kubepods/${qos.toLowerCase()}/pod${uid}`;
+  }
+  const id = uid.replaceAll('-', '_');
+  if (qos === 'Guaranteed') return `/kubepods.slice/kubepods-pod${id}.slice`;
+  const q = qos.toLowerCase();
+  return `/kubepods.slice/kubepods-${q}.slice/kubepods-${q}-pod${id}.slice`;
+}
+
+/** A pod's cgroup from one of its containers' cgroups (the kubelet nests containers directly in it). */
+export function podCgroupFromContainer(containerCgroupPath: string): string {
+  return dirname(containerCgroupPath);
+}
+
+/** A pod cgroup's values and memory usage. */
+export interface PodCgroupReading extends PodCgroupValues {
+  readonly memoryUsageInBytes: bigint;
+  readonly raw: CgroupReading;
+}
+
+/** The shares a v2 cpu.weight was written for (inverse of the kubelet's linear map; exact up to rounding). */
+export function cpuWeightToShares(weight: bigint): bigint {
+  const shares = 2n + ((weight - 1n) * 262_142n + 9_998n) / 9_999n;
+  return shares < MIN_SHARES ? MIN_SHARES : shares > MAX_SHARES ? MAX_SHARES : shares;
+}
+
+export async function readPodCgroup(path: string, options: PodCgroupOptions): Promise<PodCgroupReading> {
+  const raw = await readCgroup(path, options);
+  return {
+    cpuShares: raw.cpuShares ?? cpuWeightToShares(raw.cpuWeight ?? 1n),
+    cpuQuota: raw.cpuQuota,
+    cpuPeriod: raw.cpuPeriod,
+    memoryLimitInBytes: raw.memoryLimitInBytes,
+    memoryUsageInBytes: raw.memoryUsageInBytes,
+    raw,
+  };
+}
+
+async function write(file: string, text: string): Promise<void> {
+  try {
+    await writeFile(file, text);
+  } catch (err) {
+    throw new Error(`pod cgroup: writing ${JSON.stringify(text)} to ${file}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await access(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** v1: the memsw limit, when the node has one and it is set (-1 / page-counter max = none). */
+async function readMemsw(file: string): Promise<bigint | undefined> {
+  try {
+    const value = BigInt((await readFile(file, 'utf8')).trim());
+    return value >= 1n << 62n ? undefined : value;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Write the given values (others are left alone) to the pod cgroup at `path`. -1 is unlimited.
+ * Throws an Error naming the file (cause: the fs error) when the kernel refuses a value.
+ */
+export async function writePodCgroup(path: string, values: Partial<PodCgroupValues>, options: PodCgroupOptions): Promise<void> {
+  const { root, version } = options;
+  if (version === 2) {
+    const dir = join(root, path);
+    if (values.memoryLimitInBytes !== undefined) await write(join(dir, 'memory.max'), memoryMaxValue(values.memoryLimitInBytes));
+    if (values.cpuShares !== undefined) await write(join(dir, 'cpu.weight'), sharesToCpuWeight(values.cpuShares).toString());
+    if (values.cpuQuota !== undefined || values.cpuPeriod !== undefined) {
+      const current = values.cpuQuota === undefined || values.cpuPeriod === undefined ? await readCgroup(path, options) : undefined;
+      await write(join(dir, 'cpu.max'), cpuMaxValue(values.cpuQuota ?? current?.cpuQuota ?? -1n, values.cpuPeriod ?? current?.cpuPeriod));
+    }
+    return;
+  }
+  const cpu = join(root, 'cpu', path);
+  const memory = join(root, 'memory', path);
+  if (values.memoryLimitInBytes !== undefined) {
+    const limit = values.memoryLimitInBytes <= 0n ? -1n : values.memoryLimitInBytes;
+    const memswFile = join(memory, 'memory.memsw.limit_in_bytes');
+    // A set memsw limit must stay >= the memory limit: raise it first, lower it after.
+    const memsw = (await exists(memswFile)) ? await readMemsw(memswFile) : undefined;
+    const growing = memsw !== undefined && (limit === -1n || limit > memsw);
+    if (growing) await write(memswFile, limit.toString());
+    await write(join(memory, 'memory.limit_in_bytes'), limit.toString());
+    if (memsw !== undefined && !growing && limit !== -1n && limit < memsw) await write(memswFile, limit.toString());
+  }
+  if (values.cpuShares !== undefined) await write(join(cpu, 'cpu.shares'), values.cpuShares.toString());
+  if (values.cpuPeriod !== undefined) await write(join(cpu, 'cpu.cfs_period_us'), values.cpuPeriod.toString());
+  if (values.cpuQuota !== undefined) await write(join(cpu, 'cpu.cfs_quota_us'), (values.cpuQuota <= 0n ? -1n : values.cpuQuota).toString());
+}
+
+/**
+ * Whether the node's kubelet gives containers a swap limit (the swap controller is present): v1
+ * memory.memsw.limit_in_bytes at the root's memory hierarchy, v2 memory.swap.max in kubepods.
+ */
+export async function detectSwapController(root: string, version: CgroupVersion): Promise<boolean> {
+  if (version === 1) return exists(join(root, 'memory', 'memory.memsw.limit_in_bytes'));
+  return (await exists(join(root, 'kubepods', 'memory.swap.max'))) || exists(join(root, 'kubepods.slice', 'memory.swap.max'));
+}
