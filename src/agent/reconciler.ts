@@ -1,0 +1,382 @@
+// The node agent's per-pod reconcile (DESIGN.md §2.3): for a pod of this node that carries
+// `apps.tailor.dev/resize-request`, decide (pure: decide()) whether to leave it alone, report a
+// verdict (InvalidRequest, Deferred, Infeasible), actuate the request, or check that what was
+// applied still holds (a restarted container gets the spec's resources back and is re-applied);
+// actuate in the kubelet's order (order.ts) through the pod cgroup (pod-cgroup.ts) and CRI
+// (cri/actuate.ts); record the outcome in `apps.tailor.dev/resize-status` with a merge patch of
+// that annotation alone, only when it changed.
+// Must not: act on a pod of another node or on any pod of a node whose kubelet resizes, guess at
+// a half-written request, write anything but the status annotation, or lower a memory limit below
+// current usage (refused and reported as InProgress/MemoryLimitBelowUsage, retried).
+import { Counter, type Registry } from 'prom-client';
+import { ANNOTATION_RESIZE_STATUS, type ResizeState } from '../api/types.js';
+import { applyContainerResources, type ApplyResult } from '../cri/actuate.js';
+import type { CgroupReading } from '../cri/cgroups.js';
+import type { Container, CriClient } from '../cri/client.js';
+import type { ConvertOptions } from '../cri/convert.js';
+import { parseQuantity, toBytes, toMilli } from '../api/quantity.js';
+import type { ReconcileResult } from '../runtime/controller.js';
+import type { Informer } from '../runtime/informer.js';
+import type { KubeClient, Node, Pod } from '../runtime/kube-client.js';
+import type { Logger } from '../runtime/logger.js';
+import {
+  encodeResizeStatus,
+  readResizeRequest,
+  readResizeStatus,
+  type ContainerResources,
+  type Parsed,
+  type ResizeRequest,
+  type ResizeStatus,
+} from '../resize/agent-protocol.js';
+import { kubeletCanResize } from '../resize/state.js';
+import { admit, holdsResources, nodeAllocatable, type AdmissionResult } from './admission.js';
+import { planResize } from './order.js';
+import { podCgroupFromContainer, readPodCgroup, writePodCgroup, type PodCgroupOptions } from './pod-cgroup.js';
+
+export const AgentReasons = {
+  InvalidRequest: 'InvalidRequest',
+  MemoryLimitBelowUsage: 'MemoryLimitBelowUsage',
+  ContainerNotRunning: 'ContainerNotRunning',
+  NotActuated: 'NotActuated',
+  Error: 'Error',
+} as const;
+
+/** How long a Deferred / Infeasible / refused resize waits before it is tried again without an event. */
+export const RETRY_DEFERRED_MS = 30_000;
+export const RETRY_INFEASIBLE_MS = 120_000;
+export const RETRY_REFUSED_MS = 10_000;
+export const RETRY_NOT_RUNNING_MS = 5_000;
+
+/** A status to record (revision and since are filled in by nextStatus). */
+export interface StatusUpdate {
+  readonly state: ResizeState | '';
+  readonly reason?: string;
+  readonly message?: string;
+  readonly applied?: ResizeStatus['applied'];
+}
+
+export type Action =
+  | { readonly action: 'None'; readonly why: string; readonly retryAfterMs?: number }
+  | { readonly action: 'Report'; readonly revision: string; readonly status: StatusUpdate; readonly retryAfterMs?: number }
+  | { readonly action: 'Actuate'; readonly request: ResizeRequest }
+  | { readonly action: 'Verify'; readonly request: ResizeRequest; readonly applied: NonNullable<ResizeStatus['applied']> };
+
+/** Regular containers and sidecars (restartable init containers): what a resize can touch. */
+export function resizableContainers(pod: Pod): { name: string; resources: ContainerResources | undefined }[] {
+  const sidecars = (pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always');
+  return [...sidecars, ...(pod.spec?.containers ?? [])].map((c) => ({ name: c.name, resources: c.resources as ContainerResources | undefined }));
+}
+
+/**
+ * What is wrong with a well-formed request for this pod, or undefined: a container the pod does
+ * not have, an unreadable quantity, a request above its limit, or a limit the pod has and the
+ * request drops (CRI cannot remove a limit in place; the API server forbids it too).
+ */
+export function validateRequest(request: ResizeRequest, pod: Pod): string | undefined {
+  const spec = new Map(resizableContainers(pod).map((c) => [c.name, c.resources]));
+  for (const [name, r] of Object.entries(request.containers)) {
+    if (!spec.has(name)) return `container ${name} is not a resizable container of the pod`;
+    for (const resource of ['cpu', 'memory'] as const) {
+      const read = (text: string | undefined): bigint | undefined => {
+        if (text === undefined) return undefined;
+        const q = parseQuantity(text, { allowNegative: false });
+        return resource === 'cpu' ? toMilli(q) : toBytes(q);
+      };
+      let request: bigint | undefined;
+      let limit: bigint | undefined;
+      try {
+        request = read(r.requests?.[resource]);
+        limit = read(r.limits?.[resource]);
+      } catch (err) {
+        return `container ${name}: ${resource}: ${(err as Error).message}`;
+      }
+      if (request !== undefined && limit !== undefined && request > limit) {
+        return `container ${name}: ${resource} request ${r.requests?.[resource]} is above its limit ${r.limits?.[resource]}`;
+      }
+      if (spec.get(name)?.limits?.[resource] !== undefined && limit === undefined) {
+        return `container ${name}: the ${resource} limit cannot be removed in place`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The per-pod decision, pure. `request`/`status` as read from the annotations; `admission` the
+ * verdict on the request (undefined when it could not be judged, e.g. the Node is not known yet);
+ * `kubeletResizes` whether the kubelet of the pod's node resizes in place.
+ */
+export function decide(
+  pod: Pod,
+  request: Parsed<ResizeRequest>,
+  status: Parsed<ResizeStatus>,
+  admission: AdmissionResult | undefined,
+  kubeletResizes: boolean,
+): Action {
+  if (!request.ok && request.error === undefined) return { action: 'None', why: 'no resize request' };
+  if (kubeletResizes) return { action: 'None', why: 'the kubelet of this node resizes in place' };
+  if (pod.metadata?.deletionTimestamp || !holdsResources(pod)) return { action: 'None', why: 'the pod is terminating or finished' };
+  if (!request.ok) {
+    const revision = status.ok ? status.value.revision : '';
+    return { action: 'Report', revision, status: { state: 'Infeasible', reason: AgentReasons.InvalidRequest, message: request.error } };
+  }
+  const r = request.value;
+  const problem = validateRequest(r, pod);
+  if (problem !== undefined) {
+    return { action: 'Report', revision: r.revision, status: { state: 'Infeasible', reason: AgentReasons.InvalidRequest, message: problem } };
+  }
+  if (status.ok && status.value.revision === r.revision && status.value.state === '') {
+    return { action: 'Verify', request: r, applied: status.value.applied ?? {} };
+  }
+  if (admission === undefined) return { action: 'None', why: 'node allocatable is not known yet', retryAfterMs: RETRY_NOT_RUNNING_MS };
+  if (admission.decision !== 'Admit') {
+    return {
+      action: 'Report',
+      revision: r.revision,
+      status: { state: admission.decision, reason: admission.reason, message: admission.message },
+      retryAfterMs: admission.decision === 'Deferred' ? RETRY_DEFERRED_MS : RETRY_INFEASIBLE_MS,
+    };
+  }
+  return { action: 'Actuate', request: r };
+}
+
+/** Containers whose recorded container ID is not the one running now (restarted); not-running ones are left out. */
+export function restartedContainers(
+  applied: NonNullable<ResizeStatus['applied']>,
+  running: ReadonlyMap<string, string>,
+  names: readonly string[],
+): string[] {
+  return names.filter((name) => {
+    const id = running.get(name);
+    return id !== undefined && applied[name]?.containerID !== id;
+  });
+}
+
+/** The status to write, or undefined when `prev` already says the same (since is kept while the state holds). */
+export function nextStatus(prev: ResizeStatus | undefined, revision: string, update: StatusUpdate, now: string): ResizeStatus | undefined {
+  const next: ResizeStatus = { revision, state: update.state, since: now };
+  if (update.reason) next.reason = update.reason;
+  if (update.message) next.message = update.message;
+  if (update.applied) next.applied = update.applied;
+  if (prev && prev.revision === revision && prev.state === update.state) next.since = prev.since;
+  // Field by field: the annotation's JSON may order its keys differently.
+  if (
+    prev &&
+    prev.revision === next.revision &&
+    prev.state === next.state &&
+    prev.since === next.since &&
+    (prev.reason ?? '') === (next.reason ?? '') &&
+    (prev.message ?? '') === (next.message ?? '') &&
+    JSON.stringify(prev.applied ?? null) === JSON.stringify(next.applied ?? null)
+  ) {
+    return undefined;
+  }
+  return next;
+}
+
+export type ResizeResult = 'applied' | 'unchanged' | 'deferred' | 'infeasible' | 'invalid' | 'refused' | 'error';
+
+export class AgentMetrics {
+  readonly resizesTotal: Counter<'result'>;
+  constructor(registry: Registry) {
+    this.resizesTotal = new Counter({
+      name: 'tailor_agent_resizes_total',
+      help: 'Resize requests handled by the node agent, by result',
+      labelNames: ['result'],
+      registers: [registry],
+    });
+  }
+}
+
+export interface AgentReconcilerOptions {
+  readonly nodeName: string;
+  readonly pods: Pick<Informer<Pod>, 'get' | 'list'>;
+  readonly nodes: Pick<Informer<Node>, 'get'>;
+  readonly client: Pick<KubeClient, 'patch'>;
+  readonly cri: Pick<CriClient, 'listContainers' | 'updateContainerResources'>;
+  /** A container's cgroup values (cgroups.ts containerCgroupReader). */
+  readonly readContainer: (containerId: string) => Promise<CgroupReading>;
+  /** A container's cgroup path below the root (cgroups.ts containerCgroupPath). */
+  readonly containerCgroupPath: (containerId: string) => Promise<string>;
+  readonly cgroup: PodCgroupOptions;
+  readonly convert: ConvertOptions;
+  readonly metrics: AgentMetrics;
+  readonly logger: Logger;
+  readonly now?: () => Date;
+}
+
+class Refused extends Error {}
+
+export class AgentReconciler {
+  constructor(private readonly o: AgentReconcilerOptions) {}
+
+  async reconcile(key: string): Promise<ReconcileResult> {
+    const pod = this.o.pods.get(key);
+    if (!pod || pod.spec?.nodeName !== this.o.nodeName) return undefined;
+    const request = readResizeRequest(pod);
+    const status = readResizeStatus(pod);
+    const nodePods = this.o.pods.list().filter((p) => p.spec?.nodeName === this.o.nodeName);
+    const kubeletResizes = nodePods.some(kubeletCanResize);
+    const action = decide(pod, request, status, request.ok ? this.admission(pod, request.value, nodePods) : undefined, kubeletResizes);
+    const prev = status.ok ? status.value : undefined;
+    const log = this.o.logger.child({ pod: key });
+    switch (action.action) {
+      case 'None':
+        log.debug({ why: action.why }, 'nothing to do');
+        return action.retryAfterMs ? { requeueAfterMs: action.retryAfterMs } : undefined;
+      case 'Report': {
+        const written = await this.writeStatus(pod, prev, action.revision, action.status);
+        if (written) {
+          const result: ResizeResult =
+            action.status.reason === AgentReasons.InvalidRequest ? 'invalid' : action.status.state === 'Deferred' ? 'deferred' : 'infeasible';
+          this.o.metrics.resizesTotal.inc({ result });
+          log.info({ state: action.status.state, reason: action.status.reason, message: action.status.message }, 'resize not applied');
+        }
+        return action.retryAfterMs ? { requeueAfterMs: action.retryAfterMs } : undefined;
+      }
+      case 'Verify': {
+        const names = Object.keys(action.request.containers);
+        const running = await this.runningContainers(pod, names);
+        const restarted = restartedContainers(action.applied, new Map([...running].map(([n, c]) => [n, c.id])), names);
+        if (restarted.length === 0) return undefined;
+        log.info({ containers: restarted }, 'containers restarted since the resize; applying again');
+        return this.actuate(pod, action.request, prev, log);
+      }
+      case 'Actuate':
+        return this.actuate(pod, action.request, prev, log);
+    }
+  }
+
+  private admission(pod: Pod, request: ResizeRequest, nodePods: Pod[]): AdmissionResult | undefined {
+    const node = this.o.nodes.get(this.o.nodeName);
+    let allocatable: ReturnType<typeof nodeAllocatable>;
+    try {
+      allocatable = nodeAllocatable(node?.status?.allocatable);
+    } catch {
+      return undefined;
+    }
+    if (allocatable === undefined) return undefined;
+    const applied = new Map<string, Record<string, ContainerResources>>();
+    for (const p of nodePods) {
+      const s = readResizeStatus(p);
+      if (s.ok && s.value.applied) applied.set(p.metadata?.uid ?? '', s.value.applied);
+    }
+    return admit(request, pod, allocatable, nodePods, applied);
+  }
+
+  /** The running container of each name (the newest when the runtime lists several). */
+  private async runningContainers(pod: Pod, names: readonly string[]): Promise<Map<string, Container>> {
+    const uid = pod.metadata?.uid ?? '';
+    const found = new Map<string, Container>();
+    for (const name of names) {
+      const list = await this.o.cri.listContainers({
+        state: 'CONTAINER_RUNNING',
+        labelSelector: { 'io.kubernetes.pod.uid': uid, 'io.kubernetes.container.name': name },
+      });
+      const newest = list.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0))[0];
+      if (newest) found.set(name, newest);
+    }
+    return found;
+  }
+
+  private async actuate(pod: Pod, request: ResizeRequest, prev: ResizeStatus | undefined, log: Logger): Promise<ReconcileResult> {
+    const names = Object.keys(request.containers);
+    try {
+      const running = await this.runningContainers(pod, names);
+      const missing = names.filter((n) => !running.has(n));
+      if (missing.length > 0) {
+        await this.writeStatus(pod, prev, request.revision, {
+          state: 'InProgress',
+          reason: AgentReasons.ContainerNotRunning,
+          message: `container ${missing.join(', ')} is not running`,
+        });
+        return { requeueAfterMs: RETRY_NOT_RUNNING_MS };
+      }
+      // What each container runs with now: what the agent applied to this very instance, else its spec.
+      const current: Record<string, ContainerResources> = {};
+      for (const c of resizableContainers(pod)) {
+        const done = prev?.applied?.[c.name];
+        const id = running.get(c.name)?.id;
+        current[c.name] = done && (id === undefined || done.containerID === id) ? { requests: done.requests, limits: done.limits } : (c.resources ?? {});
+      }
+      const desired = { ...current, ...request.containers };
+      const first = running.get(names[0] ?? '');
+      if (first === undefined) throw new Error('a resize request names no container');
+      const podPath = podCgroupFromContainer(await this.o.containerCgroupPath(first.id));
+      const currentPod = await readPodCgroup(podPath, this.o.cgroup);
+      const steps = planResize({ currentPod, current, desired, resize: names, convert: this.o.convert });
+
+      let changed = false;
+      for (const step of steps) {
+        if (step.kind === 'pod') {
+          if (step.resource === 'memory') {
+            const now = await readPodCgroup(podPath, this.o.cgroup);
+            const limit = step.values.memoryLimitInBytes;
+            if (limit > 0n && (now.memoryLimitInBytes === -1n || limit < now.memoryLimitInBytes) && now.memoryUsageInBytes >= limit) {
+              throw new Refused(`pod memory limit ${limit} is not above current usage ${now.memoryUsageInBytes} of pod cgroup ${podPath}`);
+            }
+          }
+          await writePodCgroup(podPath, step.values, this.o.cgroup);
+          changed = true;
+          continue;
+        }
+        const id = running.get(step.container)?.id ?? '';
+        const result: ApplyResult = await applyContainerResources(this.o.cri, id, step.target, { readCurrent: this.o.readContainer });
+        if (result.outcome === 'ResizeRefused') throw new Refused(`container ${step.container}: ${result.message}`);
+        if (result.outcome === 'Applied') {
+          changed = true;
+          if (!result.actuated) {
+            await this.writeStatus(pod, prev, request.revision, {
+              state: 'InProgress',
+              reason: AgentReasons.NotActuated,
+              message: `container ${step.container}: the runtime accepted the ${step.resource} update but the cgroup does not show it`,
+            });
+            this.o.metrics.resizesTotal.inc({ result: 'error' });
+            return { requeue: true };
+          }
+        }
+      }
+
+      const applied: NonNullable<ResizeStatus['applied']> = {};
+      for (const name of names) {
+        const r = request.containers[name] ?? {};
+        applied[name] = { containerID: running.get(name)?.id ?? '', ...(r.requests ? { requests: r.requests } : {}), ...(r.limits ? { limits: r.limits } : {}) };
+      }
+      await this.writeStatus(pod, prev, request.revision, { state: '', applied });
+      this.o.metrics.resizesTotal.inc({ result: changed ? 'applied' : 'unchanged' });
+      log.info({ revision: request.revision, steps: steps.length, changed }, 'resize applied');
+      return undefined;
+    } catch (err) {
+      if (err instanceof Refused) {
+        await this.writeStatus(pod, prev, request.revision, { state: 'InProgress', reason: AgentReasons.MemoryLimitBelowUsage, message: err.message });
+        this.o.metrics.resizesTotal.inc({ result: 'refused' });
+        log.warn({ message: err.message }, 'resize refused');
+        return { requeueAfterMs: RETRY_REFUSED_MS };
+      }
+      this.o.metrics.resizesTotal.inc({ result: 'error' });
+      const message = err instanceof Error ? err.message : String(err);
+      await this.writeStatus(pod, prev, request.revision, { state: 'InProgress', reason: AgentReasons.Error, message }).catch((writeErr: unknown) =>
+        log.error({ err: writeErr }, 'recording the resize error failed'),
+      );
+      throw new Error(`resizing pod ${pod.metadata?.namespace}/${pod.metadata?.name}: ${message}`, { cause: err });
+    }
+  }
+
+  /** Merge-patches the status annotation when it changed; true when it wrote. */
+  private async writeStatus(pod: Pod, prev: ResizeStatus | undefined, revision: string, update: StatusUpdate): Promise<boolean> {
+    const next = nextStatus(prev, revision, update, (this.o.now?.() ?? new Date()).toISOString());
+    if (next === undefined) return false;
+    const ns = pod.metadata?.namespace ?? '';
+    const name = pod.metadata?.name ?? '';
+    try {
+      await this.o.client.patch(
+        `/api/v1/namespaces/${ns}/pods/${name}`,
+        { metadata: { annotations: { [ANNOTATION_RESIZE_STATUS]: encodeResizeStatus(next) } } },
+        'merge',
+      );
+    } catch (err) {
+      throw new Error(`writing ${ANNOTATION_RESIZE_STATUS} of pod ${ns}/${name}`, { cause: err });
+    }
+    return true;
+  }
+}

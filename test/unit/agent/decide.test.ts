@@ -1,0 +1,100 @@
+// The agent's per-pod decision (decide), request validation, restart detection and the status
+// write rule (only when changed, since kept while the state holds).
+import { describe, expect, test } from '@jest/globals';
+import { decide, nextStatus, restartedContainers, validateRequest, type Action } from '../../../src/agent/reconciler.js';
+import type { AdmissionResult } from '../../../src/agent/admission.js';
+import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../../../src/api/types.js';
+import { readResizeRequest, readResizeStatus, type ResizeRequest, type ResizeStatus } from '../../../src/resize/agent-protocol.js';
+import type { Pod } from '../../../src/runtime/kube-client.js';
+
+const goodRequest: ResizeRequest = { revision: 'r2', containers: { app: { requests: { cpu: '200m', memory: '128Mi' }, limits: { cpu: '400m', memory: '256Mi' } } } };
+
+function pod(annotations: Record<string, string> = {}, extra: Partial<Pod> = {}): Pod {
+  return {
+    metadata: { name: 'p', namespace: 'ns', uid: 'u1', annotations },
+    spec: {
+      nodeName: 'n1',
+      containers: [{ name: 'app', resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } } }],
+      initContainers: [{ name: 'side', restartPolicy: 'Always' }, { name: 'init' }],
+    },
+    status: { phase: 'Running' },
+    ...extra,
+  };
+}
+const withRequest = (r: unknown, status?: ResizeStatus): Pod =>
+  pod({
+    [ANNOTATION_RESIZE_REQUEST]: typeof r === 'string' ? r : JSON.stringify(r),
+    ...(status ? { [ANNOTATION_RESIZE_STATUS]: JSON.stringify(status) } : {}),
+  });
+const admitted: AdmissionResult = { decision: 'Admit' };
+const deferred: AdmissionResult = { decision: 'Deferred', reason: 'InsufficientNodeResources', message: 'cpu' };
+const infeasible: AdmissionResult = { decision: 'Infeasible', reason: 'ExceedsAllocatable', message: 'cpu' };
+const done: ResizeStatus = { revision: 'r2', state: '', since: '2024-01-01T00:00:00Z', applied: { app: { containerID: 'c1' } } };
+
+describe('decide', () => {
+  const run = (p: Pod, admission: AdmissionResult | undefined, kubelet = false): Action =>
+    decide(p, readResizeRequest(p), readResizeStatus(p), admission, kubelet);
+
+  test.each<[string, Pod, AdmissionResult | undefined, boolean, Partial<Record<string, unknown>>]>([
+    ['no request: nothing', pod(), admitted, false, { action: 'None', why: 'no resize request' }],
+    ['kubelet resizes: nothing, even with a request', withRequest(goodRequest), admitted, true, { action: 'None' }],
+    ['kubelet resizes: nothing, even for an invalid request', withRequest('{'), admitted, true, { action: 'None' }],
+    ['not JSON: Infeasible InvalidRequest', withRequest('{half'), admitted, false, { action: 'Report', status: expect.objectContaining({ state: 'Infeasible', reason: 'InvalidRequest', message: expect.stringMatching(/not JSON/) }) }],
+    ['no revision: InvalidRequest', withRequest({ containers: { app: {} } }), admitted, false, { action: 'Report', status: expect.objectContaining({ reason: 'InvalidRequest', message: expect.stringMatching(/revision/) }) }],
+    ['unknown container: InvalidRequest', withRequest({ revision: 'r2', containers: { nope: {} } }), admitted, false, { action: 'Report', revision: 'r2', status: expect.objectContaining({ reason: 'InvalidRequest', message: expect.stringMatching(/nope/) }) }],
+    ['plain init container: InvalidRequest', withRequest({ revision: 'r2', containers: { init: {} } }), admitted, false, { action: 'Report', status: expect.objectContaining({ reason: 'InvalidRequest' }) }],
+    ['unreadable quantity: InvalidRequest', withRequest({ revision: 'r2', containers: { side: { requests: { cpu: 'fast' } } } }), admitted, false, { action: 'Report', status: expect.objectContaining({ reason: 'InvalidRequest', message: expect.stringMatching(/fast/) }) }],
+    ['Deferred admission: reported, retried', withRequest(goodRequest), deferred, false, { action: 'Report', status: { state: 'Deferred', reason: 'InsufficientNodeResources', message: 'cpu' }, retryAfterMs: 30_000 }],
+    ['Infeasible admission: reported', withRequest(goodRequest), infeasible, false, { action: 'Report', status: expect.objectContaining({ state: 'Infeasible' }) }],
+    ['admission unknown: wait', withRequest(goodRequest), undefined, false, { action: 'None', retryAfterMs: 5_000 }],
+    ['admitted: actuate', withRequest(goodRequest), admitted, false, { action: 'Actuate', request: goodRequest }],
+    ['already applied for this revision: verify (restart check), no re-admission', withRequest(goodRequest, done), deferred, false, { action: 'Verify', applied: done.applied }],
+    ['applied for an older revision: admit again', withRequest(goodRequest, { ...done, revision: 'r1' }), admitted, false, { action: 'Actuate' }],
+    ['refused earlier (InProgress): try again', withRequest(goodRequest, { ...done, state: 'InProgress', reason: 'MemoryLimitBelowUsage' }), admitted, false, { action: 'Actuate' }],
+    ['terminating pod: nothing', { ...withRequest(goodRequest), metadata: { ...withRequest(goodRequest).metadata, deletionTimestamp: '2024-01-01T00:00:00Z' } }, admitted, false, { action: 'None' }],
+    ['finished pod: nothing', { ...withRequest(goodRequest), status: { phase: 'Succeeded' } }, admitted, false, { action: 'None' }],
+  ])('%s', (_, p, admission, kubelet, want) => {
+    expect(run(p, admission, kubelet)).toMatchObject(want);
+  });
+});
+
+describe('validateRequest', () => {
+  test.each<[string, ResizeRequest['containers'], RegExp | undefined]>([
+    ['valid', goodRequest.containers, undefined],
+    ['a sidecar may be resized', { side: { requests: { cpu: '10m' } } }, undefined],
+    ['request above limit', { app: { requests: { cpu: '2' }, limits: { cpu: '1', memory: '1Gi' } } }, /cpu request 2 is above its limit 1/],
+    ['a limit dropped', { app: { requests: { cpu: '100m' }, limits: { memory: '1Gi' } } }, /cpu limit cannot be removed/],
+    ['negative', { app: { requests: { memory: '-1Mi' }, limits: { cpu: '1', memory: '1Gi' } } }, /memory/],
+  ])('%s', (_, containers, want) => {
+    const problem = validateRequest({ revision: 'r', containers }, pod());
+    if (want) expect(problem).toMatch(want);
+    else expect(problem).toBeUndefined();
+  });
+});
+
+describe('restartedContainers', () => {
+  test.each<[string, Record<string, string>, string[]]>([
+    ['same instance', { app: 'c1' }, []],
+    ['restarted: new ID', { app: 'c2' }, ['app']],
+    ['not running: left for later', {}, []],
+  ])('%s', (_, running, want) => {
+    expect(restartedContainers({ app: { containerID: 'c1' } }, new Map(Object.entries(running)), ['app'])).toEqual(want);
+  });
+  test('a container never applied counts as restarted', () => {
+    expect(restartedContainers({}, new Map([['app', 'c1']]), ['app'])).toEqual(['app']);
+  });
+});
+
+describe('nextStatus', () => {
+  const now = '2024-02-02T00:00:00Z';
+  const prev: ResizeStatus = { revision: 'r2', state: 'Deferred', reason: 'X', message: 'm', since: '2024-01-01T00:00:00Z' };
+  test.each<[string, ResizeStatus | undefined, string, Parameters<typeof nextStatus>[2], ResizeStatus | undefined]>([
+    ['first status', undefined, 'r2', { state: 'Deferred', reason: 'X', message: 'm' }, { revision: 'r2', state: 'Deferred', reason: 'X', message: 'm', since: now }],
+    ['unchanged: no write', prev, 'r2', { state: 'Deferred', reason: 'X', message: 'm' }, undefined],
+    ['same state, new message: written, since kept', prev, 'r2', { state: 'Deferred', reason: 'X', message: 'm2' }, { ...prev, message: 'm2' }],
+    ['new state: since now', prev, 'r2', { state: '', applied: { app: { containerID: 'c' } } }, { revision: 'r2', state: '', since: now, applied: { app: { containerID: 'c' } } }],
+    ['new revision, same state: since now', prev, 'r3', { state: 'Deferred', reason: 'X', message: 'm' }, { ...prev, revision: 'r3', since: now }],
+  ])('%s', (_, before, revision, update, want) => {
+    expect(nextStatus(before, revision, update, now)).toEqual(want);
+  });
+});
