@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// Entry point: `tailor controller` (and, later, `tailor agent`). Owns flag parsing, process
+// Entry point: `tailor controller` and `tailor agent`. Owns flag parsing, process
 // signals and the exit code; everything else is built by the commands. Bad input (an unknown
 // flag value, no reachable cluster) ends with one clear line and a non-zero exit.
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { runAgent } from './agent.js';
 import { runController } from './controller.js';
 
 const program = new Command('tailor').description('In-place updates for CloneSet workloads').showHelpAfterError();
@@ -35,6 +36,21 @@ program
   .option('--shutdown-grace-period <duration>', 'time in-flight work gets to finish on SIGTERM', duration, 30_000)
   .action(async (opts) => {
     process.exitCode = await runController(opts);
+  });
+
+program
+  .command('agent')
+  .description('run the node agent: in-place resizes through CRI on a node whose kubelet cannot resize')
+  .requiredOption('--node-name <name>', 'the node this agent serves (usually from the downward API spec.nodeName)')
+  .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)')
+  .option('--cri-endpoint <endpoint>', 'CRI runtime socket', 'unix:///run/containerd/containerd.sock')
+  .option('--cgroup-root <path>', "where the host's cgroup filesystem is mounted", '/sys/fs/cgroup')
+  .option('--metrics-bind-address <addr>', 'Prometheus metrics address; "0" disables', ':8090')
+  .option('--health-probe-bind-address <addr>', '/healthz and /readyz address; "0" disables', ':8091')
+  .addOption(new Option('--log-level <level>', 'log level').choices(['debug', 'info', 'warn', 'error']).default('info'))
+  .option('--shutdown-grace-period <duration>', 'time in-flight work gets to finish on SIGTERM', duration, 30_000)
+  .action(async (opts) => {
+    process.exitCode = await runAgent(opts);
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {

@@ -1,0 +1,87 @@
+// Wires the node agent into a Manager: an informer for the pods bound to this node only
+// (fieldSelector spec.nodeName) and one for this Node, the AgentReconciler behind a controller,
+// and the triggers that retry pending resizes (Deferred/Infeasible/InProgress): any pod of the
+// node coming, going or changing, the Node changing, and a periodic resync.
+// Must not: decide anything about a pod (reconciler.ts), or watch pods of other nodes.
+import { ANNOTATION_RESIZE_REQUEST } from '../api/types.js';
+import { containerCgroupPath, containerCgroupReader, type CgroupVersion } from '../cri/cgroups.js';
+import type { CriClient } from '../cri/client.js';
+import { objectKey } from '../runtime/informer.js';
+import type { Node, Pod } from '../runtime/kube-client.js';
+import type { Logger } from '../runtime/logger.js';
+import type { Manager } from '../runtime/manager.js';
+import { readResizeStatus } from '../resize/agent-protocol.js';
+import { AgentMetrics, AgentReconciler } from './reconciler.js';
+
+export interface AgentOptions {
+  readonly nodeName: string;
+  readonly cri: CriClient;
+  readonly cgroupRoot: string;
+  readonly cgroupVersion: CgroupVersion;
+  readonly swapControllerAvailable: boolean;
+  readonly logger: Logger;
+  /** Re-examine every pod with a request this often (catches anything an event missed). */
+  readonly resyncMs?: number;
+  readonly workers?: number;
+}
+
+export interface AgentHandle {
+  readonly reconciler: AgentReconciler;
+  /** Stops the resync timer. */
+  stop(): void;
+}
+
+const hasRequest = (pod: Pod): boolean => pod.metadata?.annotations?.[ANNOTATION_RESIZE_REQUEST] !== undefined;
+
+/** A pod whose resize waits on the node's resources or a retry (not applied yet). */
+function pending(pod: Pod): boolean {
+  if (!hasRequest(pod)) return false;
+  const status = readResizeStatus(pod);
+  return !status.ok || status.value.state !== '';
+}
+
+export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle {
+  const node = encodeURIComponent(options.nodeName);
+  const pods = manager.informer<Pod>({ name: 'node-pods', path: '/api/v1/pods', fieldSelector: `spec.nodeName=${node}` });
+  const nodes = manager.informer<Node>({ name: 'node', path: '/api/v1/nodes', fieldSelector: `metadata.name=${node}` });
+  const cgroup = { root: options.cgroupRoot, version: options.cgroupVersion };
+  const reconciler = new AgentReconciler({
+    nodeName: options.nodeName,
+    pods,
+    nodes,
+    client: manager.client,
+    cri: options.cri,
+    readContainer: containerCgroupReader(options.cri, cgroup),
+    containerCgroupPath: (id) => containerCgroupPath(options.cri, id, cgroup),
+    cgroup,
+    convert: { cgroupVersion: options.cgroupVersion, swapControllerAvailable: options.swapControllerAvailable },
+    metrics: new AgentMetrics(manager.metrics.registry),
+    logger: options.logger,
+  });
+  const controller = manager.controller({ name: 'agent', concurrency: options.workers ?? 2, reconcile: (key) => reconciler.reconcile(key) });
+  const queue = controller.queue;
+
+  const enqueuePending = (except?: Pod): void => {
+    for (const p of pods.list()) if (p !== except && pending(p)) queue.add(objectKey(p));
+  };
+  pods.addHandler({
+    onAdd: (pod) => {
+      if (hasRequest(pod)) queue.add(objectKey(pod));
+      enqueuePending(pod);
+    },
+    onUpdate: (oldPod, pod) => {
+      if (hasRequest(pod)) queue.add(objectKey(pod));
+      // Resources the node holds changed: a phase change, a resize status (applied values) change.
+      const freed = oldPod.status?.phase !== pod.status?.phase || oldPod.metadata?.annotations !== pod.metadata?.annotations;
+      if (freed) enqueuePending(pod);
+    },
+    onDelete: () => enqueuePending(),
+  });
+  nodes.addHandler({ onAdd: () => enqueuePending(), onUpdate: () => enqueuePending() });
+
+  const timer = setInterval(() => {
+    for (const p of pods.list()) if (hasRequest(p)) queue.add(objectKey(p));
+  }, options.resyncMs ?? 60_000);
+  timer.unref();
+  return { reconciler, stop: () => clearInterval(timer) };
+}
