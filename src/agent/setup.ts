@@ -22,7 +22,6 @@ export interface AgentOptions {
   readonly logger: Logger;
   /** Re-examine every pod with a request this often (catches anything an event missed). */
   readonly resyncMs?: number;
-  readonly workers?: number;
 }
 
 export interface AgentHandle {
@@ -58,7 +57,9 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
     metrics: new AgentMetrics(manager.metrics.registry),
     logger: options.logger,
   });
-  const controller = manager.controller({ name: 'agent', concurrency: options.workers ?? 2, reconcile: (key) => reconciler.reconcile(key) });
+  // One worker: admission reads the other pods' applied values, so two resizes admitted at once
+  // could together overcommit the node.
+  const controller = manager.controller({ name: 'agent', concurrency: 1, reconcile: (key) => reconciler.reconcile(key) });
   const queue = controller.queue;
 
   const enqueuePending = (except?: Pod): void => {
