@@ -13,6 +13,10 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
   failed += r.numFailedTests;
   // A suite that fails to load (syntax error, failed beforeAll) has no failed tests but fails the run.
   suitesFailed += r.numRuntimeErrorTestSuites + (r.success ? 0 : 1);
+  if (!r.success && r.numFailedTests === 0) {
+    const why = r.snapshot?.failure ? `obsolete snapshot files: ${r.snapshot.filesRemovedList?.join(', ')}` : 'a suite failed to run';
+    console.error(`${file}: Jest reported failure with no failed test (${why})`);
+  }
 }
 if (suitesFailed > 0 && failed === 0) failed = suitesFailed;
 console.log(`${passed} passed, ${failed} failed`);
