@@ -393,7 +393,9 @@ cmd_up() {
   ensure_pki
   # A different feature-gate profile (e.g. the agent's: InPlacePodVerticalScaling=false) restarts
   # the components that read it; pods keep running and the kubelet adopts them again.
-  if [ -f "$CLUSTER_DIR/feature-gates" ] && [ "$(cat "$CLUSTER_DIR/feature-gates")" != "$FEATURE_GATES" ]; then
+  local running_gates=InPlacePodVerticalScaling=true
+  [ -f "$CLUSTER_DIR/feature-gates" ] && running_gates=$(cat "$CLUSTER_DIR/feature-gates")
+  if running kube-apiserver && [ "$running_gates" != "$FEATURE_GATES" ]; then
     log "feature gates change to $FEATURE_GATES: restarting the components that read them"
     stop kubelet; stop kube-scheduler; stop kube-controller-manager; stop kube-apiserver
   fi

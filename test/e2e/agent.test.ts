@@ -1,0 +1,84 @@
+// The agent backend on a node whose kubelet cannot resize: the test bed is switched to the
+// profile with InPlacePodVerticalScaling=false (API server, controller-manager, scheduler and
+// kubelet restarted), Tailor's node agent runs for the node against the test bed's containerd,
+// and the controller (backend auto) sends resizes to it. Pods are resized with restartCount
+// unchanged, container and pod cgroups take the kubelet-identical values, and a request above
+// node allocatable is reported Infeasible. The default profile is restored afterwards.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import type { Pod } from '../../src/runtime/kube-client.js';
+import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet } from '../support/cloneset.js';
+import { controllerTestBed } from '../support/controller-testbed.js';
+import { CONTAINERD_SOCKET, NODE_NAME, eventually } from '../support/testbed.js';
+
+const profile = (gates: string): void => {
+  execFileSync('bash', ['hack/cluster.sh', 'up', 'full'], { stdio: 'pipe', env: { ...process.env, FEATURE_GATES: gates } });
+};
+let agent: ChildProcess | undefined;
+
+beforeAll(() => {
+  profile('InPlacePodVerticalScaling=false');
+  agent = spawn(
+    process.execPath,
+    ['dist/cli/main.js', 'agent', '--node-name', NODE_NAME, '--kubeconfig', process.env.TAILOR_KUBECONFIG ?? '', '--cri-endpoint', `unix://${CONTAINERD_SOCKET}`,
+      '--metrics-bind-address', '127.0.0.1:18190', '--health-probe-bind-address', '127.0.0.1:18191'],
+    { stdio: 'ignore' },
+  );
+}, 180_000);
+const { client, ns } = controllerTestBed('agent-e2e');
+afterAll(() => {
+  agent?.kill('SIGTERM');
+  profile('InPlacePodVerticalScaling=true');
+}, 180_000);
+
+const container = (cpu: string, memory: string): Record<string, unknown> => ({
+  name: 'main',
+  image: 'tailor.local/busybox:v1',
+  imagePullPolicy: 'Never',
+  command: ['/bin/sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'],
+  resources: { requests: { cpu, memory }, limits: { cpu, memory } },
+});
+
+function cgroup(controllerName: string, pod: Pod, file: string, level: 'pod' | 'container'): string {
+  const id = pod.status?.containerStatuses?.[0]?.containerID?.replace(/^containerd:\/\//, '') ?? '';
+  const qos = pod.status?.qosClass === 'Guaranteed' ? '' : `${pod.status?.qosClass?.toLowerCase()}/`;
+  const dir = `/sys/fs/cgroup/${controllerName}/kubepods/${qos}pod${pod.metadata?.uid}${level === 'container' ? `/${id}` : ''}`;
+  return readFileSync(`${dir}/${file}`, 'utf8').trim();
+}
+
+describe('resize through the node agent', () => {
+  it('resizes 2 pods through CRI with no restart, kubelet-identical cgroups, and status.resize settling', async () => {
+    await client.create(cloneSetPath(ns), cloneSetManifest('web', { replicas: 2, updateStrategy: { type: 'InPlaceIfPossible' } }, { containers: [container('100m', '64Mi')] }));
+    await waitForCloneSet(client, ns, 'web', '2 ready', (cs, pods) => pods.length === 2 && cs.status?.readyReplicas === 2, 120_000);
+    const before = await activePods(client, ns, 'web');
+    expect(before.every((p) => p.status?.containerStatuses?.[0]?.resources === undefined)).toBe(true);
+
+    await client.patch(cloneSetPath(ns, 'web'), { spec: { template: { spec: { containers: [container('200m', '128Mi')] } } } }, 'merge');
+    const done = await waitForCloneSet(client, ns, 'web', 'agent applied', (cs, pods) =>
+      cs.status?.updatedReplicas === 2 && (cs.status?.resize?.resizing ?? 1) === 0 &&
+      pods.every((p) => (JSON.parse(p.metadata?.annotations?.['apps.tailor.dev/resize-status'] ?? '{}') as { state?: string; revision?: string }).revision === cs.status?.updateRevision),
+      120_000,
+    );
+    expect(done.status?.resize?.pods ?? []).toEqual([]);
+    const after = await activePods(client, ns, 'web');
+    expect(new Set(after.map((p) => p.metadata?.uid))).toEqual(new Set(before.map((p) => p.metadata?.uid)));
+    for (const pod of after) {
+      expect(pod.status?.containerStatuses?.[0]?.restartCount).toBe(before.find((b) => b.metadata?.uid === pod.metadata?.uid)?.status?.containerStatuses?.[0]?.restartCount);
+      for (const level of ['container', 'pod'] as const) {
+        expect(cgroup('cpu', pod, 'cpu.shares', level)).toBe('204');
+        expect(cgroup('cpu', pod, 'cpu.cfs_quota_us', level)).toBe('20000');
+        expect(cgroup('memory', pod, 'memory.limit_in_bytes', level)).toBe(String(128 * 1024 * 1024));
+      }
+    }
+  });
+
+  it('reports a request above node allocatable as Infeasible, and ResizeBlocked with onInfeasible Wait', async () => {
+    await client.create(cloneSetPath(ns), cloneSetManifest('big', { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible', resizeStrategy: { onInfeasible: 'Wait' } } }, { containers: [container('50m', '32Mi')] }));
+    await waitForCloneSet(client, ns, 'big', '1 ready', (cs, pods) => pods.length === 1 && cs.status?.readyReplicas === 1, 120_000);
+    await client.patch(cloneSetPath(ns, 'big'), { spec: { template: { spec: { containers: [container('500', '32Mi')] } } } }, 'merge');
+    const cs = await waitForCloneSet(client, ns, 'big', 'Infeasible', (c) => c.status?.resize?.infeasible === 1, 60_000);
+    expect(cs.status?.conditions?.find((c) => c.type === 'ResizeBlocked')?.status).toBe('True');
+    await eventually('pod still running', async () => ((await activePods(client, ns, 'big')).length === 1 ? true : undefined));
+  });
+});
