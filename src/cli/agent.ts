@@ -9,6 +9,7 @@ import { CriClient } from '../cri/client.js';
 import { createLogger, type LogLevel } from '../runtime/logger.js';
 import { Manager } from '../runtime/manager.js';
 import { loadKubeConfig } from './kubeconfig.js';
+import { runUntilSignal } from './run.js';
 
 export interface AgentFlags {
   nodeName: string;
@@ -47,19 +48,10 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
   });
   const agent = setupAgent(manager, { nodeName: flags.nodeName, cri, cgroupRoot: flags.cgroupRoot, cgroupVersion, swapControllerAvailable, logger });
 
-  const onSignal = (signal: string): void => {
-    logger.info({ signal }, 'signal received; stopping');
-    manager.stop().catch((err: unknown) => logger.error({ err }, 'shutdown failed'));
-  };
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
   try {
-    const outcome = await manager.run();
-    return outcome === 'lost-lease' ? 1 : 0;
+    return await runUntilSignal(manager, logger);
   } finally {
     agent.stop();
     cri.close();
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
   }
 }

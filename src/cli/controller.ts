@@ -6,6 +6,7 @@ import { setupCloneSetController } from '../cloneset/setup.js';
 import { createLogger, type LogLevel } from '../runtime/logger.js';
 import { Manager } from '../runtime/manager.js';
 import { loadKubeConfig } from './kubeconfig.js';
+import { runUntilSignal } from './run.js';
 
 export interface ControllerFlags {
   kubeconfig?: string;
@@ -40,17 +41,5 @@ export async function runController(flags: ControllerFlags): Promise<number> {
   });
   setupCloneSetController(manager, { namespace: flags.namespace, workers: flags.workers, logger, resizeBackend: flags.resizeBackend });
 
-  const onSignal = (signal: string): void => {
-    logger.info({ signal }, 'signal received; stopping');
-    manager.stop().catch((err: unknown) => logger.error({ err }, 'shutdown failed'));
-  };
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
-  try {
-    const outcome = await manager.run();
-    return outcome === 'lost-lease' ? 1 : 0;
-  } finally {
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
-  }
+  return runUntilSignal(manager, logger);
 }
