@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `make dev`: the full local cluster with Tailor running *in* it (the controller Deployment from
-# config/local, two replicas with leader election) and the sample CloneSet applied and Ready.
+# `make dev`: the full local cluster with Tailor running *in* it (config/local: the controller
+# Deployment, two replicas with leader election, and the node agent DaemonSet, idle while the
+# kubelet resizes) and the sample CloneSet applied and Ready.
 # Safe to run again: healthy parts are kept, the controller rolls only when its image changed
 # (the image build is deterministic), and the sample is created only when it does not exist.
 set -euo pipefail
@@ -17,15 +18,17 @@ bash "$here/image.sh"
 digest=$(ctr --address /run/tailor/containerd/containerd.sock --namespace k8s.io images ls "name==tailor.local/tailor:dev" | awk 'NR==2 {print $3}')
 kubectl apply -k "$repo/config/local" >/dev/null
 kubectl wait --for condition=established --timeout=60s crd/clonesets.apps.tailor.dev >/dev/null
-# Roll the controller when (and only when) its image content changed.
-kubectl -n tailor-system patch deployment tailor-controller --type=merge \
-  -p "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{\"tailor.dev/image-digest\":\"$digest\"}}}}}" >/dev/null
-kubectl -n tailor-system rollout status deployment/tailor-controller --timeout=180s
+# Roll the controller and the agent when (and only when) the image content changed.
+for workload in deployment/tailor-controller daemonset/tailor-agent; do
+  kubectl -n tailor-system patch "$workload" --type=merge \
+    -p "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{\"tailor.dev/image-digest\":\"$digest\"}}}}}" >/dev/null
+  kubectl -n tailor-system rollout status "$workload" --timeout=180s
+done
 
 # Created once: re-applying would undo the user's `kubectl edit`s of the sample.
 kubectl get clone web >/dev/null 2>&1 || kubectl apply -f "$repo/config/samples/cloneset.yaml"
 kubectl wait --for=jsonpath='{.status.readyReplicas}'=3 --timeout=180s clone/web >/dev/null
-kubectl -n tailor-system get deployment tailor-controller
+kubectl -n tailor-system get deployment,daemonset
 kubectl get clone web
 
 cat <<EOF

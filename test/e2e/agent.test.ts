@@ -3,34 +3,30 @@
 // kubelet restarted), Tailor's node agent runs for the node against the test bed's containerd,
 // and the controller (backend auto) sends resizes to it. Pods are resized with restartCount
 // unchanged, container and pod cgroups take the kubelet-identical values, and a request above
-// node allocatable is reported Infeasible. The default profile is restored afterwards.
+// node allocatable is reported Infeasible. The agent is the in-cluster DaemonSet that `make dev`
+// deploys. The default profile is restored afterwards.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { Pod } from '../../src/runtime/kube-client.js';
 import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet } from '../support/cloneset.js';
 import { controllerTestBed } from '../support/controller-testbed.js';
-import { CONTAINERD_SOCKET, NODE_NAME, eventually } from '../support/testbed.js';
+import { eventually } from '../support/testbed.js';
 
 const profile = (gates: string): void => {
   execFileSync('bash', ['hack/cluster.sh', 'up', 'full'], { stdio: 'pipe', env: { ...process.env, FEATURE_GATES: gates } });
 };
-let agent: ChildProcess | undefined;
 
 beforeAll(() => {
-  profile('InPlacePodVerticalScaling=false');
-  agent = spawn(
-    process.execPath,
-    ['dist/cli/main.js', 'agent', '--node-name', NODE_NAME, '--kubeconfig', process.env.TAILOR_KUBECONFIG ?? '', '--cri-endpoint', `unix://${CONTAINERD_SOCKET}`,
-      '--metrics-bind-address', '127.0.0.1:18190', '--health-probe-bind-address', '127.0.0.1:18191'],
-    { stdio: 'ignore' },
-  );
-}, 180_000);
+  // `make dev` on the gate-off profile: the cluster switches, and the agent runs as its DaemonSet
+  // (config/local: the image, RBAC, CRI socket and cgroup mounts are what is under test).
+  execFileSync('bash', ['hack/dev.sh'], {
+    stdio: 'pipe',
+    env: { ...process.env, FEATURE_GATES: 'InPlacePodVerticalScaling=false', KUBECONFIG: process.env.TAILOR_KUBECONFIG },
+  });
+}, 300_000);
 const { client, ns } = controllerTestBed('agent-e2e');
-afterAll(() => {
-  agent?.kill('SIGTERM');
-  profile('InPlacePodVerticalScaling=true');
-}, 180_000);
+afterAll(() => profile('InPlacePodVerticalScaling=true'), 180_000);
 
 const container = (cpu: string, memory: string): Record<string, unknown> => ({
   name: 'main',

@@ -1,5 +1,5 @@
 // `make dev` end to end: the controller runs *in* the cluster (Deployment, 2 replicas, leader
-// election, the RBAC of config/rbac), the sample CloneSet is Ready, and edits of its image and of
+// election, the RBAC of config/rbac) next to the node agent DaemonSet, the sample CloneSet is Ready, and edits of its image and of
 // its resources are carried out by the in-cluster controller — so the RBAC is proven, not
 // assumed. Killing the leader pod hands the Lease to the other replica and the rollout finishes.
 import { describe, expect, it } from '@jest/globals';
@@ -27,6 +27,9 @@ describe('make dev', () => {
     execFileSync('bash', ['hack/dev.sh'], { stdio: 'pipe', env: { ...process.env, KUBECONFIG: process.env.TAILOR_KUBECONFIG } });
     const deployment = await client.get<Deployment>('/apis/apps/v1/namespaces/tailor-system/deployments/tailor-controller');
     expect(deployment.status?.availableReplicas).toBe(2);
+    const agent = await client.get<{ status?: { numberReady?: number; desiredNumberScheduled?: number } }>('/apis/apps/v1/namespaces/tailor-system/daemonsets/tailor-agent');
+    expect(agent.status?.numberReady).toBe(agent.status?.desiredNumberScheduled);
+    expect(agent.status?.numberReady).toBe(1);
     await waitForCloneSet(client, ns, 'web', 'sample ready', (cs, pods) => pods.length === 3 && cs.status?.readyReplicas === 3, 120_000);
     const uids = new Set((await activePods(client, ns, 'web')).map((p) => p.metadata?.uid));
 
