@@ -7,11 +7,9 @@
 // deploys. The default profile is restored afterwards.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import type { Pod } from '../../src/runtime/kube-client.js';
 import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet } from '../support/cloneset.js';
 import { controllerTestBed } from '../support/controller-testbed.js';
-import { eventually } from '../support/testbed.js';
+import { eventually, podCgroupFile, sizedContainer } from '../support/testbed.js';
 
 const profile = (gates: string): void => {
   execFileSync('bash', ['hack/cluster.sh', 'up', 'full'], { stdio: 'pipe', env: { ...process.env, FEATURE_GATES: gates } });
@@ -28,20 +26,8 @@ beforeAll(() => {
 const { client, ns } = controllerTestBed('agent-e2e');
 afterAll(() => profile('InPlacePodVerticalScaling=true'), 180_000);
 
-const container = (cpu: string, memory: string): Record<string, unknown> => ({
-  name: 'main',
-  image: 'tailor.local/busybox:v1',
-  imagePullPolicy: 'Never',
-  command: ['/bin/sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'],
-  resources: { requests: { cpu, memory }, limits: { cpu, memory } },
-});
+const container = sizedContainer;
 
-function cgroup(controllerName: string, pod: Pod, file: string, level: 'pod' | 'container'): string {
-  const id = pod.status?.containerStatuses?.[0]?.containerID?.replace(/^containerd:\/\//, '') ?? '';
-  const qos = pod.status?.qosClass === 'Guaranteed' ? '' : `${pod.status?.qosClass?.toLowerCase()}/`;
-  const dir = `/sys/fs/cgroup/${controllerName}/kubepods/${qos}pod${pod.metadata?.uid}${level === 'container' ? `/${id}` : ''}`;
-  return readFileSync(`${dir}/${file}`, 'utf8').trim();
-}
 
 describe('resize through the node agent', () => {
   it('resizes 2 pods through CRI with no restart, kubelet-identical cgroups, and status.resize settling', async () => {
@@ -62,9 +48,9 @@ describe('resize through the node agent', () => {
     for (const pod of after) {
       expect(pod.status?.containerStatuses?.[0]?.restartCount).toBe(before.find((b) => b.metadata?.uid === pod.metadata?.uid)?.status?.containerStatuses?.[0]?.restartCount);
       for (const level of ['container', 'pod'] as const) {
-        expect(cgroup('cpu', pod, 'cpu.shares', level)).toBe('204');
-        expect(cgroup('cpu', pod, 'cpu.cfs_quota_us', level)).toBe('20000');
-        expect(cgroup('memory', pod, 'memory.limit_in_bytes', level)).toBe(String(128 * 1024 * 1024));
+        expect(podCgroupFile('cpu', pod, 'cpu.shares', level)).toBe('204');
+        expect(podCgroupFile('cpu', pod, 'cpu.cfs_quota_us', level)).toBe('20000');
+        expect(podCgroupFile('memory', pod, 'memory.limit_in_bytes', level)).toBe(String(128 * 1024 * 1024));
       }
     }
   });

@@ -4,33 +4,20 @@
 // the node can never fit is reported Infeasible and, with onInfeasible: Wait, blocks visibly.
 import { describe, expect, it } from '@jest/globals';
 import { controllerTestBed } from '../support/controller-testbed.js';
-import { existsSync, readFileSync } from 'node:fs';
 import type { Pod } from '../../src/runtime/kube-client.js';
 import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet } from '../support/cloneset.js';
-import { eventually } from '../support/testbed.js';
+import { eventually, podCgroupFile, sizedContainer } from '../support/testbed.js';
 
 const { client, ns } = controllerTestBed('resize-e2e');
 
-const container = (cpu: string, memory: string): Record<string, unknown> => ({
-  name: 'main',
-  image: 'tailor.local/busybox:v1',
-  imagePullPolicy: 'Never',
-  command: ['/bin/sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'],
-  resources: { requests: { cpu, memory }, limits: { cpu, memory } },
+const notRequired = {
   resizePolicy: [
     { resourceName: 'cpu', restartPolicy: 'NotRequired' },
     { resourceName: 'memory', restartPolicy: 'NotRequired' },
   ],
-});
+};
+const container = (cpu: string, memory: string): Record<string, unknown> => sizedContainer(cpu, memory, notRequired);
 
-/** The container's cgroup v1 directory (cgroupfs driver): kubepods[/qos]/pod<uid>/<container id>. */
-function cgroupFile(controllerName: string, pod: Pod, file: string): string {
-  const id = pod.status?.containerStatuses?.[0]?.containerID?.replace(/^containerd:\/\//, '') ?? '';
-  const qos = pod.status?.qosClass === 'Guaranteed' ? '' : `${pod.status?.qosClass?.toLowerCase()}/`;
-  const path = `/sys/fs/cgroup/${controllerName}/kubepods/${qos}pod${pod.metadata?.uid}/${id}/${file}`;
-  if (!existsSync(path)) throw new Error(`no cgroup file ${path}`);
-  return readFileSync(path, 'utf8').trim();
-}
 
 
 describe('in-place resize through the kubelet', () => {
@@ -74,9 +61,9 @@ describe('in-place resize through the kubelet', () => {
     for (const pod of after) {
       expect(pod.status?.containerStatuses?.[0]?.restartCount).toBe(before.get(pod.metadata?.uid ?? '')?.status?.containerStatuses?.[0]?.restartCount);
       // The kubelet's conversion: shares = 200m * 1024 / 1000, quota = 200m * 100000 / 1000.
-      expect(cgroupFile('cpu', pod, 'cpu.shares')).toBe('204');
-      expect(cgroupFile('cpu', pod, 'cpu.cfs_quota_us')).toBe('20000');
-      expect(cgroupFile('memory', pod, 'memory.limit_in_bytes')).toBe(String(128 * 1024 * 1024));
+      expect(podCgroupFile('cpu', pod, 'cpu.shares')).toBe('204');
+      expect(podCgroupFile('cpu', pod, 'cpu.cfs_quota_us')).toBe('20000');
+      expect(podCgroupFile('memory', pod, 'memory.limit_in_bytes')).toBe(String(128 * 1024 * 1024));
     }
     expect(seen.some((s) => s !== '0/0/0/0')).toBe(true);
     expect(seen.at(-1)).toBe('0/0/0/0');

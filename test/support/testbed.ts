@@ -38,3 +38,28 @@ export function kubectl(args: string[], input?: string): string {
     input,
   });
 }
+
+/** A busybox container that exits on SIGTERM, with equal cpu/memory requests and limits. */
+export function sizedContainer(cpu: string, memory: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name: 'main',
+    image: 'tailor.local/busybox:v1',
+    imagePullPolicy: 'Never',
+    command: ['/bin/sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'],
+    resources: { requests: { cpu, memory }, limits: { cpu, memory } },
+    ...extra,
+  };
+}
+
+/** A cgroup v1 file of a pod's first container (or of the pod), as the cgroupfs driver lays it out. */
+export function podCgroupFile(
+  controllerName: string,
+  pod: { metadata?: { uid?: string }; status?: { qosClass?: string; containerStatuses?: { containerID?: string }[] } },
+  file: string,
+  level: 'pod' | 'container' = 'container',
+): string {
+  const id = pod.status?.containerStatuses?.[0]?.containerID?.replace(/^containerd:\/\//, '') ?? '';
+  const qos = pod.status?.qosClass === 'Guaranteed' ? '' : `${pod.status?.qosClass?.toLowerCase()}/`;
+  const dir = `/sys/fs/cgroup/${controllerName}/kubepods/${qos}pod${pod.metadata?.uid}${level === 'container' ? `/${id}` : ''}`;
+  return readFileSync(`${dir}/${file}`, 'utf8').trim();
+}
