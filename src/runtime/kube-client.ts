@@ -1,8 +1,15 @@
 // A thin REST client for the Kubernetes API: paths in, wire JSON out. Every request Tailor makes
 // goes through here so it is counted (rest_client_requests_total), carries an explicit content
-// type for patches, and fails with a KubeApiError that names the request and the server's message.
+// type for patches, has a deadline and honours the caller's AbortSignal, and fails with a
+// KubeApiError that names the request, the server's message, and (for a request that got no
+// answer) the cause: the deadline, the caller's abort, the fence, or the socket error.
 // Objects keep the shape the API server sends (timestamps are strings), the same shape the watch
 // delivers, so the informer cache holds one consistent form.
+// Deadlines: a plain request's deadline covers the whole exchange, body included (default
+// `requestTimeoutMs`, 30 s). A streaming request (`timeoutMs: 0`, e.g. a watch) must get its
+// response headers within `requestTimeoutMs`; after that only the caller's signal ends it.
+// Fencing: `fence(reason)` aborts every write in flight and fails every later write at once, so
+// a process that lost its lease cannot keep writing whatever its reconcilers do. Reads continue.
 // Must not: retry, cache, or interpret objects; callers decide what a failure means.
 import type * as k8s from '@kubernetes/client-node';
 import http, { type IncomingHttpHeaders } from 'node:http';
@@ -61,7 +68,8 @@ export class KubeApiError extends Error {
     readonly status: KubeStatus | undefined,
     options?: { cause?: unknown },
   ) {
-    super(`${method} ${path}: ${statusCode || 'no response'} ${status?.reason ?? ''} ${status?.message ?? ''}`.trim(), options);
+    const detail = statusCode === 0 && options?.cause instanceof Error ? `(${options.cause.message})` : '';
+    super(`${method} ${path}: ${statusCode || 'no response'} ${status?.reason ?? ''} ${status?.message ?? ''} ${detail}`.replace(/\s+/g, ' ').trim(), options);
     this.name = 'KubeApiError';
   }
   get reason(): string | undefined {
@@ -74,6 +82,32 @@ export const isConflict = (err: unknown): boolean => err instanceof KubeApiError
 export const isAlreadyExists = (err: unknown): boolean =>
   err instanceof KubeApiError && err.statusCode === 409 && err.reason === 'AlreadyExists';
 export const isGone = (err: unknown): boolean => err instanceof KubeApiError && err.statusCode === 410;
+/** The request got no answer within its deadline. */
+export const isTimeout = (err: unknown): boolean =>
+  err instanceof KubeApiError && err.statusCode === 0 && err.cause instanceof DeadlineExceededError;
+
+/** The reason a request was aborted at its deadline (the `cause` of the KubeApiError). */
+export class DeadlineExceededError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`deadline of ${timeoutMs} ms exceeded`);
+    this.name = 'DeadlineExceededError';
+  }
+}
+
+/** Per-call options of the convenience methods. */
+export interface CallOptions {
+  /** Deadline of this request; default the client's requestTimeoutMs. */
+  timeoutMs?: number;
+  /** Aborts the request; the KubeApiError's cause is the signal's reason. */
+  signal?: AbortSignal;
+}
+
+export interface KubeClientOptions {
+  /** Default deadline of every request (of a watch: until its headers arrive). Default 30 s. */
+  requestTimeoutMs?: number;
+}
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Called once per completed request; the metrics module counts them. */
 export type RequestObserver = (method: string, code: string, host: string) => void;
@@ -82,7 +116,11 @@ export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
   contentType?: string;
-  /** Abort the request (and a streaming response) after this long. */
+  /**
+   * Deadline of the whole exchange, response body included. Default the client's
+   * requestTimeoutMs. 0: no overall deadline (a stream), but the headers must still arrive
+   * within requestTimeoutMs.
+   */
   timeoutMs?: number;
   signal?: AbortSignal;
 }
@@ -90,47 +128,75 @@ export interface RequestOptions {
 export class KubeClient {
   private agent: http.Agent | undefined;
   private readonly server: URL;
+  private readonly fenced = new AbortController();
+  readonly requestTimeoutMs: number;
 
   constructor(
     readonly config: k8s.KubeConfig,
     private readonly observe: RequestObserver = () => undefined,
+    options: KubeClientOptions = {},
   ) {
     const cluster = config.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     this.server = new URL(cluster.server);
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    if (!(this.requestTimeoutMs > 0)) throw new RangeError(`requestTimeoutMs must be > 0, got ${this.requestTimeoutMs}`);
+  }
+
+  /**
+   * Aborts every write (POST, PUT, PATCH, DELETE) in flight and fails every later one at once
+   * with `reason` as the cause. Reads are unaffected. Cannot be undone: fence a client only when
+   * the process is leaving (a lost lease).
+   */
+  fence(reason: Error): void {
+    if (!this.fenced.signal.aborted) this.fenced.abort(reason);
   }
 
   get host(): string {
     return this.server.host;
   }
 
-  async get<T>(path: string, query?: RequestOptions['query']): Promise<T> {
-    return this.json<T>('GET', path, { query });
+  async get<T>(path: string, query?: RequestOptions['query'], call?: CallOptions): Promise<T> {
+    return this.json<T>('GET', path, { query, ...call });
   }
 
-  async list<T>(path: string, query?: RequestOptions['query']): Promise<KubeList<T>> {
-    return this.json<KubeList<T>>('GET', path, { query });
+  async list<T>(path: string, query?: RequestOptions['query'], call?: CallOptions): Promise<KubeList<T>> {
+    return this.json<KubeList<T>>('GET', path, { query, ...call });
   }
 
-  async create<T>(path: string, body: unknown): Promise<T> {
-    return this.json<T>('POST', path, { body });
+  async create<T>(path: string, body: unknown, call?: CallOptions): Promise<T> {
+    return this.json<T>('POST', path, { body, ...call });
   }
 
-  async patch<T>(path: string, body: unknown, type: PatchType, query?: RequestOptions['query']): Promise<T> {
-    return this.json<T>('PATCH', path, { body, contentType: patchContentType[type], query });
+  async patch<T>(path: string, body: unknown, type: PatchType, query?: RequestOptions['query'], call?: CallOptions): Promise<T> {
+    return this.json<T>('PATCH', path, { body, contentType: patchContentType[type], query, ...call });
   }
 
-  async delete<T>(path: string, body?: unknown): Promise<T> {
-    return this.json<T>('DELETE', path, { body });
+  async delete<T>(path: string, body?: unknown, call?: CallOptions): Promise<T> {
+    return this.json<T>('DELETE', path, { body, ...call });
   }
 
+  /** One request and its whole response body, within the request's deadline. */
   async json<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
-    const response = await this.request(method, path, options);
-    const text = await readAll(response.body);
-    if (response.statusCode >= 300) {
-      throw new KubeApiError(method, path, response.statusCode, parseStatus(text));
+    const timeoutMs = options.timeoutMs || this.requestTimeoutMs;
+    const deadline = new Deadline(timeoutMs);
+    const { signal, dispose } = linkSignals(deadline.signal, options.signal);
+    try {
+      const response = await this.request(method, path, { ...options, timeoutMs, signal });
+      let text: string;
+      try {
+        text = await readAll(response.body);
+      } catch (err) {
+        throw new KubeApiError(method, path, 0, undefined, { cause: signal.aborted ? signal.reason : err });
+      }
+      if (response.statusCode >= 300) {
+        throw new KubeApiError(method, path, response.statusCode, parseStatus(text));
+      }
+      return (text ? JSON.parse(text) : undefined) as T;
+    } finally {
+      deadline.clear();
+      dispose();
     }
-    return (text ? JSON.parse(text) : undefined) as T;
   }
 
   /** Starts a request and resolves with the response stream once headers arrive. */
@@ -167,17 +233,49 @@ export class KubeClient {
       headers['Content-Type'] = options.contentType ?? 'application/json';
       headers['Content-Length'] = String(payload.length);
     }
+    // Until the headers arrive: the caller's signal, the fence for writes, and a deadline.
+    const headersDeadline = new Deadline(options.timeoutMs || this.requestTimeoutMs);
+    const fence = WRITE_METHODS.has(method) ? this.fenced.signal : undefined;
+    const untilHeaders = linkSignals(headersDeadline.signal, options.signal, fence);
+    const signal = untilHeaders.signal;
+    const stream = linkSignals(options.signal, fence);
+    const streamSignal = stream.signal;
     return new Promise((resolve, reject) => {
-      const req = (plain ? http : https).request(url, { method, agent, headers, signal: options.signal }, (res) => {
+      if (signal.aborted) {
+        headersDeadline.clear();
+        untilHeaders.dispose();
+        stream.dispose();
+        this.observe(method, '<error>', this.server.host);
+        reject(new KubeApiError(method, path, 0, undefined, { cause: signal.reason }));
+        return;
+      }
+      const req = (plain ? http : https).request(url, { method, agent, headers }, (res) => {
+        headersDeadline.clear();
+        untilHeaders.dispose();
+        signal.removeEventListener('abort', onAbort);
+        // From here the stream lives as long as the caller wants (a plain request's json() holds
+        // its own deadline around the body); a later abort ends the stream with the reason.
+        const endStream = (): void => void res.destroy(streamSignal.reason instanceof Error ? streamSignal.reason : new Error('aborted'));
+        if (streamSignal.aborted) endStream();
+        else {
+          streamSignal.addEventListener('abort', endStream, { once: true });
+          res.once('close', () => {
+            streamSignal.removeEventListener('abort', endStream);
+            stream.dispose();
+          });
+        }
         this.observe(method, String(res.statusCode ?? 0), this.server.host);
         resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: res });
       });
-      if (options.timeoutMs) {
-        req.setTimeout(options.timeoutMs, () => req.destroy(new Error(`timed out after ${options.timeoutMs} ms`)));
-      }
+      const onAbort = (): void => void req.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+      signal.addEventListener('abort', onAbort, { once: true });
       req.on('error', (err) => {
+        headersDeadline.clear();
+        untilHeaders.dispose();
+        stream.dispose();
+        signal.removeEventListener('abort', onAbort);
         this.observe(method, '<error>', this.server.host);
-        reject(new KubeApiError(method, path, 0, undefined, { cause: err }));
+        reject(new KubeApiError(method, path, 0, undefined, { cause: signal.aborted ? signal.reason : err }));
       });
       req.end(payload);
     });
@@ -188,6 +286,42 @@ export class KubeClient {
     this.agent?.destroy();
     this.agent = undefined;
   }
+}
+
+/** A deadline as an AbortSignal whose timer is cleared when the work is done (fake-timer friendly). */
+class Deadline {
+  private readonly controller = new AbortController();
+  private readonly timer: NodeJS.Timeout;
+  constructor(timeoutMs: number) {
+    this.timer = setTimeout(() => this.controller.abort(new DeadlineExceededError(timeoutMs)), timeoutMs);
+  }
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+  clear(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+/**
+ * One signal that aborts, with the first reason, when any of `signals` does; `dispose()` detaches
+ * it from them. Written out rather than AbortSignal.any so that a long-lived source (the fence,
+ * a controller's signal) holds no reference to a finished request's signal.
+ */
+export function linkSignals(...signals: (AbortSignal | undefined)[]): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const sources = signals.filter((s): s is AbortSignal => s !== undefined);
+  const onAbort = (event: Event): void => {
+    dispose();
+    controller.abort((event.target as AbortSignal).reason);
+  };
+  const dispose = (): void => {
+    for (const s of sources) s.removeEventListener('abort', onAbort);
+  };
+  const already = sources.find((s) => s.aborted);
+  if (already) controller.abort(already.reason);
+  else for (const s of sources) s.addEventListener('abort', onAbort, { once: true });
+  return { signal: controller.signal, dispose };
 }
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
