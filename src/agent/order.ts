@@ -14,14 +14,9 @@
 import { milliCpuToQuota, milliCpuToShares, QUOTA_PERIOD, toLinuxResources, type ConvertOptions, type CpuMemoryResources } from '../cri/convert.js';
 import { parseQuantity, toBytes, toMilli } from '../api/quantity.js';
 import type { ContainerResources } from '../resize/agent-protocol.js';
+import type { PodCgroupValues } from '../cgroup/pod.js';
 
-/** A pod cgroup's cpu/memory values; -1 = unlimited. */
-export interface PodCgroupValues {
-  readonly cpuShares: bigint;
-  readonly cpuQuota: bigint;
-  readonly cpuPeriod: bigint;
-  readonly memoryLimitInBytes: bigint;
-}
+export type { PodCgroupValues };
 
 export type PlanStep =
   | { readonly kind: 'pod'; readonly resource: 'memory'; readonly values: Pick<PodCgroupValues, 'memoryLimitInBytes'> }

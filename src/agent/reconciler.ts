@@ -11,7 +11,7 @@
 import { Counter, type Registry } from 'prom-client';
 import { ANNOTATION_RESIZE_STATUS, type ResizeState } from '../api/types.js';
 import { applyContainerResources, type ApplyResult } from '../cri/actuate.js';
-import type { CgroupReading } from '../cri/cgroups.js';
+import type { CgroupReading } from '../cgroup/container.js';
 import type { Container, CriClient } from '../cri/client.js';
 import type { ConvertOptions } from '../cri/convert.js';
 import { parseQuantity, toBytes, toMilli } from '../api/quantity.js';
@@ -31,7 +31,7 @@ import {
 import { kubeletCanResize } from '../resize/state.js';
 import { admit, holdsResources, nodeAllocatable, type AdmissionResult } from './admission.js';
 import { planResize } from './order.js';
-import { podCgroupFromContainer, readPodCgroup, writePodCgroup, type PodCgroupOptions } from './pod-cgroup.js';
+import { podCgroupFromContainer, readPodCgroup, writePodCgroup, type PodCgroupOptions } from '../cgroup/pod.js';
 
 export const AgentReasons = {
   InvalidRequest: 'InvalidRequest',

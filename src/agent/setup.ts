@@ -4,7 +4,7 @@
 // node coming, going or changing, the Node changing, and a periodic resync.
 // Must not: decide anything about a pod (reconciler.ts), or watch pods of other nodes.
 import { ANNOTATION_RESIZE_REQUEST } from '../api/types.js';
-import { containerCgroupPath, containerCgroupReader, type CgroupVersion } from '../cri/cgroups.js';
+import { containerCgroupPath, containerCgroupReader, type CgroupVersion } from '../cgroup/container.js';
 import type { CriClient } from '../cri/client.js';
 import { objectKey } from '../runtime/informer.js';
 import type { Node, Pod } from '../runtime/kube-client.js';

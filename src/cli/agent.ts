@@ -2,9 +2,9 @@
 // Builds the CRI client and the manager (no leader election: one agent per node, acting on its
 // node's pods only), detects the cgroup version and swap controller under --cgroup-root, and runs
 // until SIGTERM/SIGINT. Must not: contain agent logic (src/agent does).
-import { detectSwapController } from '../agent/pod-cgroup.js';
+import { detectSwapController } from '../cgroup/pod.js';
 import { setupAgent } from '../agent/setup.js';
-import { detectCgroupVersion } from '../cri/cgroups.js';
+import { detectCgroupVersion } from '../cgroup/container.js';
 import { CriClient } from '../cri/client.js';
 import { createLogger, type LogLevel } from '../runtime/logger.js';
 import { Manager } from '../runtime/manager.js';

@@ -16,7 +16,7 @@
 // "Not specified" values (0, as on the wire) are nothing to apply: containerd leaves them as they
 // are, so they never count as a difference. The kernel stores memory limits in whole pages, so a
 // limit matches when it equals the target rounded down to the page size.
-import type { CgroupReading } from './cgroups.js';
+import type { CgroupReading } from '../cgroup/container.js';
 import type { CriClient, LinuxContainerResources } from './client.js';
 import { sharesToCpuWeight, sharesToCpuWeightQuadratic, type CpuMemoryResources } from './convert.js';
 

@@ -20,7 +20,7 @@ import {
   parseContainerdInfo,
   parseProcCgroup,
   type CgroupReading,
-} from '../../src/cri/cgroups.js';
+} from '../../src/cgroup/container.js';
 import { CriClient, CriError, type ContainerConfig, type LinuxContainerResources, type PodSandboxConfig } from '../../src/cri/client.js';
 import {
   cpuMaxValue,

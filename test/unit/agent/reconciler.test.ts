@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { AgentMetrics, AgentReconciler } from '../../../src/agent/reconciler.js';
 import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../../../src/api/types.js';
-import type { CgroupReading } from '../../../src/cri/cgroups.js';
+import type { CgroupReading } from '../../../src/cgroup/container.js';
 import type { Container, LinuxContainerResources } from '../../../src/cri/client.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
 import type { Node, Pod } from '../../../src/runtime/kube-client.js';

@@ -2,7 +2,7 @@
 // no-op when equal, kubelet order (memory then cpu), the memory-below-usage refusal, read-back.
 import { describe, expect, test } from '@jest/globals';
 import { applyContainerResources, cpuMatches, memoryMatches, memoryRefusal } from '../../../src/cri/actuate.js';
-import type { CgroupReading } from '../../../src/cri/cgroups.js';
+import type { CgroupReading } from '../../../src/cgroup/container.js';
 import type { LinuxContainerResources } from '../../../src/cri/client.js';
 import { toLinuxResources } from '../../../src/cri/convert.js';
 

@@ -11,11 +11,14 @@
 // namespace, unlike /proc/<pid>/cgroup, which is the fallback when the spec has no path (it also
 // gives the path the process is actually in; parseProcCgroup reads it).
 //
+// Every file is named through path.ts, so a path from the runtime cannot leave the cgroup root.
+//
 // Values use the CRI/runc convention: -1 is unlimited (v1 cfs_quota_us -1 and the kernel's
 // page-counter maximum, v2 "max").
 import { readFile, access } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { CriClient, Labels } from './client.js';
+import type { CriClient, Labels } from '../cri/client.js';
+import { cgroupDir, cgroupFile } from './path.js';
 
 export type CgroupVersion = 1 | 2;
 
@@ -155,9 +158,9 @@ function parseV1Limit(text: string, file: string): bigint {
 }
 
 async function readV1(root: string, path: string): Promise<CgroupReading> {
-  const cpu = join(root, 'cpu', path);
-  const memory = join(root, 'memory', path);
-  const file = (dir: string, name: string): string => join(dir, name);
+  const cpu = cgroupDir(root, 'cpu', path);
+  const memory = cgroupDir(root, 'memory', path);
+  const file = (dir: string, name: string): string => cgroupFile(dir, name);
   const [shares, quota, period, limit, usage, memsw] = await Promise.all([
     readText(file(cpu, 'cpu.shares')),
     readText(file(cpu, 'cpu.cfs_quota_us')),
@@ -180,8 +183,8 @@ async function readV1(root: string, path: string): Promise<CgroupReading> {
 }
 
 async function readV2(root: string, path: string): Promise<CgroupReading> {
-  const dir = join(root, path);
-  const file = (name: string): string => join(dir, name);
+  const dir = cgroupDir(root, undefined, path);
+  const file = (name: string): string => cgroupFile(dir, name);
   const [weight, max, memMax, current, swapMax] = await Promise.all([
     readText(file('cpu.weight')),
     readText(file('cpu.max')),

@@ -4,13 +4,21 @@
 // memory.limit_in_bytes under <root>/<controller>/…) and v2 (cpu.weight with the kubelet's linear
 // shares map, cpu.max, memory.max under <root>/…). The root is configurable (--cgroup-root).
 // Owns: the pod cgroup's path (cgroupfs and systemd drivers, or the parent of a container's
-// cgroup) and its files. Must not: decide values or order (order.ts), touch container cgroups
-// (those go through CRI), or retry.
+// cgroup) and its files. Must not: decide values or order (agent/order.ts), touch container cgroups
+// (those go through CRI), or retry. Every file is named through path.ts (checked under the root).
 import { access, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { readCgroup, type CgroupReading, type CgroupVersion } from '../cri/cgroups.js';
+import { cgroupDir, cgroupFile } from './path.js';
+import { readCgroup, type CgroupReading, type CgroupVersion } from './container.js';
 import { cpuMaxValue, memoryMaxValue, sharesToCpuWeight, MAX_SHARES, MIN_SHARES } from '../cri/convert.js';
-import type { PodCgroupValues } from './order.js';
+
+/** A pod cgroup's cpu/memory values; -1 = unlimited. */
+export interface PodCgroupValues {
+  readonly cpuShares: bigint;
+  readonly cpuQuota: bigint;
+  readonly cpuPeriod: bigint;
+  readonly memoryLimitInBytes: bigint;
+}
 
 export type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
 export type CgroupDriver = 'cgroupfs' | 'systemd';
@@ -94,30 +102,30 @@ async function readMemsw(file: string): Promise<bigint | undefined> {
 export async function writePodCgroup(path: string, values: Partial<PodCgroupValues>, options: PodCgroupOptions): Promise<void> {
   const { root, version } = options;
   if (version === 2) {
-    const dir = join(root, path);
-    if (values.memoryLimitInBytes !== undefined) await write(join(dir, 'memory.max'), memoryMaxValue(values.memoryLimitInBytes));
-    if (values.cpuShares !== undefined) await write(join(dir, 'cpu.weight'), sharesToCpuWeight(values.cpuShares).toString());
+    const dir = cgroupDir(root, undefined, path);
+    if (values.memoryLimitInBytes !== undefined) await write(cgroupFile(dir, 'memory.max'), memoryMaxValue(values.memoryLimitInBytes));
+    if (values.cpuShares !== undefined) await write(cgroupFile(dir, 'cpu.weight'), sharesToCpuWeight(values.cpuShares).toString());
     if (values.cpuQuota !== undefined || values.cpuPeriod !== undefined) {
       const current = values.cpuQuota === undefined || values.cpuPeriod === undefined ? await readCgroup(path, options) : undefined;
-      await write(join(dir, 'cpu.max'), cpuMaxValue(values.cpuQuota ?? current?.cpuQuota ?? -1n, values.cpuPeriod ?? current?.cpuPeriod));
+      await write(cgroupFile(dir, 'cpu.max'), cpuMaxValue(values.cpuQuota ?? current?.cpuQuota ?? -1n, values.cpuPeriod ?? current?.cpuPeriod));
     }
     return;
   }
-  const cpu = join(root, 'cpu', path);
-  const memory = join(root, 'memory', path);
+  const cpu = cgroupDir(root, 'cpu', path);
+  const memory = cgroupDir(root, 'memory', path);
   if (values.memoryLimitInBytes !== undefined) {
     const limit = values.memoryLimitInBytes <= 0n ? -1n : values.memoryLimitInBytes;
-    const memswFile = join(memory, 'memory.memsw.limit_in_bytes');
+    const memswFile = cgroupFile(memory, 'memory.memsw.limit_in_bytes');
     // A set memsw limit must stay >= the memory limit: raise it first, lower it after.
     const memsw = (await exists(memswFile)) ? await readMemsw(memswFile) : undefined;
     const growing = memsw !== undefined && (limit === -1n || limit > memsw);
     if (growing) await write(memswFile, limit.toString());
-    await write(join(memory, 'memory.limit_in_bytes'), limit.toString());
+    await write(cgroupFile(memory, 'memory.limit_in_bytes'), limit.toString());
     if (memsw !== undefined && !growing && limit !== -1n && limit < memsw) await write(memswFile, limit.toString());
   }
-  if (values.cpuShares !== undefined) await write(join(cpu, 'cpu.shares'), values.cpuShares.toString());
-  if (values.cpuPeriod !== undefined) await write(join(cpu, 'cpu.cfs_period_us'), values.cpuPeriod.toString());
-  if (values.cpuQuota !== undefined) await write(join(cpu, 'cpu.cfs_quota_us'), (values.cpuQuota <= 0n ? -1n : values.cpuQuota).toString());
+  if (values.cpuShares !== undefined) await write(cgroupFile(cpu, 'cpu.shares'), values.cpuShares.toString());
+  if (values.cpuPeriod !== undefined) await write(cgroupFile(cpu, 'cpu.cfs_period_us'), values.cpuPeriod.toString());
+  if (values.cpuQuota !== undefined) await write(cgroupFile(cpu, 'cpu.cfs_quota_us'), (values.cpuQuota <= 0n ? -1n : values.cpuQuota).toString());
 }
 
 /**

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpuWeightToShares, type CgroupDriver, type QosClass, podCgroupFromContainer, podCgroupPath, readPodCgroup, writePodCgroup } from '../../../src/agent/pod-cgroup.js';
+import { cpuWeightToShares, type CgroupDriver, type QosClass, podCgroupFromContainer, podCgroupPath, readPodCgroup, writePodCgroup } from '../../../src/cgroup/pod.js';
 import { sharesToCpuWeight } from '../../../src/cri/convert.js';
 
 describe('podCgroupPath', () => {

@@ -11,7 +11,7 @@ import {
   parseContainerdInfo,
   parseProcCgroup,
   readCgroup,
-} from '../../../src/cri/cgroups.js';
+} from '../../../src/cgroup/container.js';
 
 describe('cgroup paths', () => {
   test.each([
