@@ -15,7 +15,10 @@ import { WorkQueue, type WorkQueueMetrics } from './workqueue.js';
 export type ReconcileResult = { requeueAfterMs?: number; requeue?: boolean } | void;
 
 export interface ReconcileContext {
-  /** Aborted when stop()'s grace period runs out while this reconcile is still running. */
+  /**
+   * Aborted when stop()'s grace period runs out while this reconcile is still running, or at once
+   * by cancel() (the lease was lost). Pass it to every API call (KubeClient's `{ signal }`).
+   */
   signal: AbortSignal;
 }
 
@@ -144,6 +147,16 @@ export class Controller {
   stop(graceMs: number): Promise<void> {
     this.#stopping ??= this.#stop(graceMs);
     return this.#stopping;
+  }
+
+  /**
+   * Stops at once: the queue shuts down and every running reconcile's signal is aborted with
+   * `reason` now (e.g. the lease was lost, so no reconcile may keep acting). Resolves when the
+   * dispatch loop has ended; reconciles that ignore their signal may still be settling.
+   */
+  cancel(reason: Error): Promise<void> {
+    if (!this.#abortInFlight.signal.aborted) this.#abortInFlight.abort(reason);
+    return this.stop(0);
   }
 
   async #stop(graceMs: number): Promise<void> {

@@ -1,15 +1,24 @@
-// Leader election on a coordination.k8s.io/v1 Lease, with client-go's timing rules: a lease is
-// taken over only after `leaseDurationMs` have passed since this process last *observed* it
-// change (so clocks need not agree), the leader renews every `retryPeriodMs`, and a leader that
-// cannot renew within `renewDeadlineMs` stops leading at once. Writes are merge patches that
-// carry the resourceVersion read, so two candidates can never both win a round.
-// Must not: keep acting after losing; the caller's onStoppedLeading ends the process.
-import type { KubeClient } from './kube-client.js';
+// Leader election on a coordination.k8s.io/v1 Lease, with client-go's rules:
+//  - the durations must nest: leaseDuration > renewDeadline > retryPeriod × 1.2 (checked here);
+//  - a lease held by another is taken over only after `leaseDurationMs` have passed since this
+//    process last *observed* it change, so clocks need not agree;
+//  - the leader renews every `retryPeriodMs`; each request of a round is bounded by what is left
+//    of the renew deadline, and a leader that has not renewed within `renewDeadlineMs` stops
+//    leading at that instant (a timer, not the next round, decides), a full
+//    `leaseDurationMs - renewDeadlineMs` before any other replica may take over;
+//  - every write carries the resourceVersion read, so two candidates never both win a round;
+//  - release writes only with the resourceVersion of this process's own last write as a
+//    precondition: a lease someone else wrote since is never erased.
+// Must not: keep acting after losing; the caller's onStoppedLeading stops the work and the process.
+import type { CallOptions, KubeClient } from './kube-client.js';
 import { isConflict, isNotFound } from './kube-client.js';
 import type { Logger } from './logger.js';
 
+/** client-go's JitterFactor: the renew deadline must leave room for a jittered retry. */
+const JITTER_FACTOR = 1.2;
+
 export interface LeaderElectionOptions {
-  client: KubeClient;
+  client: Pick<KubeClient, 'get' | 'create' | 'patch'>;
   namespace: string;
   name: string;
   identity: string;
@@ -18,13 +27,14 @@ export interface LeaderElectionOptions {
   retryPeriodMs?: number;
   logger: Logger;
   onStartedLeading: () => void;
+  /** Leadership ended without stop() being called (renewal failed past the deadline, or lost). */
   onStoppedLeading: () => void;
 }
 
 interface Lease {
   metadata?: { resourceVersion?: string };
   spec?: {
-    holderIdentity?: string;
+    holderIdentity?: string | null;
     leaseDurationSeconds?: number;
     acquireTime?: string;
     renewTime?: string;
@@ -32,46 +42,67 @@ interface Lease {
   };
 }
 
-const microTime = (d = new Date()): string => d.toISOString().replace('Z', '000Z');
+type ElectorState = 'new' | 'candidate' | 'leading' | 'stopped';
+
+const microTime = (d: Date): string => d.toISOString().replace('Z', '000Z');
+
+/** Checks client-go's nesting of the three durations; throws a RangeError naming the rule broken. */
+export function validateLeaderElectionTimings(leaseDurationMs: number, renewDeadlineMs: number, retryPeriodMs: number): void {
+  for (const [name, value] of [['lease duration', leaseDurationMs], ['renew deadline', renewDeadlineMs], ['retry period', retryPeriodMs]] as const) {
+    if (!(value > 0)) throw new RangeError(`leader election: ${name} must be > 0, got ${value} ms`);
+  }
+  if (renewDeadlineMs >= leaseDurationMs) {
+    throw new RangeError(`leader election: renew deadline (${renewDeadlineMs} ms) must be shorter than the lease duration (${leaseDurationMs} ms)`);
+  }
+  if (renewDeadlineMs <= retryPeriodMs * JITTER_FACTOR) {
+    throw new RangeError(`leader election: renew deadline (${renewDeadlineMs} ms) must be longer than ${JITTER_FACTOR} × the retry period (${retryPeriodMs} ms)`);
+  }
+}
 
 export class LeaderElector {
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
+  private state: ElectorState = 'new';
   private observedRecord = '';
   private observedAt = 0;
-  private leading = false;
-  private timer: NodeJS.Timeout | undefined;
-  private stopped = false;
+  /** resourceVersion of the Lease as this process last wrote it; the release precondition. */
+  private ownResourceVersion: string | undefined;
   private lastRenewAt = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private deadlineTimer: NodeJS.Timeout | undefined;
+  /** Aborts the requests of the round in flight when leadership is lost. */
+  private roundAbort = new AbortController();
   private inFlight: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: LeaderElectionOptions) {
     this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
-    if (this.renewDeadlineMs >= this.leaseDurationMs) {
-      throw new Error('leader election: renew deadline must be shorter than the lease duration');
-    }
+    validateLeaderElectionTimings(this.leaseDurationMs, this.renewDeadlineMs, this.retryPeriodMs);
   }
 
   isLeader(): boolean {
-    return this.leading;
+    return this.state === 'leading';
   }
 
   start(): void {
+    if (this.state !== 'new') return;
+    this.state = 'candidate';
     this.tick();
   }
 
-  /** Stops campaigning; if leading, gives the lease up so a successor need not wait it out. */
+  /**
+   * Stops campaigning. If leading, waits for the round in flight (bounded by its deadline), then
+   * gives the lease up so a successor need not wait it out. Does not call onStoppedLeading.
+   */
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
+    const wasLeading = this.state === 'leading';
+    this.state = 'stopped';
+    clearTimeout(this.retryTimer);
+    clearTimeout(this.deadlineTimer);
     await this.inFlight;
-    if (this.leading) {
-      this.leading = false;
-      await this.release();
-    }
+    if (wasLeading) await this.release();
   }
 
   private get path(): string {
@@ -79,9 +110,9 @@ export class LeaderElector {
   }
 
   private tick(): void {
-    if (this.stopped) return;
+    if (this.state === 'stopped') return;
     this.inFlight = this.round().finally(() => {
-      if (!this.stopped) this.timer = setTimeout(() => this.tick(), this.retryPeriodMs);
+      if (this.state !== 'stopped') this.retryTimer = setTimeout(() => this.tick(), this.retryPeriodMs);
     });
   }
 
@@ -89,41 +120,63 @@ export class LeaderElector {
     const log = this.options.logger;
     let acquired = false;
     try {
-      acquired = await this.tryAcquireOrRenew();
+      acquired = await this.tryAcquireOrRenew(this.callOptions());
     } catch (err) {
-      log.warn({ err, lease: this.options.name }, 'leader election round failed');
+      if (this.state !== 'stopped') log.warn({ err, lease: this.options.name }, 'leader election round failed');
     }
-    if (this.stopped) return;
-    if (acquired) {
-      this.lastRenewAt = Date.now();
-      if (!this.leading) {
-        this.leading = true;
-        log.info({ identity: this.options.identity, lease: this.options.name }, 'became leader');
-        this.options.onStartedLeading();
-      }
-    } else if (this.leading && Date.now() - this.lastRenewAt > this.renewDeadlineMs) {
-      this.leading = false;
-      this.stopped = true;
-      log.error({ identity: this.options.identity, lease: this.options.name }, 'lost the lease; stopping');
-      this.options.onStoppedLeading();
+    if (this.state === 'stopped' || !acquired) return;
+    this.lastRenewAt = Date.now();
+    this.armRenewDeadline();
+    if (this.state === 'candidate') {
+      this.state = 'leading';
+      log.info({ identity: this.options.identity, lease: this.options.name }, 'became leader');
+      this.options.onStartedLeading();
     }
   }
 
-  private async tryAcquireOrRenew(): Promise<boolean> {
+  /** A leader's requests end when the renew deadline does; a candidate's after a renew deadline. */
+  private callOptions(): CallOptions {
+    if (this.state !== 'leading') return { timeoutMs: this.renewDeadlineMs, signal: this.roundAbort.signal };
+    const left = Math.max(1, this.lastRenewAt + this.renewDeadlineMs - Date.now());
+    return { timeoutMs: left, signal: this.roundAbort.signal };
+  }
+
+  private armRenewDeadline(): void {
+    clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = setTimeout(() => this.lose(), Math.max(0, this.lastRenewAt + this.renewDeadlineMs - Date.now()));
+  }
+
+  /** The renew deadline passed without a renewal: stop leading now, whatever is in flight. */
+  private lose(): void {
+    if (this.state !== 'leading') return;
+    this.state = 'stopped';
+    clearTimeout(this.retryTimer);
+    const reason = new Error(`leader election: lease ${this.options.name} not renewed within ${this.renewDeadlineMs} ms`);
+    this.roundAbort.abort(reason);
+    this.options.logger.error({ identity: this.options.identity, lease: this.options.name }, 'lost the lease; stopping');
+    this.options.onStoppedLeading();
+  }
+
+  private async tryAcquireOrRenew(call: CallOptions): Promise<boolean> {
     const { client, identity } = this.options;
     const now = new Date();
     let lease: Lease;
     try {
-      lease = await client.get<Lease>(this.path);
+      lease = await client.get<Lease>(this.path, undefined, call);
     } catch (err) {
       if (!isNotFound(err)) throw err;
       try {
-        await client.create(this.path.replace(/\/[^/]+$/, ''), {
-          apiVersion: 'coordination.k8s.io/v1',
-          kind: 'Lease',
-          metadata: { name: this.options.name, namespace: this.options.namespace },
-          spec: this.spec(identity, now, now, 0),
-        });
+        const created = await client.create<Lease>(
+          this.path.replace(/\/[^/]+$/, ''),
+          {
+            apiVersion: 'coordination.k8s.io/v1',
+            kind: 'Lease',
+            metadata: { name: this.options.name, namespace: this.options.namespace },
+            spec: this.spec(identity, now, now, 0),
+          },
+          call,
+        );
+        this.ownResourceVersion = created?.metadata?.resourceVersion;
         return true;
       } catch (createErr) {
         if (isConflict(createErr)) return false;
@@ -131,21 +184,25 @@ export class LeaderElector {
       }
     }
     const spec = lease.spec ?? {};
-    const record = `${spec.holderIdentity}/${spec.renewTime}`;
+    const record = `${spec.holderIdentity ?? ''}/${spec.renewTime ?? ''}`;
     if (record !== this.observedRecord) {
       this.observedRecord = record;
       this.observedAt = Date.now();
     }
     const heldByOther = !!spec.holderIdentity && spec.holderIdentity !== identity;
     if (heldByOther && this.observedAt + (spec.leaseDurationSeconds ?? 15) * 1000 > Date.now()) return false;
-    const transitions = (spec.leaseTransitions ?? 0) + (spec.holderIdentity === identity ? 0 : 1);
-    const acquireTime = spec.holderIdentity === identity && spec.acquireTime ? new Date(spec.acquireTime) : now;
+    const ours = spec.holderIdentity === identity;
+    const transitions = (spec.leaseTransitions ?? 0) + (ours ? 0 : 1);
+    const acquireTime = ours && spec.acquireTime ? new Date(spec.acquireTime) : now;
     try {
-      await client.patch(
+      const written = await client.patch<Lease>(
         this.path,
         { metadata: { resourceVersion: lease.metadata?.resourceVersion }, spec: this.spec(identity, acquireTime, now, transitions) },
         'merge',
+        undefined,
+        call,
       );
+      this.ownResourceVersion = written?.metadata?.resourceVersion;
     } catch (err) {
       if (isConflict(err)) return false;
       throw err;
@@ -163,12 +220,29 @@ export class LeaderElector {
     };
   }
 
+  /** Clears the holder only if the Lease is still as this process last wrote it. */
   private async release(): Promise<void> {
+    const log = this.options.logger;
+    if (!this.ownResourceVersion) {
+      log.warn({ lease: this.options.name }, 'not releasing the lease: its last write by this process is unknown');
+      return;
+    }
+    const now = microTime(new Date());
     try {
-      await this.options.client.patch(this.path, { spec: { holderIdentity: null, leaseDurationSeconds: 1 } }, 'merge');
-      this.options.logger.info({ lease: this.options.name }, 'released the lease');
+      await this.options.client.patch(
+        this.path,
+        {
+          metadata: { resourceVersion: this.ownResourceVersion },
+          spec: { holderIdentity: null, leaseDurationSeconds: 1, acquireTime: now, renewTime: now },
+        },
+        'merge',
+        undefined,
+        { timeoutMs: this.renewDeadlineMs },
+      );
+      log.info({ lease: this.options.name }, 'released the lease');
     } catch (err) {
-      this.options.logger.warn({ err, lease: this.options.name }, 'could not release the lease');
+      if (isConflict(err)) log.warn({ lease: this.options.name }, 'not releasing the lease: it changed since this process last wrote it');
+      else log.warn({ err, lease: this.options.name }, 'could not release the lease');
     }
   }
 }

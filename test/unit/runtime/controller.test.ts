@@ -293,6 +293,33 @@ describe('Controller', () => {
     expect(jest.getTimerCount()).toBe(0);
   });
 
+  test('cancel aborts the signal of running reconciles at once with its reason, and takes no more keys', async () => {
+    let seenReason: unknown;
+    const started: string[] = [];
+    const harness = startController(async (key, context: ReconcileContext): Promise<ReconcileResult> => {
+      started.push(key);
+      await new Promise<void>((resolve) => {
+        context.signal.addEventListener('abort', () => {
+          seenReason = context.signal.reason;
+          resolve();
+        }, { once: true });
+      });
+    });
+
+    harness.controller.queue.add('ns/acting');
+    await jest.advanceTimersByTimeAsync(10);
+    const reason = new Error('lost the lease');
+    const cancelling = harness.controller.cancel(reason);
+    harness.controller.queue.add('ns/later');
+    await jest.advanceTimersByTimeAsync(0);
+    await cancelling;
+
+    expect(performance.now()).toBe(10);
+    expect(seenReason).toBe(reason);
+    expect(started).toEqual(['ns/acting']);
+    expect(harness.controller.queue.shuttingDown).toBe(true);
+  });
+
   test('stop drops pending requeues and leaves no timers behind', async () => {
     const harness = startController(async (): Promise<ReconcileResult> => ({ requeueAfterMs: 60_000 }));
 
