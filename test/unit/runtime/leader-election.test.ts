@@ -98,6 +98,15 @@ function elector(api: FakeLeaseApi, identity = 'me'): { elector: LeaderElector; 
   return { elector: e, started: () => started, stopped: () => stopped };
 }
 
+/** An elector that has just taken the free lease. */
+async function leading(api: FakeLeaseApi): Promise<ReturnType<typeof elector>> {
+  const started = elector(api);
+  started.elector.start();
+  await jest.advanceTimersByTimeAsync(0);
+  expect(started.elector.isLeader()).toBe(true);
+  return started;
+}
+
 beforeEach(() => {
   jest.useFakeTimers({ now: new Date('2026-01-01T00:00:00Z') });
 });
@@ -123,9 +132,7 @@ describe('leader election timings', () => {
 describe('LeaderElector', () => {
   test('a candidate takes a free lease and renews it every retry period', async () => {
     const api = new FakeLeaseApi();
-    const { elector: e, started } = elector(api);
-    e.start();
-    await jest.advanceTimersByTimeAsync(0);
+    const { elector: e, started } = await leading(api);
     expect(e.isLeader()).toBe(true);
     expect(started()).toBe(1);
     const firstRenew = api.lease?.spec.renewTime;
@@ -138,9 +145,7 @@ describe('LeaderElector', () => {
 
   test('a leader whose renewals hang stops leading at the renew deadline, aborting the hung request, before the lease expires for others', async () => {
     const api = new FakeLeaseApi();
-    const { elector: e, stopped } = elector(api);
-    e.start();
-    await jest.advanceTimersByTimeAsync(0);
+    const { elector: e, stopped } = await leading(api);
     api.mode = 'hang';
     const lastRenew = Date.now();
     await jest.advanceTimersByTimeAsync(TIMINGS.renewDeadlineMs - 1);
@@ -161,9 +166,7 @@ describe('LeaderElector', () => {
 
   test('a leader whose renewals fail keeps leading until the renew deadline, then stops', async () => {
     const api = new FakeLeaseApi();
-    const { elector: e, stopped } = elector(api);
-    e.start();
-    await jest.advanceTimersByTimeAsync(0);
+    const { elector: e, stopped } = await leading(api);
     api.mode = 'fail';
     await jest.advanceTimersByTimeAsync(TIMINGS.renewDeadlineMs - 1);
     expect(e.isLeader()).toBe(true);
@@ -175,9 +178,7 @@ describe('LeaderElector', () => {
 
   test('one failed renewal within the deadline does not end leadership', async () => {
     const api = new FakeLeaseApi();
-    const { elector: e, stopped } = elector(api);
-    e.start();
-    await jest.advanceTimersByTimeAsync(0);
+    const { elector: e, stopped } = await leading(api);
     api.mode = 'fail';
     await jest.advanceTimersByTimeAsync(TIMINGS.retryPeriodMs * 2);
     api.mode = 'ok';
@@ -216,9 +217,7 @@ describe('LeaderElector', () => {
 
   test('stop() never erases a lease another replica wrote after this one last renewed', async () => {
     const api = new FakeLeaseApi();
-    const { elector: e } = elector(api);
-    e.start();
-    await jest.advanceTimersByTimeAsync(0);
+    const { elector: e } = await leading(api);
     api.writeAsOther({ holderIdentity: 'newer-leader', renewTime: 'later' });
     await e.stop();
     expect(api.lease?.spec.holderIdentity).toBe('newer-leader');
@@ -227,9 +226,7 @@ describe('LeaderElector', () => {
 
   test('stop() leaves no timer behind', async () => {
     const api = new FakeLeaseApi();
-    const { elector: e } = elector(api);
-    e.start();
-    await jest.advanceTimersByTimeAsync(0);
+    const { elector: e } = await leading(api);
     await e.stop();
     expect(jest.getTimerCount()).toBe(0);
   });
