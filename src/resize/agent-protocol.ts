@@ -32,6 +32,22 @@ export interface ResizeStatus {
   applied?: Record<string, ContainerResources & { containerID?: string }>;
 }
 
+/**
+ * Reasons the agent answers with instead of resizing (state Infeasible). Each is a verdict, so a
+ * request is always answered: the controller reads KubeletResizes as "this node's kubelet resizes
+ * in place; remove the request and use pods/resize" (backend.ts).
+ */
+export const AgentVerdicts = {
+  /** The agent's evidence says the node's kubelet resizes in place; it never touches such a pod. */
+  KubeletResizes: 'KubeletResizes',
+  /** The request is not what the pod's CloneSet revision asks for. */
+  NotInRevision: 'NotInRevision',
+  /** The new resources would change the pod's QoS class (the kubelet and API server refuse that too). */
+  QoSClassChange: 'QoSClassChange',
+  /** A changed resource has resizePolicy RestartContainer, which the agent does not carry out live. */
+  RestartContainerUnsupported: 'RestartContainerUnsupported',
+} as const;
+
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string } | { ok: false; error: undefined };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

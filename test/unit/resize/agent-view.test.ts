@@ -16,6 +16,7 @@ describe('the resize state of a pod resized by the node agent', () => {
     ['is done when the agent applied this revision', withStatus({ revision: 'web-2', state: '', since: '2026-01-01T00:00:00Z' }), { done: true }],
     ['is Deferred with the agent reason and since', withStatus({ revision: 'web-2', state: 'Deferred', reason: 'NodeFull', since: '2026-01-01T00:00:00Z' }), { state: 'Deferred', reason: 'NodeFull', since: '2026-01-01T00:00:00Z', done: false }],
     ['is Infeasible as the agent says', withStatus({ revision: 'web-2', state: 'Infeasible', since: '2026-01-01T00:00:00Z' }), { state: 'Infeasible', done: false }],
+    ['is Proposed, not Infeasible, when the agent says the kubelet resizes there', withStatus({ revision: 'web-2', state: 'Infeasible', reason: 'KubeletResizes', since: '2026-01-01T00:00:00Z' }), { state: 'Proposed', reason: 'KubeletResizes', done: false }],
     ['reports a half-written status instead of guessing', pod({ [ANNOTATION_RESIZE_REQUEST]: JSON.stringify(request), [ANNOTATION_RESIZE_STATUS]: '{"revision":' }), { state: 'Proposed', reason: 'InvalidStatus' }],
     ['reports an unknown state instead of guessing', withStatus({ revision: 'web-2', state: 'Sideways', since: '2026-01-01T00:00:00Z' }), { state: 'Proposed', reason: 'InvalidStatus' }],
   ])('%s', (_name, p, expected) => {

@@ -1,0 +1,93 @@
+// The one rule for who resizes a pod (DESIGN.md §2.3), shared by the controller and the node
+// agent so the two sides cannot disagree about a node:
+//   evidence  nodeResizeEvidence(): from what a node's pods and Node report — a running container
+//             that reports status resources proves the kubelet resizes in place; a running
+//             container without them, or a kubelet older than 1.27, proves it does not; no running
+//             container is no evidence.
+//   backend   backendForPod(): the agent's KubeletResizes verdict on the pod's current request
+//             wins (the agent runs on the node and always has evidence: its own pod); then the
+//             configured backend; `auto` picks the kubelet only on positive evidence and the agent
+//             otherwise, because the agent answers every CloneSet request on its node — it resizes,
+//             or says KubeletResizes — so a request is never left unanswered.
+//   stale     staleResizeRequest(): a pod whose backend is the kubelet but that still carries a
+//             resize request; the controller removes the request (and the agent's status) before
+//             it resizes through pods/resize, so the annotation cannot hide the kubelet's view.
+// Pure. Must not: do I/O, remember anything, or decide what a resize state leads to (outcome.ts).
+import type { Node, Pod } from '../runtime/kube-client.js';
+import { AgentVerdicts, readResizeRequest, readResizeStatus } from './agent-protocol.js';
+import { kubeletCanResize } from './state.js';
+
+export type ConfiguredBackend = 'auto' | 'kubelet' | 'agent';
+export type Backend = 'kubelet' | 'agent';
+
+/** What is known about one node's kubelet. `kubeletResizes` undefined: no evidence either way. */
+export interface NodeResizeEvidence {
+  readonly kubeletResizes: boolean | undefined;
+  readonly why: string;
+}
+
+/** The first kubelet minor version with in-place resize (alpha, KEP-1287). */
+const FIRST_RESIZE_MINOR = 27;
+
+function kubeletPredatesResize(node: Node | undefined): string | undefined {
+  const version = node?.status?.nodeInfo?.kubeletVersion;
+  const m = version ? /^v?(\d+)\.(\d+)/.exec(version) : null;
+  if (!m) return undefined;
+  const [major, minor] = [Number(m[1]), Number(m[2])];
+  return major === 1 && minor < FIRST_RESIZE_MINOR ? `kubelet ${version} predates in-place resize` : undefined;
+}
+
+const runningContainers = (pod: Pod): number =>
+  [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].filter((s) => s.state?.running !== undefined).length;
+
+/**
+ * Evidence about the kubelet of `nodeName`, from the pods the caller knows (only those bound to
+ * that node count) and the Node when the caller has it. Positive evidence wins over negative: a
+ * container reporting resources can only come from a kubelet that resizes.
+ */
+export function nodeResizeEvidence(nodeName: string, pods: readonly Pod[], node?: Node): NodeResizeEvidence {
+  const old = kubeletPredatesResize(node);
+  if (old !== undefined) return { kubeletResizes: false, why: old };
+  const onNode = pods.filter((p) => nodeName !== '' && p.spec?.nodeName === nodeName);
+  const witness = onNode.find(kubeletCanResize);
+  if (witness) {
+    return { kubeletResizes: true, why: `pod ${witness.metadata?.namespace}/${witness.metadata?.name} on node ${nodeName} reports its containers' actual resources` };
+  }
+  const silent = onNode.find((p) => runningContainers(p) > 0);
+  if (silent) {
+    return {
+      kubeletResizes: false,
+      why: `pod ${silent.metadata?.namespace}/${silent.metadata?.name} runs on node ${nodeName} without reporting actual resources`,
+    };
+  }
+  return { kubeletResizes: undefined, why: `no running container on node ${nodeName || '(unscheduled)'} tells whether its kubelet resizes` };
+}
+
+/** Whether the agent on the pod's node answered the pod's current resize request with KubeletResizes. */
+export function agentSaysKubeletResizes(pod: Pod): boolean {
+  const request = readResizeRequest(pod);
+  const status = readResizeStatus(pod);
+  return request.ok && status.ok && status.value.revision === request.value.revision && status.value.reason === AgentVerdicts.KubeletResizes;
+}
+
+/**
+ * The backend that resizes `pod`: the agent's KubeletResizes verdict first (whatever is
+ * configured: the agent never resizes where the kubelet does), then `configured`, and for `auto`
+ * the kubelet on positive evidence only.
+ */
+export function backendForPod(configured: ConfiguredBackend, evidence: NodeResizeEvidence, pod: Pod): Backend {
+  if (agentSaysKubeletResizes(pod)) return 'kubelet';
+  if (configured !== 'auto') return configured;
+  return evidence.kubeletResizes === true ? 'kubelet' : 'agent';
+}
+
+/**
+ * Whether the pod carries a resize request (readable or not) although its backend is the kubelet.
+ * The caller removes `resize-request` and `resize-status` (one merge patch, both null) before it
+ * resizes through pods/resize; until then the agent view shows the pod Proposed, never Infeasible.
+ */
+export function staleResizeRequest(pod: Pod, backend: Backend): boolean {
+  if (backend !== 'kubelet') return false;
+  const request = readResizeRequest(pod);
+  return request.ok || request.error !== undefined;
+}
