@@ -114,9 +114,16 @@ export const CloneSetConditionTypes = {
   FailedScale: 'FailedScale',
   /** Kruise: updating pods failed. */
   FailedUpdate: 'FailedUpdate',
-  /** Tailor: a resize is Infeasible or timed out and the strategy waits (InPlaceOnly or Wait). */
+  /** Tailor: a resize is Infeasible or timed out and the strategy waits (InPlaceOnly, Wait, or the budget). */
   ResizeBlocked: 'ResizeBlocked',
+  /** Tailor: creating or finding the ControllerRevision of the template failed. */
+  FailedRevision: 'FailedRevision',
+  /** Tailor: maxUnavailable pods are out of service and the rollout waits for them. */
+  RolloutBlocked: 'RolloutBlocked',
+  /** Deployment's: the rollout moves, completed, is paused, or missed progressDeadlineSeconds. */
+  Progressing: 'Progressing',
 } as const;
+export type CloneSetConditionType = (typeof CloneSetConditionTypes)[keyof typeof CloneSetConditionTypes];
 
 export interface CloneSetCondition {
   type: string;

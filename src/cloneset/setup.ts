@@ -63,7 +63,11 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
   };
   cloneSets.addHandler({
     onAdd: (cs) => queue.add(objectKey(cs)),
-    onUpdate: (_, cs) => queue.add(objectKey(cs)),
+    onUpdate: (old, cs) => {
+      podExpectations.observe(cs.metadata?.uid ?? '', cs.metadata?.resourceVersion ?? '');
+      // A status write (ours, mostly) must not start the next round by itself.
+      if (!onlyStatusChanged(old, cs)) queue.add(objectKey(cs));
+    },
     onDelete: (cs) => queue.add(objectKey(cs)),
   });
   pods.addHandler({
@@ -100,4 +104,18 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
     if (key) queue.add(key);
   }
   return reconciler;
+}
+
+/**
+ * True when an update changed the status and nothing a reconcile reacts to: spec changes bump
+ * metadata.generation; labels, annotations, finalizers and deletion are compared. A resync
+ * (same resourceVersion) is not a status change.
+ */
+export function onlyStatusChanged(old: KubeObject, next: KubeObject): boolean {
+  const a = old.metadata;
+  const b = next.metadata;
+  if (a?.resourceVersion === b?.resourceVersion) return false;
+  const watched = (m: typeof a): string =>
+    JSON.stringify([m?.generation, m?.labels ?? {}, m?.annotations ?? {}, m?.finalizers ?? [], m?.deletionTimestamp ?? null]);
+  return watched(a) === watched(b);
 }

@@ -47,12 +47,8 @@ export function computeStatus(input: StatusInput): CloneSetStatus {
   if (status.updatedReadyReplicas! >= input.replicas && status.replicas === input.replicas) {
     status.currentRevision = input.updateRevision;
   }
-  let conditions = input.previous?.conditions ?? [];
-  for (const [type, wanted] of Object.entries(input.conditions)) {
-    conditions = wanted ? setCondition(conditions, type, wanted, input.now) : conditions.filter((c) => c.type !== type);
-  }
-  conditions = progressing(conditions, status, input);
-  status.conditions = conditions;
+  const conditions = withConditions({ conditions: input.previous?.conditions ?? [] }, input.conditions, input.now).conditions ?? [];
+  status.conditions = progressing(conditions, status, input);
   return status;
 }
 
@@ -121,6 +117,15 @@ function progressing(conditions: CloneSetCondition[], status: CloneSetStatus, in
 }
 
 const isoSeconds = (now: number): string => new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** `status` with each condition in `writes` set (or removed when null), other conditions kept. */
+export function withConditions(status: CloneSetStatus, writes: StatusInput['conditions'], now: number): CloneSetStatus {
+  let conditions = status.conditions ?? [];
+  for (const [type, wanted] of Object.entries(writes)) {
+    conditions = wanted ? setCondition(conditions, type, wanted, now) : conditions.filter((c) => c.type !== type);
+  }
+  return { ...status, conditions };
+}
 
 /** Status equality ignoring key order. */
 export const sameStatus = (a: CloneSetStatus | undefined, b: CloneSetStatus): boolean => canonicalJSON(a ?? {}) === canonicalJSON(b);

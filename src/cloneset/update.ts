@@ -14,6 +14,7 @@ import {
   isSpecifiedDelete,
   type PodSummary,
 } from './pod-state.js';
+import { disruptionBudget, disruptionCost } from './budget.js';
 
 /** The spec fields the arithmetic reads (names as in the CloneSet spec). */
 export interface RolloutSpec {
@@ -243,7 +244,7 @@ export function calculateDiffs(input: RolloutInput): RolloutDiffs {
     scaleDownAtCurrentRevision = Math.max(old.total - old.toDelete - expectedOld, 0);
   }
   const deleteReadyLimit =
-    toDelete > 0 || scaleDown > 0 ? Math.max(maxUnavailable + (pods.length - replicas) - totalUnavailable, 0) : 0;
+    toDelete > 0 || scaleDown > 0 ? disruptionBudget({ replicas, maxUnavailable, pods }) : 0;
 
   // Move the smaller of the two gaps; the scale diffs close the rest.
   const update = Math.abs(updateOldDiff) <= Math.abs(updateNewDiff) ? updateOldDiff : -updateNewDiff;
@@ -270,6 +271,8 @@ export interface UpdatePlan {
   readonly targetRevision: string;
   /** replicas - partition: what status.expectedUpdatedReplicas reports. */
   readonly expectedUpdatedReplicas: number;
+  /** The part of the disruption budget the chosen pods take (available pods among them). */
+  readonly budgetUsed: number;
 }
 
 /**
@@ -283,30 +286,30 @@ function candidatesFor(pods: readonly PodSummary[], input: RolloutInput, forward
 }
 
 /**
- * Caps the sorted candidates: at most |update| of them, and stop before unavailable pods on the
- * target revision, or unavailable pods overall, would reach updateMaxUnavailable. Updating a pod
- * that is already unavailable does not add to the overall count.
+ * Caps the sorted candidates: at most |update| of them, stopping before unavailable pods on the
+ * target revision would reach updateMaxUnavailable (a broken new revision stops the rollout), and
+ * taking available pods only while the disruption budget (budget.ts) lasts. Updating a pod that
+ * is already unavailable costs nothing.
  */
 function limitCandidates(
   sorted: readonly PodSummary[],
   pods: readonly PodSummary[],
   diffs: RolloutDiffs,
   targetRevision: string,
-): PodSummary[] {
+  budget: number,
+): { chosen: PodSummary[]; budgetUsed: number } {
   const wanted = sorted.slice(0, Math.abs(diffs.update));
-  const unavailable = pods.filter((p) => !countsAsAvailable(p));
-  const targetUnavailable = unavailable.filter((p) => p.revision === targetRevision).length;
-  let unavailableCount = unavailable.length;
+  const targetUnavailable = pods.filter((p) => !countsAsAvailable(p) && p.revision === targetRevision).length;
   const chosen: PodSummary[] = [];
+  let left = budget;
   for (const pod of wanted) {
     if (targetUnavailable + chosen.length >= diffs.updateMaxUnavailable) break;
-    if (countsAsAvailable(pod)) {
-      if (unavailableCount >= diffs.updateMaxUnavailable) break;
-      unavailableCount++;
-    }
+    const cost = disruptionCost(pod);
+    if (cost > left) break;
+    left -= cost;
     chosen.push(pod);
   }
-  return chosen;
+  return { chosen, budgetUsed: budget - left };
 }
 
 /**
@@ -317,7 +320,7 @@ function limitCandidates(
  */
 export function planUpdate(input: RolloutInput): UpdatePlan {
   const expectedUpdatedReplicas = input.replicas - resolvePartition(input.partition, input.replicas);
-  const idle: UpdatePlan = { toUpdate: [], targetRevision: input.updateRevision, expectedUpdatedReplicas };
+  const idle: UpdatePlan = { toUpdate: [], targetRevision: input.updateRevision, expectedUpdatedReplicas, budgetUsed: 0 };
   if (input.paused === true) return idle;
 
   const diffs = calculateDiffs(input);
@@ -327,6 +330,8 @@ export function planUpdate(input: RolloutInput): UpdatePlan {
   const targetRevision = forward ? input.updateRevision : input.currentRevision;
   const pods = activePods(input.pods);
   const sorted = candidatesFor(pods, input, forward).sort(compareActivePods);
-  const toUpdate = limitCandidates(sorted, pods, diffs, targetRevision).map((p) => p.name);
-  return { toUpdate, targetRevision, expectedUpdatedReplicas };
+  const { maxUnavailable } = resolveRolloutLimits(input);
+  const budget = disruptionBudget({ replicas: input.replicas, maxUnavailable, pods });
+  const { chosen, budgetUsed } = limitCandidates(sorted, pods, diffs, targetRevision, budget);
+  return { toUpdate: chosen.map((p) => p.name), targetRevision, expectedUpdatedReplicas, budgetUsed };
 }

@@ -2,6 +2,7 @@
 // patch; apply: one pod patch; complete: one status patch), each recorded as a resourceVersion
 // expectation so the next reconcile never acts on a cache that has not seen it. Emits an event
 // and counts a metric per transition. Must not: decide what to do.
+import { EventReasons } from '../api/reasons.js';
 import { CONDITION_INPLACE_UPDATE_READY } from '../api/types.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { ResourceVersionExpectations } from '../runtime/expectations.js';
@@ -37,7 +38,7 @@ export class InPlaceUpdater {
       // pod); the API server validates them there and its message is surfaced to the CloneSet.
       await this.client.patch<Pod>(`${podPath(pod)}/resize`, step.resize, 'strategic');
       const what = Object.entries(step.diff.resources).map(([c, r]) => `${c} requests=${JSON.stringify(r.requests ?? {})} limits=${JSON.stringify(r.limits ?? {})}`);
-      this.events.event(pod, 'Normal', 'ResizeRequested', `resize sent to the kubelet: ${what.join('; ')}`);
+      this.events.event(pod, 'Normal', EventReasons.ResizeRequested, `resize sent to the kubelet: ${what.join('; ')}`);
     }
     const patched = await this.client.patch<Pod>(podPath(pod), step.patch, 'strategic');
     this.expectations.expectResourceVersion(pod.metadata?.uid ?? '', patched.metadata?.resourceVersion ?? '');
@@ -50,7 +51,7 @@ export class InPlaceUpdater {
           ? `resizing in place: ${resized.join(', ')}`
           : 'updated labels/annotations in place';
     // One event on the pod when it changes; the CloneSet hears of it when the update completes.
-    this.events.event(pod, 'Normal', 'InPlaceUpdated', message);
+    this.events.event(pod, 'Normal', EventReasons.InPlaceUpdated, message);
     if (what.length === 0) this.metrics?.updates.inc({ result: 'succeeded' });
   }
 
@@ -68,11 +69,16 @@ export class InPlaceUpdater {
     this.metrics?.updates.inc({ result: completed ? 'succeeded' : 'reverted' });
     const state = readUpdateState(pod);
     if (completed && state) this.metrics?.duration.observe((this.now() - Date.parse(state.updateTimestamp)) / 1000);
-    const reason = completed ? 'InPlaceUpdateCompleted' : 'InPlaceUpdateCancelled';
+    const reason = completed ? EventReasons.InPlaceUpdateCompleted : EventReasons.InPlaceUpdateCancelled;
     const message = completed
       ? `pod ${pod.metadata?.name} updated in place to revision ${state?.revision}`
       : `pod ${pod.metadata?.name}: update withdrawn before it was applied, nothing restarted`;
     this.events.event(owner, 'Normal', reason, message);
+  }
+
+  /** A pod created with the readiness gate gets its condition True, so it can become Ready. */
+  async markGateReady(pod: Pod): Promise<void> {
+    await this.patchStatus(pod, [{ type: CONDITION_INPLACE_UPDATE_READY, status: 'True', lastTransitionTime: stamp(this.now()) }]);
   }
 
   private async patchStatus(pod: Pod, conditions: Record<string, string>[]): Promise<void> {

@@ -23,6 +23,7 @@ import { resizeChangesQos } from '../resize/qos.js';
 import { podResizeView } from '../resize/state.js';
 import { encodeResizeRequest } from '../resize/agent-protocol.js';
 import { compareQuantities, parseQuantity } from '../api/quantity.js';
+import { parseInPlaceUpdateState } from '../api/schemas.js';
 
 export type PodPatch = Record<string, unknown>;
 
@@ -143,14 +144,16 @@ function buildPatch(pod: Pod, t: UpdateTarget, diff: TemplateDiff): PodPatch {
   };
 }
 
+/** The pod's last in-place update, or undefined when absent or invalid (see updateStateProblem). */
 export function readUpdateState(pod: Pod): InPlaceUpdateState | undefined {
-  const raw = pod.metadata?.annotations?.[ANNOTATION_INPLACE_UPDATE_STATE];
-  if (!raw) return undefined;
-  try {
-    return JSON.parse(raw) as InPlaceUpdateState;
-  } catch {
-    return undefined;
-  }
+  const parsed = parseInPlaceUpdateState(pod.metadata?.annotations);
+  return parsed.ok ? parsed.value : undefined;
+}
+
+/** Why the pod's inplace-update-state annotation cannot be read; undefined when absent or valid. */
+export function updateStateProblem(pod: Pod): string | undefined {
+  const parsed = parseInPlaceUpdateState(pod.metadata?.annotations);
+  return parsed.ok ? undefined : parsed.error;
 }
 
 export type Settlement = 'complete' | 'undrain' | 'pending' | 'none';

@@ -1,6 +1,6 @@
 // What the resize strategy (updateStrategy.resizeStrategy, DESIGN.md §2.1) says to do about one
-// pod's unfinished resize, given its state (state.ts) and the time. Owns the timers: Deferred
-// longer than deferredTimeoutSeconds or InProgress longer than inProgressTimeoutSeconds, both
+// pod's unfinished resize, given its state (state.ts) and the time. Owns the timers: Proposed or
+// Deferred longer than deferredTimeoutSeconds, InProgress longer than inProgressTimeoutSeconds, all
 // measured from the view's `since`, and Infeasible, lead to the configured action; anything
 // still inside its time says when to look again. Must not: do I/O, read the clock (`now` is
 // given), or keep state — timers come from recorded timestamps, so they survive a restart.
@@ -40,8 +40,15 @@ export interface ResizeOutcome {
 
 export const ResizeOutcomeReasons = {
   Infeasible: 'Infeasible',
+  ProposedTimeout: 'ProposedTimeout',
   DeferredTimeout: 'DeferredTimeout',
   InProgressTimeout: 'InProgressTimeout',
+} as const;
+
+const timeoutReason = {
+  Proposed: ResizeOutcomeReasons.ProposedTimeout,
+  Deferred: ResizeOutcomeReasons.DeferredTimeout,
+  InProgress: ResizeOutcomeReasons.InProgressTimeout,
 } as const;
 
 function act(configured: ResizeAction, type: UpdateStrategyType): 'recreate' | 'blocked' {
@@ -55,10 +62,6 @@ export function decideResizeOutcome(view: ResizeView, strategy: ResizeOutcomeStr
   if (view.done || view.state === undefined) return { action: 'none' };
 
   switch (view.state) {
-    case 'Proposed':
-      // The node has not decided yet; its answer arrives as a pod update.
-      return { action: 'wait', message: `resize proposed, waiting for the kubelet${kubeletSays(view)}` };
-
     case 'Infeasible':
       return {
         action: act(strategy.onInfeasible, strategy.type),
@@ -66,11 +69,13 @@ export function decideResizeOutcome(view: ResizeView, strategy: ResizeOutcomeStr
         message: `resize is infeasible on this node${kubeletSays(view)}`,
       };
 
+    case 'Proposed':
     case 'Deferred':
     case 'InProgress': {
-      const deferred = view.state === 'Deferred';
-      const timeoutSeconds = deferred ? strategy.deferredTimeoutSeconds : strategy.inProgressTimeoutSeconds;
-      const setting = deferred ? 'deferredTimeoutSeconds' : 'inProgressTimeoutSeconds';
+      // A node that never decides (Proposed) holds the resize as long as one that defers it.
+      const undecided = view.state !== 'InProgress';
+      const timeoutSeconds = undecided ? strategy.deferredTimeoutSeconds : strategy.inProgressTimeoutSeconds;
+      const setting = undecided ? 'deferredTimeoutSeconds' : 'inProgressTimeoutSeconds';
       const start = view.since === undefined ? Number.NaN : Date.parse(view.since);
       if (Number.isNaN(start)) {
         return {
@@ -85,7 +90,7 @@ export function decideResizeOutcome(view: ResizeView, strategy: ResizeOutcomeStr
       if (now < deadline) return { action: 'wait', message: summary, nextCheckAt: deadline };
       return {
         action: act(strategy.onTimeout, strategy.type),
-        reason: deferred ? ResizeOutcomeReasons.DeferredTimeout : ResizeOutcomeReasons.InProgressTimeout,
+        reason: timeoutReason[view.state],
         message: summary,
       };
     }

@@ -40,6 +40,22 @@ export class TerminalError extends Error {
   }
 }
 
+/**
+ * A failure that retrying soon cannot fix but a later change might (the API server refused an
+ * invalid object, the namespace is being deleted): counted and logged as an error, and the key
+ * runs again after `retryAfterMs` instead of the short end of the backoff, or when it is added.
+ */
+export class SlowRetryError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterMs: number,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = 'SlowRetryError';
+  }
+}
+
 /** Hooks for controller_runtime_* metrics of one controller. */
 export interface ReconcileMetrics {
   incReconcileTotal(outcome: ReconcileOutcome): void;
@@ -272,8 +288,11 @@ export class Controller {
   #handleFailure(key: string, thrown: unknown): void {
     const error = asError(thrown, `controller ${this.name}: reconcile of ${key} threw a non-Error value`);
     const terminal = isTerminalError(error);
+    const slow = findInCauses(error, SlowRetryError);
     if (terminal) {
       this.#metrics?.incTerminalReconcileErrors();
+    } else if (slow) {
+      this.queue.addAfter(key, slow.retryAfterMs);
     } else {
       this.queue.addRateLimited(key);
     }
@@ -294,14 +313,17 @@ export class Controller {
 
 /** True when `error` or anything in its `cause` chain is a TerminalError. */
 export function isTerminalError(error: unknown): boolean {
+  return findInCauses(error, TerminalError) !== undefined;
+}
+
+/** The first error of class `type` in `error`'s cause chain. */
+function findInCauses<T extends Error>(error: unknown, type: new (...args: never[]) => T): T | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < MAX_CAUSE_DEPTH && current instanceof Error; depth += 1) {
-    if (current instanceof TerminalError) {
-      return true;
-    }
+    if (current instanceof type) return current;
     current = current.cause;
   }
-  return false;
+  return undefined;
 }
 
 function asError(thrown: unknown, message: string): Error {

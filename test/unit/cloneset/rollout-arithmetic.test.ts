@@ -147,10 +147,13 @@ const diffRows: DiffRow[] = [
     expected: {},
   },
   {
-    name: 'two unready marked pods with replicas lowered to 4 fit a budget of two',
+    // Kruise allows 2 here (marked pods do not count as unavailable); Tailor's one budget does
+    // not: three available pods are the floor for 4 replicas with maxUnavailable 1, so no ready
+    // pod may go. The unready marked pods cost nothing and are still deleted (decision 0006).
+    name: 'two unready marked pods with replicas lowered to 4 leave no budget for a ready pod',
     spec: plain(4, 0, 1, 0),
     pods: 'n* n* N N N',
-    expected: { deleteReadyLimit: 2 },
+    expected: { deleteReadyLimit: 0 },
   },
   {
     name: 'after both marked pods are gone, three pods for four replicas need one more',
@@ -791,12 +794,12 @@ const updateRows: UpdateRow[] = [
 
 describe('planUpdate', () => {
   it.each(updateRows)('$name', (row) => {
-    const expected: UpdatePlan = {
+    const expected: Omit<UpdatePlan, 'budgetUsed'> = {
       toUpdate: row.toUpdate,
       targetRevision: row.targetRevision === 'old' ? OLD : NEW,
       expectedUpdatedReplicas: row.expectedUpdatedReplicas,
     };
-    expect(planUpdate(inputOf(row))).toEqual(expected);
+    expect(planUpdate(inputOf(row))).toMatchObject(expected);
   });
 
   it('updates unready and pending pods before running ready ones, as Kruise sorts them', () => {

@@ -26,7 +26,11 @@ const reCreate: ResizeOutcomeStrategy = { ...ifPossible, type: 'ReCreate' };
 const outcomes: [string, ResizeView, ResizeOutcomeStrategy, Partial<ResizeOutcome>][] = [
   ['a done resize needs nothing', { done: true }, ifPossible, { action: 'none' }],
   ['a pod with nothing pending needs nothing', { done: false }, ifPossible, { action: 'none' }],
-  ['Proposed waits for the kubelet without a timer', { state: 'Proposed', done: false }, ifPossible, { action: 'wait', nextCheckAt: undefined }],
+  ['Proposed for 100s of 300s waits until 300s after it began', { state: 'Proposed', since: ago(100), done: false }, ifPossible, { action: 'wait', nextCheckAt: at(200) }],
+  ['Proposed for 300s times out like Deferred', { state: 'Proposed', reason: 'NoAgentResponse', since: ago(300), done: false }, ifPossible, { action: 'recreate', reason: 'ProposedTimeout' }],
+  ['Proposed past its timeout with onTimeout Wait is blocked', { state: 'Proposed', since: ago(301), done: false }, waiting, { action: 'blocked', reason: 'ProposedTimeout' }],
+  ['InPlaceOnly never recreates a timed-out Proposed pod', { state: 'Proposed', since: ago(10_000), done: false }, inPlaceOnly, { action: 'blocked', reason: 'ProposedTimeout' }],
+  ['a Proposed pod with no known start waits one deferred timeout from now', { state: 'Proposed', done: false }, ifPossible, { action: 'wait', nextCheckAt: at(300) }],
   ['Deferred for 100s of 300s waits until 300s after it began', { state: 'Deferred', since: ago(100), done: false }, ifPossible, { action: 'wait', nextCheckAt: at(200) }],
   ['Deferred for 299s still waits, one second more', { state: 'Deferred', since: ago(299), done: false }, ifPossible, { action: 'wait', nextCheckAt: at(1) }],
   ['Deferred for exactly 300s has timed out', { state: 'Deferred', since: ago(300), done: false }, ifPossible, { action: 'recreate', reason: 'DeferredTimeout' }],

@@ -1,0 +1,46 @@
+// The one catalogue of the reasons the CloneSet controller puts on Events and on CloneSet
+// conditions (the condition types themselves are CloneSetConditionTypes in types.ts). Users' alerts and `kubectl get events --field-selector reason=…` depend on these
+// spellings: add here, never inline a reason string elsewhere.
+// Must not: import anything of ours or decide when a reason applies.
+
+/** Event reasons on CloneSets and their pods. */
+export const EventReasons = {
+  SuccessfulCreate: 'SuccessfulCreate',
+  SuccessfulDelete: 'SuccessfulDelete',
+  FailedCreate: 'FailedCreate',
+  FailedDelete: 'FailedDelete',
+  FailedUpdate: 'FailedUpdate',
+  FailedRevision: 'FailedRevision',
+  FailedStatusUpdate: 'FailedStatusUpdate',
+  ScaleUpLimited: 'ScaleUpLimited',
+  ReleasedPod: 'ReleasedPod',
+  RecreateFallback: 'RecreateFallback',
+  NotInPlaceUpdatable: 'NotInPlaceUpdatable',
+  RolloutBlocked: 'RolloutBlocked',
+  ResizeBlocked: 'ResizeBlocked',
+  ResizeRecreate: 'ResizeRecreate',
+  ResizeRequested: 'ResizeRequested',
+  ResizeCompleted: 'ResizeCompleted',
+  PodUnschedulable: 'PodUnschedulable',
+  InPlaceUpdated: 'InPlaceUpdated',
+  InPlaceUpdateCompleted: 'InPlaceUpdateCompleted',
+  InPlaceUpdateCancelled: 'InPlaceUpdateCancelled',
+  InvalidAnnotation: 'InvalidAnnotation',
+} as const;
+export type EventReason = (typeof EventReasons)[keyof typeof EventReasons];
+
+/** `Resize<State>` events, one per resize state a pod enters. */
+export const resizeStateReason = (state: 'Proposed' | 'InProgress' | 'Deferred' | 'Infeasible'): string => `Resize${state}`;
+
+/** Condition reasons. */
+export const ConditionReasons = {
+  /** The API server refused a write; retried with backoff. */
+  ApiRefused: 'ApiRefused',
+  /** The API server refused a write that retrying cannot fix (invalid object, namespace terminating). */
+  ApiRejected: 'ApiRejected',
+  NotInPlaceUpdatable: 'NotInPlaceUpdatable',
+  /** maxUnavailable pods are out of service; the rollout or a resize outcome waits. */
+  MaxUnavailable: 'MaxUnavailable',
+  Infeasible: 'Infeasible',
+  Timeout: 'Timeout',
+} as const;

@@ -1,0 +1,48 @@
+// Schemas for the JSON annotations Tailor reads back from pods (DESIGN.md §2.4): anyone who can
+// patch a pod can write them, so they are parsed, never cast. A value that does not fit is an
+// error naming the annotation and the first field that is wrong; callers treat it as absent and
+// report it on the pod. Owns the shapes only. Must not: do I/O or decide what an invalid value
+// means for a rollout.
+import { z } from 'zod';
+import { ANNOTATION_INPLACE_UPDATE_STATE } from './types.js';
+
+const nonNegativeInt = z.number().int().nonnegative();
+
+/** `apps.tailor.dev/inplace-update-state`: the last in-place update applied to a pod. */
+export const InPlaceUpdateStateSchema = z.object({
+  revision: z.string().min(1),
+  updateTimestamp: z.iso.datetime({ offset: true }),
+  lastContainerImageIDs: z.record(z.string(), z.string()).optional(),
+  lastRestartCounts: z.record(z.string(), nonNegativeInt).optional(),
+  changed: z.record(z.string(), z.array(z.enum(['image', 'resources']))).optional(),
+});
+
+/** The outcome of reading one annotation: absent, a value that fits, or why it does not. */
+export type AnnotationValue<T> = { ok: true; value: T } | { ok: false; error: string } | { ok: false; error: undefined };
+
+/**
+ * Reads annotation `name` as JSON checked against `schema`. Absent → `{ok: false, error:
+ * undefined}`; unparseable or the wrong shape → `{ok: false, error}` with a message for people.
+ */
+export function parseAnnotation<T>(
+  annotations: Readonly<Record<string, string>> | undefined,
+  name: string,
+  schema: z.ZodType<T>,
+): AnnotationValue<T> {
+  const raw = annotations?.[name];
+  if (raw === undefined) return { ok: false, error: undefined };
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch (err) {
+    return { ok: false, error: `${name} is not JSON: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  const parsed = schema.safeParse(json);
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const issue = parsed.error.issues[0];
+  const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
+  return { ok: false, error: `${name}${where}: ${issue?.message ?? 'invalid value'}` };
+}
+
+export const parseInPlaceUpdateState = (annotations: Readonly<Record<string, string>> | undefined) =>
+  parseAnnotation(annotations, ANNOTATION_INPLACE_UPDATE_STATE, InPlaceUpdateStateSchema);

@@ -1,0 +1,119 @@
+// Performs one round's plan: the planned events, then releases, creates and deletes (pod-control),
+// then in-place drains, patches and settlements (inplace/engine), each write recorded as an
+// expectation by the module that makes it. A failed intent does not stop the others; it becomes a
+// Failure that names the condition to raise, with a message that is the same on every attempt.
+// Events come from the catalogue in src/api/reasons.ts.
+// Must not: decide anything (the planner has), write the CloneSet's status, or retry.
+import { EventReasons } from '../api/reasons.js';
+import { CloneSetConditionTypes as Conditions } from '../api/types.js';
+import type { InPlaceUpdater } from '../inplace/engine.js';
+import type { InPlaceMetrics } from '../inplace/metrics.js';
+import type { EventRecorder } from '../runtime/events.js';
+import type { ScaleExpectations } from '../runtime/expectations.js';
+import type { KubeClient } from '../runtime/kube-client.js';
+import { describeFailure } from './failures.js';
+import type { DeleteReason, Intent, Plan } from './intents.js';
+import { PodControl, PodControlError } from './pod-control.js';
+import type { WireCloneSet } from './pods.js';
+
+export interface Failure {
+  condition: typeof Conditions.FailedScale | typeof Conditions.FailedUpdate;
+  reason: string;
+  message: string;
+  permanent: boolean;
+  cause: unknown;
+}
+
+export interface ExecutorDeps {
+  client: KubeClient;
+  events: EventRecorder;
+  scaleExpectations: ScaleExpectations;
+  inPlace: { updater: InPlaceUpdater; metrics?: InPlaceMetrics };
+}
+
+/** Deletions that scale the CloneSet; the others are part of an update. */
+const SCALE_DELETES: ReadonlySet<DeleteReason> = new Set(['ScaleDown', 'PodsToDelete']);
+
+type Of<K extends Intent['kind']> = Extract<Intent, { kind: K }>;
+
+export class PlanExecutor {
+  private readonly pods: PodControl;
+
+  constructor(private readonly deps: ExecutorDeps) {
+    this.pods = new PodControl(deps.client, deps.scaleExpectations);
+  }
+
+  async execute(cs: WireCloneSet, key: string, plan: Plan): Promise<Failure[]> {
+    const { events } = this.deps;
+    for (const e of plan.events) events.event(e.on === 'cloneset' ? cs : e.on, e.type, e.reason, e.message);
+    const failures: Failure[] = [];
+    const byKind = <K extends Intent['kind']>(kind: K): Of<K>[] => plan.intents.filter((i): i is Of<K> => i.kind === kind);
+
+    for (const { pod } of byKind('release')) {
+      await this.attempt(failures, Conditions.FailedUpdate, EventReasons.FailedUpdate, `release pod ${pod.metadata?.name}`, [], async () => {
+        await this.pods.release(cs, pod);
+        events.event(cs, 'Normal', EventReasons.ReleasedPod, `pod ${pod.metadata?.name} no longer matches the selector; released`);
+      });
+    }
+    const creates = byKind('create');
+    if (creates.length > 0) {
+      await this.attempt(failures, Conditions.FailedScale, EventReasons.FailedCreate, 'create pods', [], async () => {
+        const names = await this.pods.create(cs, key, creates);
+        events.event(cs, 'Normal', EventReasons.SuccessfulCreate, `created ${names.length} pod(s): ${names.join(', ')}`);
+      });
+    }
+    for (const { pod, reason, message } of byKind('delete')) {
+      const name = pod.metadata?.name ?? '';
+      const condition = SCALE_DELETES.has(reason) ? Conditions.FailedScale : Conditions.FailedUpdate;
+      await this.attempt(failures, condition, EventReasons.FailedDelete, 'delete pod <pod>', [name], async () => {
+        await this.pods.delete(key, pod);
+        events.event(cs, 'Normal', EventReasons.SuccessfulDelete, `${reason}: deleted pod ${name}: ${message}`);
+        if (reason === 'RecreateFallback') this.deps.inPlace.metrics?.updates.inc({ result: 'recreated' });
+      });
+    }
+    const { updater } = this.deps.inPlace;
+    for (const intent of plan.intents) {
+      const name = intent.kind === 'create' ? '' : intent.pod.metadata?.name ?? '';
+      const run = this.inPlaceWrite(cs, intent, updater);
+      if (!run) continue;
+      await this.attempt(failures, Conditions.FailedUpdate, EventReasons.FailedUpdate, `${intent.kind} pod <pod> in place`, [name], run);
+    }
+    return failures;
+  }
+
+  private inPlaceWrite(cs: WireCloneSet, intent: Intent, updater: InPlaceUpdater): (() => Promise<void>) | undefined {
+    switch (intent.kind) {
+      case 'drain':
+        return () => updater.drain(cs, intent.pod, intent.message);
+      case 'patch':
+        return () => updater.apply(cs, intent.pod, intent.step);
+      case 'settle':
+        return () => updater.settle(cs, intent.pod, intent.settlement);
+      case 'markGateReady':
+        return () => updater.markGateReady(intent.pod);
+      default:
+        return undefined;
+    }
+  }
+
+  /** Runs one write; a failure is recorded (once per condition, first wins) and evented. */
+  private async attempt(
+    failures: Failure[],
+    condition: Failure['condition'],
+    eventReason: string,
+    what: string,
+    volatile: string[],
+    run: () => Promise<void>,
+  ): Promise<void> {
+    try {
+      await run();
+    } catch (err) {
+      const cause = err instanceof PodControlError ? err.cause : err;
+      const names = err instanceof PodControlError ? [...volatile, ...err.podNames] : volatile;
+      const info = describeFailure(what, cause, names);
+      if (!failures.some((f) => f.condition === condition)) {
+        failures.push({ condition, reason: eventReason, message: info.message, permanent: info.permanent, cause: err });
+      }
+    }
+  }
+}

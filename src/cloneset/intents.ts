@@ -1,0 +1,64 @@
+// The vocabulary between the planner (planner.ts, pure) and the executor (executor.ts, I/O): what
+// one reconcile round means to do, as plain values a test can read. Owns the shapes only.
+// Must not: import anything that performs I/O.
+import type { CloneSetStatus, ConditionStatus } from '../api/types.js';
+import type { EventType } from '../runtime/events.js';
+import type { Pod } from '../runtime/kube-client.js';
+import type { InPlaceStep, Settlement } from '../inplace/plan.js';
+
+/** Why a pod is deleted; each reason is one line of the catalogue in src/api/reasons.ts. */
+export type DeleteReason =
+  | 'ScaleDown'
+  | 'PodsToDelete'
+  | 'RecreateUpdate'
+  | 'RecreateFallback'
+  | 'ResizeRecreate'
+  | 'ReplaceUnscheduled';
+
+export type Intent =
+  /** Create one pod from `revision`'s template. */
+  | { kind: 'create'; revision: string; template: unknown }
+  /** Delete a pod (precondition: its UID). */
+  | { kind: 'delete'; pod: Pod; reason: DeleteReason; message: string }
+  /** Remove our owner reference from a pod that no longer matches the selector. */
+  | { kind: 'release'; pod: Pod }
+  /** Take a pod out of service before an in-place change restarts its containers. */
+  | { kind: 'drain'; pod: Pod; message: string }
+  /** Apply an in-place change (image, labels/annotations, resize) to a pod. */
+  | { kind: 'patch'; pod: Pod; step: Extract<InPlaceStep, { kind: 'patch' }> }
+  /** Finish (or withdraw) a pod's in-place update: InPlaceUpdateReady back to True. */
+  | { kind: 'settle'; pod: Pod; settlement: Exclude<Settlement, 'pending' | 'none'> }
+  /** Set InPlaceUpdateReady True on a pod created with the readiness gate. */
+  | { kind: 'markGateReady'; pod: Pod };
+
+export type IntentKind = Intent['kind'];
+
+/** An Event the plan asks for: on the CloneSet itself, or on one of its pods. */
+export interface PlannedEvent {
+  on: 'cloneset' | Pod;
+  type: EventType;
+  reason: string;
+  message: string;
+}
+
+export interface ConditionWrite {
+  status: ConditionStatus;
+  reason: string;
+  message: string;
+}
+
+/** Condition type → what to set (null: remove). Types not named are left as they are. */
+export type ConditionWrites = Record<string, ConditionWrite | null>;
+
+export interface Plan {
+  intents: Intent[];
+  events: PlannedEvent[];
+  /** The status this round leads to if every intent succeeds. */
+  status: CloneSetStatus;
+  /** When to look again although nothing changes (grace periods, timers, minReadySeconds). */
+  wakeAt?: number;
+  /** The disruption budget at the start of the round and what the intents take from it. */
+  budget: { total: number; used: number };
+  /** Seconds each resize that finished this round took, for the duration histogram. */
+  resizeDurations: number[];
+}

@@ -1,0 +1,295 @@
+// The CloneSet planner: from what the controller observed (the CloneSet, its pods, its revisions
+// and the time) to this round's intents, events and the status they lead to. It is the only place
+// that decides which pods leave service, and every such decision draws from the one disruption
+// budget (budget.ts): scale-down, ReCreate, the InPlaceIfPossible fallback, in-place restarts,
+// RestartContainer resizes and resize outcomes that recreate. A round either scales (creates or
+// deletes) or updates, as in Kruise, so expectations cover one kind of change at a time.
+// Pure: the clock and the resize backend come in as input. Must not: perform I/O, generate
+// names, or read anything but its input.
+import { ConditionReasons, EventReasons } from '../api/reasons.js';
+import { CloneSetConditionTypes as Conditions, LABEL_CONTROLLER_REVISION_HASH, type CloneSetStatus } from '../api/types.js';
+import type { PodTemplate } from '../inplace/diff.js';
+import { planInPlaceUpdate, settleInPlaceUpdate, updateStateProblem, type InPlaceStep } from '../inplace/plan.js';
+import type { Pod } from '../runtime/kube-client.js';
+import { allocate, disruptionBudget, disruptionCost } from './budget.js';
+import type { ConditionWrites, DeleteReason, Intent, Plan, PlannedEvent } from './intents.js';
+import { countsAsAvailable, isSpecifiedDelete, type PodSummary } from './pod-state.js';
+import { availableAt, needsReadinessGateCondition, summarizePod, type DefaultedWireCloneSet } from './pods.js';
+import { followResizes, resizeVia, type ResizeBackend } from './resizes.js';
+import { planScale } from './scale.js';
+import { matchesSelector, selectorString } from './selector.js';
+import { computeStatus, progressDeadlineAt } from './status.js';
+import { planUpdate, resolvePartition, resolveRolloutLimits, type RolloutInput, type UpdatePlan } from './update.js';
+
+export interface PlanInput {
+  cloneSet: DefaultedWireCloneSet;
+  /** Every pod the CloneSet controls, terminating ones included. */
+  pods: readonly Pod[];
+  revisions: { updateRevision: string; currentRevision: string; templates: ReadonlyMap<string, unknown> };
+  now: number;
+  resizeBackend: ResizeBackend;
+}
+
+/** What the update half of a round decided for the pods the arithmetic picked. */
+interface PodUpdates {
+  intents: Intent[];
+  events: PlannedEvent[];
+  blockedFields: string[];
+  wakeAt?: number;
+}
+
+const nameOf = (pod: Pod): string => pod.metadata?.name ?? '';
+
+export function planReconcile(input: PlanInput): Plan {
+  const { cloneSet: cs, now } = input;
+  const { updateRevision, currentRevision, templates } = input.revisions;
+  const strategy = cs.spec.updateStrategy;
+  const replicas = cs.spec.replicas ?? 1;
+  const minReadySeconds = cs.spec.minReadySeconds ?? 0;
+  const podsToDelete = cs.spec.scaleStrategy?.podsToDelete ?? [];
+  const intents: Intent[] = [];
+  const events: PlannedEvent[] = [];
+  const conditions: ConditionWrites = {};
+
+  const pods: Pod[] = [];
+  for (const pod of input.pods) {
+    if (!pod.metadata?.deletionTimestamp && !matchesSelector(pod.metadata?.labels, cs.spec.selector)) {
+      intents.push({ kind: 'release', pod });
+      continue;
+    }
+    pods.push(pod);
+    const problem = updateStateProblem(pod);
+    if (problem) events.push({ on: pod, type: 'Warning', reason: EventReasons.InvalidAnnotation, message: `${problem}; read as absent` });
+  }
+  const summaries = pods.map((p) => summarizePod(p, { minReadySeconds, now, podsToDelete }));
+  const summaryByName = new Map(summaries.map((s) => [s.name, s]));
+  const summaryOf = (pod: Pod): PodSummary => summaryByName.get(nameOf(pod))!;
+  const rollout: RolloutInput = {
+    replicas,
+    partition: strategy.partition,
+    maxUnavailable: strategy.maxUnavailable,
+    maxSurge: strategy.maxSurge,
+    paused: strategy.paused,
+    scaleMaxUnavailable: cs.spec.scaleStrategy?.maxUnavailable,
+    podsToDelete,
+    currentRevision,
+    updateRevision,
+    pods: summaries,
+  };
+  const { maxUnavailable } = resolveRolloutLimits(rollout);
+  const budget = { total: disruptionBudget({ replicas, maxUnavailable, pods: summaries }), used: 0 };
+  const update = planUpdate(rollout);
+  const resizes = followResizes(cs, pods, now);
+  events.push(...resizes.events);
+  let wakeAt = resizes.tracking.nextCheckAt;
+
+  const scale = planScale(rollout);
+  conditions[Conditions.FailedScale] = null;
+  if (scale.create > 0) {
+    for (let i = 0; i < scale.create; i++) {
+      const revision = i < scale.createAtCurrentRevision ? currentRevision : updateRevision;
+      intents.push({ kind: 'create', revision, template: templates.get(revision) ?? cs.spec.template });
+    }
+    if (scale.create < scale.missing) {
+      const held = scale.missing - scale.create;
+      events.push({ on: 'cloneset', type: 'Normal', reason: EventReasons.ScaleUpLimited, message: `scaleStrategy.maxUnavailable holds back ${held} of ${scale.missing} new pods` });
+    }
+  } else if (scale.delete.length > 0) {
+    for (const pod of pods.filter((p) => scale.delete.includes(nameOf(p)))) {
+      const reason: DeleteReason = isSpecifiedDelete(summaryOf(pod), podsToDelete) ? 'PodsToDelete' : 'ScaleDown';
+      intents.push({ kind: 'delete', pod, reason, message: reason === 'PodsToDelete' ? 'named in scaleStrategy.podsToDelete' : `replicas is ${replicas}` });
+      budget.used += disruptionCost(summaryOf(pod));
+    }
+  } else {
+    // The update and the resize outcomes share what is left of the budget, update first: the
+    // arithmetic has already taken its part (limitCandidates).
+    budget.used += update.budgetUsed;
+    const podUpdates = planPodUpdates(input, pods, update);
+    intents.push(...podUpdates.intents);
+    events.push(...podUpdates.events);
+    wakeAt = earliest(wakeAt, podUpdates.wakeAt);
+    setTransition(conditions, events, cs.status, Conditions.FailedUpdate, EventReasons.NotInPlaceUpdatable, notInPlaceUpdatable(podUpdates.blockedFields));
+    setTransition(conditions, events, cs.status, Conditions.RolloutBlocked, EventReasons.RolloutBlocked, rolloutBlocked(summaries, update, replicas, maxUnavailable, !!strategy.paused));
+
+    const leaving = new Set(intents.flatMap((i) => (i.kind === 'delete' ? [nameOf(i.pod)] : [])));
+    const wanted = resizes.tracking.recreate.filter((r) => !leaving.has(nameOf(r.pod)));
+    const { admitted, held } = allocate(budget.total - budget.used, wanted, (r) => summaryOf(r.pod));
+    for (const { pod, reason } of admitted) {
+      budget.used += disruptionCost(summaryOf(pod));
+      intents.push({ kind: 'delete', pod, reason: 'ResizeRecreate', message: `recreated with its new resources: ${reason}` });
+      events.push({ on: 'cloneset', type: 'Warning', reason: EventReasons.ResizeRecreate, message: `pod ${nameOf(pod)} is recreated with its new resources: ${reason}` });
+    }
+    const unavailable = summaries.filter((s) => !s.terminating && !countsAsAvailable(s)).map((s) => s.name).sort();
+    const blocked = [
+      ...resizes.tracking.blocked.map((b) => `${nameOf(b.pod)}: ${b.reason}${b.message ? ` (${b.message})` : ''}`),
+      ...held.map((h) => `${nameOf(h.pod)}: ${h.reason}, recreate waits for maxUnavailable ${maxUnavailable} (out of service: ${unavailable.join(', ') || 'pods not yet created'})`),
+    ];
+    conditions[Conditions.ResizeBlocked] =
+      blocked.length === 0
+        ? null
+        : {
+            status: 'True',
+            reason: resizes.tracking.blocked.some((b) => b.reason === 'Infeasible') || held.some((h) => h.reason === 'Infeasible') ? ConditionReasons.Infeasible : ConditionReasons.Timeout,
+            message: blocked.sort().join('; ').slice(0, 2000),
+          };
+  }
+
+  const selected = new Set(update.toUpdate);
+  for (const pod of pods) {
+    const settlement = settleInPlaceUpdate(pod, selected.has(nameOf(pod)));
+    if (settlement === 'complete' || settlement === 'undrain') intents.push({ kind: 'settle', pod, settlement });
+    if (!pod.metadata?.deletionTimestamp && needsReadinessGateCondition(pod)) intents.push({ kind: 'markGateReady', pod });
+  }
+
+  const status = computeStatus({
+    generation: cs.metadata?.generation ?? 0,
+    replicas,
+    pods: summaries,
+    currentRevision,
+    updateRevision,
+    collisionCount: cs.status?.collisionCount ?? 0,
+    expectedUpdatedReplicas: replicas - resolvePartition(strategy.partition, replicas),
+    labelSelector: selectorString(cs.spec.selector),
+    previous: cs.status as CloneSetStatus | undefined,
+    progressDeadlineSeconds: cs.spec.progressDeadlineSeconds,
+    paused: !!strategy.paused,
+    resize: resizes.tracking.status,
+    conditions,
+    now,
+  });
+  for (const pod of pods) {
+    const at = availableAt(pod, minReadySeconds);
+    if (at !== undefined && at > now) wakeAt = earliest(wakeAt, at);
+  }
+  wakeAt = earliest(wakeAt, progressDeadlineAt(status, cs.spec.progressDeadlineSeconds));
+  return { intents, events, status, budget, resizeDurations: resizes.durations, ...(wakeAt !== undefined ? { wakeAt } : {}) };
+}
+
+/**
+ * Moves the pods the arithmetic picked toward the target revision: in place where the strategy
+ * and the change allow, by recreate otherwise. Pods outside the pick move only by changes that
+ * restart nothing (labels, NotRequired resizes), bounded by the partition alone. A pod that was
+ * never scheduled is replaced, whatever the strategy: nothing of it runs, so nothing is lost.
+ */
+function planPodUpdates(input: PlanInput, pods: readonly Pod[], update: UpdatePlan): PodUpdates {
+  const { cloneSet: cs, now } = input;
+  const strategy = cs.spec.updateStrategy;
+  const templates = input.revisions.templates;
+  const targetTemplate = templates.get(update.targetRevision) as PodTemplate | undefined;
+  const out: PodUpdates = { intents: [], events: [], blockedFields: [] };
+  const revisionOf = (p: Pod): string => p.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '';
+  const selected = new Set(update.toUpdate);
+  const onTarget = pods.filter((p) => revisionOf(p) === update.targetRevision).length;
+  let nonDisruptive = strategy.paused ? 0 : update.expectedUpdatedReplicas - onTarget - update.toUpdate.length;
+  for (const pod of pods) {
+    if (pod.metadata?.deletionTimestamp || revisionOf(pod) === update.targetRevision) continue;
+    const picked = selected.has(nameOf(pod));
+    if (!picked && nonDisruptive <= 0) continue;
+    if (picked && !pod.spec?.nodeName) {
+      out.intents.push({ kind: 'delete', pod, reason: 'ReplaceUnscheduled', message: `never scheduled; replaced by a pod of revision ${update.targetRevision}` });
+      continue;
+    }
+    const podTemplate = templates.get(revisionOf(pod)) as PodTemplate | undefined;
+    const step: InPlaceStep =
+      !podTemplate || !targetTemplate
+        ? strategy.type === 'InPlaceOnly'
+          ? { kind: 'blocked', fields: ['metadata.labels[controller-revision-hash] (unknown revision)'] }
+          : { kind: 'recreate', reason: "the pod's revision is unknown" }
+        : planInPlaceUpdate(pod, {
+            strategy: strategy.type,
+            gracePeriodSeconds: strategy.inPlaceUpdateStrategy.gracePeriodSeconds ?? 0,
+            podTemplate,
+            targetRevision: update.targetRevision,
+            targetTemplate,
+            resize: resizeVia(input.resizeBackend, pod),
+            now,
+          });
+    if (!picked) {
+      if (step.kind !== 'patch' || Object.keys(step.diff.images).length > 0) continue;
+      nonDisruptive--;
+    }
+    switch (step.kind) {
+      case 'recreate': {
+        const fallback = strategy.type !== 'ReCreate';
+        if (fallback) out.events.push({ on: 'cloneset', type: 'Normal', reason: EventReasons.RecreateFallback, message: `pod ${nameOf(pod)} is recreated: ${step.reason}` });
+        out.intents.push({ kind: 'delete', pod, reason: fallback ? 'RecreateFallback' : 'RecreateUpdate', message: step.reason });
+        break;
+      }
+      case 'blocked':
+        out.blockedFields.push(...step.fields);
+        break;
+      case 'drain':
+        out.intents.push({ kind: 'drain', pod, message: step.message });
+        break;
+      case 'wait':
+        out.wakeAt = earliest(out.wakeAt, step.untilMs ?? now + 500);
+        break;
+      case 'patch':
+        out.intents.push({ kind: 'patch', pod, step });
+        break;
+      case 'none':
+        break;
+    }
+  }
+  return out;
+}
+
+function notInPlaceUpdatable(fields: readonly string[]): ConditionWrites[string] {
+  if (fields.length === 0) return null;
+  const list = [...new Set(fields)].sort().join(', ');
+  return {
+    status: 'True',
+    reason: ConditionReasons.NotInPlaceUpdatable,
+    message: `updateStrategy.type InPlaceOnly cannot apply these changes to running pods: ${list}; revert them or use InPlaceIfPossible/ReCreate`,
+  };
+}
+
+/**
+ * A rollout that cannot move because maxUnavailable pods are already out of service (a new
+ * image that never becomes ready, a replacement no node fits) says so, naming the pods. Pods in
+ * the middle of our own in-place update are expected to be out of service and are not named.
+ */
+function rolloutBlocked(
+  summaries: readonly PodSummary[],
+  update: UpdatePlan,
+  replicas: number,
+  maxUnavailable: number,
+  paused: boolean,
+): ConditionWrites[string] {
+  const live = summaries.filter((p) => !p.terminating);
+  const pending = live.filter((p) => p.revision !== update.targetRevision).length;
+  const wanted = update.expectedUpdatedReplicas - live.filter((p) => p.revision === update.targetRevision).length;
+  if (paused || update.toUpdate.length > 0 || pending === 0 || wanted <= 0) return null;
+  const unavailable = live.filter((p) => !p.inPlaceUpdating && !countsAsAvailable(p)).map((p) => p.name).sort();
+  const missing = Math.max(0, replicas - live.length);
+  if (unavailable.length + missing < maxUnavailable || unavailable.length + missing === 0) return null;
+  const names = [...unavailable, ...(missing > 0 ? [`${missing} pod(s) not yet created`] : [])];
+  return {
+    status: 'True',
+    reason: ConditionReasons.MaxUnavailable,
+    message: `${unavailable.length + missing} pod(s) out of service (maxUnavailable ${maxUnavailable}): ${names.join(', ')}; the rollout waits for them`,
+  };
+}
+
+/** Sets a condition and, when it newly appears or its message changes, plans its event. */
+function setTransition(
+  conditions: ConditionWrites,
+  events: PlannedEvent[],
+  previous: CloneSetStatus | undefined,
+  type: string,
+  reason: string,
+  wanted: ConditionWrites[string],
+): void {
+  conditions[type] = wanted;
+  if (!wanted) return;
+  const old = previous?.conditions?.find((c) => c.type === type);
+  if (old?.status !== wanted.status || old.message !== wanted.message) {
+    events.push({ on: 'cloneset', type: 'Warning', reason, message: wanted.message });
+  }
+}
+
+function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Math.min(a, b);
+}
