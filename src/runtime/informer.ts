@@ -1,66 +1,73 @@
-// An informer: a local cache of one kind of object kept current by list + watch, with indexes
-// and change handlers. It is written as an explicit loop over states (list → watch → re-watch or
-// relist) because watches in Node can end or stall without an error:
+// An informer: a local cache of one kind of object kept current by list + watch. It is the
+// driver of three parts that each do one thing: the watcher state machine (watcher.ts) decides
+// what happens next, the store (store.ts) holds the objects and their indexes, and the handlers
+// (handlers.ts) turn each change into queue keys. This file performs the watcher's effects —
+// the list and watch requests, the timers, the backoff — and feeds it what happened.
 //  - every failure restarts with jittered backoff (800 ms doubling to 30 s), reset once healthy;
-//  - a watch that delivers nothing (not even a bookmark) for `noEventTimeoutMs` is abandoned;
-//  - 410 Gone, a stall, and the periodic `relistIntervalMs` each trigger a full relist, whose diff
-//    against the cache is delivered as add/update/delete so nothing is missed;
+//  - a watch that delivers nothing (not even a bookmark) for `noEventTimeoutMs` is abandoned and
+//    the informer relists (the watchdog); so do a 410 Gone and the periodic `relistIntervalMs`,
+//    and a relist's difference from the cache is delivered as add/update/delete;
+//  - every `resyncPeriodMs` each cached object is re-delivered to the handlers as an update;
 //  - `hasSynced()` turns true after the first complete list and stays true.
 // Must not: interpret objects or call reconcilers directly; handlers map changes to queue keys.
 import { StringDecoder } from 'node:string_decoder';
 import { Backoff } from './backoff.js';
+import { dispatch, type InformerHandler } from './handlers.js';
 import type { KubeClient, KubeList, KubeObject, RequestOptions } from './kube-client.js';
 import { KubeApiError, isGone } from './kube-client.js';
 import type { Logger } from './logger.js';
+import { Store, objectKey, type IndexFunc, type StoreChange } from './store.js';
+import { step, type WatcherEffect, type WatcherInput, type WatcherPhase, type WatcherState } from './watcher.js';
+
+export { objectKey, type IndexFunc } from './store.js';
+export type { InformerHandler } from './handlers.js';
 
 export interface InformerOptions {
   /** Shown in logs, e.g. "pods". */
   name: string;
-  client: KubeClient;
+  client: Pick<KubeClient, 'list' | 'request'>;
   /** Collection path, e.g. /api/v1/pods or /apis/apps.tailor.dev/v1alpha1/namespaces/ns/clonesets. */
   path: string;
   labelSelector?: string;
   fieldSelector?: string;
   pageSize?: number;
+  /** Full relist this often; 0 disables. Default 10 min. */
   relistIntervalMs?: number;
+  /** Re-deliver every cached object to the handlers this often; 0 disables (default). */
+  resyncPeriodMs?: number;
+  /** Abandon a watch that delivered nothing for this long, and relist. Default 5 min. */
   noEventTimeoutMs?: number;
-  /** A watch lasting at least this long resets the restart backoff. */
+  /** A watch lasting at least this long resets the restart backoff. Default 60 s. */
   healthyAfterMs?: number;
   backoff?: Backoff;
   logger: Logger;
 }
-
-export interface InformerHandler<T> {
-  onAdd?(obj: T): void;
-  onUpdate?(oldObj: T, newObj: T): void;
-  onDelete?(obj: T): void;
-}
-
-export type IndexFunc<T> = (obj: T) => string[];
-
-type WatchOutcome = 'closed' | 'relist';
 
 interface WatchEvent<T> {
   type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
   object: T;
 }
 
-export const objectKey = (obj: KubeObject): string =>
-  obj.metadata?.namespace ? `${obj.metadata.namespace}/${obj.metadata.name}` : `${obj.metadata?.name}`;
+/** A watch the server closes sooner than this counts as a failure. */
+const MIN_WATCH_MS = 1_000;
 
 export class Informer<T extends KubeObject> {
-  private readonly store = new Map<string, T>();
-  private readonly indexers = new Map<string, IndexFunc<T>>();
-  private readonly indexes = new Map<string, Map<string, Set<string>>>();
+  private readonly store = new Store<T>();
   private readonly handlers: InformerHandler<T>[] = [];
   private readonly backoff: Backoff;
   private readonly stopController = new AbortController();
-  private resourceVersion = '';
+  private state: WatcherState = { phase: 'idle' };
+  private watchAbort: AbortController | undefined;
+  private watchdogTimer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private relistTimer: NodeJS.Timeout | undefined;
+  private resyncTimer: NodeJS.Timeout | undefined;
+  private readonly tasks = new Set<Promise<void>>();
   private synced = false;
-  private loop: Promise<void> | undefined;
   private syncWaiters: (() => void)[] = [];
   private lastEventAt = 0;
   private completedRelists = 0;
+  private completedResyncs = 0;
 
   constructor(private readonly options: InformerOptions) {
     this.backoff = options.backoff ?? new Backoff();
@@ -71,14 +78,23 @@ export class Informer<T extends KubeObject> {
   }
 
   addIndex(name: string, fn: IndexFunc<T>): void {
-    if (this.loop) throw new Error(`informer ${this.options.name}: add index "${name}" before start()`);
-    this.indexers.set(name, fn);
-    this.indexes.set(name, new Map());
+    if (this.state.phase !== 'idle') throw new Error(`informer ${this.options.name}: add index "${name}" before start()`);
+    this.store.addIndex(name, fn);
   }
 
   /** Full lists applied after the first one (after a 410 Gone, a stalled watch or the periodic relist). */
   get relists(): number {
     return this.completedRelists;
+  }
+
+  /** Periodic resyncs delivered so far. */
+  get resyncs(): number {
+    return this.completedResyncs;
+  }
+
+  /** Where the watcher is now: idle, listing, watching, backingOff or stopped. */
+  get phase(): WatcherPhase {
+    return this.state.phase;
   }
 
   hasSynced(): boolean {
@@ -96,17 +112,16 @@ export class Informer<T extends KubeObject> {
   }
 
   list(): T[] {
-    return [...this.store.values()];
+    return this.store.list();
   }
 
   size(): number {
-    return this.store.size;
+    return this.store.size();
   }
 
   byIndex(index: string, value: string): T[] {
-    const keys = this.indexes.get(index)?.get(value);
-    if (!this.indexers.has(index)) throw new Error(`informer ${this.options.name}: no index "${index}"`);
-    return keys ? [...keys].map((k) => this.store.get(k)).filter((o): o is T => o !== undefined) : [];
+    if (!this.store.hasIndex(index)) throw new Error(`informer ${this.options.name}: no index "${index}"`);
+    return this.store.byIndex(index, value);
   }
 
   /** Milliseconds since the watch last delivered anything; for health checks. */
@@ -115,125 +130,155 @@ export class Informer<T extends KubeObject> {
   }
 
   start(): void {
-    if (this.loop) return;
-    this.loop = this.run();
+    if (this.state.phase !== 'idle') return;
+    const resyncMs = this.options.resyncPeriodMs ?? 0;
+    if (resyncMs > 0) this.resyncTimer = setInterval(() => this.send({ type: 'resyncDue' }), resyncMs);
+    this.send({ type: 'start', now: Date.now() });
   }
 
-  /** Stops watching and resolves when the loop has ended. Stopping is not an error. */
+  /** Stops watching, clears every timer, and resolves when no request is left running. */
   async stop(): Promise<void> {
+    this.send({ type: 'stop' });
     this.stopController.abort();
     this.releaseSyncWaiters();
-    await this.loop;
+    while (this.tasks.size > 0) await Promise.all([...this.tasks]);
   }
 
-  private get stopped(): boolean {
-    return this.stopController.signal.aborted;
+  /** Feeds the state machine one input and performs what it asks for. */
+  private send(input: WatcherInput): void {
+    const { state, effects } = step(this.state, input, {
+      healthyAfterMs: this.options.healthyAfterMs ?? 60_000,
+      minWatchMs: MIN_WATCH_MS,
+    });
+    this.state = state;
+    for (const effect of effects) this.perform(effect);
   }
 
-  private async run(): Promise<void> {
+  private perform(effect: WatcherEffect): void {
     const log = this.options.logger;
-    let needList = true;
-    let lastRelist = 0;
-    const relistEvery = this.options.relistIntervalMs ?? 10 * 60_000;
-    while (!this.stopped) {
-      try {
-        if (needList) {
-          await this.relist();
-          lastRelist = Date.now();
-          needList = false;
-        }
-        const startedAt = Date.now();
-        const untilRelist = relistEvery > 0 ? Math.max(1, lastRelist + relistEvery - startedAt) : 0;
-        const outcome = await this.watchOnce(untilRelist);
-        if (Date.now() - startedAt >= (this.options.healthyAfterMs ?? 60_000)) this.backoff.reset();
-        if (outcome === 'relist') needList = true;
-      } catch (err) {
-        if (this.stopped) break;
-        if (isGone(err)) {
-          log.info({ informer: this.options.name }, 'resourceVersion expired (410 Gone); relisting');
-          needList = true;
-          continue;
-        }
+    switch (effect.kind) {
+      case 'list':
+        this.track(this.list_(effect.attempt));
+        return;
+      case 'watch':
+        this.track(this.watch(effect.attempt, effect.resourceVersion));
+        return;
+      case 'abortWatch':
+        this.watchAbort?.abort();
+        return;
+      case 'armWatchdog':
+        clearTimeout(this.watchdogTimer);
+        this.watchdogTimer = setTimeout(
+          () => this.send({ type: 'watchdogFired', attempt: effect.attempt }),
+          this.options.noEventTimeoutMs ?? 5 * 60_000,
+        );
+        return;
+      case 'disarmWatchdog':
+        clearTimeout(this.watchdogTimer);
+        return;
+      case 'scheduleRetry': {
         const delayMs = this.backoff.next();
-        log.warn({ informer: this.options.name, err, delayMs }, 'list/watch failed; retrying');
-        await sleep(delayMs, this.stopController.signal);
+        clearTimeout(this.retryTimer);
+        this.retryTimer = setTimeout(() => this.send({ type: 'retryDue', attempt: effect.attempt, now: Date.now() }), delayMs);
+        log.debug({ informer: this.options.name, delayMs }, 'backing off');
+        return;
       }
+      case 'resetBackoff':
+        this.backoff.reset();
+        return;
+      case 'armRelist': {
+        const every = this.options.relistIntervalMs ?? 10 * 60_000;
+        clearTimeout(this.relistTimer);
+        if (every > 0) this.relistTimer = setTimeout(() => this.send({ type: 'relistDue' }), every);
+        return;
+      }
+      case 'markSynced':
+        this.synced = true;
+        this.releaseSyncWaiters();
+        return;
+      case 'resync':
+        for (const obj of this.store.list()) this.deliver({ type: 'updated', old: obj, obj });
+        this.completedResyncs += 1;
+        return;
+      case 'shutdown':
+        for (const t of [this.watchdogTimer, this.retryTimer, this.relistTimer]) clearTimeout(t);
+        clearInterval(this.resyncTimer);
+        this.watchAbort?.abort();
+        return;
+      case 'log':
+        log[effect.level]({ informer: this.options.name, ...(effect.error === undefined ? {} : { err: effect.error }) }, effect.msg);
+        return;
     }
+  }
+
+  private track(task: Promise<void>): void {
+    this.tasks.add(task);
+    void task.finally(() => this.tasks.delete(task));
+  }
+
+  private isCurrent(attempt: number): boolean {
+    return 'attempt' in this.state && this.state.attempt === attempt;
+  }
+
+  private deliver(change: StoreChange<T> | undefined): void {
+    if (change) dispatch(this.handlers, change, this.options.logger, this.options.name);
   }
 
   private query(extra: RequestOptions['query'] = {}): RequestOptions['query'] {
     return { labelSelector: this.options.labelSelector, fieldSelector: this.options.fieldSelector, ...extra };
   }
 
-  /** Lists every page, then replaces the cache, delivering the difference as events. */
-  private async relist(): Promise<void> {
-    const fresh = new Map<string, T>();
+  /** Lists every page, then replaces the cache, delivering the difference as changes. */
+  private async list_(attempt: number): Promise<void> {
+    const fresh: T[] = [];
     let continueToken: string | undefined;
     let resourceVersion = '';
-    do {
-      const page: KubeList<T> = await this.options.client.list<T>(
-        this.options.path,
-        this.query({ limit: this.options.pageSize ?? 500, continue: continueToken }),
-      );
-      // List items arrive without apiVersion/kind; watch events carry them. Fill them in so the
-      // cache holds one shape whichever way an object arrived.
-      const kind = page.kind?.replace(/List$/, '');
-      for (const item of page.items) {
-        if (page.apiVersion && item.apiVersion === undefined) item.apiVersion = page.apiVersion;
-        if (kind && item.kind === undefined) item.kind = kind;
-        fresh.set(objectKey(item), item);
-      }
-      continueToken = page.metadata?.continue || undefined;
-      resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
-    } while (continueToken && !this.stopped);
-    if (this.stopped) return;
-    for (const [key, old] of this.store) {
-      if (!fresh.has(key)) this.remove(key, old);
+    try {
+      do {
+        const page: KubeList<T> = await this.options.client.list<T>(
+          this.options.path,
+          this.query({ limit: this.options.pageSize ?? 500, continue: continueToken }),
+          { signal: this.stopController.signal },
+        );
+        // List items arrive without apiVersion/kind; watch events carry them. Fill them in so the
+        // cache holds one shape whichever way an object arrived.
+        const kind = page.kind?.replace(/List$/, '');
+        for (const item of page.items) {
+          if (page.apiVersion && item.apiVersion === undefined) item.apiVersion = page.apiVersion;
+          if (kind && item.kind === undefined) item.kind = kind;
+          fresh.push(item);
+        }
+        continueToken = page.metadata?.continue || undefined;
+        resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
+      } while (continueToken && this.isCurrent(attempt));
+    } catch (error) {
+      if (this.isCurrent(attempt)) this.send({ type: 'listFailed', attempt, error });
+      return;
     }
-    for (const [key, obj] of fresh) this.upsert(key, obj);
-    this.resourceVersion = resourceVersion;
+    if (!this.isCurrent(attempt)) return;
+    const wasSynced = this.synced;
+    for (const change of this.store.replace(fresh)) this.deliver(change);
     this.lastEventAt = Date.now();
-    if (!this.synced) {
-      this.synced = true;
-      this.releaseSyncWaiters();
-    } else {
-      this.completedRelists += 1;
-    }
+    if (wasSynced) this.completedRelists += 1;
+    this.send({ type: 'listed', attempt, resourceVersion, now: Date.now() });
   }
 
-  /** One watch request from the current resourceVersion; resolves when it ends. */
-  private async watchOnce(untilRelistMs: number): Promise<WatchOutcome> {
+  /** One watch request from `resourceVersion`; feeds each event and how the watch ended. */
+  private async watch(attempt: number, resourceVersion: string): Promise<void> {
     const abort = new AbortController();
+    this.watchAbort = abort;
     const onStop = (): void => abort.abort();
     this.stopController.signal.addEventListener('abort', onStop);
-    let outcome: WatchOutcome = 'closed';
-    const stallAfter = this.options.noEventTimeoutMs ?? 5 * 60_000;
-    let stallTimer: NodeJS.Timeout | undefined;
-    const armWatchdog = (): void => {
-      clearTimeout(stallTimer);
-      stallTimer = setTimeout(() => {
-        this.options.logger.warn({ informer: this.options.name, stallAfter }, 'watch delivered nothing; relisting');
-        outcome = 'relist';
-        abort.abort();
-      }, stallAfter);
-    };
-    const relistTimer =
-      untilRelistMs > 0
-        ? setTimeout(() => {
-            outcome = 'relist';
-            abort.abort();
-          }, untilRelistMs)
-        : undefined;
     try {
-      armWatchdog();
       const response = await this.options.client.request('GET', this.options.path, {
         query: this.query({
           watch: true,
-          resourceVersion: this.resourceVersion,
+          resourceVersion,
           allowWatchBookmarks: true,
           // Like client-go: the server ends each watch after 5-10 min and we resume from the last RV.
           timeoutSeconds: 300 + Math.floor(Math.random() * 300),
         }),
+        timeoutMs: 0,
         signal: abort.signal,
       });
       // Chunks split multi-byte UTF-8 characters; the decoder carries partial ones over.
@@ -251,35 +296,34 @@ export class Informer<T extends KubeObject> {
           const line = buffered.slice(0, newline);
           buffered = buffered.slice(newline + 1);
           if (!line.trim()) continue;
-          armWatchdog();
+          if (!this.isCurrent(attempt)) return;
           this.lastEventAt = Date.now();
-          this.apply(JSON.parse(line) as WatchEvent<T>);
+          const rv = this.apply(JSON.parse(line) as WatchEvent<T>);
+          this.send({ type: 'watchEvent', attempt, ...(rv ? { resourceVersion: rv } : {}) });
         }
       }
-      return outcome;
-    } catch (err) {
-      if (abort.signal.aborted) return outcome;
-      throw err;
+      if (this.isCurrent(attempt)) this.send({ type: 'watchClosed', attempt, now: Date.now() });
+    } catch (error) {
+      if (abort.signal.aborted || !this.isCurrent(attempt)) return;
+      this.send({ type: 'watchFailed', attempt, gone: isGone(error), error, now: Date.now() });
     } finally {
-      clearTimeout(stallTimer);
-      clearTimeout(relistTimer);
       this.stopController.signal.removeEventListener('abort', onStop);
       abort.abort();
+      if (this.watchAbort === abort) this.watchAbort = undefined;
     }
   }
 
-  private apply(event: WatchEvent<T>): void {
+  /** Applies one watch event to the store; returns its resourceVersion. */
+  private apply(event: WatchEvent<T>): string | undefined {
     const obj = event.object;
     switch (event.type) {
       case 'ADDED':
       case 'MODIFIED':
-        this.upsert(objectKey(obj), obj);
+        this.deliver(this.store.upsert(obj));
         break;
-      case 'DELETED': {
-        const key = objectKey(obj);
-        if (this.store.has(key)) this.remove(key, obj);
+      case 'DELETED':
+        this.deliver(this.store.remove(obj));
         break;
-      }
       case 'BOOKMARK':
         break;
       case 'ERROR': {
@@ -287,45 +331,7 @@ export class Informer<T extends KubeObject> {
         throw new KubeApiError('WATCH', this.options.path, status.code ?? 500, status);
       }
     }
-    const rv = obj.metadata?.resourceVersion;
-    if (rv) this.resourceVersion = rv;
-  }
-
-  private upsert(key: string, obj: T): void {
-    // managedFields (server-side apply bookkeeping) are often a third of an object and no
-    // controller decision reads them: the cache never holds them.
-    if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
-    const old = this.store.get(key);
-    if (old && old.metadata?.resourceVersion === obj.metadata?.resourceVersion) return;
-    this.store.set(key, obj);
-    this.reindex(key, old, obj);
-    for (const h of this.handlers) {
-      if (old) h.onUpdate?.(old, obj);
-      else h.onAdd?.(obj);
-    }
-  }
-
-  private remove(key: string, last: T): void {
-    const old = this.store.get(key);
-    this.store.delete(key);
-    this.reindex(key, old, undefined);
-    for (const h of this.handlers) h.onDelete?.(last);
-  }
-
-  private reindex(key: string, oldObj: T | undefined, newObj: T | undefined): void {
-    for (const [name, fn] of this.indexers) {
-      const index = this.indexes.get(name)!;
-      for (const value of oldObj ? fn(oldObj) : []) {
-        const keys = index.get(value);
-        keys?.delete(key);
-        if (keys?.size === 0) index.delete(value);
-      }
-      for (const value of newObj ? fn(newObj) : []) {
-        let keys = index.get(value);
-        if (!keys) index.set(value, (keys = new Set()));
-        keys.add(key);
-      }
-    }
+    return obj.metadata?.resourceVersion;
   }
 
   private releaseSyncWaiters(): void {
@@ -348,17 +354,4 @@ function safeParse(text: string): { message?: string } {
   } catch {
     return { message: text.slice(0, 300) };
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done);
-  });
 }

@@ -7,7 +7,13 @@
 //   stop:  no new work → in-flight reconciles finish within the grace period → informers stop
 //          → lease released → events flushed → endpoints and sockets closed. Nothing is left
 //          holding the event loop, so the process exits on its own.
-// Losing the lease stops every controller at once and reports it to the caller (which exits).
+// Losing the lease (not renewed within the renew deadline) ends the work at once: the client is
+// fenced (no write leaves this process any more, in flight or later), every controller's queue
+// shuts down and its in-flight reconciles see their signal aborted; then it is reported to the
+// caller (which exits non-zero so the pod restarts and campaigns again).
+// Every informer built here resyncs: each cached object is re-delivered to the handlers every
+// `resyncPeriodMs` (default 10 min), so every CloneSet is reconciled periodically even when
+// nothing changes.
 // Must not: know what a controller does.
 import type * as k8s from '@kubernetes/client-node';
 import { Controller, type ControllerOptions } from './controller.js';
@@ -28,6 +34,10 @@ export interface ManagerOptions {
   leaderElection?: { namespace: string; name: string; identity: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
   shutdownGraceMs?: number;
   metrics?: RuntimeMetrics;
+  /** Re-deliver every cached object to the informers' handlers this often; 0 disables. Default 10 min. */
+  resyncPeriodMs?: number;
+  /** Deadline of each API request (a watch's: until its headers). Default 30 s. */
+  requestTimeoutMs?: number;
 }
 
 export class Manager {
@@ -45,14 +55,21 @@ export class Manager {
 
   constructor(private readonly options: ManagerOptions) {
     this.metrics = options.metrics ?? new RuntimeMetrics();
-    this.client = new KubeClient(options.kubeConfig, (method, code, host) =>
-      this.metrics.restClientRequestsTotal.inc({ method, code, host }),
+    this.client = new KubeClient(
+      options.kubeConfig,
+      (method, code, host) => this.metrics.restClientRequestsTotal.inc({ method, code, host }),
+      options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs },
     );
     this.events = new EventRecorder({ client: this.client, component: options.component, logger: options.logger });
   }
 
   informer<T extends KubeObject>(options: Omit<InformerOptions, 'client' | 'logger'>): Informer<T> {
-    const informer = new Informer<T>({ ...options, client: this.client, logger: this.options.logger });
+    const informer = new Informer<T>({
+      resyncPeriodMs: this.options.resyncPeriodMs ?? 10 * 60_000,
+      ...options,
+      client: this.client,
+      logger: this.options.logger,
+    });
     this.informers.push(informer as unknown as Informer<KubeObject>);
     return informer;
   }
@@ -118,7 +135,9 @@ export class Manager {
         onStartedLeading: startOnceSynced,
         onStoppedLeading: () => {
           this.leadershipLost = true;
-          for (const c of this.controllers) c.stop(0).catch((err: unknown) => this.options.logger.error({ err }, 'stopping a controller failed'));
+          const reason = new Error(`lost the lease ${le.namespace}/${le.name}`);
+          this.client.fence(reason);
+          for (const c of this.controllers) c.cancel(reason).catch((err: unknown) => this.options.logger.error({ err }, 'stopping a controller failed'));
           this.lostLease?.();
         },
       });

@@ -1,0 +1,70 @@
+// The informer's store and the handler mappings: indexes follow every write, a full replace
+// yields exactly the changes from the old contents to the new, and events map to the keys
+// controller-runtime's EnqueueRequestForObject / EnqueueRequestForOwner would wake.
+import { describe, expect, test } from '@jest/globals';
+import { enqueueObject, enqueueOwner, ownerKey } from '../../../src/runtime/handlers.js';
+import type { KubeObject } from '../../../src/runtime/kube-client.js';
+import { Store } from '../../../src/runtime/store.js';
+
+const pod = (name: string, rv: string, owner?: string, tier?: string): KubeObject => ({
+  metadata: {
+    namespace: 'ns',
+    name,
+    resourceVersion: rv,
+    labels: tier ? { tier } : {},
+    ownerReferences: owner ? [{ apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: owner, uid: `uid-${owner}`, controller: true }] : [],
+  },
+});
+const byTier = (o: KubeObject): string[] => (o.metadata?.labels?.['tier'] ? [o.metadata.labels['tier']] : []);
+const names = (objs: KubeObject[]): string[] => objs.map((o) => o.metadata?.name ?? '').sort();
+
+describe('Store', () => {
+  test('an index follows adds, label changes and deletes, and an index added later covers what is stored', () => {
+    const store = new Store<KubeObject>();
+    store.upsert(pod('a', '1', undefined, 'web'));
+    store.addIndex('tier', byTier);
+    store.upsert(pod('b', '1', undefined, 'web'));
+    expect(names(store.byIndex('tier', 'web'))).toEqual(['a', 'b']);
+    store.upsert(pod('a', '2', undefined, 'db'));
+    store.remove(pod('b', '2'));
+    expect(names(store.byIndex('tier', 'web'))).toEqual([]);
+    expect(names(store.byIndex('tier', 'db'))).toEqual(['a']);
+    expect(() => store.byIndex('nope', 'x')).toThrow('no index "nope"');
+  });
+
+  test('writing the resourceVersion already held changes nothing', () => {
+    const store = new Store<KubeObject>();
+    expect(store.upsert(pod('a', '1'))?.type).toBe('added');
+    expect(store.upsert(pod('a', '1'))).toBeUndefined();
+    expect(store.upsert(pod('a', '2'))?.type).toBe('updated');
+  });
+
+  test('replace yields the deletions, additions and updates from the old contents to the new', () => {
+    const store = new Store<KubeObject>();
+    for (const p of [pod('same', '1'), pod('changed', '1'), pod('gone', '1')]) store.upsert(p);
+    const changes = store.replace([pod('same', '1'), pod('changed', '2'), pod('new', '1')]);
+    expect(changes.map((c) => `${c.type} ${c.obj.metadata?.name}`)).toEqual(['deleted gone', 'updated changed', 'added new']);
+    expect(names(store.list())).toEqual(['changed', 'new', 'same']);
+  });
+});
+
+describe('handlers', () => {
+  test("enqueueOwner wakes the controller owner's key, and on an update the old owner's too", () => {
+    const keys: string[] = [];
+    const h = enqueueOwner({ add: (k) => void keys.push(k) }, 'CloneSet');
+    h.onAdd?.(pod('p', '1', 'web'));
+    h.onUpdate?.(pod('p', '1', 'web'), pod('p', '2', 'api'));
+    h.onDelete?.(pod('orphan', '1'));
+    expect(keys).toEqual(['ns/web', 'ns/web', 'ns/api']);
+    expect(ownerKey(pod('p', '1', 'web'), 'ReplicaSet')).toBeUndefined();
+  });
+
+  test("enqueueObject wakes the object's own key on every change", () => {
+    const keys: string[] = [];
+    const h = enqueueObject({ add: (k) => void keys.push(k) });
+    h.onAdd?.(pod('a', '1'));
+    h.onUpdate?.(pod('a', '1'), pod('a', '2'));
+    h.onDelete?.(pod('a', '2'));
+    expect(keys).toEqual(['ns/a', 'ns/a', 'ns/a']);
+  });
+});
