@@ -1,8 +1,11 @@
 // `tailor controller`: builds the manager with the CloneSet controller, runs it until SIGTERM or
 // SIGINT (graceful: in-flight work finishes within the grace period) or until the lease is lost
-// (exit 1 so the pod restarts and campaigns again). Must not: contain controller logic.
+// (exit 1 so the pod restarts and campaigns again). `--resync-period` makes the manager re-deliver
+// every cached CloneSet (and its pods and revisions) to the handlers, so each is reconciled at
+// least that often. Must not: contain controller logic.
 import { hostname } from 'node:os';
 import { setupCloneSetController } from '../cloneset/setup.js';
+import { validateLeaderElectionTimings } from '../runtime/leader-election.js';
 import { createLogger, type LogLevel } from '../runtime/logger.js';
 import { Manager } from '../runtime/manager.js';
 import { loadKubeConfig } from './kubeconfig.js';
@@ -20,6 +23,12 @@ export interface ControllerFlags {
   resizeBackend: 'auto' | 'kubelet' | 'agent';
   logLevel: LogLevel;
   shutdownGracePeriod: number;
+  /** Every CloneSet (and every cached pod and revision) is re-delivered this often, in ms; 0 disables. */
+  resyncPeriod: number;
+  leaseDuration: number;
+  renewDeadline: number;
+  retryPeriod: number;
+  requestTimeout: number;
 }
 
 const address = (flag: string): string | undefined => (flag === '0' ? undefined : flag.startsWith(':') ? `0.0.0.0${flag}` : flag);
@@ -28,6 +37,8 @@ export async function runController(flags: ControllerFlags): Promise<number> {
   const logger = createLogger(flags.logLevel, { component: 'tailor-controller' });
   const kubeConfig = await loadKubeConfig(flags.kubeconfig);
   const identity = process.env.POD_NAME ?? `${hostname()}-${process.pid}`;
+  // Before anything starts: bad timings end with one clear line.
+  if (flags.leaderElect) validateLeaderElectionTimings(flags.leaseDuration, flags.renewDeadline, flags.retryPeriod);
   const manager = new Manager({
     kubeConfig,
     logger,
@@ -35,8 +46,19 @@ export async function runController(flags: ControllerFlags): Promise<number> {
     metricsAddress: address(flags.metricsBindAddress),
     healthAddress: address(flags.healthProbeBindAddress),
     shutdownGraceMs: flags.shutdownGracePeriod,
+    resyncPeriodMs: flags.resyncPeriod,
+    requestTimeoutMs: flags.requestTimeout,
     ...(flags.leaderElect
-      ? { leaderElection: { namespace: flags.leaderElectionNamespace, name: flags.leaderElectionId, identity } }
+      ? {
+          leaderElection: {
+            namespace: flags.leaderElectionNamespace,
+            name: flags.leaderElectionId,
+            identity,
+            leaseDurationMs: flags.leaseDuration,
+            renewDeadlineMs: flags.renewDeadline,
+            retryPeriodMs: flags.retryPeriod,
+          },
+        }
       : {}),
   });
   setupCloneSetController(manager, { namespace: flags.namespace, workers: flags.workers, logger, resizeBackend: flags.resizeBackend });

@@ -14,10 +14,10 @@ const positiveInt = (name: string) => (value: string): number => {
   return n;
 };
 const duration = (value: string): number => {
-  const m = /^(\d+)(ms|s|m)?$/.exec(value);
-  if (!m) throw new InvalidArgumentError('use a duration like 30s, 500ms or 2m');
+  const m = /^(\d+)(ms|s|m|h)?$/.exec(value);
+  if (!m) throw new InvalidArgumentError('use a duration like 30s, 500ms, 2m or 1h');
   const unit = m[2] ?? 's';
-  return Number(m[1]) * (unit === 'ms' ? 1 : unit === 's' ? 1000 : 60_000);
+  return Number(m[1]) * (unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000);
 };
 
 program
@@ -34,6 +34,11 @@ program
   .addOption(new Option('--resize-backend <backend>', 'how resizes are applied').choices(['auto', 'kubelet', 'agent']).default('auto'))
   .addOption(new Option('--log-level <level>', 'log level').choices(['debug', 'info', 'warn', 'error']).default('info'))
   .option('--shutdown-grace-period <duration>', 'time in-flight work gets to finish on SIGTERM', duration, 30_000)
+  .option('--resync-period <duration>', 'reconcile every CloneSet at least this often, even with no change; 0 disables', duration, 600_000)
+  .option('--lease-duration <duration>', 'leader election: how long a Lease is valid without renewal', duration, 15_000)
+  .option('--renew-deadline <duration>', 'leader election: the leader stops leading if it has not renewed within this', duration, 10_000)
+  .option('--retry-period <duration>', 'leader election: time between attempts to acquire or renew', duration, 2_000)
+  .option('--request-timeout <duration>', 'deadline of every API request', duration, 30_000)
   .action(async (opts) => {
     process.exitCode = await runController(opts);
   });
