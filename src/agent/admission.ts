@@ -1,6 +1,8 @@
 // The node agent's resize admission (DESIGN.md §2.3), the kubelet's canResizePod rule for nodes
 // whose kubelet cannot resize: a pod's new total request must fit the node's allocatable outright
-// (else Infeasible: no amount of waiting helps), and must fit what the other pods leave of it now
+// (else Infeasible: no amount of waiting helps), and so must its total limit (a limit above the
+// whole node is a request in disguise: the scheduler never saw it, because the pod spec does not
+// change on this path); and the request must fit what the other pods leave of it now
 // (else Deferred: retried when pods come and go). The other pods count with their effective
 // request: per container, the larger of the spec's request and what the agent applied for it (a
 // resize the agent actuated is real on the node even though the pod spec never changed).
@@ -29,6 +31,8 @@ export type AppliedByPod = ReadonlyMap<string, Readonly<Record<string, Container
 export const AdmissionReasons = {
   /** The new request is larger than the node's allocatable. */
   ExceedsAllocatable: 'ExceedsAllocatable',
+  /** The new total limit of the pod is larger than the node's allocatable. */
+  LimitExceedsAllocatable: 'LimitExceedsAllocatable',
   /** The new request fits the node but not what the other pods leave now. */
   InsufficientNodeResources: 'InsufficientNodeResources',
   /** A quantity in the request or a pod could not be read. */
@@ -102,6 +106,20 @@ export function requestedPodRequest(pod: Pod, request: ResizeRequest): PodReques
 }
 
 /**
+ * A pod's total limit with the resize request in place (containers without a limit count 0: they
+ * are bounded by the node itself), counted like requests (init containers as a maximum, overhead).
+ */
+export function requestedPodLimit(pod: Pod, request: ResizeRequest): PodRequest {
+  return podRequest(pod, (name, spec) => {
+    const limits = (request.containers[name] ?? spec)?.limits ?? {};
+    const requests: { cpu?: string; memory?: string } = {};
+    if (limits.cpu !== undefined) requests.cpu = limits.cpu;
+    if (limits.memory !== undefined) requests.memory = limits.memory;
+    return { requests };
+  });
+}
+
+/**
  * A pod's effective request: per container, the larger of the spec's request and the request the
  * agent applied (each resource on its own).
  */
@@ -142,6 +160,17 @@ function usedBy(pod: Pod, applied: Readonly<Record<string, ContainerResources>> 
 const formatCpu = (milli: bigint): string => `${milli}m`;
 const formatMemory = (bytes: bigint): string => `${bytes}`;
 
+/** Infeasible when `amount` is beyond the node's allocatable in cpu or memory (`what` names requests or limits). */
+function beyondNode(amount: PodRequest, allocatable: Allocatable, reason: string, what: string): AdmissionResult | undefined {
+  const checks = [
+    { name: 'cpu', want: amount.cpuMilli, capacity: allocatable.cpuMilli, fmt: formatCpu },
+    { name: 'memory', want: amount.memoryBytes, capacity: allocatable.memoryBytes, fmt: formatMemory },
+  ] as const;
+  const c = checks.find((x) => x.want > x.capacity);
+  if (!c) return undefined;
+  return { decision: 'Infeasible', reason, message: `Node didn't have enough capacity: ${c.name}${what}, requested: ${c.fmt(c.want)}, capacity: ${c.fmt(c.capacity)}` };
+}
+
 /**
  * Whether the node can give `pod` the resources of `request`. `otherPods` are the node's pods
  * (the pod itself and finished pods are skipped here); `appliedByOthers` what the agent applied
@@ -155,9 +184,11 @@ export function admit(
   appliedByOthers: AppliedByPod,
 ): AdmissionResult {
   let wanted: PodRequest;
+  let limit: PodRequest;
   let used: PodRequest = { cpuMilli: 0n, memoryBytes: 0n };
   try {
     wanted = requestedPodRequest(pod, request);
+    limit = requestedPodLimit(pod, request);
   } catch (err) {
     return { decision: 'Infeasible', reason: AdmissionReasons.InvalidRequest, message: (err as Error).message };
   }
@@ -172,15 +203,9 @@ export function admit(
     { name: 'cpu', want: wanted.cpuMilli, capacity: allocatable.cpuMilli, used: used.cpuMilli, fmt: formatCpu },
     { name: 'memory', want: wanted.memoryBytes, capacity: allocatable.memoryBytes, used: used.memoryBytes, fmt: formatMemory },
   ] as const;
-  for (const c of checks) {
-    if (c.want > c.capacity) {
-      return {
-        decision: 'Infeasible',
-        reason: AdmissionReasons.ExceedsAllocatable,
-        message: `Node didn't have enough capacity: ${c.name}, requested: ${c.fmt(c.want)}, capacity: ${c.fmt(c.capacity)}`,
-      };
-    }
-  }
+  const infeasible =
+    beyondNode(wanted, allocatable, AdmissionReasons.ExceedsAllocatable, '') ?? beyondNode(limit, allocatable, AdmissionReasons.LimitExceedsAllocatable, ' limit');
+  if (infeasible) return infeasible;
   for (const c of checks) {
     if (c.want > c.capacity - c.used) {
       return {

@@ -1,25 +1,32 @@
-// The node agent's per-pod reconcile (DESIGN.md §2.3): for a pod of this node that carries
-// `apps.tailor.dev/resize-request`, decide (pure: decide()) whether to leave it alone, report a
-// verdict (InvalidRequest, Deferred, Infeasible), actuate the request, or check that what was
-// applied still holds (a restarted container gets the spec's resources back and is re-applied);
-// actuate in the kubelet's order (order.ts) through the pod cgroup (pod-cgroup.ts) and CRI
-// (cri/actuate.ts); record the outcome in `apps.tailor.dev/resize-status` with a merge patch of
-// that annotation alone, only when it changed.
-// Must not: act on a pod of another node or on any pod of a node whose kubelet resizes, guess at
-// a half-written request, write anything but the status annotation, or lower a memory limit below
-// current usage (refused and reported as InProgress/MemoryLimitBelowUsage, retried).
+// The node agent's per-pod reconcile (DESIGN.md §2.3, §2.6): for a pod of this node that carries
+// `apps.tailor.dev/resize-request`, decide (pure: decide()) whether to leave it alone, answer with
+// a verdict, actuate the request, or check that what was applied still holds (a restarted
+// container gets the spec's resources back and is re-applied); actuate in the kubelet's order
+// (order.ts) through the pod cgroup (cgroup/pod.ts) and CRI (cri/actuate.ts); record the outcome
+// in `apps.tailor.dev/resize-status` with a merge patch of that annotation alone, only when it
+// changed. Every request on a CloneSet pod gets an answer: where the node's kubelet resizes
+// (resize/backend.ts evidence) the answer is Infeasible/KubeletResizes, and the controller moves
+// the pod to pods/resize. What was applied is kept here, in memory, rebuilt from CRI and the
+// cgroups after a restart (recoverAll); the status annotation is a report, never read back as
+// truth, so a forged status cannot skip admission.
+// Must not: act on a pod of another node, on a pod without an apps.tailor.dev CloneSet controller,
+// on a request its CloneSet revision does not ask for, on a QoS class change or a RestartContainer
+// resize (refused with a reason and an event); write anything but the status annotation; or lower
+// a memory limit below current usage (refused and reported as InProgress/MemoryLimitBelowUsage,
+// retried).
 import { Counter, type Registry } from 'prom-client';
-import { ANNOTATION_RESIZE_STATUS, type ResizeState } from '../api/types.js';
-import { applyContainerResources, type ApplyResult } from '../cri/actuate.js';
+import { ANNOTATION_RESIZE_STATUS, LABEL_CONTROLLER_REVISION_HASH, type ResizeState } from '../api/types.js';
+import { applyContainerResources, cpuMatches, memoryMatches, type ApplyResult } from '../cri/actuate.js';
 import type { CgroupReading } from '../cgroup/container.js';
 import type { Container, CriClient } from '../cri/client.js';
-import type { ConvertOptions } from '../cri/convert.js';
+import { toLinuxResources, type ConvertOptions } from '../cri/convert.js';
 import { parseQuantity, toBytes, toMilli } from '../api/quantity.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
-import type { KubeClient, Node, Pod } from '../runtime/kube-client.js';
+import type { KubeClient, KubeObject, Node, Pod } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import {
+  AgentVerdicts,
   encodeResizeStatus,
   readResizeRequest,
   readResizeStatus,
@@ -28,8 +35,10 @@ import {
   type ResizeRequest,
   type ResizeStatus,
 } from '../resize/agent-protocol.js';
-import { kubeletCanResize } from '../resize/state.js';
+import { nodeResizeEvidence } from '../resize/backend.js';
+import type { EventRecorder } from '../runtime/events.js';
 import { admit, holdsResources, nodeAllocatable, type AdmissionResult } from './admission.js';
+import { cloneSetOwner, qosClassChange, requestNotInRevision, restartRequiredBy, type ControllerRevision } from './authorize.js';
 import { planResize } from './order.js';
 import { podCgroupFromContainer, readPodCgroup, writePodCgroup, type PodCgroupOptions } from '../cgroup/pod.js';
 
@@ -59,7 +68,7 @@ export type Action =
   | { readonly action: 'None'; readonly why: string; readonly retryAfterMs?: number }
   | { readonly action: 'Report'; readonly revision: string; readonly status: StatusUpdate; readonly retryAfterMs?: number }
   | { readonly action: 'Actuate'; readonly request: ResizeRequest }
-  | { readonly action: 'Verify'; readonly request: ResizeRequest; readonly applied: NonNullable<ResizeStatus['applied']> };
+  | { readonly action: 'Verify'; readonly request: ResizeRequest; readonly applied: AppliedRecord['containers'] };
 
 /** Regular containers and sidecars (restartable init containers): what a resize can touch. */
 export function resizableContainers(pod: Pod): { name: string; resources: ContainerResources | undefined }[] {
@@ -101,33 +110,73 @@ export function validateRequest(request: ResizeRequest, pod: Pod): string | unde
   return undefined;
 }
 
+/** What this agent applied to a pod, kept by the agent itself (never read back from the annotation). */
+export interface AppliedRecord {
+  /** The revision of the request last applied. */
+  readonly revision: string;
+  /** Container name → what was applied, and to which container instance. */
+  readonly containers: Readonly<Record<string, ContainerResources & { readonly containerID: string }>>;
+}
+
+/** What the agent knows about a pod besides its annotations; each part comes from its own source. */
+export interface Evidence {
+  /** The pod's controller owner is an apps.tailor.dev CloneSet (authorize.ts cloneSetOwner). */
+  readonly cloneSetOwned: boolean;
+  /** Whether the node's kubelet resizes in place (resize/backend.ts); undefined: no evidence. */
+  readonly kubeletResizes: boolean | undefined;
+  /** The request's ControllerRevision is not known to the agent yet (its cache may lag). */
+  readonly revisionPending?: boolean;
+  /** Why the request is not what the CloneSet's revision asks for (authorize.ts). */
+  readonly notInRevision?: string | undefined;
+  /** Why the request would change the pod's QoS class (authorize.ts). */
+  readonly qosChange?: string | undefined;
+  /** Why the request needs a container restart the agent does not do (authorize.ts). */
+  readonly restartRequired?: string | undefined;
+  /** What the agent itself applied to this pod (its in-memory record). */
+  readonly applied: AppliedRecord | undefined;
+  /** The verdict on the request; undefined when it could not be judged (e.g. the Node is not known yet). */
+  readonly admission: AdmissionResult | undefined;
+}
+
+const refuse = (revision: string, reason: string, message: string): Action => ({
+  action: 'Report',
+  revision,
+  status: { state: 'Infeasible', reason, message },
+  retryAfterMs: RETRY_INFEASIBLE_MS,
+});
+
 /**
- * The per-pod decision, pure. `request`/`status` as read from the annotations; `admission` the
- * verdict on the request (undefined when it could not be judged, e.g. the Node is not known yet);
- * `kubeletResizes` whether the kubelet of the pod's node resizes in place.
+ * The per-pod decision, pure. `request`/`status` as read from the annotations; the status is
+ * only used to name a revision in an answer to an unreadable request — it never stands for what
+ * was applied (that is `evidence.applied`, the agent's own record), so a forged status cannot skip
+ * admission. Every CloneSet pod with a request gets an answer: a resize, or a verdict.
  */
-export function decide(
-  pod: Pod,
-  request: Parsed<ResizeRequest>,
-  status: Parsed<ResizeStatus>,
-  admission: AdmissionResult | undefined,
-  kubeletResizes: boolean,
-): Action {
+export function decide(pod: Pod, request: Parsed<ResizeRequest>, status: Parsed<ResizeStatus>, evidence: Evidence): Action {
   if (!request.ok && request.error === undefined) return { action: 'None', why: 'no resize request' };
-  if (kubeletResizes) return { action: 'None', why: 'the kubelet of this node resizes in place' };
+  if (!evidence.cloneSetOwned) return { action: 'None', why: 'the pod is not controlled by an apps.tailor.dev CloneSet' };
   if (pod.metadata?.deletionTimestamp || !holdsResources(pod)) return { action: 'None', why: 'the pod is terminating or finished' };
-  if (!request.ok) {
-    const revision = status.ok ? status.value.revision : '';
-    return { action: 'Report', revision, status: { state: 'Infeasible', reason: AgentReasons.InvalidRequest, message: request.error } };
+  const revision = request.ok ? request.value.revision : status.ok ? status.value.revision : '';
+  if (evidence.kubeletResizes === true) {
+    return {
+      action: 'Report',
+      revision,
+      status: {
+        state: 'Infeasible',
+        reason: AgentVerdicts.KubeletResizes,
+        message: `the kubelet of node ${pod.spec?.nodeName ?? ''} resizes in place; the agent leaves this pod to it (use pods/resize)`,
+      },
+    };
   }
+  if (!request.ok) return refuse(revision, AgentReasons.InvalidRequest, request.error ?? '');
   const r = request.value;
   const problem = validateRequest(r, pod);
-  if (problem !== undefined) {
-    return { action: 'Report', revision: r.revision, status: { state: 'Infeasible', reason: AgentReasons.InvalidRequest, message: problem } };
-  }
-  if (status.ok && status.value.revision === r.revision && status.value.state === '') {
-    return { action: 'Verify', request: r, applied: status.value.applied ?? {} };
-  }
+  if (problem !== undefined) return refuse(r.revision, AgentReasons.InvalidRequest, problem);
+  if (evidence.revisionPending) return { action: 'None', why: `ControllerRevision ${r.revision} is not known yet`, retryAfterMs: RETRY_NOT_RUNNING_MS };
+  if (evidence.notInRevision) return refuse(r.revision, AgentVerdicts.NotInRevision, evidence.notInRevision);
+  if (evidence.qosChange) return refuse(r.revision, AgentVerdicts.QoSClassChange, evidence.qosChange);
+  if (evidence.restartRequired) return refuse(r.revision, AgentVerdicts.RestartContainerUnsupported, evidence.restartRequired);
+  if (evidence.applied?.revision === r.revision) return { action: 'Verify', request: r, applied: evidence.applied.containers };
+  const admission = evidence.admission;
   if (admission === undefined) return { action: 'None', why: 'node allocatable is not known yet', retryAfterMs: RETRY_NOT_RUNNING_MS };
   if (admission.decision !== 'Admit') {
     return {
@@ -140,9 +189,17 @@ export function decide(
   return { action: 'Actuate', request: r };
 }
 
+/** Verdicts that refuse a request outright: recorded with a Warning event on the pod as well. */
+const REFUSALS: ReadonlySet<string> = new Set([
+  AgentReasons.InvalidRequest,
+  AgentVerdicts.NotInRevision,
+  AgentVerdicts.QoSClassChange,
+  AgentVerdicts.RestartContainerUnsupported,
+]);
+
 /** Containers whose recorded container ID is not the one running now (restarted); not-running ones are left out. */
 export function restartedContainers(
-  applied: NonNullable<ResizeStatus['applied']>,
+  applied: Readonly<Record<string, { readonly containerID?: string }>>,
   running: ReadonlyMap<string, string>,
   names: readonly string[],
 ): string[] {
@@ -174,7 +231,7 @@ export function nextStatus(prev: ResizeStatus | undefined, revision: string, upd
   return next;
 }
 
-export type ResizeResult = 'applied' | 'unchanged' | 'deferred' | 'infeasible' | 'invalid' | 'refused' | 'error';
+export type ResizeResult = 'applied' | 'unchanged' | 'deferred' | 'infeasible' | 'refused' | 'kubelet' | 'error';
 
 export class AgentMetrics {
   readonly resizesTotal: Counter<'result'>;
@@ -192,15 +249,18 @@ export interface AgentReconcilerOptions {
   readonly nodeName: string;
   readonly pods: Pick<Informer<Pod>, 'get' | 'list'>;
   readonly nodes: Pick<Informer<Node>, 'get'>;
+  /** CloneSets' ControllerRevisions, keyed namespace/name. */
+  readonly revisions: Pick<Informer<ControllerRevision & KubeObject>, 'get'>;
   readonly client: Pick<KubeClient, 'patch'>;
   readonly cri: Pick<CriClient, 'listContainers' | 'updateContainerResources'>;
-  /** A container's cgroup values (cgroups.ts containerCgroupReader). */
+  /** A container's cgroup values (cgroup/container.ts containerCgroupReader). */
   readonly readContainer: (containerId: string) => Promise<CgroupReading>;
-  /** A container's cgroup path below the root (cgroups.ts containerCgroupPath). */
+  /** A container's cgroup path below the root (cgroup/container.ts containerCgroupPath). */
   readonly containerCgroupPath: (containerId: string) => Promise<string>;
   readonly cgroup: PodCgroupOptions;
   readonly convert: ConvertOptions;
   readonly metrics: AgentMetrics;
+  readonly events?: Pick<EventRecorder, 'event'>;
   readonly logger: Logger;
   readonly now?: () => Date;
 }
@@ -208,18 +268,36 @@ export interface AgentReconcilerOptions {
 class Refused extends Error {}
 
 export class AgentReconciler {
+  /** Pod UID → what this agent applied to it. Rebuilt from CRI and the cgroups after a restart (recover). */
+  private readonly applied = new Map<string, AppliedRecord>();
+  /** `uid/revision` pairs whose record recover() has already tried to rebuild. */
+  private readonly recovered = new Set<string>();
+
   constructor(private readonly o: AgentReconcilerOptions) {}
+
+  /** What the agent has recorded as applied to a pod (for tests and metrics). */
+  appliedTo(uid: string): AppliedRecord | undefined {
+    return this.applied.get(uid);
+  }
+
+  /** Drops what is kept about a pod that is gone. */
+  forget(uid: string): void {
+    this.applied.delete(uid);
+    for (const key of this.recovered) if (key.startsWith(`${uid}/`)) this.recovered.delete(key);
+  }
 
   async reconcile(key: string): Promise<ReconcileResult> {
     const pod = this.o.pods.get(key);
     if (!pod || pod.spec?.nodeName !== this.o.nodeName) return undefined;
     const request = readResizeRequest(pod);
+    if (!request.ok && request.error === undefined) return undefined;
     const status = readResizeStatus(pod);
     const nodePods = this.o.pods.list().filter((p) => p.spec?.nodeName === this.o.nodeName);
-    const kubeletResizes = nodePods.some(kubeletCanResize);
-    const action = decide(pod, request, status, request.ok ? this.admission(pod, request.value, nodePods) : undefined, kubeletResizes);
-    const prev = status.ok ? status.value : undefined;
     const log = this.o.logger.child({ pod: key });
+    const evidence = nodeResizeEvidence(this.o.nodeName, nodePods, this.o.nodes.get(this.o.nodeName));
+    if (evidence.kubeletResizes !== true) await this.recoverAll(nodePods, log);
+    const action = decide(pod, request, status, this.evidence(pod, request, evidence.kubeletResizes, nodePods));
+    const prev = status.ok ? status.value : undefined;
     switch (action.action) {
       case 'None':
         log.debug({ why: action.why }, 'nothing to do');
@@ -227,10 +305,12 @@ export class AgentReconciler {
       case 'Report': {
         const written = await this.writeStatus(pod, prev, action.revision, action.status);
         if (written) {
+          const reason = action.status.reason ?? '';
           const result: ResizeResult =
-            action.status.reason === AgentReasons.InvalidRequest ? 'invalid' : action.status.state === 'Deferred' ? 'deferred' : 'infeasible';
+            reason === AgentVerdicts.KubeletResizes ? 'kubelet' : REFUSALS.has(reason) ? 'refused' : action.status.state === 'Deferred' ? 'deferred' : 'infeasible';
           this.o.metrics.resizesTotal.inc({ result });
-          log.info({ state: action.status.state, reason: action.status.reason, message: action.status.message }, 'resize not applied');
+          if (REFUSALS.has(reason)) this.o.events?.event(pod, 'Warning', `Resize${reason}`, `node agent refused the resize request: ${action.status.message ?? ''}`);
+          log.info({ state: action.status.state, reason, message: action.status.message }, 'resize not applied');
         }
         return action.retryAfterMs ? { requeueAfterMs: action.retryAfterMs } : undefined;
       }
@@ -238,13 +318,46 @@ export class AgentReconciler {
         const names = Object.keys(action.request.containers);
         const running = await this.runningContainers(pod, names);
         const restarted = restartedContainers(action.applied, new Map([...running].map(([n, c]) => [n, c.id])), names);
-        if (restarted.length === 0) return undefined;
+        if (restarted.length === 0) {
+          // Applied to these very containers: make sure the annotation says so (it is only a report).
+          await this.writeStatus(pod, prev, action.request.revision, { state: '', applied: action.applied });
+          return undefined;
+        }
         log.info({ containers: restarted }, 'containers restarted since the resize; applying again');
         return this.actuate(pod, action.request, prev, log);
       }
       case 'Actuate':
         return this.actuate(pod, action.request, prev, log);
     }
+  }
+
+  /** The evidence decide() needs, each part from its own source (none from the status annotation). */
+  private evidence(pod: Pod, request: Parsed<ResizeRequest>, kubeletResizes: boolean | undefined, nodePods: Pod[]): Evidence {
+    const record = this.applied.get(pod.metadata?.uid ?? '');
+    const base = { cloneSetOwned: cloneSetOwner(pod) !== undefined, kubeletResizes, applied: record };
+    if (!request.ok) return { ...base, admission: undefined };
+    const r = request.value;
+    const revision = this.o.revisions.get(`${pod.metadata?.namespace ?? ''}/${r.revision}`);
+    const current = (name: string): ContainerResources | undefined => {
+      const done = record?.containers[name];
+      return done ? { ...(done.requests ? { requests: done.requests } : {}), ...(done.limits ? { limits: done.limits } : {}) } : undefined;
+    };
+    let qosChange: string | undefined;
+    let restart: string | undefined;
+    try {
+      qosChange = qosClassChange(pod, r);
+      restart = restartRequiredBy(pod, r, current);
+    } catch {
+      // An unreadable quantity: validateRequest reports it first.
+    }
+    return {
+      ...base,
+      revisionPending: revision === undefined && base.cloneSetOwned && pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] === r.revision,
+      notInRevision: requestNotInRevision(pod, r, revision),
+      qosChange,
+      restartRequired: restart,
+      admission: this.admission(pod, r, nodePods),
+    };
   }
 
   private admission(pod: Pod, request: ResizeRequest, nodePods: Pod[]): AdmissionResult | undefined {
@@ -256,12 +369,54 @@ export class AgentReconciler {
       return undefined;
     }
     if (allocatable === undefined) return undefined;
+    // The other pods count with what this agent applied to them: its own record, never their annotations.
     const applied = new Map<string, Record<string, ContainerResources>>();
-    for (const p of nodePods) {
-      const s = readResizeStatus(p);
-      if (s.ok && s.value.applied) applied.set(p.metadata?.uid ?? '', s.value.applied);
-    }
+    for (const [uid, record] of this.applied) applied.set(uid, record.containers);
     return admit(request, pod, allocatable, nodePods, applied);
+  }
+
+  /**
+   * Rebuilds the record of what was applied (after an agent restart, or for a pod not seen yet)
+   * from the node itself: a CloneSet pod's request counts as applied when every container it names
+   * runs and its cgroup holds the request's values (CRI finds the containers, the cgroup files
+   * give the values). Each pod and revision is tried once; afterwards actuate() keeps the record.
+   */
+  private async recoverAll(nodePods: Pod[], log: Logger): Promise<void> {
+    const live = new Set(nodePods.map((p) => p.metadata?.uid ?? ''));
+    for (const uid of this.applied.keys()) if (!live.has(uid)) this.forget(uid);
+    for (const pod of nodePods) {
+      const request = readResizeRequest(pod);
+      const uid = pod.metadata?.uid ?? '';
+      if (!request.ok || !cloneSetOwner(pod) || !holdsResources(pod) || this.applied.get(uid)?.revision === request.value.revision) continue;
+      const key = `${uid}/${request.value.revision}`;
+      if (this.recovered.has(key)) continue;
+      this.recovered.add(key);
+      try {
+        const record = await this.recover(pod, request.value);
+        if (record) {
+          this.applied.set(uid, record);
+          log.info({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, revision: record.revision }, 'found an applied resize on the node');
+        }
+      } catch (err) {
+        log.warn({ err, pod: pod.metadata?.name }, 'could not read what the node applied; the resize is judged again');
+      }
+    }
+  }
+
+  private async recover(pod: Pod, request: ResizeRequest): Promise<AppliedRecord | undefined> {
+    const names = Object.keys(request.containers);
+    const running = await this.runningContainers(pod, names);
+    const containers: Record<string, ContainerResources & { containerID: string }> = {};
+    for (const name of names) {
+      const id = running.get(name)?.id;
+      const wanted = request.containers[name] ?? {};
+      if (id === undefined) return undefined;
+      const target = toLinuxResources(wanted, this.o.convert);
+      const reading = await this.o.readContainer(id);
+      if (!memoryMatches(target, reading) || !cpuMatches(target, reading)) return undefined;
+      containers[name] = { containerID: id, ...(wanted.requests ? { requests: wanted.requests } : {}), ...(wanted.limits ? { limits: wanted.limits } : {}) };
+    }
+    return { revision: request.revision, containers };
   }
 
   /** The running container of each name (the newest when the runtime lists several). */
@@ -292,10 +447,12 @@ export class AgentReconciler {
         });
         return { requeueAfterMs: RETRY_NOT_RUNNING_MS };
       }
-      // What each container runs with now: what the agent applied to this very instance, else its spec.
+      // What each container runs with now: what the agent applied to this very instance (its own
+      // record), else its spec.
+      const record = this.applied.get(pod.metadata?.uid ?? '');
       const current: Record<string, ContainerResources> = {};
       for (const c of resizableContainers(pod)) {
-        const done = prev?.applied?.[c.name];
+        const done = record?.containers[c.name];
         const id = running.get(c.name)?.id;
         current[c.name] = done && (id === undefined || done.containerID === id) ? { requests: done.requests, limits: done.limits } : (c.resources ?? {});
       }
@@ -337,11 +494,13 @@ export class AgentReconciler {
         }
       }
 
-      const applied: NonNullable<ResizeStatus['applied']> = {};
+      const applied: Record<string, ContainerResources & { containerID: string }> = {};
       for (const name of names) {
         const r = request.containers[name] ?? {};
         applied[name] = { containerID: running.get(name)?.id ?? '', ...(r.requests ? { requests: r.requests } : {}), ...(r.limits ? { limits: r.limits } : {}) };
       }
+      // Containers an earlier request resized and this one does not name keep their values.
+      this.applied.set(pod.metadata?.uid ?? '', { revision: request.revision, containers: { ...(record?.containers ?? {}), ...applied } });
       await this.writeStatus(pod, prev, request.revision, { state: '', applied });
       this.o.metrics.resizesTotal.inc({ result: changed ? 'applied' : 'unchanged' });
       log.info({ revision: request.revision, steps: steps.length, changed }, 'resize applied');

@@ -1,5 +1,6 @@
 // Wires the node agent into a Manager: an informer for the pods bound to this node only
-// (fieldSelector spec.nodeName) and one for this Node, the AgentReconciler behind a controller,
+// (fieldSelector spec.nodeName), one for this Node, one for CloneSets' ControllerRevisions (the
+// agent checks each request against its revision), the AgentReconciler behind a controller,
 // and the triggers that retry pending resizes (Deferred/Infeasible/InProgress): any pod of the
 // node coming, going or changing, the Node changing, and a periodic resync.
 // Must not: decide anything about a pod (reconciler.ts), or watch pods of other nodes.
@@ -7,11 +8,15 @@ import { ANNOTATION_RESIZE_REQUEST } from '../api/types.js';
 import { containerCgroupPath, containerCgroupReader, type CgroupVersion } from '../cgroup/container.js';
 import type { CriClient } from '../cri/client.js';
 import { objectKey } from '../runtime/informer.js';
-import type { Node, Pod } from '../runtime/kube-client.js';
+import type { KubeObject, Node, Pod } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Manager } from '../runtime/manager.js';
 import { readResizeStatus } from '../resize/agent-protocol.js';
+import type { ControllerRevision } from './authorize.js';
 import { AgentMetrics, AgentReconciler } from './reconciler.js';
+
+/** The label the controller puts on its ControllerRevisions (src/cloneset/revision-store.ts CLONESET_LABEL). */
+const CLONESET_REVISION_LABEL = 'apps.tailor.dev/cloneset';
 
 export interface AgentOptions {
   readonly nodeName: string;
@@ -43,12 +48,21 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
   const node = encodeURIComponent(options.nodeName);
   const pods = manager.informer<Pod>({ name: 'node-pods', path: '/api/v1/pods', fieldSelector: `spec.nodeName=${node}` });
   const nodes = manager.informer<Node>({ name: 'node', path: '/api/v1/nodes', fieldSelector: `metadata.name=${node}` });
+  // Only the revisions Tailor's controller made (it labels them with their CloneSet's name); the
+  // agent still checks each one's controller owner against the pod's.
+  const revisions = manager.informer<ControllerRevision & KubeObject>({
+    name: 'controllerrevisions',
+    path: '/apis/apps/v1/controllerrevisions',
+    labelSelector: CLONESET_REVISION_LABEL,
+  });
   const cgroup = { root: options.cgroupRoot, version: options.cgroupVersion };
   const reconciler = new AgentReconciler({
     nodeName: options.nodeName,
     pods,
     nodes,
+    revisions,
     client: manager.client,
+    events: manager.events,
     cri: options.cri,
     readContainer: containerCgroupReader(options.cri, cgroup),
     containerCgroupPath: (id) => containerCgroupPath(options.cri, id, cgroup),
@@ -76,7 +90,10 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
       const freed = oldPod.status?.phase !== pod.status?.phase || oldPod.metadata?.annotations !== pod.metadata?.annotations;
       if (freed) enqueuePending(pod);
     },
-    onDelete: () => enqueuePending(),
+    onDelete: (pod) => {
+      reconciler.forget(pod.metadata?.uid ?? '');
+      enqueuePending();
+    },
   });
   nodes.addHandler({ onAdd: () => enqueuePending(), onUpdate: () => enqueuePending() });
 

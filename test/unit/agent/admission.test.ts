@@ -102,3 +102,24 @@ describe('nodeAllocatable', () => {
     expect(nodeAllocatable(input)).toEqual(want);
   });
 });
+
+describe('admission checks limits as well as requests', () => {
+  const lim = (cpuReq: string, cpuLim: string, memReq: string, memLim: string): ContainerResources => ({
+    requests: { cpu: cpuReq, memory: memReq },
+    limits: { cpu: cpuLim, memory: memLim },
+  });
+  test.each<[string, ContainerResources, string, string | undefined]>([
+    ['a cpu limit beyond allocatable is Infeasible though the request fits', lim('1', '5', '1Gi', '1Gi'), 'Infeasible', 'LimitExceedsAllocatable'],
+    ['a memory limit beyond allocatable is Infeasible though the request fits', lim('1', '1', '1Gi', '9Gi'), 'Infeasible', 'LimitExceedsAllocatable'],
+    ['a limit at allocatable is admitted', lim('1', '4', '1Gi', '8Gi'), 'Admit', undefined],
+    ['no limit at all is admitted (bounded by the node itself)', req('1', '1Gi'), 'Admit', undefined],
+  ])('%s', (_, resources, decision, reason) => {
+    const result = admit(request({ x: resources }), pod('a', { x: req('100m', '100Mi') }), node, [], none);
+    expect(result).toMatchObject({ decision, ...(reason ? { reason } : {}) });
+  });
+
+  test('limits of several containers add up against allocatable', () => {
+    const p = pod('a', { x: req('100m', '100Mi'), y: lim('100m', '3', '100Mi', '100Mi') });
+    expect(admit(request({ x: lim('100m', '2', '100Mi', '100Mi') }), p, node, [], none)).toMatchObject({ decision: 'Infeasible', reason: 'LimitExceedsAllocatable', message: expect.stringMatching(/cpu limit, requested: 5000m, capacity: 4000m/) });
+  });
+});

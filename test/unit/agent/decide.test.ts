@@ -1,7 +1,8 @@
 // The agent's per-pod decision (decide), request validation, restart detection and the status
-// write rule (only when changed, since kept while the state holds).
+// write rule (only when changed, since kept while the state holds). The status annotation never
+// stands for what was applied: only the agent's own record (Evidence.applied) does.
 import { describe, expect, test } from '@jest/globals';
-import { decide, nextStatus, restartedContainers, validateRequest, type Action } from '../../../src/agent/reconciler.js';
+import { decide, nextStatus, restartedContainers, validateRequest, type Action, type AppliedRecord, type Evidence } from '../../../src/agent/reconciler.js';
 import type { AdmissionResult } from '../../../src/agent/admission.js';
 import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../../../src/api/types.js';
 import { readResizeRequest, readResizeStatus, type ResizeRequest, type ResizeStatus } from '../../../src/resize/agent-protocol.js';
@@ -31,14 +32,17 @@ const deferred: AdmissionResult = { decision: 'Deferred', reason: 'InsufficientN
 const infeasible: AdmissionResult = { decision: 'Infeasible', reason: 'ExceedsAllocatable', message: 'cpu' };
 const done: ResizeStatus = { revision: 'r2', state: '', since: '2024-01-01T00:00:00Z', applied: { app: { containerID: 'c1' } } };
 
+const record: AppliedRecord = { revision: 'r2', containers: { app: { containerID: 'c1', requests: { cpu: '200m', memory: '128Mi' }, limits: { cpu: '400m', memory: '256Mi' } } } };
+
 describe('decide', () => {
-  const run = (p: Pod, admission: AdmissionResult | undefined, kubelet = false): Action =>
-    decide(p, readResizeRequest(p), readResizeStatus(p), admission, kubelet);
+  const run = (p: Pod, admission: AdmissionResult | undefined, kubelet = false, more: Partial<Evidence> = {}): Action =>
+    decide(p, readResizeRequest(p), readResizeStatus(p), { cloneSetOwned: true, kubeletResizes: kubelet, applied: undefined, admission, ...more });
+  const kubeletAnswer = { action: 'Report', status: expect.objectContaining({ state: 'Infeasible', reason: 'KubeletResizes' }) };
 
   test.each<[string, Pod, AdmissionResult | undefined, boolean, Partial<Record<string, unknown>>]>([
     ['no request: nothing', pod(), admitted, false, { action: 'None', why: 'no resize request' }],
-    ['kubelet resizes: nothing, even with a request', withRequest(goodRequest), admitted, true, { action: 'None' }],
-    ['kubelet resizes: nothing, even for an invalid request', withRequest('{'), admitted, true, { action: 'None' }],
+    ['kubelet resizes: the request is answered KubeletResizes, never left silent', withRequest(goodRequest), admitted, true, { ...kubeletAnswer, revision: 'r2' }],
+    ['kubelet resizes: an invalid request is answered KubeletResizes too', withRequest('{'), admitted, true, kubeletAnswer],
     ['not JSON: Infeasible InvalidRequest', withRequest('{half'), admitted, false, { action: 'Report', status: expect.objectContaining({ state: 'Infeasible', reason: 'InvalidRequest', message: expect.stringMatching(/not JSON/) }) }],
     ['no revision: InvalidRequest', withRequest({ containers: { app: {} } }), admitted, false, { action: 'Report', status: expect.objectContaining({ reason: 'InvalidRequest', message: expect.stringMatching(/revision/) }) }],
     ['unknown container: InvalidRequest', withRequest({ revision: 'r2', containers: { nope: {} } }), admitted, false, { action: 'Report', revision: 'r2', status: expect.objectContaining({ reason: 'InvalidRequest', message: expect.stringMatching(/nope/) }) }],
@@ -48,13 +52,27 @@ describe('decide', () => {
     ['Infeasible admission: reported', withRequest(goodRequest), infeasible, false, { action: 'Report', status: expect.objectContaining({ state: 'Infeasible' }) }],
     ['admission unknown: wait', withRequest(goodRequest), undefined, false, { action: 'None', retryAfterMs: 5_000 }],
     ['admitted: actuate', withRequest(goodRequest), admitted, false, { action: 'Actuate', request: goodRequest }],
-    ['already applied for this revision: verify (restart check), no re-admission', withRequest(goodRequest, done), deferred, false, { action: 'Verify', applied: done.applied }],
-    ['applied for an older revision: admit again', withRequest(goodRequest, { ...done, revision: 'r1' }), admitted, false, { action: 'Actuate' }],
+    ['a status claiming this revision applied (forged or stale) does not skip admission', withRequest(goodRequest, done), infeasible, false, { action: 'Report', status: expect.objectContaining({ state: 'Infeasible', reason: 'ExceedsAllocatable' }) }],
+    ['a status claiming applied with empty applied values does not skip admission', withRequest(goodRequest, { ...done, applied: {} }), deferred, false, { action: 'Report', status: expect.objectContaining({ state: 'Deferred' }) }],
+    ['a status claiming applied does not skip actuation either', withRequest(goodRequest, done), admitted, false, { action: 'Actuate' }],
     ['refused earlier (InProgress): try again', withRequest(goodRequest, { ...done, state: 'InProgress', reason: 'MemoryLimitBelowUsage' }), admitted, false, { action: 'Actuate' }],
     ['terminating pod: nothing', { ...withRequest(goodRequest), metadata: { ...withRequest(goodRequest).metadata, deletionTimestamp: '2024-01-01T00:00:00Z' } }, admitted, false, { action: 'None' }],
     ['finished pod: nothing', { ...withRequest(goodRequest), status: { phase: 'Succeeded' } }, admitted, false, { action: 'None' }],
   ])('%s', (_, p, admission, kubelet, want) => {
     expect(run(p, admission, kubelet)).toMatchObject(want);
+  });
+
+  test.each<[string, Partial<Evidence>, Partial<Record<string, unknown>>]>([
+    ['a pod without a CloneSet owner is ignored: no answer, no action', { cloneSetOwned: false }, { action: 'None', why: expect.stringMatching(/CloneSet/) }],
+    ['a pod without a CloneSet owner is ignored even where the kubelet resizes', { cloneSetOwned: false, kubeletResizes: true }, { action: 'None' }],
+    ['what the agent itself applied for this revision: verify, no re-admission', { applied: record, admission: deferred }, { action: 'Verify', applied: record.containers }],
+    ['what the agent applied for an older revision: admit again', { applied: { ...record, revision: 'r1' } }, { action: 'Actuate' }],
+    ['a request the revision does not ask for is refused NotInRevision', { notInRevision: 'container app: cpu request 200m, the revision asks for 100m' }, { action: 'Report', status: expect.objectContaining({ state: 'Infeasible', reason: 'NotInRevision', message: expect.stringMatching(/revision asks for/) }) }],
+    ['a revision not in the cache yet: wait, no verdict', { revisionPending: true }, { action: 'None', retryAfterMs: 5_000 }],
+    ['a QoS class change is refused', { qosChange: 'from Burstable to Guaranteed' }, { action: 'Report', status: expect.objectContaining({ state: 'Infeasible', reason: 'QoSClassChange' }) }],
+    ['a RestartContainer resize is refused, never resized live', { restartRequired: 'container app has resizePolicy RestartContainer' }, { action: 'Report', status: expect.objectContaining({ state: 'Infeasible', reason: 'RestartContainerUnsupported' }) }],
+  ])('%s', (_, more, want) => {
+    expect(run(withRequest(goodRequest, done), admitted, false, more)).toMatchObject(want);
   });
 });
 

@@ -12,8 +12,9 @@ import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../../../sr
 import type { CgroupReading } from '../../../src/cgroup/container.js';
 import type { Container, LinuxContainerResources } from '../../../src/cri/client.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
-import type { Node, Pod } from '../../../src/runtime/kube-client.js';
+import type { KubeObject, Node, Pod } from '../../../src/runtime/kube-client.js';
 import type { ResizeStatus } from '../../../src/resize/agent-protocol.js';
+import type { ControllerRevision } from '../../../src/agent/authorize.js';
 
 const Mi = 1024n * 1024n;
 const POD_CG = '/kubepods/burstable/podu1';
@@ -28,6 +29,7 @@ afterAll(async () => {
 
 interface World {
   reconciler: AgentReconciler;
+  events: string[];
   calls: string[];
   patches: ResizeStatus[];
   pods: Map<string, Pod>;
@@ -37,12 +39,24 @@ interface World {
   podFile: (controller: string, file: string) => Promise<string>;
 }
 
+const OWNER = { apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'cs1', controller: true };
+const revision = (name: string, resources: object): ControllerRevision & { metadata: { name: string; namespace: string } } => ({
+  metadata: { name, namespace: 'ns', ownerReferences: [OWNER] },
+  data: { template: { spec: { containers: [{ name: 'app', resources }] } } },
+});
+const REVISIONS = new Map([
+  ['ns/r2', revision('r2', { requests: { cpu: '200m', memory: '128Mi' }, limits: { cpu: '400m', memory: '256Mi' } })],
+  ['ns/r3', revision('r3', { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '200m', memory: '64Mi' } })],
+]);
+
 function makePod(status?: ResizeStatus, kubelet = false): Pod {
   return {
     metadata: {
       name: 'p',
       namespace: 'ns',
       uid: 'u1',
+      labels: { 'controller-revision-hash': 'r2' },
+      ownerReferences: [OWNER],
       annotations: {
         [ANNOTATION_RESIZE_REQUEST]: JSON.stringify({
           revision: 'r2',
@@ -61,7 +75,7 @@ function makePod(status?: ResizeStatus, kubelet = false): Pod {
   };
 }
 
-async function world(pod: Pod, usage = 10n * Mi): Promise<World> {
+async function world(pod: Pod, usage = 10n * Mi, allocatable = { cpu: '4', memory: '8Gi' }): Promise<World> {
   const cgRoot = await mkdtemp(join(root, 'cg-'));
   await mkdir(join(cgRoot, 'cpu', POD_CG), { recursive: true });
   await mkdir(join(cgRoot, 'memory', POD_CG), { recursive: true });
@@ -77,7 +91,8 @@ async function world(pod: Pod, usage = 10n * Mi): Promise<World> {
   const pods = new Map([['ns/p', pod]]);
   const cgroup = { memoryLimitInBytes: 128n * Mi, memoryUsageInBytes: usage, cpuShares: 102n, cpuQuota: 20_000n };
   const containerId = { value: 'c1' };
-  const node: Node = { metadata: { name: 'n1' }, status: { allocatable: { cpu: '4', memory: '8Gi' } } };
+  const node: Node = { metadata: { name: 'n1' }, status: { allocatable } };
+  const events: string[] = [];
   const metrics = new AgentMetrics(new Registry());
   const reading = (): CgroupReading => ({
     version: 1,
@@ -94,6 +109,8 @@ async function world(pod: Pod, usage = 10n * Mi): Promise<World> {
     nodeName: 'n1',
     pods: { get: (k: string) => pods.get(k), list: () => [...pods.values()] },
     nodes: { get: () => node },
+    revisions: { get: (k: string) => REVISIONS.get(k) as (ControllerRevision & KubeObject) | undefined },
+    events: { event: (_o, type, reason, message) => events.push(`${type} ${reason}: ${message}`) },
     client: {
       patch: async <T,>(_path: string, body: unknown): Promise<T> => {
         const text = (body as { metadata: { annotations: Record<string, string> } }).metadata.annotations[ANNOTATION_RESIZE_STATUS] ?? '';
@@ -124,7 +141,7 @@ async function world(pod: Pod, usage = 10n * Mi): Promise<World> {
     now: () => new Date('2024-01-01T00:00:00Z'),
   });
   const podFile = (c: string, f: string): Promise<string> => readFile(join(cgRoot, c, POD_CG, f), 'utf8');
-  return { reconciler, calls, patches, pods, cgroup, containerId, metrics, podFile };
+  return { reconciler, events, calls, patches, pods, cgroup, containerId, metrics, podFile };
 }
 
 describe('AgentReconciler', () => {
@@ -180,6 +197,7 @@ describe('AgentReconciler', () => {
     w = await world(makePod(), 300n * Mi);
     // shrink request: 64Mi limit while 300Mi are in use
     const pod = makePod();
+    pod.metadata!.labels!['controller-revision-hash'] = 'r3';
     pod.metadata!.annotations![ANNOTATION_RESIZE_REQUEST] = JSON.stringify({ revision: 'r3', containers: { app: { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '200m', memory: '64Mi' } } } });
     w.pods.set('ns/p', pod);
     const result = await w.reconciler.reconcile('ns/p');
@@ -188,11 +206,45 @@ describe('AgentReconciler', () => {
     expect(result).toEqual({ requeueAfterMs: 10_000 });
   });
 
-  test('where the kubelet resizes, the agent does nothing', async () => {
+  test('where the kubelet resizes, the agent resizes nothing and answers KubeletResizes', async () => {
     w = await world(makePod(undefined, true));
     await w.reconciler.reconcile('ns/p');
     expect(w.calls).toEqual([]);
+    expect(w.patches).toEqual([expect.objectContaining({ revision: 'r2', state: 'Infeasible', reason: 'KubeletResizes' })]);
+  });
+
+  test('a forged status with empty applied values does not skip admission: a request beyond allocatable is Infeasible, nothing is written to cgroups', async () => {
+    w = await world(makePod({ revision: 'r2', state: '', since: '2024-01-01T00:00:00Z', applied: {} }), 10n * Mi, { cpu: '150m', memory: '8Gi' });
+    await w.reconciler.reconcile('ns/p');
+    expect(w.calls).toEqual([]);
+    expect((await w.podFile('cpu', 'cpu.shares')).trim()).toBe('102');
+    expect(w.patches).toEqual([expect.objectContaining({ revision: 'r2', state: 'Infeasible', reason: 'ExceedsAllocatable' })]);
+  });
+
+  test('a pod without a CloneSet controller owner is ignored: no cgroup write, no answer', async () => {
+    const pod = makePod();
+    pod.metadata!.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs1', controller: true }];
+    w.pods.set('ns/p', pod);
+    await w.reconciler.reconcile('ns/p');
+    expect(w.calls).toEqual([]);
     expect(w.patches).toEqual([]);
+  });
+
+  test('a request that differs from its revision\'s template is refused with a reason and a Warning event', async () => {
+    const pod = makePod();
+    pod.metadata!.annotations![ANNOTATION_RESIZE_REQUEST] = JSON.stringify({ revision: 'r2', containers: { app: { requests: { cpu: '3', memory: '128Mi' }, limits: { cpu: '4', memory: '256Mi' } } } });
+    w.pods.set('ns/p', pod);
+    await w.reconciler.reconcile('ns/p');
+    expect(w.calls).toEqual([]);
+    expect(w.patches).toEqual([expect.objectContaining({ state: 'Infeasible', reason: 'NotInRevision', message: expect.stringMatching(/cpu request 3, the revision asks for 200m/) })]);
+    expect(w.events).toEqual([expect.stringMatching(/^Warning ResizeNotInRevision: /)]);
+  });
+
+  test('after an agent restart, a resize the cgroups already hold is recognised from the node, not re-applied', async () => {
+    Object.assign(w.cgroup, { memoryLimitInBytes: 256n * Mi, cpuShares: 204n, cpuQuota: 40_000n });
+    await w.reconciler.reconcile('ns/p');
+    expect(w.calls).toEqual([]);
+    expect(w.reconciler.appliedTo('u1')).toEqual({ revision: 'r2', containers: { app: expect.objectContaining({ containerID: 'c1' }) } });
   });
 
   test('a pod of another node is left alone', async () => {
