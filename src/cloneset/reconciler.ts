@@ -103,7 +103,8 @@ export class CloneSetReconciler {
     const status = withConditions(plan.status, written, now);
     await this.writeStatus(stored, cs, status);
     if (failures.length > 0) {
-      for (const f of failures) this.deps.events.event(stored, 'Warning', f.reason, f.message);
+      // One event when a refusal starts or changes, like its condition; the retries stay quiet.
+      for (const f of failures) if (!alreadyReported(cs, f.condition, f.message)) this.deps.events.event(stored, 'Warning', f.reason, f.message);
       throw reconcileFailure(failures);
     }
     await this.store.prune(cs, pods, status);
@@ -116,7 +117,7 @@ export class CloneSetReconciler {
     const info = describeFailure('create the ControllerRevision of the template', err);
     const condition = { status: 'True' as const, reason: conditionReason(info.permanent), message: info.message };
     const status = withConditions((cs.status ?? {}) as CloneSetStatus, { [Conditions.FailedRevision]: condition }, this.now());
-    this.deps.events.event(stored, 'Warning', EventReasons.FailedRevision, info.message);
+    if (!alreadyReported(cs, Conditions.FailedRevision, info.message)) this.deps.events.event(stored, 'Warning', EventReasons.FailedRevision, info.message);
     await this.writeStatus(stored, cs, status);
     throw reconcileFailure([{ ...info, cause: err }]);
   }
@@ -147,6 +148,9 @@ export class CloneSetReconciler {
     }
   }
 }
+
+const alreadyReported = (cs: DefaultedWireCloneSet, type: string, message: string): boolean =>
+  (cs.status as CloneSetStatus | undefined)?.conditions?.some((c) => c.type === type && c.status === 'True' && c.message === message) === true;
 
 const conditionReason = (permanent: boolean): string => (permanent ? ConditionReasons.ApiRejected : ConditionReasons.ApiRefused);
 

@@ -83,6 +83,13 @@ interface InvalidCase {
 
 const invalid: InvalidCase[] = [
   {
+    name: 'a name of 53 characters, whose revision label could not fit 63',
+    mutate: (m) => {
+      m.metadata.name = `n${'x'.repeat(52)}`;
+    },
+    expect: ['metadata.name must be at most 52 characters', 'label values are limited to 63 characters'],
+  },
+  {
     name: 'a CloneSet without a selector',
     mutate: (m) => delete spec(m).selector,
     expect: ['spec.selector: Required value'],
@@ -379,6 +386,11 @@ describe('the CloneSet CRD', () => {
       mergePatch,
     )) as Manifest;
     expect(patched.spec.replicas).toBe(3);
+  });
+
+  it('accepts a name of exactly 52 characters', async () => {
+    const manifest = valid(`n${'x'.repeat(51)}`);
+    await expect(create(manifest)).resolves.toBeDefined();
   });
 
   it('accepts a minimal CloneSet and fills in the defaults', async () => {

@@ -17,6 +17,8 @@ export interface ControllerTestBed {
   kubelet: FakeKubelet;
   /** Stops the controller (gracefully) and starts a new one with empty caches. */
   restartController(): Promise<void>;
+  /** API requests the running controller has sent (rest_client_requests_total, all labels). */
+  controllerRequests(): Promise<number>;
 }
 
 export function controllerTestBed(prefix: string, options: { fakeKubelet?: boolean } = {}): ControllerTestBed {
@@ -45,6 +47,10 @@ export function controllerTestBed(prefix: string, options: { fakeKubelet?: boole
     async restartController() {
       await controller?.stop();
       controller = startController(kc, ns);
+    },
+    async controllerRequests() {
+      const metric = await controller?.manager.metrics.restClientRequestsTotal.get();
+      return (metric?.values ?? []).reduce((sum, v) => sum + v.value, 0);
     },
   };
 }

@@ -1,0 +1,233 @@
+import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { planReconcile, type PlanInput } from '../../../src/cloneset/planner.js';
+import { CloneSetConditionTypes as Conditions } from '../../../src/api/types.js';
+import { resolveRolloutLimits } from '../../../src/cloneset/update.js';
+import type { Plan } from '../../../src/cloneset/intents.js';
+import type { Pod } from '../../../src/runtime/kube-client.js';
+import {
+  NEW,
+  NOW,
+  OLD,
+  applyPlan,
+  availableCount,
+  cloneSet,
+  disruptedAvailable,
+  intentsOf,
+  pod,
+  revisionTemplates,
+  type Change,
+  type CloneSetSpec,
+  type PodSpec,
+} from '../../support/planner-fixtures.js';
+
+function plan(spec: CloneSetSpec, pods: PodSpec[], at = NOW): { plan: Plan; pods: Pod[]; input: PlanInput } {
+  const templates = revisionTemplates(spec.change ?? 'image');
+  const objects = pods.map((p) => pod(p, templates));
+  const input: PlanInput = {
+    cloneSet: cloneSet(spec),
+    pods: objects,
+    revisions: { updateRevision: NEW, currentRevision: OLD, templates },
+    now: at,
+    resizeBackend: 'kubelet',
+  };
+  return { plan: planReconcile(input), pods: objects, input };
+}
+
+const names = (n: number, s: Omit<PodSpec, 'name'> = {}): PodSpec[] => Array.from({ length: n }, (_, i) => ({ name: `p${i}`, ...s }));
+const condition = (p: Plan, type: string) => p.status.conditions?.find((c) => c.type === type);
+
+describe('the planner draws every disruption from one budget', () => {
+  it('recreates only one of four Infeasible pods when maxUnavailable is 1', () => {
+    const { plan: p } = plan({ replicas: 4, maxUnavailable: 1, change: 'cpu' }, names(4, { revision: NEW, resize: 'Infeasible' }));
+    expect(intentsOf(p, 'delete').map((d) => d.reason)).toEqual(['ResizeRecreate']);
+    expect(p.budget).toEqual({ total: 1, used: 1 });
+    expect(condition(p, Conditions.ResizeBlocked)).toMatchObject({ status: 'True', reason: 'Infeasible' });
+    expect(condition(p, Conditions.ResizeBlocked)?.message).toMatch(/recreate waits for maxUnavailable 1/);
+  });
+
+  it('recreates no Infeasible pod while an unschedulable replacement holds the budget', () => {
+    const pods = [...names(3, { revision: NEW, resize: 'Infeasible' }), { name: 'replacement', revision: NEW, scheduled: false }];
+    const { plan: p } = plan({ replicas: 4, maxUnavailable: 1, change: 'cpu' }, pods);
+    expect(intentsOf(p, 'delete')).toEqual([]);
+    expect(condition(p, Conditions.ResizeBlocked)?.message).toMatch(/out of service: replacement/);
+  });
+
+  it('waits instead of recreating when onInfeasible is Wait, and says so', () => {
+    const { plan: p } = plan({ replicas: 2, maxUnavailable: 2, change: 'cpu', onInfeasible: 'Wait' }, names(2, { revision: NEW, resize: 'Infeasible' }));
+    expect(intentsOf(p, 'delete')).toEqual([]);
+    expect(condition(p, Conditions.ResizeBlocked)).toMatchObject({ status: 'True', reason: 'Infeasible' });
+  });
+
+  it('counts a Deferred resize past its timeout as a disruption like Infeasible', () => {
+    const { plan: p } = plan({ replicas: 3, maxUnavailable: 1, change: 'cpu' }, names(3, { revision: NEW, resize: 'Deferred' }));
+    expect(intentsOf(p, 'delete')).toHaveLength(1);
+    expect(intentsOf(p, 'delete')[0]?.message).toMatch(/DeferredTimeout/);
+  });
+
+  it('drains at most maxUnavailable pods for an image change', () => {
+    const { plan: p } = plan({ replicas: 5, maxUnavailable: 2, change: 'image' }, names(5));
+    expect(intentsOf(p, 'drain')).toHaveLength(2);
+  });
+
+  it('falls back to recreate within the budget when a change cannot be made in place', () => {
+    const { plan: p } = plan({ replicas: 4, maxUnavailable: 1, change: 'env' }, names(4));
+    expect(intentsOf(p, 'delete').map((d) => d.reason)).toEqual(['RecreateFallback']);
+    expect(p.events.map((e) => e.reason)).toContain('RecreateFallback');
+  });
+
+  it('resizes every pod at once when nothing restarts, bounded only by the partition', () => {
+    const { plan: p } = plan({ replicas: 4, maxUnavailable: 1, partition: 1, change: 'cpu' }, names(4));
+    expect(intentsOf(p, 'patch')).toHaveLength(3);
+    expect(intentsOf(p, 'drain')).toEqual([]);
+  });
+
+  it('replaces a never-scheduled pod at no cost when the template is reverted', () => {
+    const pods = [...names(3, { revision: NEW }), { name: 'stuck', revision: NEW, scheduled: false }];
+    // The revert: the update revision is the old one again.
+    const templates = revisionTemplates('cpu');
+    const objects = pods.map((s) => pod(s, templates));
+    const p = planReconcile({
+      cloneSet: cloneSet({ replicas: 4, maxUnavailable: 1, change: 'cpu' }),
+      pods: objects,
+      revisions: { updateRevision: OLD, currentRevision: OLD, templates },
+      now: NOW,
+      resizeBackend: 'kubelet',
+    });
+    expect(intentsOf(p, 'delete').map((d) => [d.pod.metadata?.name, d.reason])).toEqual([['stuck', 'ReplaceUnscheduled']]);
+    expect(intentsOf(p, 'patch').map((i) => i.pod.metadata?.name).sort()).toEqual(['p0', 'p1', 'p2']);
+    expect(disruptedAvailable(p, objects)).toEqual([]);
+  });
+
+  it('says the rollout is blocked, naming the pods, when maxUnavailable pods are out of service', () => {
+    const pods = [{ name: 'broken', revision: NEW, ready: false }, ...names(3)];
+    const { plan: p } = plan({ replicas: 4, maxUnavailable: 1, change: 'image' }, pods);
+    expect(intentsOf(p, 'drain')).toEqual([]);
+    expect(condition(p, Conditions.RolloutBlocked)).toMatchObject({ status: 'True', reason: 'MaxUnavailable' });
+    expect(condition(p, Conditions.RolloutBlocked)?.message).toMatch(/broken/);
+    expect(p.events.filter((e) => e.reason === 'RolloutBlocked')).toHaveLength(1);
+  });
+
+  it('plans the RolloutBlocked event only when the condition changes', () => {
+    const pods = [{ name: 'broken', revision: NEW, ready: false }, ...names(3)];
+    const first = plan({ replicas: 4, maxUnavailable: 1, change: 'image' }, pods).plan;
+    const again = plan({ replicas: 4, maxUnavailable: 1, change: 'image', status: first.status }, pods).plan;
+    expect(again.events.filter((e) => e.reason === 'RolloutBlocked')).toEqual([]);
+    expect(condition(again, Conditions.RolloutBlocked)?.message).toBe(condition(first, Conditions.RolloutBlocked)?.message);
+  });
+
+  it('does not touch a ready pod named in podsToDelete when the budget is spent', () => {
+    const pods = [{ name: 'unready', revision: NEW, ready: false }, ...names(3, { revision: NEW })];
+    const { plan: p } = plan({ replicas: 4, maxUnavailable: 1, podsToDelete: ['p0'] }, pods);
+    expect(intentsOf(p, 'delete')).toEqual([]);
+  });
+
+  it('reads an invalid inplace-update-state as absent and reports it on the pod', () => {
+    const pods = [{ name: 'odd', revision: NEW, drained: true, updateState: '{"revision": 5}' }, ...names(2, { revision: NEW })];
+    const { plan: p } = plan({ replicas: 3, maxUnavailable: 1, change: 'image' }, pods);
+    const event = p.events.find((e) => e.reason === 'InvalidAnnotation');
+    expect(event).toMatchObject({ type: 'Warning' });
+    expect(event?.on).not.toBe('cloneset');
+    expect(event?.message).toMatch(/inplace-update-state at revision/);
+  });
+
+  it('does not throw on annotations of any shape', () => {
+    for (const value of ['null', '[]', '5', '{"changed": {"app": 5}}', '{"revision":"x","updateTimestamp":"now"}', 'not json']) {
+      expect(() => plan({ replicas: 2, change: 'image' }, [{ name: 'a', drained: true, revision: NEW, updateState: value }, { name: 'b' }])).not.toThrow();
+    }
+  });
+
+  it('releases a pod whose labels no longer match the selector and plans nothing else for it', () => {
+    const { plan: p } = plan({ replicas: 1 }, [{ name: 'gone', labels: { app: 'other' } }, { name: 'kept', revision: NEW }]);
+    expect(intentsOf(p, 'release').map((r) => r.pod.metadata?.name)).toEqual(['gone']);
+    expect(p.intents.filter((i) => i.kind !== 'release' && i.kind !== 'create').map((i) => (i as { pod: Pod }).pod.metadata?.name)).not.toContain('gone');
+  });
+});
+
+// ---- Properties --------------------------------------------------------------------------
+
+const podArb = (i: number): fc.Arbitrary<PodSpec> =>
+  fc.record({
+    name: fc.constant(`p${i}`),
+    revision: fc.constantFrom(OLD, NEW),
+    ready: fc.boolean(),
+    scheduled: fc.boolean().map((b) => b || i % 3 !== 0),
+    terminating: fc.boolean().map((b) => b && i % 4 === 0),
+    drained: fc.boolean().map((b) => b && i % 2 === 0),
+    resize: fc.constantFrom(undefined, 'Infeasible', 'Deferred', 'InProgress') as fc.Arbitrary<PodSpec['resize']>,
+  });
+
+const scenarioArb = fc
+  .record({
+    replicas: fc.integer({ min: 0, max: 8 }),
+    type: fc.constantFrom('ReCreate', 'InPlaceIfPossible', 'InPlaceOnly') as fc.Arbitrary<CloneSetSpec['type']>,
+    maxUnavailable: fc.oneof(fc.integer({ min: 0, max: 3 }), fc.constantFrom('0%', '20%', '50%', '100%')),
+    maxSurge: fc.oneof(fc.integer({ min: 0, max: 2 }), fc.constantFrom('0%', '25%')),
+    partition: fc.oneof(fc.integer({ min: 0, max: 8 }), fc.constantFrom('0%', '50%')),
+    paused: fc.boolean(),
+    onInfeasible: fc.constantFrom('Recreate', 'Wait') as fc.Arbitrary<'Recreate' | 'Wait'>,
+    onTimeout: fc.constantFrom('Recreate', 'Wait') as fc.Arbitrary<'Recreate' | 'Wait'>,
+    change: fc.constantFrom('image', 'cpu', 'env') as fc.Arbitrary<Change>,
+    podCount: fc.integer({ min: 0, max: 10 }),
+    deleteMask: fc.integer({ min: 0, max: 1023 }),
+  })
+  .chain((s) => fc.tuple(fc.constant(s), fc.tuple(...Array.from({ length: s.podCount }, (_, i) => podArb(i)))))
+  .map(([s, pods]) => {
+    // maxUnavailable 0 needs a surge to move at all; the CRD refuses both at 0 for a rollout.
+    const spec: CloneSetSpec = { ...s, podsToDelete: pods.filter((_, i) => (s.deleteMask >> i) & 1).map((p) => p.name) };
+    return { spec, pods: pods as PodSpec[] };
+  });
+
+function floorOf(spec: CloneSetSpec): number {
+  const { maxUnavailable } = resolveRolloutLimits({ replicas: spec.replicas, maxUnavailable: spec.maxUnavailable, maxSurge: spec.maxSurge, paused: spec.paused });
+  return spec.replicas - maxUnavailable;
+}
+
+describe('planner properties (fast-check)', () => {
+  it('never takes more available pods out of service than the budget allows', () => {
+    fc.assert(
+      fc.property(scenarioArb, ({ spec, pods }) => {
+        const { plan: p, pods: objects } = plan(spec, pods);
+        const disrupted = disruptedAvailable(p, objects);
+        expect(disrupted.length).toBeLessThanOrEqual(p.budget.total);
+        expect(availableCount(objects) - disrupted.length).toBeGreaterThanOrEqual(Math.min(availableCount(objects), floorOf(spec)));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('keeps the partition: in-place moves never push the updated count past replicas − partition', () => {
+    fc.assert(
+      fc.property(scenarioArb, ({ spec, pods }) => {
+        const { plan: p, pods: objects, input } = plan(spec, pods);
+        const live = objects.filter((o) => !o.metadata?.deletionTimestamp);
+        const updatedBefore = live.filter((o) => o.metadata?.labels?.['controller-revision-hash'] === NEW).length;
+        const moved = intentsOf(p, 'patch').filter((i) => i.step.patch && JSON.stringify(i.step.patch).includes(NEW)).length;
+        const limit = input.cloneSet.spec.replicas! - (p.status.expectedUpdatedReplicas === undefined ? 0 : input.cloneSet.spec.replicas! - p.status.expectedUpdatedReplicas);
+        expect(updatedBefore + moved).toBeLessThanOrEqual(Math.max(updatedBefore, limit));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('planning again on the resulting state stays within the budget and repeats nothing', () => {
+    fc.assert(
+      fc.property(scenarioArb, ({ spec, pods }) => {
+        const first = plan(spec, pods);
+        const templates = first.input.revisions.templates as ReturnType<typeof revisionTemplates>;
+        const after = applyPlan(first.pods, first.plan, templates);
+        const second = planReconcile({ ...first.input, pods: after, cloneSet: cloneSet({ ...spec, status: first.plan.status }) });
+        const start = availableCount(first.pods);
+        const end = availableCount(applyPlan(after, second, templates));
+        expect(end).toBeGreaterThanOrEqual(Math.min(start, floorOf(spec)));
+        const again = (kind: 'delete' | 'drain'): string[] => {
+          const before = new Set(intentsOf(first.plan, kind).map((i) => i.pod.metadata?.name));
+          return intentsOf(second, kind).map((i) => i.pod.metadata?.name ?? '').filter((n) => before.has(n));
+        };
+        expect(again('delete')).toEqual([]);
+        expect(again('drain')).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
