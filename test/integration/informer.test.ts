@@ -2,7 +2,9 @@
 // synced after its first list; keeps label indexes current; applies a label selector to its list
 // and its watch alike; holds one object shape; and, when the API server goes away mid-watch (and
 // even when etcd compacts away the resourceVersion it would resume from), it comes back, relists
-// and ends with a cache equal to a fresh list and handlers that saw every change's net effect.
+// and ends with a cache equal to a fresh list and handlers that saw every change's net effect;
+// a watch whose connection silently stops delivering is abandoned by the watchdog and a relist
+// catches up.
 // Owns: the namespaces it creates. Must not: mock anything, or stop more than the API server.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { pino } from 'pino';
@@ -10,7 +12,9 @@ import { Backoff } from '../../src/runtime/backoff.js';
 import { Informer, objectKey } from '../../src/runtime/informer.js';
 import { KubeClient, type KubeObject } from '../../src/runtime/kube-client.js';
 import type { Logger } from '../../src/runtime/logger.js';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { restartApiServer } from '../support/apiserver.js';
+import { startFaultProxy } from '../support/fault-proxy.js';
 import { loadTestKubeConfig } from '../support/kube.js';
 import { eventually } from '../support/testbed.js';
 
@@ -101,10 +105,20 @@ interface Started {
   messages: () => string[];
 }
 
-async function startInformer(ns: string, options: { labelSelector?: string; backoff?: Backoff; index?: boolean } = {}): Promise<Started> {
+interface StartOptions {
+  labelSelector?: string;
+  backoff?: Backoff;
+  index?: boolean;
+  /** Another way to the API server (e.g. through a fault proxy). */
+  kubeConfig?: KubeConfig;
+  requestTimeoutMs?: number;
+  noEventTimeoutMs?: number;
+}
+
+async function startInformer(ns: string, options: StartOptions = {}): Promise<Started> {
   const { logger, messages } = capturingLogger();
   // Its own client: the informer's sockets are not shared with the test's writes.
-  const informerClient = new KubeClient(kubeConfig);
+  const informerClient = new KubeClient(options.kubeConfig ?? kubeConfig, undefined, { requestTimeoutMs: options.requestTimeoutMs });
   informerClients.push(informerClient);
   const informer = new Informer<ConfigMap>({
     name: `configmaps-${ns}`,
@@ -112,6 +126,7 @@ async function startInformer(ns: string, options: { labelSelector?: string; back
     path: cmPath(ns),
     labelSelector: options.labelSelector,
     backoff: options.backoff,
+    ...(options.noEventTimeoutMs === undefined ? {} : { noEventTimeoutMs: options.noEventTimeoutMs }),
     logger,
   });
   if (options.index) informer.addIndex('tier', (cm) => (cm.metadata?.labels?.['tier'] ? [cm.metadata.labels['tier']] : []));
@@ -229,6 +244,38 @@ describe('the informer against the real API server', () => {
     expect(replacementChars).toBe(0);
     expect(cached?.data?.['text'] === text).toBe(true);
   }, timeoutMs);
+});
+
+describe('the informer when its watch silently stops delivering', () => {
+  it('abandons the silent watch after the no-event timeout, relists, and misses nothing', async () => {
+    const ns = await freshNamespace('informer-silent');
+    for (const name of ['keep', 'update-me', 'delete-me']) await createConfigMap(ns, name, {}, { v: '1' });
+    const proxy = await startFaultProxy(kubeConfig);
+    try {
+      const started = await startInformer(ns, { kubeConfig: proxy.kubeConfig, requestTimeoutMs: 3_000, noEventTimeoutMs: 4_000 });
+      const { informer, mirror, messages } = started;
+      await patchConfigMap(ns, 'keep', { data: { v: 'live' } });
+      await eventually('the watch to deliver a change', async () => (informer.get(`${ns}/keep`)?.data?.['v'] === 'live' ? true : undefined));
+      // Every connection open now goes silent (nothing closes); new connections still work.
+      proxy.freeze('open');
+      const frozenAt = Date.now();
+      await createConfigMap(ns, 'added-while-silent', {}, { v: '1' });
+      await patchConfigMap(ns, 'update-me', { data: { v: '2' } });
+      await deleteConfigMap(ns, 'delete-me');
+      await converged(started, ns, undefined, 60_000);
+      const recoveredMs = Date.now() - frozenAt;
+
+      expect(messages()).toContain('watch delivered nothing; relisting');
+      expect(informer.relists).toBeGreaterThan(0);
+      expect(recoveredMs).toBeGreaterThanOrEqual(4_000);
+      expect(mirror.added).toContain('added-while-silent');
+      expect(mirror.deleted).toContain('delete-me');
+      expect(informer.get(`${ns}/update-me`)?.data).toEqual({ v: '2' });
+    } finally {
+      proxy.thaw();
+      await proxy.close();
+    }
+  }, 120_000);
 });
 
 describe('the informer when the API server goes away', () => {

@@ -4,7 +4,10 @@
 // code 0 within its grace period and release the Lease (so nothing was left holding the event
 // loop); its /metrics and /readyz answer while it runs. Leadership does not depend on the CloneSet
 // CRD: if it is missing, the replicas still elect (the informer keeps retrying its list).
-// Owns: the processes it spawns and the namespaces it creates. Must not: mock anything.
+// A leader cut off from the API server (a proxy that turns into a black hole) stops leading at
+// its renew deadline — its in-flight reconcile is cancelled and its writes fenced — before the
+// other replica may take the Lease; and releasing never erases a Lease a newer leader wrote.
+// Owns: the processes it spawns, the proxies and the namespaces it creates. Must not: mock anything.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -13,8 +16,10 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { API_GROUP, API_VERSION } from '../../src/api/types.js';
 import { KubeClient, isNotFound } from '../../src/runtime/kube-client.js';
+import { LeaderElector } from '../../src/runtime/leader-election.js';
 import { silentLogger } from '../../src/runtime/logger.js';
 import { Manager } from '../../src/runtime/manager.js';
+import { startFaultProxy } from '../support/fault-proxy.js';
 import { kubeconfigPath, loadTestKubeConfig } from '../support/kube.js';
 import { eventually } from '../support/testbed.js';
 
@@ -285,5 +290,91 @@ describe('a replica whose cache cannot sync', () => {
     }
     expect(await run).toBe('stopped');
     expect(await leaseHolder(ns)).toBe('');
+  }, 60_000);
+});
+
+describe('a leader cut off from the API server', () => {
+  const timings = { leaseDurationMs: 6_000, renewDeadlineMs: 4_000, retryPeriodMs: 1_000 };
+
+  it('stops leading at its renew deadline, cancelling its reconcile and fencing its writes, before the other replica takes the Lease', async () => {
+    const ns = await freshNamespace('tailor-le-partition');
+    const proxy = await startFaultProxy(kubeConfig);
+    const cutOff = new Manager({
+      kubeConfig: proxy.kubeConfig,
+      logger: silentLogger(),
+      component: 'tailor-test',
+      leaderElection: { namespace: ns, name: LEASE, identity: 'cut-off', ...timings },
+    });
+    let cancelledAt = 0;
+    let cancelReason = '';
+    const controller = cutOff.controller({
+      name: 'long-running',
+      concurrency: 1,
+      reconcile: async (_key, { signal }) => {
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        cancelledAt = Date.now();
+        cancelReason = String((signal.reason as Error | undefined)?.message);
+      },
+    });
+    controller.queue.add('ns/acting');
+    const cutOffRun = cutOff.run();
+    const other = new Manager({
+      kubeConfig,
+      logger: silentLogger(),
+      component: 'tailor-test',
+      leaderElection: { namespace: ns, name: LEASE, identity: 'other', ...timings },
+    });
+    try {
+      await eventually('the first replica to lead and reconcile', async () =>
+        (await leaseHolder(ns)) === 'cut-off' && controller.inFlight.size === 1 ? true : undefined, 30_000);
+      const otherRun = other.run();
+      await sleep(2_000); // the other replica has observed the Lease being renewed
+      proxy.freeze();
+      const frozenAt = Date.now();
+      expect(await within(cutOffRun, timings.renewDeadlineMs + 3_000)).toBe('lost-lease');
+      const stoppedAt = Date.now();
+      let takenAt = 0;
+      await eventually('the other replica to take the Lease', async () => {
+        if ((await leaseHolder(ns)) !== 'other') return undefined;
+        takenAt = Date.now();
+        return true;
+      }, 30_000);
+
+      expect(cancelledAt).toBeGreaterThan(0);
+      expect(cancelReason).toContain('lost the lease');
+      expect(cancelledAt - frozenAt).toBeLessThanOrEqual(timings.renewDeadlineMs + 500);
+      expect(stoppedAt).toBeLessThan(takenAt);
+      await expect(cutOff.client.create(`/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'late' } })).rejects.toThrow('lost the lease');
+      await other.stop();
+      expect(await otherRun).toBe('stopped');
+    } finally {
+      proxy.thaw();
+      await cutOff.stop();
+      await other.stop();
+      await proxy.close();
+    }
+  }, 90_000);
+
+  it('never erases a Lease that a newer leader wrote when it releases', async () => {
+    const ns = await freshNamespace('tailor-le-release');
+    const elector = new LeaderElector({
+      client,
+      namespace: ns,
+      name: LEASE,
+      identity: 'old-leader',
+      ...timings,
+      logger: silentLogger(),
+      onStartedLeading: () => undefined,
+      onStoppedLeading: () => undefined,
+    });
+    elector.start();
+    try {
+      await eventually('the elector to lead', async () => (elector.isLeader() ? true : undefined), 20_000);
+      // A newer leader took the Lease over (as after a partition), without asking the old one.
+      await client.patch(`/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/${LEASE}`, { spec: { holderIdentity: 'newer-leader' } }, 'merge');
+    } finally {
+      await elector.stop();
+    }
+    expect(await leaseHolder(ns)).toBe('newer-leader');
   }, 60_000);
 });
