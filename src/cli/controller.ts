@@ -29,6 +29,7 @@ export interface ControllerFlags {
   renewDeadline: number;
   retryPeriod: number;
   requestTimeout: number;
+  watchStallTimeout: number;
 }
 
 const address = (flag: string): string | undefined => (flag === '0' ? undefined : flag.startsWith(':') ? `0.0.0.0${flag}` : flag);
@@ -48,6 +49,7 @@ export async function runController(flags: ControllerFlags): Promise<number> {
     shutdownGraceMs: flags.shutdownGracePeriod,
     resyncPeriodMs: flags.resyncPeriod,
     requestTimeoutMs: flags.requestTimeout,
+    noEventTimeoutMs: flags.watchStallTimeout,
     ...(flags.leaderElect
       ? {
           leaderElection: {

@@ -39,6 +39,7 @@ program
   .option('--renew-deadline <duration>', 'leader election: the leader stops leading if it has not renewed within this', duration, 10_000)
   .option('--retry-period <duration>', 'leader election: time between attempts to acquire or renew', duration, 2_000)
   .option('--request-timeout <duration>', 'deadline of every API request', duration, 30_000)
+  .option('--watch-stall-timeout <duration>', 'relist when a watch delivers nothing (not even a bookmark) for this long', duration, 300_000)
   .action(async (opts) => {
     process.exitCode = await runController(opts);
   });

@@ -38,6 +38,8 @@ export interface ManagerOptions {
   resyncPeriodMs?: number;
   /** Deadline of each API request (a watch's: until its headers). Default 30 s. */
   requestTimeoutMs?: number;
+  /** Informers abandon a watch that delivered nothing for this long, and relist. Default 5 min. */
+  noEventTimeoutMs?: number;
 }
 
 export class Manager {
@@ -66,6 +68,7 @@ export class Manager {
   informer<T extends KubeObject>(options: Omit<InformerOptions, 'client' | 'logger'>): Informer<T> {
     const informer = new Informer<T>({
       resyncPeriodMs: this.options.resyncPeriodMs ?? 10 * 60_000,
+      ...(this.options.noEventTimeoutMs === undefined ? {} : { noEventTimeoutMs: this.options.noEventTimeoutMs }),
       ...options,
       client: this.client,
       logger: this.options.logger,
