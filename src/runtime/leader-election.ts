@@ -18,7 +18,8 @@ import type { Logger } from './logger.js';
 const JITTER_FACTOR = 1.2;
 
 export interface LeaderElectionOptions {
-  client: Pick<KubeClient, 'get' | 'create' | 'patch'>;
+  /** Its requestTimeoutMs, when set, also bounds each request (whichever deadline is sooner). */
+  client: Pick<KubeClient, 'get' | 'create' | 'patch'> & { readonly requestTimeoutMs?: number };
   namespace: string;
   name: string;
   identity: string;
@@ -134,11 +135,14 @@ export class LeaderElector {
     }
   }
 
-  /** A leader's requests end when the renew deadline does; a candidate's after a renew deadline. */
+  /**
+   * A leader's requests end by the renew deadline, a candidate's within one renew deadline; and
+   * none outlives the client's own request deadline, so one hung socket costs one attempt, not
+   * the whole renew deadline.
+   */
   private callOptions(): CallOptions {
-    if (this.state !== 'leading') return { timeoutMs: this.renewDeadlineMs, signal: this.roundAbort.signal };
-    const left = Math.max(1, this.lastRenewAt + this.renewDeadlineMs - Date.now());
-    return { timeoutMs: left, signal: this.roundAbort.signal };
+    const left = this.state === 'leading' ? Math.max(1, this.lastRenewAt + this.renewDeadlineMs - Date.now()) : this.renewDeadlineMs;
+    return { timeoutMs: Math.min(left, this.options.client.requestTimeoutMs ?? left), signal: this.roundAbort.signal };
   }
 
   private armRenewDeadline(): void {

@@ -188,6 +188,21 @@ describe('LeaderElector', () => {
     await e.stop();
   });
 
+  test("a hung renewal is abandoned at the client's request deadline, and the next round renews in time", async () => {
+    const api = Object.assign(new FakeLeaseApi(), { requestTimeoutMs: 3_000 });
+    const { elector: e, stopped } = await leading(api);
+    api.mode = 'hang';
+    await jest.advanceTimersByTimeAsync(TIMINGS.retryPeriodMs + 2_999);
+    expect(api.pending).toBe(1);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(api.pending).toBe(0);
+    api.mode = 'ok';
+    await jest.advanceTimersByTimeAsync(TIMINGS.renewDeadlineMs * 2);
+    expect(e.isLeader()).toBe(true);
+    expect(stopped()).toBe(0);
+    await e.stop();
+  });
+
   test('a lease held by another is taken only after the lease duration has passed since it last changed', async () => {
     const api = new FakeLeaseApi();
     api.writeAsOther({ holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: 'r1', leaseTransitions: 3 });
