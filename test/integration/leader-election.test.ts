@@ -9,51 +9,41 @@
 // other replica may take the Lease; and releasing never erases a Lease a newer leader wrote.
 // Owns: the processes it spawns, the proxies and the namespaces it creates. Must not: mock anything.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { API_GROUP, API_VERSION } from '../../src/api/types.js';
 import { KubeClient, isNotFound } from '../../src/runtime/kube-client.js';
 import { LeaderElector } from '../../src/runtime/leader-election.js';
 import { silentLogger } from '../../src/runtime/logger.js';
 import { Manager } from '../../src/runtime/manager.js';
+import {
+  FAULT_LEASE,
+  electedPair,
+  freePort,
+  killAllControllers,
+  leaseHolder as sharedLeaseHolder,
+  startControllerProcess,
+  type ControllerProcess,
+} from '../support/fault-controllers.js';
 import { startFaultProxy } from '../support/fault-proxy.js';
-import { kubeconfigPath, loadTestKubeConfig } from '../support/kube.js';
+import { loadTestKubeConfig } from '../support/kube.js';
 import { eventually } from '../support/testbed.js';
 
 const cli = resolve(process.cwd(), 'dist/cli/main.js');
-const LEASE = 'tailor-controller';
+const LEASE = FAULT_LEASE;
 const GRACE_MS = 10_000;
 const kubeConfig = loadTestKubeConfig();
 const client = new KubeClient(kubeConfig);
 const namespaces: string[] = [];
-const processes: RunningController[] = [];
 
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
-interface RunningController {
-  identity: string;
-  child: ChildProcess;
-  metricsPort: number;
-  healthPort: number;
-  /** Messages of the JSON log lines written so far. */
-  messages: string[];
-  exited: Promise<Exit>;
-  exit: Exit | undefined;
-}
+type RunningController = ControllerProcess;
 
 beforeAll(() => {
   if (!existsSync(cli)) throw new Error(`${cli} is missing: build first with 'npx tsc -p tsconfig.build.json'`);
 });
 
 afterAll(async () => {
-  for (const p of processes) if (p.exit === undefined) p.child.kill('SIGKILL');
-  await Promise.all(processes.map((p) => p.exited));
+  await killAllControllers();
   for (const ns of namespaces) await client.delete(`/api/v1/namespaces/${ns}`).catch(() => undefined);
   client.close();
 });
@@ -65,80 +55,12 @@ async function freshNamespace(prefix: string): Promise<string> {
   return name;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const address = server.address();
-  await new Promise<void>((r) => server.close(() => r()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
-
+/** A replica with the CLI's default leader-election timings and metrics on. */
 async function startController(identity: string, namespace: string): Promise<RunningController> {
-  const [metricsPort, healthPort] = [await freePort(), await freePort()];
-  const child = spawn(
-    process.execPath,
-    [
-      cli,
-      'controller',
-      '--kubeconfig', kubeconfigPath(),
-      '--namespace', namespace,
-      '--leader-elect',
-      '--leader-election-namespace', namespace,
-      '--leader-election-id', LEASE,
-      '--metrics-bind-address', `127.0.0.1:${metricsPort}`,
-      '--health-probe-bind-address', `127.0.0.1:${healthPort}`,
-      '--shutdown-grace-period', `${GRACE_MS}ms`,
-    ],
-    { env: { ...process.env, POD_NAME: identity, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const running: RunningController = {
-    identity,
-    child,
-    metricsPort,
-    healthPort,
-    messages: [],
-    exit: undefined,
-    exited: new Promise<Exit>((resolveExit) =>
-      child.once('exit', (code, signal) => {
-        running.exit = { code, signal };
-        resolveExit(running.exit);
-      }),
-    ),
-  };
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    try {
-      running.messages.push(String((JSON.parse(line) as { msg?: unknown }).msg));
-    } catch {
-      running.messages.push(line);
-    }
-  });
-  const stderr: string[] = [];
-  createInterface({ input: child.stderr! }).on('line', (line) => void stderr.push(line));
-  processes.push(running);
-  // Fail fast with its own words if it could not start at all.
-  await eventually(`controller ${identity} to serve /healthz`, async () => {
-    if (running.exit) throw new Error(`controller ${identity} exited ${JSON.stringify(running.exit)}: ${stderr.join('\n')}`);
-    const response = await fetch(`http://127.0.0.1:${healthPort}/healthz`);
-    return response.status === 200 ? true : undefined;
-  }, 30_000);
-  return running;
+  return startControllerProcess(identity, namespace, { timings: 'default', metrics: true, graceMs: GRACE_MS });
 }
 
-interface Lease {
-  spec?: { holderIdentity?: string; leaseTransitions?: number };
-}
-
-/** The Lease's holder: a name, '' when released, undefined when there is no Lease yet. */
-async function leaseHolder(namespace: string): Promise<string | undefined> {
-  try {
-    const lease = await client.get<Lease>(`/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${LEASE}`);
-    return lease.spec?.holderIdentity ?? '';
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
-}
+const leaseHolder = (namespace: string): Promise<string | undefined> => sharedLeaseHolder(client, namespace);
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -165,17 +87,10 @@ async function cloneSetApiServed(): Promise<boolean> {
 describe('two tailor controllers with --leader-elect', () => {
   it('elect exactly one leader, and the other takes the Lease over within 20 s of the leader being killed', async () => {
     const ns = await freshNamespace('tailor-le-pair');
-    const a = await startController('replica-a', ns);
-    const b = await startController('replica-b', ns);
-
-    const holder = await eventually('one replica to hold the Lease', async () => {
-      const h = await leaseHolder(ns);
-      return h === a.identity || h === b.identity ? h : undefined;
-    }, 30_000);
+    const [leader, follower] = await electedPair(client, (identity) => startController(identity, ns), ns);
     // Two more renew rounds change nothing: one leader, and only one ever said so.
     await sleep(5_000);
-    expect(await leaseHolder(ns)).toBe(holder);
-    const [leader, follower] = holder === a.identity ? [a, b] : [b, a];
+    expect(await leaseHolder(ns)).toBe(leader.identity);
     expect(leader.messages).toContain('became leader');
     expect(follower.messages).not.toContain('became leader');
 
