@@ -23,5 +23,7 @@ export default {
     { ...common, ...onCluster('control-plane'), displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
     { ...common, ...onCluster('full'), displayName: 'cri', testMatch: ['<rootDir>/test/cri/**/*.test.ts'] },
     { ...common, ...onCluster('full'), displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    // Faults injected into real controller processes mid-rollout; each scenario asserts nothing lost.
+    { ...common, ...onCluster('full'), displayName: 'fault', testMatch: ['<rootDir>/test/fault/**/*.test.ts'] },
   ],
 };

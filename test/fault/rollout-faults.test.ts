@@ -1,0 +1,232 @@
+// The fault tier: an in-place image rollout of a 4-pod CloneSet, driven by real `tailor
+// controller` processes on the full test-bed cluster, hit mid-way by one fault per scenario:
+//   a. the leader SIGKILLed;            h. the leader sent SIGTERM (Lease released, the other
+//   k. a pod deleted by hand mid update;   replica continues within 2 s);
+//   j. another writer patching the same pods all along (a 409 storm);
+//   i. every open connection of the controller going silent (its watches stall; the watchdog relists).
+// Each asserts nothing was lost — no pod updated twice, none recreated (but the one deleted on
+// purpose), no orphan, the rollout complete, the status converged — and prints its recovery
+// time; the file ends with one table of them (also written to .tailor/test-results/).
+// Owns: its namespaces, the controller processes and the proxy it starts. Must not: stop or
+// restart cluster components (scenarios that do belong in their own file, run under the lock).
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { KubeClient, type Pod } from '../../src/runtime/kube-client.js';
+import { activePods, cloneSetPath, waitForCloneSet } from '../support/cloneset.js';
+import { ensureCrd } from '../support/crd.js';
+import {
+  electedPair,
+  killAllControllers,
+  leaseHolder as sharedLeaseHolder,
+  startControllerProcess,
+  writeKubeconfig,
+  type ControllerProcess,
+} from '../support/fault-controllers.js';
+import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
+import {
+  IMAGE_V2,
+  RolloutRecorder,
+  expectNothingLost,
+  printRecoveryTable,
+  recordRecovery,
+  slowReadyCloneSet,
+} from '../support/fault-rollout.js';
+import { createTestNamespace, loadTestKubeConfig } from '../support/kube.js';
+import { eventually } from '../support/testbed.js';
+
+const REPLICAS = 4;
+const APP = 'web';
+const client = new KubeClient(loadTestKubeConfig());
+const namespaces: string[] = [];
+const proxies: FaultProxy[] = [];
+
+beforeAll(async () => {
+  const cli = resolve(process.cwd(), 'dist/cli/main.js');
+  if (!existsSync(cli)) throw new Error(`${cli} is missing: build first with 'npx tsc -p tsconfig.build.json'`);
+  await ensureCrd(client);
+});
+
+afterEach(async () => {
+  await killAllControllers();
+  for (const p of proxies.splice(0)) {
+    p.thaw();
+    await p.close();
+  }
+});
+
+afterAll(async () => {
+  printRecoveryTable();
+  for (const ns of namespaces) await client.delete(`/api/v1/namespaces/${ns}`).catch(() => undefined);
+  client.close();
+});
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function freshNamespace(prefix: string): Promise<string> {
+  const name = `${prefix}-${Date.now().toString(36)}`;
+  await createTestNamespace(client, name);
+  namespaces.push(name);
+  return name;
+}
+
+const leaseHolder = (ns: string): Promise<string | undefined> => sharedLeaseHolder(client, ns);
+
+/** Polls `probe` every 50 ms; resolves with the time it first held. */
+async function timeWhen(what: string, probe: () => Promise<boolean> | boolean, timeoutMs = 60_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await probe()) return Date.now();
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+interface Rollout {
+  ns: string;
+  recorder: RolloutRecorder;
+  before: Set<string>;
+  startedAt: number;
+  /** Resolves once the rollout is complete and the status converged; the time it was seen. */
+  completed(timeoutMs?: number): Promise<number>;
+}
+
+/** A converged 4-pod CloneSet at v1, then the image edit to v2; resolves once one pod is at v2. */
+async function rolloutUnderWay(ns: string): Promise<Rollout> {
+  await client.create(cloneSetPath(ns), slowReadyCloneSet(APP, REPLICAS));
+  await waitForCloneSet(client, ns, APP, `${REPLICAS} ready pods`, (cs, pods) => pods.length === REPLICAS && cs.status?.readyReplicas === REPLICAS, 120_000);
+  const before = new Set((await activePods(client, ns, APP)).map((p) => p.metadata?.uid ?? ''));
+  const recorder = await RolloutRecorder.start(client, ns, APP);
+  const startedAt = Date.now();
+  await client.patch(cloneSetPath(ns, APP), [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: IMAGE_V2 }], 'json');
+  await timeWhen('the first pod to be updated', () => recorder.podsAt(IMAGE_V2).length >= 1, 60_000);
+  return {
+    ns,
+    recorder,
+    before,
+    startedAt,
+    completed: async (timeoutMs = 180_000) => {
+      await waitForCloneSet(
+        client,
+        ns,
+        APP,
+        'the rollout to complete and the status to converge',
+        (cs, pods) =>
+          pods.length === REPLICAS &&
+          pods.every((p) => p.spec?.containers?.[0]?.image === IMAGE_V2) &&
+          cs.status?.updatedReadyReplicas === REPLICAS &&
+          cs.status?.readyReplicas === REPLICAS &&
+          cs.status?.currentRevision === cs.status?.updateRevision,
+        timeoutMs,
+      );
+      return Date.now();
+    },
+  };
+}
+
+async function twoReplicas(ns: string): Promise<{ leader: ControllerProcess; follower: ControllerProcess }> {
+  const [leader, follower] = await electedPair(client, (identity) => startControllerProcess(identity, ns), ns);
+  return { leader, follower };
+}
+
+/** Ends a scenario: the rollout complete, its recovery recorded, nothing lost. */
+async function finish(rollout: Rollout, row: { scenario: string; recoveryMs: number; measured: string }, deletedOnPurpose = 0): Promise<void> {
+  const doneAt = await rollout.completed();
+  rollout.recorder.stop();
+  recordRecovery({ ...row, rolloutMs: doneAt - rollout.startedAt });
+  await expectNothingLost(client, rollout.ns, APP, rollout.recorder, { replicas: REPLICAS, before: rollout.before, deletedOnPurpose });
+}
+
+describe('an in-place rollout under faults loses nothing', () => {
+  it('a. survives its leader being SIGKILLed mid-rollout: the other replica takes over and finishes', async () => {
+    const ns = await freshNamespace('fault-kill');
+    const { leader, follower } = await twoReplicas(ns);
+    const rollout = await rolloutUnderWay(ns);
+    leader.child.kill('SIGKILL');
+    const killedAt = Date.now();
+    expect((await leader.exited).signal).toBe('SIGKILL');
+    const takenAt = await timeWhen('the other replica to take the Lease', async () => (await leaseHolder(ns)) === follower.identity, 30_000);
+    await finish(rollout, { scenario: 'a. leader SIGKILLed', recoveryMs: takenAt - killedAt, measured: 'the other replica holding the Lease' });
+  }, 240_000);
+
+  it('h. survives SIGTERM mid-rollout: in-flight work finishes, the Lease is released and the other replica continues within 2 s', async () => {
+    const ns = await freshNamespace('fault-term');
+    const { leader, follower } = await twoReplicas(ns);
+    const rollout = await rolloutUnderWay(ns);
+    leader.child.kill('SIGTERM');
+    const exit = await leader.exited;
+    const exitedAt = Date.now();
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(leader.messages).toContain('released the lease');
+    const takenAt = await timeWhen('the other replica to take the Lease', async () => (await leaseHolder(ns)) === follower.identity, 10_000);
+    expect(takenAt - exitedAt).toBeLessThan(2_000);
+    await finish(rollout, { scenario: 'h. leader SIGTERMed', recoveryMs: takenAt - exitedAt, measured: 'the other replica holding the Lease' });
+  }, 240_000);
+
+  it('k. survives a pod deleted by hand mid in-place update: it is replaced at the new revision, the others updated once', async () => {
+    const ns = await freshNamespace('fault-delete');
+    await twoReplicas(ns);
+    const rollout = await rolloutUnderWay(ns);
+    const victim = rollout.recorder.podsAt(IMAGE_V2)[0]!;
+    await client.delete(`/api/v1/namespaces/${ns}/pods/${victim}`);
+    const deletedAt = Date.now();
+    const replacedAt = await timeWhen('a replacement pod to be Ready', async () => {
+      const pods = await activePods(client, ns, APP);
+      const fresh = pods.filter((p: Pod) => !rollout.before.has(p.metadata?.uid ?? ''));
+      return fresh.some((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+    }, 120_000);
+    await finish(rollout, { scenario: 'k. pod deleted mid-update', recoveryMs: replacedAt - deletedAt, measured: 'its replacement Ready' }, 1);
+  }, 240_000);
+
+  it('j. survives another writer patching the same pods all along (a 409 storm)', async () => {
+    const ns = await freshNamespace('fault-conflict');
+    await twoReplicas(ns);
+    const rollout = await rolloutUnderWay(ns);
+    let writes = 0;
+    let storming = true;
+    const storm = (async (): Promise<void> => {
+      while (storming) {
+        const pods = await activePods(client, ns, APP);
+        await Promise.all(
+          pods.map((p) =>
+            client
+              .patch(`/api/v1/namespaces/${ns}/pods/${p.metadata?.name}`, { metadata: { annotations: { 'fault.tailor.dev/storm': String(writes++) } } }, 'merge')
+              .catch(() => undefined),
+          ),
+        );
+        await sleep(50);
+      }
+    })();
+    const stormAt = Date.now();
+    let doneAt: number;
+    try {
+      doneAt = await rollout.completed();
+    } finally {
+      storming = false;
+      await storm;
+    }
+    rollout.recorder.stop();
+    expect(writes).toBeGreaterThan(50);
+    recordRecovery({ scenario: 'j. 409 storm', recoveryMs: doneAt - stormAt, measured: 'the rollout complete under the storm', rolloutMs: doneAt - rollout.startedAt });
+    await expectNothingLost(client, ns, APP, rollout.recorder, { replicas: REPLICAS, before: rollout.before });
+  }, 240_000);
+
+  it('i. survives its watches silently stopping: the watchdog relists and the rollout continues', async () => {
+    const ns = await freshNamespace('fault-silent');
+    const proxy = await startFaultProxy(loadTestKubeConfig());
+    proxies.push(proxy);
+    const only = await startControllerProcess('only-replica', ns, {
+      kubeconfig: writeKubeconfig(proxy.kubeConfig),
+      extraArgs: ['--lease-duration', '15s', '--renew-deadline', '10s', '--retry-period', '2s', '--request-timeout', '3s', '--watch-stall-timeout', '5s'],
+    });
+    await eventually('the replica to hold the Lease', async () => ((await leaseHolder(ns)) === only.identity ? true : undefined), 30_000);
+    const rollout = await rolloutUnderWay(ns);
+    const updatedBefore = rollout.recorder.podsAt(IMAGE_V2).length;
+    proxy.freeze('open');
+    const frozenAt = Date.now();
+    const progressAt = await timeWhen('the controller to update another pod', () => rollout.recorder.podsAt(IMAGE_V2).length > updatedBefore, 90_000);
+    await finish(rollout, { scenario: 'i. watches go silent', recoveryMs: progressAt - frozenAt, measured: 'the next pod updated' });
+    expect(only.messages).toContain('watch delivered nothing; relisting');
+    expect(only.exit).toBeUndefined();
+  }, 240_000);
+});

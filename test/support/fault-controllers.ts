@@ -1,0 +1,156 @@
+// `tailor controller` replicas as real processes (node dist/cli/main.js) for the fault tier and
+// the leader-election integration test: started with leader election on a Lease in the test's
+// namespace, their JSON logs kept, killed or stopped by signal on request, and all of them killed
+// when the test file ends.
+// Owns: the processes it spawns and the kubeconfig files it writes. Must not: touch the cluster.
+import type * as k8s from '@kubernetes/client-node';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { isNotFound, type KubeClient } from '../../src/runtime/kube-client.js';
+import { kubeconfigPath } from './kube.js';
+import { eventually } from './testbed.js';
+
+export const FAULT_LEASE = 'tailor-controller';
+/** Short leader-election timings so a takeover fits in a test; they nest as client-go requires. */
+export const FAULT_TIMINGS = { leaseDuration: '6s', renewDeadline: '4s', retryPeriod: '1s' };
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface ControllerProcess {
+  identity: string;
+  child: ChildProcess;
+  /** 0 when metrics are off. */
+  metricsPort: number;
+  healthPort: number;
+  /** Messages of the JSON log lines written so far. */
+  messages: string[];
+  exited: Promise<Exit>;
+  exit: Exit | undefined;
+}
+
+const running: ControllerProcess[] = [];
+const tempDirs: string[] = [];
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const address = server.address();
+  await new Promise<void>((r) => server.close(() => r()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+/** Writes `kc` (e.g. a fault proxy's) to a file a controller process can read. */
+export function writeKubeconfig(kc: k8s.KubeConfig): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tailor-fault-'));
+  tempDirs.push(dir);
+  const path = join(dir, 'kubeconfig');
+  writeFileSync(path, kc.exportConfig());
+  return path;
+}
+
+export interface StartOptions {
+  kubeconfig?: string;
+  extraArgs?: string[];
+  /** Leader-election timings: FAULT_TIMINGS unless 'default' (the CLI's own defaults). */
+  timings?: typeof FAULT_TIMINGS | 'default';
+  /** Serve /metrics on a free port. */
+  metrics?: boolean;
+  /** --shutdown-grace-period in ms; default 10 s. */
+  graceMs?: number;
+}
+
+/** Starts one replica and waits until it serves /healthz. */
+export async function startControllerProcess(identity: string, namespace: string, options: StartOptions = {}): Promise<ControllerProcess> {
+  const healthPort = await freePort();
+  const metricsPort = options.metrics ? await freePort() : 0;
+  const timings = options.timings ?? FAULT_TIMINGS;
+  const timingArgs =
+    timings === 'default'
+      ? []
+      : ['--lease-duration', timings.leaseDuration, '--renew-deadline', timings.renewDeadline, '--retry-period', timings.retryPeriod];
+  const child = spawn(
+    process.execPath,
+    [
+      resolve(process.cwd(), 'dist/cli/main.js'),
+      'controller',
+      '--kubeconfig', options.kubeconfig ?? kubeconfigPath(),
+      '--namespace', namespace,
+      '--leader-elect',
+      '--leader-election-namespace', namespace,
+      '--leader-election-id', FAULT_LEASE,
+      ...timingArgs,
+      '--metrics-bind-address', options.metrics ? `127.0.0.1:${metricsPort}` : '0',
+      '--health-probe-bind-address', `127.0.0.1:${healthPort}`,
+      '--shutdown-grace-period', `${options.graceMs ?? 10_000}ms`,
+      ...(options.extraArgs ?? []),
+    ],
+    { env: { ...process.env, POD_NAME: identity, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const proc: ControllerProcess = {
+    identity,
+    child,
+    metricsPort,
+    healthPort,
+    messages: [],
+    exit: undefined,
+    exited: new Promise<Exit>((resolveExit) =>
+      child.once('exit', (code, signal) => {
+        proc.exit = { code, signal };
+        resolveExit(proc.exit);
+      }),
+    ),
+  };
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    try {
+      proc.messages.push(String((JSON.parse(line) as { msg?: unknown }).msg));
+    } catch {
+      proc.messages.push(line);
+    }
+  });
+  const stderr: string[] = [];
+  createInterface({ input: child.stderr! }).on('line', (line) => void stderr.push(line));
+  running.push(proc);
+  await eventually(`controller ${identity} to serve /healthz`, async () => {
+    if (proc.exit) throw new Error(`controller ${identity} exited ${JSON.stringify(proc.exit)}: ${stderr.join('\n')}`);
+    return (await fetch(`http://127.0.0.1:${healthPort}/healthz`)).status === 200 ? true : undefined;
+  }, 30_000);
+  return proc;
+}
+
+/** Kills every replica still running and removes the kubeconfig files; for afterAll. */
+export async function killAllControllers(): Promise<void> {
+  for (const p of running) if (p.exit === undefined) p.child.kill('SIGKILL');
+  await Promise.all(running.map((p) => p.exited));
+  running.length = 0;
+  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/** The Lease's holder: a name, '' when released, undefined when there is no Lease yet. */
+export async function leaseHolder(client: KubeClient, namespace: string, lease = FAULT_LEASE): Promise<string | undefined> {
+  try {
+    const got = await client.get<{ spec?: { holderIdentity?: string } }>(`/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${lease}`);
+    return got.spec?.holderIdentity ?? '';
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Two replicas a and b; resolves once one of them holds the Lease, as [leader, follower]. */
+export async function electedPair(client: KubeClient, start: (identity: string) => Promise<ControllerProcess>, namespace: string): Promise<[ControllerProcess, ControllerProcess]> {
+  const a = await start('replica-a');
+  const b = await start('replica-b');
+  const holder = await eventually('one replica to hold the Lease', async () => {
+    const h = await leaseHolder(client, namespace);
+    return h === a.identity || h === b.identity ? h : undefined;
+  }, 30_000);
+  return holder === a.identity ? [a, b] : [b, a];
+}

@@ -1,0 +1,173 @@
+// What the fault tier needs to say "nothing lost" about an in-place image rollout: a CloneSet of
+// pods that become Ready a little after each restart (so a rollout lasts long enough to be hit
+// mid-way), a recorder that watches the pods for the whole scenario (every UID ever seen, each
+// pod's image history and restart count), the end-state checks — no pod updated twice, none
+// recreated, no orphan, the rollout complete, the status converged — and the recovery-time table.
+// Owns: its watch. Must not: write to the cluster.
+import { expect } from '@jest/globals';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import type { KubeClient, Pod } from '../../src/runtime/kube-client.js';
+import { activePods, cloneSetManifest, readCloneSet, type TestCloneSet } from './cloneset.js';
+
+export const IMAGE_V1 = 'tailor.local/busybox:v1';
+export const IMAGE_V2 = 'tailor.local/busybox:v2';
+
+/** A CloneSet whose pods restart in place on an image change and turn Ready ~2 s after starting. */
+export function slowReadyCloneSet(name: string, replicas: number): TestCloneSet {
+  return cloneSetManifest(
+    name,
+    { replicas, updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } },
+    {
+      containers: [
+        {
+          name: 'main',
+          image: IMAGE_V1,
+          imagePullPolicy: 'Never',
+          command: ['/bin/sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'],
+          readinessProbe: { exec: { command: ['/bin/true'] }, initialDelaySeconds: 2, periodSeconds: 1 },
+        },
+      ],
+    },
+  );
+}
+
+interface PodHistory {
+  name: string;
+  /** Each distinct spec image in the order seen. */
+  images: string[];
+  firstRestartCount: number;
+  lastRestartCount: number;
+  deleted: boolean;
+}
+
+/** Watches a CloneSet's pods from a list onwards and keeps each pod's history by UID. */
+export class RolloutRecorder {
+  readonly pods = new Map<string, PodHistory>();
+  private readonly abort = new AbortController();
+
+  private constructor(private readonly onChange: () => void) {}
+
+  static async start(client: KubeClient, ns: string, app: string, onChange: () => void = () => undefined): Promise<RolloutRecorder> {
+    const r = new RolloutRecorder(onChange);
+    const path = `/api/v1/namespaces/${ns}/pods`;
+    const initial = await client.list<Pod>(path, { labelSelector: `app=${app}` });
+    for (const pod of initial.items) r.record('ADDED', pod);
+    const response = await client.request('GET', path, {
+      query: { watch: true, labelSelector: `app=${app}`, resourceVersion: initial.metadata?.resourceVersion },
+      timeoutMs: 0,
+      signal: r.abort.signal,
+    });
+    let buffered = '';
+    response.body.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      let i: number;
+      while ((i = buffered.indexOf('\n')) >= 0) {
+        const event = JSON.parse(buffered.slice(0, i)) as { type: string; object: Pod };
+        buffered = buffered.slice(i + 1);
+        r.record(event.type, event.object);
+      }
+    });
+    response.body.on('error', () => undefined);
+    return r;
+  }
+
+  stop(): void {
+    this.abort.abort();
+  }
+
+  /** Pods whose spec already asks for `image`. */
+  podsAt(image: string): string[] {
+    return [...this.pods.values()].filter((p) => !p.deleted && p.images[p.images.length - 1] === image).map((p) => p.name);
+  }
+
+  private record(type: string, pod: Pod): void {
+    const uid = pod.metadata?.uid;
+    if (!uid || type === 'BOOKMARK' || type === 'ERROR') return;
+    const image = pod.spec?.containers?.[0]?.image ?? '';
+    const restarts = pod.status?.containerStatuses?.[0]?.restartCount ?? 0;
+    let h = this.pods.get(uid);
+    if (!h) {
+      h = { name: pod.metadata?.name ?? '', images: [], firstRestartCount: restarts, lastRestartCount: restarts, deleted: false };
+      this.pods.set(uid, h);
+    }
+    if (h.images[h.images.length - 1] !== image) h.images.push(image);
+    h.lastRestartCount = Math.max(h.lastRestartCount, restarts);
+    if (type === 'DELETED' || pod.metadata?.deletionTimestamp) h.deleted = true;
+    this.onChange();
+  }
+}
+
+export interface NothingLostExpectation {
+  replicas: number;
+  /** UIDs of the pods before the rollout. */
+  before: Set<string>;
+  /** Pods deleted on purpose by the scenario (their replacements are expected new UIDs). */
+  deletedOnPurpose?: number;
+}
+
+/**
+ * The end state every scenario must reach: the rollout complete and the status converged; every
+ * original pod that was not deleted on purpose updated in place exactly once (one image change,
+ * one container restart, same UID); replacements created at the new image; no orphan.
+ */
+export async function expectNothingLost(client: KubeClient, ns: string, name: string, recorder: RolloutRecorder, want: NothingLostExpectation): Promise<void> {
+  const cs = await readCloneSet(client, ns, name);
+  const pods = await activePods(client, ns, name);
+  const deletedOnPurpose = want.deletedOnPurpose ?? 0;
+  // Rollout complete, status converged.
+  expect(pods).toHaveLength(want.replicas);
+  expect(pods.every((p) => p.spec?.containers?.[0]?.image === IMAGE_V2)).toBe(true);
+  expect(cs.status?.observedGeneration).toBe(cs.metadata?.generation);
+  expect(cs.status).toMatchObject({
+    replicas: want.replicas,
+    readyReplicas: want.replicas,
+    updatedReplicas: want.replicas,
+    updatedReadyReplicas: want.replicas,
+  });
+  expect(cs.status?.currentRevision).toBe(cs.status?.updateRevision);
+  // No orphan: every pod with the app's label is controlled by this CloneSet.
+  for (const pod of pods) {
+    const owner = pod.metadata?.ownerReferences?.find((o) => o.controller);
+    expect({ pod: pod.metadata?.name, owner: owner?.uid }).toEqual({ pod: pod.metadata?.name, owner: cs.metadata?.uid });
+  }
+  // None recreated, none updated twice.
+  const survivors = pods.filter((p) => want.before.has(p.metadata?.uid ?? ''));
+  expect(survivors).toHaveLength(want.replicas - deletedOnPurpose);
+  for (const pod of survivors) {
+    const h = recorder.pods.get(pod.metadata?.uid ?? '')!;
+    expect({ pod: h.name, images: h.images, restarts: h.lastRestartCount - h.firstRestartCount }).toEqual({
+      pod: h.name,
+      images: [IMAGE_V1, IMAGE_V2],
+      restarts: 1,
+    });
+  }
+  const created = [...recorder.pods.entries()].filter(([uid]) => !want.before.has(uid));
+  expect(created).toHaveLength(deletedOnPurpose);
+  for (const [, h] of created) expect({ pod: h.name, images: h.images }).toEqual({ pod: h.name, images: [IMAGE_V2] });
+}
+
+export interface RecoveryRow {
+  scenario: string;
+  recoveryMs: number;
+  measured: string;
+  rolloutMs: number;
+}
+
+const rows: RecoveryRow[] = [];
+
+export function recordRecovery(row: RecoveryRow): void {
+  rows.push(row);
+  process.stdout.write(`fault: ${row.scenario}: recovered in ${(row.recoveryMs / 1000).toFixed(1)} s (${row.measured})\n`);
+}
+
+/** Prints the one table of recovery times and writes it under .tailor/test-results/. */
+export function printRecoveryTable(): void {
+  const header = ['scenario', 'recovery', 'measured from fault to', 'whole rollout'];
+  const body = rows.map((r) => [r.scenario, `${(r.recoveryMs / 1000).toFixed(1)} s`, r.measured, `${(r.rolloutMs / 1000).toFixed(1)} s`]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const table = [line(header), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
+  process.stdout.write(`\nfault tier: recovery times\n${table}\n`);
+  mkdirSync('.tailor/test-results', { recursive: true });
+  writeFileSync('.tailor/test-results/fault-recovery.txt', `${table}\n`);
+}
