@@ -45,7 +45,10 @@ export class PlanExecutor {
 
   async execute(cs: WireCloneSet, key: string, plan: Plan): Promise<Failure[]> {
     const { events } = this.deps;
-    for (const e of plan.events) events.event(e.on === 'cloneset' ? cs : e.on, e.type, e.reason, e.message);
+    for (const e of plan.events) {
+      if (e.on === 'cloneset' && e.batchPod !== undefined) events.batch(cs, e.type, e.reason, e.message, e.batchPod);
+      else events.event(e.on === 'cloneset' ? cs : e.on, e.type, e.reason, e.message);
+    }
     const failures: Failure[] = [];
     const byKind = <K extends Intent['kind']>(kind: K): Of<K>[] => plan.intents.filter((i): i is Of<K> => i.kind === kind);
 
@@ -67,7 +70,7 @@ export class PlanExecutor {
       const condition = SCALE_DELETES.has(reason) ? Conditions.FailedScale : Conditions.FailedUpdate;
       await this.attempt(failures, condition, EventReasons.FailedDelete, 'delete pod <pod>', [name], async () => {
         await this.pods.delete(key, pod);
-        events.event(cs, 'Normal', EventReasons.SuccessfulDelete, `${reason}: deleted pod ${name}: ${message}`);
+        events.batch(cs, 'Normal', EventReasons.SuccessfulDelete, `deleted (${reason}): ${message}`, name);
         if (reason === 'RecreateFallback') this.deps.inPlace.metrics?.updates.inc({ result: 'recreated' });
       });
     }

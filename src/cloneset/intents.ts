@@ -33,12 +33,17 @@ export type Intent =
 
 export type IntentKind = Intent['kind'];
 
-/** An Event the plan asks for: on the CloneSet itself, or on one of its pods. */
+/**
+ * An Event the plan asks for: on the CloneSet itself, or on one of its pods. A CloneSet event
+ * with `batchPod` is routine news about that pod: it is batched with the same news about other
+ * pods (EventRecorder.batch), `message` saying what happened without naming the pod.
+ */
 export interface PlannedEvent {
   on: 'cloneset' | Pod;
   type: EventType;
   reason: string;
   message: string;
+  batchPod?: string;
 }
 
 export interface ConditionWrite {

@@ -211,7 +211,7 @@ function planPodUpdates(input: PlanInput, pods: readonly Pod[], update: UpdatePl
     switch (step.kind) {
       case 'recreate': {
         const fallback = strategy.type !== 'ReCreate';
-        if (fallback) out.events.push({ on: 'cloneset', type: 'Normal', reason: EventReasons.RecreateFallback, message: `pod ${nameOf(pod)} is recreated: ${step.reason}` });
+        if (fallback) out.events.push({ on: 'cloneset', type: 'Normal', reason: EventReasons.RecreateFallback, message: `recreated: ${step.reason}`, batchPod: nameOf(pod) });
         out.intents.push({ kind: 'delete', pod, reason: fallback ? 'RecreateFallback' : 'RecreateUpdate', message: step.reason });
         break;
       }

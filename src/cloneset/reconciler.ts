@@ -24,12 +24,14 @@ import { planReconcile } from './planner.js';
 import { defaulted, type DefaultedWireCloneSet, type WireCloneSet } from './pods.js';
 import type { ResizeBackend } from './resizes.js';
 import { OWNER_INDEX, RevisionStore, type ControllerRevision } from './revision-store.js';
-import { sameStatus, withConditions } from './status.js';
+import { sameStatus, statusChangeIsUrgent, withConditions } from './status.js';
 
 export { CLONESET_LABEL, OWNER_INDEX, type ControllerRevision } from './revision-store.js';
 
 /** How long a key waits after a refusal that retrying cannot fix (the periodic resync comes too). */
 export const SLOW_RETRY_MS = 5 * 60_000;
+/** Status changes that only move counts are written at most this often per CloneSet. */
+export const STATUS_COUNTS_INTERVAL_MS = 5_000;
 
 export interface CloneSetReconcilerDeps {
   client: KubeClient;
@@ -50,6 +52,8 @@ export class CloneSetReconciler {
   private readonly now: () => number;
   private readonly store: RevisionStore;
   private readonly executor: PlanExecutor;
+  /** When each CloneSet's status was last written (key → ms): only to space out count updates. */
+  private readonly statusWrittenAt = new Map<string, number>();
 
   constructor(private readonly deps: CloneSetReconcilerDeps) {
     this.now = deps.now ?? Date.now;
@@ -62,6 +66,7 @@ export class CloneSetReconciler {
     const stored = cloneSets.get(key);
     if (!stored) {
       scaleExpectations.delete(key);
+      this.statusWrittenAt.delete(key);
       return;
     }
     if (stored.metadata?.deletionTimestamp) return;
@@ -101,14 +106,26 @@ export class CloneSetReconciler {
     const written: ConditionWrites = { [Conditions.FailedRevision]: null };
     for (const f of failures) written[f.condition] = { status: 'True', reason: conditionReason(f.permanent), message: f.message };
     const status = withConditions(plan.status, written, now);
-    await this.writeStatus(stored, cs, status);
+    // Counts that change with every pod go out at most every few seconds; the deferred write
+    // happens on the next round, which the wake-up below guarantees.
+    const lastWrite = this.statusWrittenAt.get(key);
+    const deferCountsUntil =
+      lastWrite !== undefined && failures.length === 0 && !statusChangeIsUrgent(cs.status as CloneSetStatus | undefined, status)
+        ? lastWrite + STATUS_COUNTS_INTERVAL_MS
+        : undefined;
+    let wakeAt = plan.wakeAt;
+    if (deferCountsUntil !== undefined && deferCountsUntil > now) {
+      if (!sameStatus(cs.status as CloneSetStatus | undefined, status)) wakeAt = Math.min(wakeAt ?? Infinity, deferCountsUntil);
+    } else if (await this.writeStatus(stored, cs, status)) {
+      this.statusWrittenAt.set(key, now);
+    }
     if (failures.length > 0) {
       // One event when a refusal starts or changes, like its condition; the retries stay quiet.
       for (const f of failures) if (!alreadyReported(cs, f.condition, f.message)) this.deps.events.event(stored, 'Warning', f.reason, f.message);
       throw reconcileFailure(failures);
     }
     await this.store.prune(cs, pods, status);
-    if (plan.wakeAt !== undefined) return { requeueAfterMs: Math.max(100, plan.wakeAt - now) };
+    if (wakeAt !== undefined) return { requeueAfterMs: Math.max(100, wakeAt - now) };
     return;
   }
 
@@ -129,9 +146,9 @@ export class CloneSetReconciler {
     if (plan.events.some((e) => e.reason === EventReasons.NotInPlaceUpdatable)) this.deps.inPlace.metrics?.updates.inc({ result: 'blocked' });
   }
 
-  /** Writes status when it differs from the stored one; a refusal is an event and a failure. */
-  private async writeStatus(stored: WireCloneSet, cs: DefaultedWireCloneSet, status: CloneSetStatus): Promise<void> {
-    if (sameStatus(cs.status as CloneSetStatus | undefined, status)) return;
+  /** Writes status when it differs from the stored one (true when written); a refusal is an event and a failure. */
+  private async writeStatus(stored: WireCloneSet, cs: DefaultedWireCloneSet, status: CloneSetStatus): Promise<boolean> {
+    if (sameStatus(cs.status as CloneSetStatus | undefined, status)) return false;
     try {
       const written = await this.deps.client.patch<WireCloneSet>(
         `/apis/${cs.apiVersion}/namespaces/${cs.metadata?.namespace}/clonesets/${cs.metadata?.name}/status`,
@@ -140,8 +157,9 @@ export class CloneSetReconciler {
         'merge',
       );
       this.deps.podExpectations.expectResourceVersion(cs.metadata?.uid ?? '', written.metadata?.resourceVersion ?? '');
+      return true;
     } catch (err) {
-      if (isNotFound(err)) return;
+      if (isNotFound(err)) return false;
       const info = describeFailure('write status', err);
       this.deps.events.event(stored, 'Warning', EventReasons.FailedStatusUpdate, info.message);
       throw retryable(info.message, info.permanent, err);

@@ -40,16 +40,21 @@ export function followResizes(cs: DefaultedWireCloneSet, pods: readonly Pod[], n
   );
   const events: PlannedEvent[] = [];
   const durations: number[] = [];
+  // Warnings go on the pod and the CloneSet one by one; routine transitions are batched on the
+  // CloneSet (the pod's own conditions already show them).
   for (const { pod, from, view } of tracking.transitions) {
     const name = pod.metadata?.name ?? '';
     if (view.state) {
-      const type = view.state === 'Infeasible' || view.reason === 'Error' ? 'Warning' : 'Normal';
-      const message = `resize ${view.state}${view.message ? `: ${view.message}` : ''}`;
-      events.push({ on: pod, type, reason: resizeStateReason(view.state), message });
-      events.push({ on: 'cloneset', type, reason: resizeStateReason(view.state), message: `pod ${name}: ${message}` });
+      const reason = resizeStateReason(view.state);
+      if (view.state === 'Infeasible' || view.reason === 'Error') {
+        const message = `resize ${view.state}${view.message ? `: ${view.message}` : ''}`;
+        events.push({ on: pod, type: 'Warning', reason, message });
+        events.push({ on: 'cloneset', type: 'Warning', reason, message: `pod ${name}: ${message}` });
+      } else {
+        events.push({ on: 'cloneset', type: 'Normal', reason, message: `resize ${view.state}`, batchPod: name });
+      }
     } else if (from) {
-      events.push({ on: pod, type: 'Normal', reason: EventReasons.ResizeCompleted, message: 'the node actuated the new resources' });
-      events.push({ on: 'cloneset', type: 'Normal', reason: EventReasons.ResizeCompleted, message: `pod ${name}` });
+      events.push({ on: 'cloneset', type: 'Normal', reason: EventReasons.ResizeCompleted, message: 'the node actuated the new resources', batchPod: name });
       const started = readUpdateState(pod)?.updateTimestamp;
       if (started) durations.push(Math.max(0, now - Date.parse(started)) / 1000);
     }
@@ -63,7 +68,8 @@ export function followResizes(cs: DefaultedWireCloneSet, pods: readonly Pod[], n
         on: 'cloneset',
         type: 'Warning',
         reason: EventReasons.PodUnschedulable,
-        message: `pod ${pod.metadata?.name} cannot be scheduled: ${scheduled.message ?? ''}`,
+        message: `cannot be scheduled: ${scheduled.message ?? ''}`,
+        batchPod: pod.metadata?.name ?? '',
       });
     }
   }

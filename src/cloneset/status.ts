@@ -127,6 +127,24 @@ export function withConditions(status: CloneSetStatus, writes: StatusInput['cond
   return { ...status, conditions };
 }
 
+/**
+ * Whether a status change must be written at once: a new generation observed, revisions,
+ * collision count or selector changed, or a condition appeared, went, or changed its status,
+ * reason or message (Progressing's running "n/m updated" message and clock excepted). Replica
+ * counts, status.resize and that Progressing message may wait for the next write.
+ */
+export function statusChangeIsUrgent(previous: CloneSetStatus | undefined, next: CloneSetStatus): boolean {
+  const p = previous ?? {};
+  if (p.observedGeneration !== next.observedGeneration || p.currentRevision !== next.currentRevision) return true;
+  if (p.updateRevision !== next.updateRevision || p.collisionCount !== next.collisionCount || p.labelSelector !== next.labelSelector) return true;
+  const signature = (conditions: readonly CloneSetCondition[] | undefined): string =>
+    (conditions ?? [])
+      .map((c) => [c.type, c.status, c.reason ?? '', c.type === 'Progressing' && c.reason === 'Updating' ? '' : c.message ?? ''].join('\u0000'))
+      .sort()
+      .join('\n');
+  return signature(p.conditions) !== signature(next.conditions);
+}
+
 /** Status equality ignoring key order. */
 export const sameStatus = (a: CloneSetStatus | undefined, b: CloneSetStatus): boolean => canonicalJSON(a ?? {}) === canonicalJSON(b);
 

@@ -8,7 +8,7 @@ import type { EventRecorder } from '../runtime/events.js';
 import type { ResourceVersionExpectations } from '../runtime/expectations.js';
 import { isNotFound, type KubeClient, type KubeObject, type Pod } from '../runtime/kube-client.js';
 import type { InPlaceMetrics } from './metrics.js';
-import { readUpdateState, type InPlaceStep, type Settlement } from './plan.js';
+import { containersAllReady, readUpdateState, type InPlaceStep, type Settlement } from './plan.js';
 
 const stamp = (now: number): string => new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
@@ -37,43 +37,35 @@ export class InPlaceUpdater {
       // Cpu/memory go through the resize subresource (the only way to change them on a running
       // pod); the API server validates them there and its message is surfaced to the CloneSet.
       await this.client.patch<Pod>(`${podPath(pod)}/resize`, step.resize, 'strategic');
-      const what = Object.entries(step.diff.resources).map(([c, r]) => `${c} requests=${JSON.stringify(r.requests ?? {})} limits=${JSON.stringify(r.limits ?? {})}`);
-      this.events.event(pod, 'Normal', EventReasons.ResizeRequested, `resize sent to the kubelet: ${what.join('; ')}`);
     }
     const patched = await this.client.patch<Pod>(podPath(pod), step.patch, 'strategic');
     this.expectations.expectResourceVersion(pod.metadata?.uid ?? '', patched.metadata?.resourceVersion ?? '');
-    const what = Object.entries(step.diff.images).map(([c, image]) => `${c}=${image}`);
-    const resized = Object.keys(step.diff.resources);
-    const message =
-      what.length > 0
-        ? `updated in place: ${what.join(', ')}`
-        : resized.length > 0
-          ? `resizing in place: ${resized.join(', ')}`
-          : 'updated labels/annotations in place';
-    // One event on the pod when it changes; the CloneSet hears of it when the update completes.
-    this.events.event(pod, 'Normal', EventReasons.InPlaceUpdated, message);
-    if (what.length === 0) this.metrics?.updates.inc({ result: 'succeeded' });
+    // No event per pod: the patch and the pod's InPlaceUpdateReady condition say it; the CloneSet
+    // hears of it, batched, when the update completes (every write counts at 1,000 pods).
+    if (Object.keys(step.diff.images).length === 0) this.metrics?.updates.inc({ result: 'succeeded' });
   }
 
   async settle(owner: KubeObject, pod: Pod, settlement: Exclude<Settlement, 'pending' | 'none'>): Promise<void> {
     const completed = settlement === 'complete';
-    await this.patchStatus(pod, [
+    const time = stamp(this.now());
+    const conditions = [
       {
         type: CONDITION_INPLACE_UPDATE_READY,
         status: 'True',
         reason: completed ? 'InPlaceUpdateCompleted' : 'InPlaceUpdateCancelled',
         message: completed ? 'every changed container restarted with its new image' : 'the update no longer applies; nothing was restarted',
-        lastTransitionTime: stamp(this.now()),
+        lastTransitionTime: time,
       },
-    ]);
+    ];
+    // The kubelet's floor: it would only re-read the gate and say Ready a second later.
+    if (containersAllReady(pod)) conditions.push({ type: 'Ready', status: 'True', reason: '', message: '', lastTransitionTime: time });
+    await this.patchStatus(pod, conditions);
     this.metrics?.updates.inc({ result: completed ? 'succeeded' : 'reverted' });
     const state = readUpdateState(pod);
     if (completed && state) this.metrics?.duration.observe((this.now() - Date.parse(state.updateTimestamp)) / 1000);
     const reason = completed ? EventReasons.InPlaceUpdateCompleted : EventReasons.InPlaceUpdateCancelled;
-    const message = completed
-      ? `pod ${pod.metadata?.name} updated in place to revision ${state?.revision}`
-      : `pod ${pod.metadata?.name}: update withdrawn before it was applied, nothing restarted`;
-    this.events.event(owner, 'Normal', reason, message);
+    const what = completed ? `updated in place to revision ${state?.revision}` : 'update withdrawn before it was applied, nothing restarted';
+    this.events.batch(owner, 'Normal', reason, what, pod.metadata?.name ?? '');
   }
 
   /** A pod created with the readiness gate gets its condition True, so it can become Ready. */

@@ -3,7 +3,10 @@
 // 10 minutes bumps `count` on the existing Event instead of creating another; and a per-object
 // token bucket (burst 25, one token per 5 minutes) drops floods so a hot loop cannot spam etcd.
 // Recording never throws and never blocks a reconcile: writes are chained in the background and
-// `flush()` awaits them on shutdown. Must not: decide when to emit.
+// `flush()` awaits them on shutdown. `batch()` folds routine per-pod news into one event per
+// object and reason per window (the first at once, the rest as one summary when the window
+// ends), so a 1,000-pod rollout costs a handful of event writes, not one per pod.
+// Must not: decide when to emit.
 import { LRUCache } from 'lru-cache';
 import { randomBytes } from 'node:crypto';
 import type { KubeClient, KubeObject } from './kube-client.js';
@@ -18,8 +21,22 @@ export interface EventRecorderOptions {
   burst?: number;
   refillMs?: number;
   aggregateWindowMs?: number;
+  /** Window of batch(): subjects arriving within it share one summary event. Default 10 s. */
+  batchWindowMs?: number;
   now?: () => number;
 }
+
+interface Batch {
+  object: KubeObject;
+  type: EventType;
+  reason: string;
+  what: string;
+  subjects: string[];
+  timer?: NodeJS.Timeout;
+}
+
+/** At most this many subjects are named in one summary; the rest are counted. */
+const MAX_NAMED_SUBJECTS = 20;
 
 interface Aggregate {
   namespace: string;
@@ -38,6 +55,7 @@ export class EventRecorder {
   private pending: Promise<void> = Promise.resolve();
   private readonly now: () => number;
   private dropped = 0;
+  private readonly batches = new Map<string, Batch>();
 
   constructor(private readonly options: EventRecorderOptions) {
     this.now = options.now ?? Date.now;
@@ -72,9 +90,41 @@ export class EventRecorder {
     this.pending = this.pending.then(() => write);
   }
 
-  /** Resolves when every event recorded so far has been written (or failed). */
+  /**
+   * Records that `what` happened to `subject` (a pod name) on `object`. The first subject of a
+   * window is an event of its own at once; later ones within the window become one summary
+   * event ("<what>: 3 pods: a, b, c") when the window ends.
+   */
+  batch(object: KubeObject, type: EventType, reason: string, what: string, subject: string): void {
+    const key = `${object.metadata?.uid}\u0000${type}\u0000${reason}\u0000${what}`;
+    const open = this.batches.get(key);
+    if (open) {
+      open.subjects.push(subject);
+      return;
+    }
+    this.event(object, type, reason, `${what}: ${subject}`);
+    const batch: Batch = { object, type, reason, what, subjects: [] };
+    batch.timer = setTimeout(() => this.closeBatch(key), this.options.batchWindowMs ?? 10_000);
+    batch.timer.unref();
+    this.batches.set(key, batch);
+  }
+
+  /** Resolves when every event recorded so far, batched ones included, has been written (or failed). */
   async flush(): Promise<void> {
+    for (const key of [...this.batches.keys()]) this.closeBatch(key);
     await this.pending;
+  }
+
+  private closeBatch(key: string): void {
+    const batch = this.batches.get(key);
+    if (!batch) return;
+    clearTimeout(batch.timer);
+    this.batches.delete(key);
+    const { subjects } = batch;
+    if (subjects.length === 0) return;
+    const named = subjects.slice(0, MAX_NAMED_SUBJECTS).join(', ');
+    const more = subjects.length > MAX_NAMED_SUBJECTS ? ` and ${subjects.length - MAX_NAMED_SUBJECTS} more` : '';
+    this.event(batch.object, batch.type, batch.reason, `${batch.what}: ${subjects.length} pods: ${named}${more}`);
   }
 
   private takeToken(key: string): boolean {

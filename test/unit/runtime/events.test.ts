@@ -39,3 +39,29 @@ describe('EventRecorder', () => {
     expect(recorder.droppedEvents).toBe(7);
   });
 });
+
+/** A client that records what it is asked to create. */
+class RecordingClient extends KubeClient {
+  readonly messages: string[] = [];
+  override async json<T>(_method: string, _path: string, options?: { body?: unknown }): Promise<T> {
+    const body = options?.body as { message?: string } | undefined;
+    if (body?.message) this.messages.push(body.message);
+    return {} as T;
+  }
+}
+
+describe('EventRecorder.batch', () => {
+  it('writes the first pod at once and the rest of the window as one summary', async () => {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromOptions({ clusters: [{ name: 'c', server: 'https://127.0.0.1:1' }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+    const client = new RecordingClient(kc);
+    const recorder = new EventRecorder({ client, component: 'test', logger: silentLogger(), batchWindowMs: 60_000 });
+    const cs = { apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', metadata: { name: 'web', namespace: 'ns', uid: 'cs' } };
+    for (const name of ['a', 'b', 'c', 'd']) recorder.batch(cs, 'Normal', 'InPlaceUpdateCompleted', 'updated in place to revision r2', name);
+    await recorder.flush();
+    expect(client.messages).toEqual(['updated in place to revision r2: a', 'updated in place to revision r2: 3 pods: b, c, d']);
+    recorder.batch(cs, 'Normal', 'InPlaceUpdateCompleted', 'updated in place to revision r2', 'e');
+    await recorder.flush();
+    expect(client.messages.at(-1)).toBe('updated in place to revision r2: e');
+  });
+});

@@ -7,7 +7,9 @@ import { metricValue } from './metric-values.js';
 
 describe('a reconcile that fails with a SlowRetryError', () => {
   let controller: Controller | undefined;
-  beforeEach(() => jest.useFakeTimers({ doNotFake: ['queueMicrotask'] }));
+  beforeEach(() => {
+    jest.useFakeTimers({ doNotFake: ['queueMicrotask'] });
+  });
   afterEach(async () => {
     const stopping = controller?.stop(0);
     await jest.advanceTimersByTimeAsync(0);
