@@ -5,7 +5,7 @@ MODE ?= control-plane
 export PATH := $(HOME)/.cache/tailor/node-tools:$(PATH)
 
 .PHONY: help deps build typecheck test test-unit test-integration test-cri test-e2e \
-        cluster-up cluster-down cluster-status cluster-clean dev bench kube-binaries image
+        cluster-up cluster-down cluster-status cluster-clean dev bench kube-binaries kwok-binaries image
 
 help:
 	@echo "make dev     local cluster with Tailor running in it and a sample applied"
@@ -30,6 +30,10 @@ typecheck: deps
 
 kube-binaries:
 	bash hack/build-k8s.sh
+
+# kwok (simulated nodes for the scale benchmark), pinned in hack/versions.sh, cached like the above.
+kwok-binaries:
+	bash hack/build-kwok.sh
 
 test: deps
 	bash hack/test.sh all
