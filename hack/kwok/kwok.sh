@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Simulated nodes on the test bed for the scale benchmark (issue 16):
+#
+#   hack/kwok/kwok.sh up [nodes]   kwok (pinned, built by hack/build-kwok.sh) playing the Stages in
+#                                  this directory, a kube-scheduler of its own for pods that ask for
+#                                  schedulerName tailor-kwok, and <nodes> (default 20) Nodes named
+#                                  kwok-node-<i>, labelled type=kwok, tainted kwok.x-k8s.io/node=fake:NoSchedule
+#   hack/kwok/kwok.sh down         deletes those Nodes (and pods still bound to them), stops both processes
+#
+# Needs the test bed's API server (make cluster-up; MODE=control-plane is enough). Owns: the Nodes
+# labelled type=kwok, the processes it records as tailor-kwok*.pid under the cluster's pids
+# directory (so `cluster.sh down` stops them too), logs under .tailor/kwok. Must not: start or stop
+# the cluster, or touch the real node and its pods (kwok manages only nodes labelled type=kwok; the
+# scheduler schedules only pods that name it).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+. "$repo/hack/versions.sh"
+CACHE=${TAILOR_CACHE:-$HOME/.cache/tailor}
+KBIN=$CACHE/kubernetes/v$KUBE_VERSION/bin
+KWOK=$CACHE/kwok/v$KWOK_VERSION/bin/kwok
+CLUSTER_DIR=${CLUSTER_DIR:-$repo/.tailor/cluster}
+KUBECONFIG=$CLUSTER_DIR/kubeconfig
+PIDS=$CLUSTER_DIR/pids
+STATE=$repo/.tailor/kwok
+SCHEDULER_PORT=10359
+KWOK_PORT=10347
+# Pod addresses kwok hands out: inside the test bed's range, clear of the node (198.18.0.1), the
+# real pods (198.18.16.0/20) and services (198.19.0.0/16). Nothing routes to them.
+POD_RANGE=198.18.64.0/18
+NODE_IP=198.18.0.1
+
+log() { echo "kwok: $*"; }
+die() { echo "kwok: error: $*" >&2; exit 1; }
+kubectl() { "$KBIN/kubectl" --kubeconfig "$KUBECONFIG" "$@"; }
+pid_of() { local f=$PIDS/$1.pid; [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && cat "$f"; }
+
+start() { # name, command...
+  local name=$1; shift
+  mkdir -p "$STATE" "$PIDS"
+  # 3>&- … 9>&-: a flock(1) around the caller hands its lock down as fd 3; a daemon must not keep it.
+  setsid "$@" >>"$STATE/$name.log" 2>&1 </dev/null 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
+  echo $! >"$PIDS/$name.pid"
+}
+
+stop() { # name
+  local name=$1 pid
+  pid=$(pid_of "$name") || { rm -f "$PIDS/$name.pid"; return 0; }
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+  kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+  rm -f "$PIDS/$name.pid"
+  log "stopped $name"
+}
+
+wait_for() { # what, seconds, command...
+  local what=$1 seconds=$2; shift 2
+  local deadline=$((SECONDS + seconds))
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $deadline ] || die "$what not ready after ${seconds}s; see $STATE/"
+    sleep 0.5
+  done
+}
+
+nodes_ready() { # count
+  local ready
+  ready=$(kubectl get nodes -l type=kwok -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c '^True$' || true)
+  [ "$ready" -ge "$1" ]
+}
+
+cmd_up() {
+  local count=${1:-20}
+  [ -f "$KUBECONFIG" ] || die "no test bed at $KUBECONFIG: run 'make cluster-up' first"
+  kubectl get --raw /readyz >/dev/null 2>&1 || die "the test bed's API server is not answering: run 'make cluster-up'"
+  bash "$repo/hack/build-kwok.sh" >/dev/null
+  bash "$repo/hack/build-k8s.sh" kube-scheduler kubectl >/dev/null
+  mkdir -p "$STATE"
+
+  if ! pid_of tailor-kwok >/dev/null; then
+    # Node leases are kwok's; Node status and pod status come from the Stages only (no built-in ones).
+    start tailor-kwok "$KWOK" --kubeconfig "$KUBECONFIG" \
+      --config "$here/kwok.yaml" --config "$here/stages-node.yaml" --config "$here/stages-pod.yaml" \
+      --manage-all-nodes=false --manage-nodes-with-label-selector type=kwok \
+      --cidr "$POD_RANGE" --node-ip "$NODE_IP" --node-lease-duration-seconds 40 \
+      --server-address "127.0.0.1:$KWOK_PORT" --v WARN
+    wait_for "kwok" 30 curl -sf "http://127.0.0.1:$KWOK_PORT/healthz"
+    log "kwok v$KWOK_VERSION up (pid $(pid_of tailor-kwok))"
+  fi
+
+  if ! pid_of tailor-kwok-scheduler >/dev/null; then
+    cat >"$STATE/scheduler.yaml" <<EOC
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: "$KUBECONFIG", qps: 5000, burst: 10000}
+leaderElection: {leaderElect: false}
+profiles:
+- schedulerName: tailor-kwok
+EOC
+    start tailor-kwok-scheduler "$KBIN/kube-scheduler" --config "$STATE/scheduler.yaml" \
+      --authentication-kubeconfig "$KUBECONFIG" --authorization-kubeconfig "$KUBECONFIG" \
+      --bind-address 127.0.0.1 --secure-port "$SCHEDULER_PORT" --v=1
+    wait_for "kube-scheduler (tailor-kwok)" 60 curl -sfk "https://127.0.0.1:$SCHEDULER_PORT/healthz"
+    log "kube-scheduler for schedulerName tailor-kwok up (pid $(pid_of tailor-kwok-scheduler))"
+  fi
+
+  local i manifest=""
+  for i in $(seq 0 $((count - 1))); do
+    manifest+="---
+apiVersion: v1
+kind: Node
+metadata:
+  name: kwok-node-$i
+  labels: {type: kwok, kubernetes.io/hostname: kwok-node-$i, kubernetes.io/os: linux, kubernetes.io/arch: amd64}
+  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: \"0\"}
+spec:
+  taints: [{key: kwok.x-k8s.io/node, value: fake, effect: NoSchedule}]
+"
+  done
+  echo "$manifest" | kubectl apply -f - >/dev/null
+  wait_for "$count kwok nodes Ready" 120 nodes_ready "$count"
+  log "$count simulated nodes Ready (label type=kwok)"
+}
+
+cmd_down() {
+  if [ -f "$KUBECONFIG" ] && kubectl get --raw /readyz >/dev/null 2>&1; then
+    local nodes
+    nodes=$(kubectl get nodes -l type=kwok -o name)
+    if [ -n "$nodes" ]; then
+      # Pods still bound to these nodes would wait forever for a kubelet: remove them at once.
+      kubectl get pods -A --field-selector "spec.nodeName!=" -o jsonpath='{range .items[*]}{.metadata.namespace}{" "}{.metadata.name}{" "}{.spec.nodeName}{"\n"}{end}' \
+        | awk '$3 ~ /^kwok-node-/ {print $1, $2}' \
+        | while read -r ns name; do kubectl delete pod -n "$ns" "$name" --grace-period=0 --force --wait=false >/dev/null 2>&1 || true; done
+      kubectl delete nodes -l type=kwok --wait=false >/dev/null
+      log "deleted $(echo "$nodes" | wc -l) simulated nodes"
+    fi
+  fi
+  stop tailor-kwok-scheduler
+  stop tailor-kwok
+}
+
+case ${1:-} in
+  up) cmd_up "${2:-20}" ;;
+  down) cmd_down ;;
+  *) echo "usage: $0 up [nodes] | down" >&2; exit 2 ;;
+esac
