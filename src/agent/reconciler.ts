@@ -15,6 +15,7 @@
 // a memory limit below current usage (refused and reported as InProgress/MemoryLimitBelowUsage,
 // retried).
 import { Counter, type Registry } from 'prom-client';
+import { canonicalJSON } from '../api/json.js';
 import { ANNOTATION_RESIZE_STATUS, LABEL_CONTROLLER_REVISION_HASH, type ResizeState } from '../api/types.js';
 import { applyContainerResources, cpuMatches, memoryMatches, type ApplyResult } from '../cri/actuate.js';
 import type { CgroupReading } from '../cgroup/container.js';
@@ -224,7 +225,7 @@ export function nextStatus(prev: ResizeStatus | undefined, revision: string, upd
     prev.since === next.since &&
     (prev.reason ?? '') === (next.reason ?? '') &&
     (prev.message ?? '') === (next.message ?? '') &&
-    JSON.stringify(prev.applied ?? null) === JSON.stringify(next.applied ?? null)
+    canonicalJSON(prev.applied ?? null) === canonicalJSON(next.applied ?? null)
   ) {
     return undefined;
   }

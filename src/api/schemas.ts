@@ -4,7 +4,8 @@
 // report it on the pod. Owns the shapes only. Must not: do I/O or decide what an invalid value
 // means for a rollout.
 import { z } from 'zod';
-import { ANNOTATION_INPLACE_UPDATE_STATE } from './types.js';
+import { parseQuantity } from './quantity.js';
+import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from './types.js';
 
 const nonNegativeInt = z.number().int().nonnegative();
 
@@ -15,6 +16,34 @@ export const InPlaceUpdateStateSchema = z.object({
   lastContainerImageIDs: z.record(z.string(), z.string()).optional(),
   lastRestartCounts: z.record(z.string(), nonNegativeInt).optional(),
   changed: z.record(z.string(), z.array(z.enum(['image', 'resources']))).optional(),
+});
+
+const isQuantity = (value: string): boolean => {
+  try {
+    parseQuantity(value);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const quantity = z.string().min(1).refine(isQuantity, { error: (issue) => `${JSON.stringify(issue.input)} is not a Kubernetes quantity (such as 250m or 128Mi)` });
+const cpuMemory = z.strictObject({ cpu: quantity.optional(), memory: quantity.optional() });
+const containerResources = z.strictObject({ requests: cpuMemory.optional(), limits: cpuMemory.optional() });
+
+/** `apps.tailor.dev/resize-request`: the cpu/memory the controller asks the node agent for. */
+export const ResizeRequestSchema = z.object({
+  revision: z.string().min(1),
+  containers: z.record(z.string(), containerResources).refine((c) => Object.keys(c).length > 0, { message: 'must name at least one container' }),
+});
+
+/** `apps.tailor.dev/resize-status`: the node agent's answer. */
+export const ResizeStatusSchema = z.object({
+  revision: z.string(),
+  state: z.enum(['', 'Proposed', 'InProgress', 'Deferred', 'Infeasible']),
+  reason: z.string().optional(),
+  message: z.string().optional(),
+  since: z.string().min(1),
+  applied: z.record(z.string(), containerResources.extend({ containerID: z.string().optional() })).optional(),
 });
 
 /** The outcome of reading one annotation: absent, a value that fits, or why it does not. */
@@ -44,5 +73,8 @@ export function parseAnnotation<T>(
   return { ok: false, error: `${name}${where}: ${issue?.message ?? 'invalid value'}` };
 }
 
-export const parseInPlaceUpdateState = (annotations: Readonly<Record<string, string>> | undefined) =>
-  parseAnnotation(annotations, ANNOTATION_INPLACE_UPDATE_STATE, InPlaceUpdateStateSchema);
+type Annotations = Readonly<Record<string, string>> | undefined;
+
+export const parseInPlaceUpdateState = (annotations: Annotations) => parseAnnotation(annotations, ANNOTATION_INPLACE_UPDATE_STATE, InPlaceUpdateStateSchema);
+export const parseResizeRequest = (annotations: Annotations) => parseAnnotation(annotations, ANNOTATION_RESIZE_REQUEST, ResizeRequestSchema);
+export const parseResizeStatus = (annotations: Annotations) => parseAnnotation(annotations, ANNOTATION_RESIZE_STATUS, ResizeStatusSchema);

@@ -16,7 +16,7 @@ import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/
 import type { Informer } from '../runtime/informer.js';
 import { isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
-import { mergePatch } from '../runtime/merge-patch.js';
+import { mergePatch } from '../api/json.js';
 import { PlanExecutor, type Failure } from './executor.js';
 import { describeFailure } from './failures.js';
 import type { ConditionWrites } from './intents.js';

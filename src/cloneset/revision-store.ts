@@ -7,8 +7,8 @@ import { LABEL_CONTROLLER_REVISION_HASH, type CloneSetStatus } from '../api/type
 import type { Informer } from '../runtime/informer.js';
 import { isAlreadyExists, isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
 import { controllerRef, type WireCloneSet } from './pods.js';
+import { canonicalJSON } from '../api/json.js';
 import {
-  canonicalJSON,
   findEqualRevision,
   nextRevisionNumber,
   revisionName,

@@ -2,6 +2,7 @@
 // existing revision a template matches (so a rollback reuses it instead of minting a new one),
 // the next revision number, and which old revisions fall outside revisionHistoryLimit.
 // Pure: no I/O. Must not: decide rollout order (update.ts) or write revisions (reconciler).
+import { canonicalJSON } from '../api/json.js';
 import { createHash } from 'node:crypto';
 
 export interface RevisionSummary {
@@ -11,17 +12,6 @@ export interface RevisionSummary {
   data: string;
 }
 
-/** JSON with object keys sorted, so equal templates serialise identically. */
-export function canonicalJSON(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJSON).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJSON(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
 
 // Kubernetes' rand.SafeEncodeString alphabet: no vowels, so hashes never spell words.
 const SAFE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';

@@ -4,7 +4,7 @@
 // differs from what is stored. Must not: decide scale or update actions.
 import type { CloneSetCondition, CloneSetResizeStatus, CloneSetStatus, ConditionStatus } from '../api/types.js';
 import { countsAsAvailable, countsAsReady, isActive, type PodSummary } from './pod-state.js';
-import { canonicalJSON } from './revision.js';
+import { canonicalJSON } from '../api/json.js';
 
 export interface StatusInput {
   generation: number;

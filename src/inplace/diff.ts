@@ -5,7 +5,7 @@
 // outcome (plan.ts does) or look at pods.
 import type * as k8s from '@kubernetes/client-node';
 import type { Wire } from '../runtime/kube-client.js';
-import { canonicalJSON } from '../cloneset/revision.js';
+import { canonicalJSON } from '../api/json.js';
 
 export type PodTemplate = Wire<k8s.V1PodTemplateSpec>;
 type Container = Wire<k8s.V1Container>;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { canonicalJSON, findEqualRevision, nextRevisionNumber, revisionsToPrune, templateHash } from '../../../src/cloneset/revision.js';
+import { canonicalJSON } from '../../../src/api/json.js';
+import { findEqualRevision, nextRevisionNumber, revisionsToPrune, templateHash } from '../../../src/cloneset/revision.js';
 import { matchesSelector, selectorString } from '../../../src/cloneset/selector.js';
 import { computeStatus, type StatusInput } from '../../../src/cloneset/status.js';
 import type { PodSummary } from '../../../src/cloneset/pod-state.js';

@@ -31,6 +31,9 @@ describe('a resize request', () => {
     ['with no containers is invalid', JSON.stringify({ revision: 'r', containers: {} }), false],
     ['with another resource is invalid', JSON.stringify({ revision: 'r', containers: { a: { requests: { 'nvidia.com/gpu': '1' } } } }), false],
     ['with a number instead of a quantity string is invalid', JSON.stringify({ revision: 'r', containers: { a: { limits: { cpu: 1 } } } }), false],
+    ['with a string that is no quantity is invalid', JSON.stringify({ revision: 'r', containers: { a: { limits: { cpu: 'fast' } } } }), false],
+    ['that is JSON null is invalid', 'null', false],
+    ['with containers as an array is invalid', JSON.stringify({ revision: 'r', containers: [{ requests: { cpu: '1' } }] }), false],
   ])('%s', (_name, raw, ok) => {
     expect(readResizeRequest(pod({ [ANNOTATION_RESIZE_REQUEST]: raw })).ok).toBe(ok);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { mergePatch } from '../../../src/runtime/merge-patch.js';
+import { mergePatch } from '../../../src/api/json.js';
 
 describe('mergePatch', () => {
   it.each([
