@@ -94,6 +94,8 @@ export class PlanExecutor {
         return () => updater.settle(cs, intent.pod, intent.settlement);
       case 'markGateReady':
         return () => updater.markGateReady(intent.pod);
+      case 'reroute':
+        return () => updater.rerouteToKubelet(intent.pod, intent.resize);
       default:
         return undefined;
     }

@@ -29,7 +29,9 @@ export type Intent =
   /** Finish (or withdraw) a pod's in-place update: InPlaceUpdateReady back to True. */
   | { kind: 'settle'; pod: Pod; settlement: Exclude<Settlement, 'pending' | 'none'> }
   /** Set InPlaceUpdateReady True on a pod created with the readiness gate. */
-  | { kind: 'markGateReady'; pod: Pod };
+  | { kind: 'markGateReady'; pod: Pod }
+  /** Resize through the kubelet what was asked of the agent, then drop the agent annotations. */
+  | { kind: 'reroute'; pod: Pod; resize?: Record<string, unknown> };
 
 export type IntentKind = Intent['kind'];
 

@@ -15,7 +15,8 @@ import { allocate, disruptionBudget, disruptionCost } from './budget.js';
 import type { ConditionWrites, DeleteReason, Intent, Plan, PlannedEvent } from './intents.js';
 import { countsAsAvailable, isSpecifiedDelete, type PodSummary } from './pod-state.js';
 import { availableAt, needsReadinessGateCondition, summarizePod, type DefaultedWireCloneSet } from './pods.js';
-import { followResizes, resizeVia, type ResizeBackend } from './resizes.js';
+import { backendForPod, type NodeResizeEvidence } from '../resize/backend.js';
+import { followResizes, rerouteToKubelet, type ResizeBackend } from './resizes.js';
 import { planScale } from './scale.js';
 import { matchesSelector, selectorString } from './selector.js';
 import { computeStatus, progressDeadlineAt } from './status.js';
@@ -28,7 +29,15 @@ export interface PlanInput {
   revisions: { updateRevision: string; currentRevision: string; templates: ReadonlyMap<string, unknown> };
   now: number;
   resizeBackend: ResizeBackend;
+  /** What is known about each node's kubelet (resize/backend.ts), by node name. */
+  nodeEvidence: ReadonlyMap<string, NodeResizeEvidence>;
 }
+
+const NO_EVIDENCE: NodeResizeEvidence = { kubeletResizes: undefined, why: 'no pod on the node tells' };
+
+/** The backend that resizes `pod`, by the one rule the agent follows too. */
+const backendOf = (input: PlanInput, pod: Pod) =>
+  backendForPod(input.resizeBackend, input.nodeEvidence.get(pod.spec?.nodeName ?? '') ?? NO_EVIDENCE, pod);
 
 /** What the update half of a round decided for the pods the arithmetic picked. */
 interface PodUpdates {
@@ -138,7 +147,10 @@ export function planReconcile(input: PlanInput): Plan {
   for (const pod of pods) {
     const settlement = settleInPlaceUpdate(pod, selected.has(nameOf(pod)));
     if (settlement === 'complete' || settlement === 'undrain') intents.push({ kind: 'settle', pod, settlement });
-    if (!pod.metadata?.deletionTimestamp && needsReadinessGateCondition(pod)) intents.push({ kind: 'markGateReady', pod });
+    if (pod.metadata?.deletionTimestamp) continue;
+    if (needsReadinessGateCondition(pod)) intents.push({ kind: 'markGateReady', pod });
+    const reroute = rerouteToKubelet(pod, backendOf(input, pod));
+    if (reroute) intents.push({ kind: 'reroute', pod, ...reroute });
   }
 
   const status = computeStatus({
@@ -201,7 +213,7 @@ function planPodUpdates(input: PlanInput, pods: readonly Pod[], update: UpdatePl
             podTemplate,
             targetRevision: update.targetRevision,
             targetTemplate,
-            resize: resizeVia(input.resizeBackend, pod),
+            resize: { supported: true, via: backendOf(input, pod) },
             now,
           });
     if (!picked) {

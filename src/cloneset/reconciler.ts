@@ -9,6 +9,7 @@ import { ConditionReasons, EventReasons } from '../api/reasons.js';
 import { CloneSetConditionTypes as Conditions, type CloneSetStatus } from '../api/types.js';
 import type { InPlaceUpdater } from '../inplace/engine.js';
 import type { InPlaceMetrics } from '../inplace/metrics.js';
+import { nodeResizeEvidence, type NodeResizeEvidence } from '../resize/backend.js';
 import type { ResizeMetrics } from '../resize/metrics.js';
 import { SlowRetryError, type ReconcileResult } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
@@ -27,6 +28,9 @@ import { OWNER_INDEX, RevisionStore, type ControllerRevision } from './revision-
 import { sameStatus, statusChangeIsUrgent, withConditions } from './status.js';
 
 export { CLONESET_LABEL, OWNER_INDEX, type ControllerRevision } from './revision-store.js';
+
+/** The pods informer's index by spec.nodeName: the evidence about each node's kubelet. */
+export const NODE_INDEX = 'nodeName';
 
 /** How long a key waits after a refusal that retrying cannot fix (the periodic resync comes too). */
 export const SLOW_RETRY_MS = 5 * 60_000;
@@ -98,7 +102,11 @@ export class CloneSetReconciler {
 
     // Plan, act.
     const now = this.now();
-    const plan = planReconcile({ cloneSet: cs, pods, revisions, now, resizeBackend: this.deps.resize.backend });
+    const nodeEvidence = new Map<string, NodeResizeEvidence>();
+    for (const node of new Set(pods.map((p) => p.spec?.nodeName ?? '').filter((n) => n !== ''))) {
+      nodeEvidence.set(node, nodeResizeEvidence(node, this.deps.pods.byIndex(NODE_INDEX, node)));
+    }
+    const plan = planReconcile({ cloneSet: cs, pods, revisions, now, resizeBackend: this.deps.resize.backend, nodeEvidence });
     log.debug({ intents: plan.intents.map((i) => i.kind), budget: plan.budget }, 'plan');
     const failures = await this.executor.execute(stored, key, plan);
     this.recordMetrics(cs, plan);

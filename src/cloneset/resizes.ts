@@ -1,27 +1,31 @@
-// The CloneSet's view of its pods' resizes: which backend resizes a pod, status.resize, the
+// The CloneSet's view of its pods' resizes: requests to reroute to the kubelet, status.resize, the
 // events for each state change (on the pod and on the CloneSet), PodUnschedulable for pods no
 // node fits, and which pods the resize strategy wants recreated or holds with ResizeBlocked.
 // Pure. Must not: delete pods, emit events or write status (the executor does what the planner
 // admits), nor admit a recreate (the planner draws every disruption from the one budget).
 import { EventReasons, resizeStateReason } from '../api/reasons.js';
 import type { Pod } from '../runtime/kube-client.js';
-import { kubeletCanResize } from '../resize/state.js';
+import { readResizeRequest } from '../resize/agent-protocol.js';
+import { staleResizeRequest, type Backend, type ConfiguredBackend } from '../resize/backend.js';
 import { trackResizes, type ResizeTracking } from '../resize/track.js';
 import { readUpdateState } from '../inplace/plan.js';
 import type { PlannedEvent } from './intents.js';
 import type { DefaultedWireCloneSet } from './pods.js';
 
-export type ResizeBackend = 'auto' | 'kubelet' | 'agent';
+export type ResizeBackend = ConfiguredBackend;
 
 /**
- * How a pod is resized. `auto` uses the kubelet when its running containers report their actual
- * resources (the kubelet's in-place resize is on) and Tailor's node agent otherwise; a node with
- * no agent shows the resize Proposed with reason NoAgentResponse.
+ * What the plan does about a pod whose resize request is addressed to the agent although the
+ * one backend rule (resize/backend.ts) says its kubelet resizes: send the requested resources
+ * through pods/resize, then remove the request and the agent's answer, so neither side waits
+ * for the other. Undefined when the pod carries no stale request.
  */
-export function resizeVia(backend: ResizeBackend, pod: Pod): { supported: boolean; via: 'kubelet' | 'agent' } {
-  return backend === 'kubelet' || (backend === 'auto' && kubeletCanResize(pod))
-    ? { supported: true, via: 'kubelet' }
-    : { supported: true, via: 'agent' };
+export function rerouteToKubelet(pod: Pod, backend: Backend): { resize?: Record<string, unknown> } | undefined {
+  if (!staleResizeRequest(pod, backend)) return undefined;
+  const request = readResizeRequest(pod);
+  if (!request.ok) return {};
+  const containers = Object.entries(request.value.containers).map(([name, resources]) => ({ name, resources }));
+  return { resize: { spec: { containers } } };
 }
 
 export interface ResizeFollowUp {

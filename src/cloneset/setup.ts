@@ -4,11 +4,11 @@
 // anything about a CloneSet.
 import { API_GROUP, API_VERSION, CLONESET_KIND, LABEL_INSTANCE_ID } from '../api/types.js';
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
-import { byControllerUid, objectKey } from '../runtime/informer.js';
+import { byControllerUid, byNodeName, objectKey } from '../runtime/informer.js';
 import type { KubeObject, Pod } from '../runtime/kube-client.js';
 import type { Manager } from '../runtime/manager.js';
 import type { Logger } from '../runtime/logger.js';
-import { CLONESET_LABEL, CloneSetReconciler, OWNER_INDEX, type ControllerRevision } from './reconciler.js';
+import { CLONESET_LABEL, CloneSetReconciler, NODE_INDEX, OWNER_INDEX, type ControllerRevision } from './reconciler.js';
 import type { WireCloneSet } from './pods.js';
 import { InPlaceUpdater } from '../inplace/engine.js';
 import { InPlaceMetrics } from '../inplace/metrics.js';
@@ -32,6 +32,7 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
     labelSelector: CLONESET_LABEL,
   });
   pods.addIndex(OWNER_INDEX, byControllerUid);
+  pods.addIndex(NODE_INDEX, byNodeName);
   revisions.addIndex(OWNER_INDEX, byControllerUid);
 
   const onExpired = (kind: string): void => manager.metrics.expectationsExpiredTotal.inc({ kind });

@@ -3,7 +3,7 @@
 // expectation so the next reconcile never acts on a cache that has not seen it. Emits an event
 // and counts a metric per transition. Must not: decide what to do.
 import { EventReasons } from '../api/reasons.js';
-import { CONDITION_INPLACE_UPDATE_READY } from '../api/types.js';
+import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS, CONDITION_INPLACE_UPDATE_READY } from '../api/types.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { ResourceVersionExpectations } from '../runtime/expectations.js';
 import { isNotFound, type KubeClient, type KubeObject, type Pod } from '../runtime/kube-client.js';
@@ -66,6 +66,21 @@ export class InPlaceUpdater {
     const reason = completed ? EventReasons.InPlaceUpdateCompleted : EventReasons.InPlaceUpdateCancelled;
     const what = completed ? `updated in place to revision ${state?.revision}` : 'update withdrawn before it was applied, nothing restarted';
     this.events.batch(owner, 'Normal', reason, what, pod.metadata?.name ?? '');
+  }
+
+  /**
+   * Sends to the kubelet (pods/resize) what the pod's request asked of the agent, then removes
+   * the request and the agent's answer in one merge patch, so the pod's resize state is the
+   * kubelet's from then on.
+   */
+  async rerouteToKubelet(pod: Pod, resize: Record<string, unknown> | undefined): Promise<void> {
+    if (resize) await this.client.patch<Pod>(`${podPath(pod)}/resize`, resize, 'strategic');
+    const patched = await this.client.patch<Pod>(
+      podPath(pod),
+      { metadata: { uid: pod.metadata?.uid, annotations: { [ANNOTATION_RESIZE_REQUEST]: null, [ANNOTATION_RESIZE_STATUS]: null } } },
+      'merge',
+    );
+    this.expectations.expectResourceVersion(pod.metadata?.uid ?? '', patched.metadata?.resourceVersion ?? '');
   }
 
   /** A pod created with the readiness gate gets its condition True, so it can become Ready. */

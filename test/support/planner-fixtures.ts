@@ -62,6 +62,8 @@ export interface PodSpec {
   updateState?: string;
   /** Extra labels (a pod whose labels stop matching the selector is released). */
   labels?: Record<string, string>;
+  /** Extra annotations (e.g. the agent protocol's). */
+  annotations?: Record<string, string>;
 }
 
 /** A running (or pending) pod of the CloneSet; its spec follows its revision's template. */
@@ -91,7 +93,7 @@ export function pod(s: PodSpec, templates: ReadonlyMap<string, PodTemplate> = re
       generation: s.resize ? 2 : 1,
       creationTimestamp: LONG_AGO,
       labels: { app: 'web', [LABEL_CONTROLLER_REVISION_HASH]: revision, ...(s.labels ?? {}) },
-      annotations: s.updateState !== undefined ? { [ANNOTATION_INPLACE_UPDATE_STATE]: s.updateState } : {},
+      annotations: { ...(s.updateState !== undefined ? { [ANNOTATION_INPLACE_UPDATE_STATE]: s.updateState } : {}), ...(s.annotations ?? {}) },
       ownerReferences: [{ apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'cs-uid', controller: true }],
       ...(s.terminating ? { deletionTimestamp: iso(NOW - 1000) } : {}),
     },

@@ -30,6 +30,7 @@ function plan(spec: CloneSetSpec, pods: PodSpec[], at = NOW): { plan: Plan; pods
     revisions: { updateRevision: NEW, currentRevision: OLD, templates },
     now: at,
     resizeBackend: 'kubelet',
+    nodeEvidence: new Map(),
   };
   return { plan: planReconcile(input), pods: objects, input };
 }
@@ -93,6 +94,7 @@ describe('the planner draws every disruption from one budget', () => {
       revisions: { updateRevision: OLD, currentRevision: OLD, templates },
       now: NOW,
       resizeBackend: 'kubelet',
+      nodeEvidence: new Map(),
     });
     expect(intentsOf(p, 'delete').map((d) => [d.pod.metadata?.name, d.reason])).toEqual([['stuck', 'ReplaceUnscheduled']]);
     expect(intentsOf(p, 'patch').map((i) => i.pod.metadata?.name).sort()).toEqual(['p0', 'p1', 'p2']);
@@ -141,6 +143,51 @@ describe('the planner draws every disruption from one budget', () => {
     const { plan: p } = plan({ replicas: 1 }, [{ name: 'gone', labels: { app: 'other' } }, { name: 'kept', revision: NEW }]);
     expect(intentsOf(p, 'release').map((r) => r.pod.metadata?.name)).toEqual(['gone']);
     expect(p.intents.filter((i) => i.kind !== 'release' && i.kind !== 'create').map((i) => (i as { pod: Pod }).pod.metadata?.name)).not.toContain('gone');
+  });
+});
+
+describe('the planner follows the one backend rule for resizes', () => {
+  const request = JSON.stringify({ revision: NEW, containers: { app: { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '200m', memory: '64Mi' } } } });
+  const kubeletResizes = JSON.stringify({ revision: NEW, state: 'Infeasible', reason: 'KubeletResizes', message: 'the kubelet resizes here', since: '2026-03-01T11:00:00Z' });
+  const withEvidence = (kubeletResizesThere: boolean | undefined, pods: PodSpec[], backend: PlanInput['resizeBackend'] = 'auto') => {
+    const templates = revisionTemplates('cpu');
+    const objects = pods.map((p) => pod(p, templates));
+    return planReconcile({
+      cloneSet: cloneSet({ replicas: pods.length, maxUnavailable: 1, change: 'cpu' }),
+      pods: objects,
+      revisions: { updateRevision: NEW, currentRevision: OLD, templates },
+      now: NOW,
+      resizeBackend: backend,
+      nodeEvidence: new Map([['node-1', { kubeletResizes: kubeletResizesThere, why: 'test' }]]),
+    });
+  };
+
+  it('resizes through pods/resize where the node shows the kubelet resizes', () => {
+    const [patch] = intentsOf(withEvidence(true, [{ name: 'a' }]), 'patch');
+    expect(patch?.step.resize).toBeDefined();
+    expect(JSON.stringify(patch?.step.patch)).not.toContain('resize-request');
+  });
+
+  it('asks the node agent where there is no evidence that the kubelet resizes', () => {
+    for (const evidence of [false, undefined]) {
+      const [patch] = intentsOf(withEvidence(evidence, [{ name: 'a' }]), 'patch');
+      expect(patch?.step.resize).toBeUndefined();
+      expect(JSON.stringify(patch?.step.patch)).toContain('apps.tailor.dev/resize-request');
+    }
+  });
+
+  it('reroutes a request the agent answered with KubeletResizes to pods/resize and drops the annotations', () => {
+    const annotations = { 'apps.tailor.dev/resize-request': request, 'apps.tailor.dev/resize-status': kubeletResizes };
+    const p = withEvidence(false, [{ name: 'a', revision: NEW, annotations }]);
+    expect(intentsOf(p, 'reroute')).toEqual([
+      expect.objectContaining({ resize: { spec: { containers: [{ name: 'app', resources: JSON.parse(request).containers.app }] } } }),
+    ]);
+  });
+
+  it('reroutes a stale request when the kubelet backend is configured, and leaves an agent request alone otherwise', () => {
+    const annotations = { 'apps.tailor.dev/resize-request': request };
+    expect(intentsOf(withEvidence(undefined, [{ name: 'a', revision: NEW, annotations }], 'kubelet'), 'reroute')).toHaveLength(1);
+    expect(intentsOf(withEvidence(undefined, [{ name: 'a', revision: NEW, annotations }], 'auto'), 'reroute')).toEqual([]);
   });
 });
 
