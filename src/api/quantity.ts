@@ -204,7 +204,8 @@ export function formatQuantity(q: Quantity): string {
     const value = mantissa * 1024n ** BigInt(times - exponent);
     return `${sign}${value}${BINARY_BY_EXPONENT.get(exponent * 10) ?? ''}`;
   }
-  let [mantissa, times] = removeFactors(abs, 10n);
+  const [digits, times] = removeFactors(abs, 10n);
+  let mantissa = digits;
   let exponent = times - 9;
   const remainder = ((exponent % 3) + 3) % 3; // make the exponent a multiple of 3
   mantissa *= pow10(remainder);

@@ -75,6 +75,13 @@ export function parseAnnotation<T>(
 
 type Annotations = Readonly<Record<string, string>> | undefined;
 
-export const parseInPlaceUpdateState = (annotations: Annotations) => parseAnnotation(annotations, ANNOTATION_INPLACE_UPDATE_STATE, InPlaceUpdateStateSchema);
-export const parseResizeRequest = (annotations: Annotations) => parseAnnotation(annotations, ANNOTATION_RESIZE_REQUEST, ResizeRequestSchema);
-export const parseResizeStatus = (annotations: Annotations) => parseAnnotation(annotations, ANNOTATION_RESIZE_STATUS, ResizeStatusSchema);
+export type ParsedInPlaceUpdateState = z.infer<typeof InPlaceUpdateStateSchema>;
+export type ParsedResizeRequest = z.infer<typeof ResizeRequestSchema>;
+export type ParsedResizeStatus = z.infer<typeof ResizeStatusSchema>;
+
+export const parseInPlaceUpdateState = (annotations: Annotations): AnnotationValue<ParsedInPlaceUpdateState> =>
+  parseAnnotation(annotations, ANNOTATION_INPLACE_UPDATE_STATE, InPlaceUpdateStateSchema);
+export const parseResizeRequest = (annotations: Annotations): AnnotationValue<ParsedResizeRequest> =>
+  parseAnnotation(annotations, ANNOTATION_RESIZE_REQUEST, ResizeRequestSchema);
+export const parseResizeStatus = (annotations: Annotations): AnnotationValue<ParsedResizeStatus> =>
+  parseAnnotation(annotations, ANNOTATION_RESIZE_STATUS, ResizeStatusSchema);

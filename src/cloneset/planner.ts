@@ -7,17 +7,17 @@
 // Pure: the clock and the resize backend come in as input. Must not: perform I/O, generate
 // names, or read anything but its input.
 import { ConditionReasons, EventReasons } from '../api/reasons.js';
-import { CloneSetConditionTypes as Conditions, LABEL_CONTROLLER_REVISION_HASH, type CloneSetStatus } from '../api/types.js';
+import { CloneSetConditionTypes as Conditions, LABEL_CONTROLLER_REVISION_HASH } from '../api/types.js';
 import type { PodTemplate } from '../inplace/diff.js';
 import { planInPlaceUpdate, settleInPlaceUpdate, updateStateProblem, type InPlaceStep } from '../inplace/plan.js';
 import type { Pod } from '../runtime/kube-client.js';
 import { allocate, disruptionBudget, disruptionCost } from './budget.js';
-import type { ConditionWrites, DeleteReason, Intent, Plan, PlannedEvent } from './intents.js';
+import type { ConditionWrites, Intent, Plan, PlannedEvent } from './intents.js';
 import { countsAsAvailable, isSpecifiedDelete, type PodSummary } from './pod-state.js';
 import { availableAt, needsReadinessGateCondition, summarizePod, type DefaultedWireCloneSet } from './pods.js';
 import { backendForPod, type NodeResizeEvidence } from '../resize/backend.js';
-import { followResizes, rerouteToKubelet, type ResizeBackend } from './resizes.js';
-import { planScale } from './scale.js';
+import { followResizes, rerouteToKubelet, type ResizeBackend, type ResizeFollowUp } from './resizes.js';
+import { planScale, type ScalePlan } from './scale.js';
 import { matchesSelector, selectorString } from './selector.js';
 import { computeStatus, progressDeadlineAt } from './status.js';
 import { planUpdate, resolvePartition, resolveRolloutLimits, type RolloutInput, type UpdatePlan } from './update.js';
@@ -47,19 +47,47 @@ interface PodUpdates {
   wakeAt?: number;
 }
 
+/** One round being planned: what was observed, and the intents, events and conditions so far. */
+interface Round {
+  readonly input: PlanInput;
+  readonly cs: DefaultedWireCloneSet;
+  readonly replicas: number;
+  readonly maxUnavailable: number;
+  /** The CloneSet's pods, released ones left out. */
+  readonly pods: readonly Pod[];
+  readonly summaries: readonly PodSummary[];
+  readonly summaryOf: (pod: Pod) => PodSummary;
+  readonly rollout: RolloutInput;
+  readonly update: UpdatePlan;
+  readonly resizes: ResizeFollowUp;
+  readonly budget: { total: number; used: number };
+  readonly intents: Intent[];
+  readonly events: PlannedEvent[];
+  readonly conditions: ConditionWrites;
+  wakeAt?: number;
+}
+
 const nameOf = (pod: Pod): string => pod.metadata?.name ?? '';
 
 export function planReconcile(input: PlanInput): Plan {
+  const round = observe(input);
+  const scale = planScale(round.rollout);
+  round.conditions[Conditions.FailedScale] = null;
+  if (scale.create > 0) planCreates(round, scale);
+  else if (scale.delete.length > 0) planScaleDown(round, scale);
+  else planUpdates(round);
+  planUpkeep(round);
+  return finish(round);
+}
+
+/** Releases pods that left the selector, reads every pod once, and sizes the budget. */
+function observe(input: PlanInput): Round {
   const { cloneSet: cs, now } = input;
-  const { updateRevision, currentRevision, templates } = input.revisions;
   const strategy = cs.spec.updateStrategy;
   const replicas = cs.spec.replicas ?? 1;
-  const minReadySeconds = cs.spec.minReadySeconds ?? 0;
   const podsToDelete = cs.spec.scaleStrategy?.podsToDelete ?? [];
   const intents: Intent[] = [];
   const events: PlannedEvent[] = [];
-  const conditions: ConditionWrites = {};
-
   const pods: Pod[] = [];
   for (const pod of input.pods) {
     if (!pod.metadata?.deletionTimestamp && !matchesSelector(pod.metadata?.labels, cs.spec.selector)) {
@@ -70,9 +98,8 @@ export function planReconcile(input: PlanInput): Plan {
     const problem = updateStateProblem(pod);
     if (problem) events.push({ on: pod, type: 'Warning', reason: EventReasons.InvalidAnnotation, message: `${problem}; read as absent` });
   }
-  const summaries = pods.map((p) => summarizePod(p, { minReadySeconds, now, podsToDelete }));
+  const summaries = pods.map((p) => summarizePod(p, { minReadySeconds: cs.spec.minReadySeconds ?? 0, now, podsToDelete }));
   const summaryByName = new Map(summaries.map((s) => [s.name, s]));
-  const summaryOf = (pod: Pod): PodSummary => summaryByName.get(nameOf(pod))!;
   const rollout: RolloutInput = {
     replicas,
     partition: strategy.partition,
@@ -81,100 +108,138 @@ export function planReconcile(input: PlanInput): Plan {
     paused: strategy.paused,
     scaleMaxUnavailable: cs.spec.scaleStrategy?.maxUnavailable,
     podsToDelete,
-    currentRevision,
-    updateRevision,
+    currentRevision: input.revisions.currentRevision,
+    updateRevision: input.revisions.updateRevision,
     pods: summaries,
   };
   const { maxUnavailable } = resolveRolloutLimits(rollout);
-  const budget = { total: disruptionBudget({ replicas, maxUnavailable, pods: summaries }), used: 0 };
-  const update = planUpdate(rollout);
   const resizes = followResizes(cs, pods, now);
   events.push(...resizes.events);
-  let wakeAt = resizes.tracking.nextCheckAt;
+  return {
+    input,
+    cs,
+    replicas,
+    maxUnavailable,
+    pods,
+    summaries,
+    summaryOf: (pod) => summaryByName.get(nameOf(pod))!,
+    rollout,
+    update: planUpdate(rollout),
+    resizes,
+    budget: { total: disruptionBudget({ replicas, maxUnavailable, pods: summaries }), used: 0 },
+    intents,
+    events,
+    conditions: {},
+    ...(resizes.tracking.nextCheckAt !== undefined ? { wakeAt: resizes.tracking.nextCheckAt } : {}),
+  };
+}
 
-  const scale = planScale(rollout);
-  conditions[Conditions.FailedScale] = null;
-  if (scale.create > 0) {
-    for (let i = 0; i < scale.create; i++) {
-      const revision = i < scale.createAtCurrentRevision ? currentRevision : updateRevision;
-      intents.push({ kind: 'create', revision, template: templates.get(revision) ?? cs.spec.template });
-    }
-    if (scale.create < scale.missing) {
-      const held = scale.missing - scale.create;
-      events.push({ on: 'cloneset', type: 'Normal', reason: EventReasons.ScaleUpLimited, message: `scaleStrategy.maxUnavailable holds back ${held} of ${scale.missing} new pods` });
-    }
-  } else if (scale.delete.length > 0) {
-    for (const pod of pods.filter((p) => scale.delete.includes(nameOf(p)))) {
-      const reason: DeleteReason = isSpecifiedDelete(summaryOf(pod), podsToDelete) ? 'PodsToDelete' : 'ScaleDown';
-      intents.push({ kind: 'delete', pod, reason, message: reason === 'PodsToDelete' ? 'named in scaleStrategy.podsToDelete' : `replicas is ${replicas}` });
-      budget.used += disruptionCost(summaryOf(pod));
-    }
-  } else {
-    // The update and the resize outcomes share what is left of the budget, update first: the
-    // arithmetic has already taken its part (limitCandidates).
-    budget.used += update.budgetUsed;
-    const podUpdates = planPodUpdates(input, pods, update);
-    intents.push(...podUpdates.intents);
-    events.push(...podUpdates.events);
-    wakeAt = earliest(wakeAt, podUpdates.wakeAt);
-    setTransition(conditions, events, cs.status, Conditions.FailedUpdate, EventReasons.NotInPlaceUpdatable, notInPlaceUpdatable(podUpdates.blockedFields));
-    setTransition(conditions, events, cs.status, Conditions.RolloutBlocked, EventReasons.RolloutBlocked, rolloutBlocked(summaries, update, replicas, maxUnavailable, !!strategy.paused));
-
-    const leaving = new Set(intents.flatMap((i) => (i.kind === 'delete' ? [nameOf(i.pod)] : [])));
-    const wanted = resizes.tracking.recreate.filter((r) => !leaving.has(nameOf(r.pod)));
-    const { admitted, held } = allocate(budget.total - budget.used, wanted, (r) => summaryOf(r.pod));
-    for (const { pod, reason } of admitted) {
-      budget.used += disruptionCost(summaryOf(pod));
-      intents.push({ kind: 'delete', pod, reason: 'ResizeRecreate', message: `recreated with its new resources: ${reason}` });
-      events.push({ on: 'cloneset', type: 'Warning', reason: EventReasons.ResizeRecreate, message: `pod ${nameOf(pod)} is recreated with its new resources: ${reason}` });
-    }
-    const unavailable = summaries.filter((s) => !s.terminating && !countsAsAvailable(s)).map((s) => s.name).sort();
-    const blocked = [
-      ...resizes.tracking.blocked.map((b) => `${nameOf(b.pod)}: ${b.reason}${b.message ? ` (${b.message})` : ''}`),
-      ...held.map((h) => `${nameOf(h.pod)}: ${h.reason}, recreate waits for maxUnavailable ${maxUnavailable} (out of service: ${unavailable.join(', ') || 'pods not yet created'})`),
-    ];
-    conditions[Conditions.ResizeBlocked] =
-      blocked.length === 0
-        ? null
-        : {
-            status: 'True',
-            reason: resizes.tracking.blocked.some((b) => b.reason === 'Infeasible') || held.some((h) => h.reason === 'Infeasible') ? ConditionReasons.Infeasible : ConditionReasons.Timeout,
-            message: blocked.sort().join('; ').slice(0, 2000),
-          };
+function planCreates(round: Round, scale: ScalePlan): void {
+  const { currentRevision, updateRevision, templates } = round.input.revisions;
+  for (let i = 0; i < scale.create; i++) {
+    const revision = i < scale.createAtCurrentRevision ? currentRevision : updateRevision;
+    round.intents.push({ kind: 'create', revision, template: templates.get(revision) ?? round.cs.spec.template });
   }
+  if (scale.create < scale.missing) {
+    const message = `scaleStrategy.maxUnavailable holds back ${scale.missing - scale.create} of ${scale.missing} new pods`;
+    round.events.push({ on: 'cloneset', type: 'Normal', reason: EventReasons.ScaleUpLimited, message });
+  }
+}
 
-  const selected = new Set(update.toUpdate);
-  for (const pod of pods) {
+/** Scale-down victims were chosen within the budget by the arithmetic (deleteReadyLimit). */
+function planScaleDown(round: Round, scale: ScalePlan): void {
+  for (const pod of round.pods.filter((p) => scale.delete.includes(nameOf(p)))) {
+    const specified = isSpecifiedDelete(round.summaryOf(pod), round.rollout.podsToDelete);
+    const message = specified ? 'named in scaleStrategy.podsToDelete' : `replicas is ${round.replicas}`;
+    round.intents.push({ kind: 'delete', pod, reason: specified ? 'PodsToDelete' : 'ScaleDown', message });
+    round.budget.used += disruptionCost(round.summaryOf(pod));
+  }
+}
+
+/**
+ * The update and the resize outcomes share what is left of the budget, update first: the
+ * arithmetic has already taken its part (limitCandidates).
+ */
+function planUpdates(round: Round): void {
+  const { cs, update } = round;
+  round.budget.used += update.budgetUsed;
+  const podUpdates = planPodUpdates(round.input, round.pods, update);
+  round.intents.push(...podUpdates.intents);
+  round.events.push(...podUpdates.events);
+  round.wakeAt = earliest(round.wakeAt, podUpdates.wakeAt);
+  setTransition(round, Conditions.FailedUpdate, EventReasons.NotInPlaceUpdatable, notInPlaceUpdatable(podUpdates.blockedFields));
+  const blocked = rolloutBlocked(round.summaries, update, round.replicas, round.maxUnavailable, !!cs.spec.updateStrategy.paused);
+  setTransition(round, Conditions.RolloutBlocked, EventReasons.RolloutBlocked, blocked);
+  planResizeOutcomes(round);
+}
+
+/** Recreates what the resize strategy asks for while the budget lasts; the rest is ResizeBlocked. */
+function planResizeOutcomes(round: Round): void {
+  const { tracking } = round.resizes;
+  const leaving = new Set(round.intents.flatMap((i) => (i.kind === 'delete' ? [nameOf(i.pod)] : [])));
+  const wanted = tracking.recreate.filter((r) => !leaving.has(nameOf(r.pod)));
+  const { admitted, held } = allocate(round.budget.total - round.budget.used, wanted, (r) => round.summaryOf(r.pod));
+  for (const { pod, reason } of admitted) {
+    round.budget.used += disruptionCost(round.summaryOf(pod));
+    round.intents.push({ kind: 'delete', pod, reason: 'ResizeRecreate', message: `recreated with its new resources: ${reason}` });
+    const message = `pod ${nameOf(pod)} is recreated with its new resources: ${reason}`;
+    round.events.push({ on: 'cloneset', type: 'Warning', reason: EventReasons.ResizeRecreate, message });
+  }
+  const unavailable = round.summaries.filter((s) => !s.terminating && !countsAsAvailable(s)).map((s) => s.name).sort();
+  const outOfService = unavailable.join(', ') || 'pods not yet created';
+  const lines = [
+    ...tracking.blocked.map((b) => `${nameOf(b.pod)}: ${b.reason}${b.message ? ` (${b.message})` : ''}`),
+    ...held.map((h) => `${nameOf(h.pod)}: ${h.reason}, recreate waits for maxUnavailable ${round.maxUnavailable} (out of service: ${outOfService})`),
+  ];
+  const infeasible = [...tracking.blocked, ...held].some((b) => b.reason === 'Infeasible');
+  round.conditions[Conditions.ResizeBlocked] =
+    lines.length === 0
+      ? null
+      : { status: 'True', reason: infeasible ? ConditionReasons.Infeasible : ConditionReasons.Timeout, message: lines.sort().join('; ').slice(0, 2000) };
+}
+
+/** Every round: settle finished in-place updates, mark new pods' gates, reroute stale requests. */
+function planUpkeep(round: Round): void {
+  const selected = new Set(round.update.toUpdate);
+  for (const pod of round.pods) {
     const settlement = settleInPlaceUpdate(pod, selected.has(nameOf(pod)));
-    if (settlement === 'complete' || settlement === 'undrain') intents.push({ kind: 'settle', pod, settlement });
+    if (settlement === 'complete' || settlement === 'undrain') round.intents.push({ kind: 'settle', pod, settlement });
     if (pod.metadata?.deletionTimestamp) continue;
-    if (needsReadinessGateCondition(pod)) intents.push({ kind: 'markGateReady', pod });
-    const reroute = rerouteToKubelet(pod, backendOf(input, pod));
-    if (reroute) intents.push({ kind: 'reroute', pod, ...reroute });
+    if (needsReadinessGateCondition(pod)) round.intents.push({ kind: 'markGateReady', pod });
+    const reroute = rerouteToKubelet(pod, backendOf(round.input, pod));
+    if (reroute) round.intents.push({ kind: 'reroute', pod, ...reroute });
   }
+}
 
+/** The status the round leads to, and when to look again. */
+function finish(round: Round): Plan {
+  const { cs, input, replicas } = round;
+  const { now } = input;
+  const strategy = cs.spec.updateStrategy;
   const status = computeStatus({
     generation: cs.metadata?.generation ?? 0,
     replicas,
-    pods: summaries,
-    currentRevision,
-    updateRevision,
+    pods: round.summaries,
+    currentRevision: input.revisions.currentRevision,
+    updateRevision: input.revisions.updateRevision,
     collisionCount: cs.status?.collisionCount ?? 0,
     expectedUpdatedReplicas: replicas - resolvePartition(strategy.partition, replicas),
     labelSelector: selectorString(cs.spec.selector),
-    previous: cs.status as CloneSetStatus | undefined,
+    previous: cs.status,
     progressDeadlineSeconds: cs.spec.progressDeadlineSeconds,
     paused: !!strategy.paused,
-    resize: resizes.tracking.status,
-    conditions,
+    resize: round.resizes.tracking.status,
+    conditions: round.conditions,
     now,
   });
-  for (const pod of pods) {
-    const at = availableAt(pod, minReadySeconds);
+  let wakeAt = earliest(round.wakeAt, progressDeadlineAt(status, cs.spec.progressDeadlineSeconds));
+  for (const pod of round.pods) {
+    const at = availableAt(pod, cs.spec.minReadySeconds ?? 0);
     if (at !== undefined && at > now) wakeAt = earliest(wakeAt, at);
   }
-  wakeAt = earliest(wakeAt, progressDeadlineAt(status, cs.spec.progressDeadlineSeconds));
-  return { intents, events, status, budget, resizeDurations: resizes.durations, ...(wakeAt !== undefined ? { wakeAt } : {}) };
+  const plan: Plan = { intents: round.intents, events: round.events, status, budget: round.budget, resizeDurations: round.resizes.durations };
+  if (wakeAt !== undefined) plan.wakeAt = wakeAt;
+  return plan;
 }
 
 /**
@@ -186,8 +251,6 @@ export function planReconcile(input: PlanInput): Plan {
 function planPodUpdates(input: PlanInput, pods: readonly Pod[], update: UpdatePlan): PodUpdates {
   const { cloneSet: cs, now } = input;
   const strategy = cs.spec.updateStrategy;
-  const templates = input.revisions.templates;
-  const targetTemplate = templates.get(update.targetRevision) as PodTemplate | undefined;
   const out: PodUpdates = { intents: [], events: [], blockedFields: [] };
   const revisionOf = (p: Pod): string => p.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '';
   const selected = new Set(update.toUpdate);
@@ -201,21 +264,7 @@ function planPodUpdates(input: PlanInput, pods: readonly Pod[], update: UpdatePl
       out.intents.push({ kind: 'delete', pod, reason: 'ReplaceUnscheduled', message: `never scheduled; replaced by a pod of revision ${update.targetRevision}` });
       continue;
     }
-    const podTemplate = templates.get(revisionOf(pod)) as PodTemplate | undefined;
-    const step: InPlaceStep =
-      !podTemplate || !targetTemplate
-        ? strategy.type === 'InPlaceOnly'
-          ? { kind: 'blocked', fields: ['metadata.labels[controller-revision-hash] (unknown revision)'] }
-          : { kind: 'recreate', reason: "the pod's revision is unknown" }
-        : planInPlaceUpdate(pod, {
-            strategy: strategy.type,
-            gracePeriodSeconds: strategy.inPlaceUpdateStrategy.gracePeriodSeconds ?? 0,
-            podTemplate,
-            targetRevision: update.targetRevision,
-            targetTemplate,
-            resize: { supported: true, via: backendOf(input, pod) },
-            now,
-          });
+    const step = stepFor(input, pod, update.targetRevision);
     if (!picked) {
       if (step.kind !== 'patch' || Object.keys(step.diff.images).length > 0) continue;
       nonDisruptive--;
@@ -244,6 +293,28 @@ function planPodUpdates(input: PlanInput, pods: readonly Pod[], update: UpdatePl
     }
   }
   return out;
+}
+
+/** The next in-place step for one pod; a pod whose revision is unknown cannot be diffed. */
+function stepFor(input: PlanInput, pod: Pod, targetRevision: string): InPlaceStep {
+  const strategy = input.cloneSet.spec.updateStrategy;
+  const templates = input.revisions.templates;
+  const podTemplate = templates.get(pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '') as PodTemplate | undefined;
+  const targetTemplate = templates.get(targetRevision) as PodTemplate | undefined;
+  if (!podTemplate || !targetTemplate) {
+    return strategy.type === 'InPlaceOnly'
+      ? { kind: 'blocked', fields: ['metadata.labels[controller-revision-hash] (unknown revision)'] }
+      : { kind: 'recreate', reason: "the pod's revision is unknown" };
+  }
+  return planInPlaceUpdate(pod, {
+    strategy: strategy.type,
+    gracePeriodSeconds: strategy.inPlaceUpdateStrategy.gracePeriodSeconds ?? 0,
+    podTemplate,
+    targetRevision,
+    targetTemplate,
+    resize: { supported: true, via: backendOf(input, pod) },
+    now: input.now,
+  });
 }
 
 function notInPlaceUpdatable(fields: readonly string[]): ConditionWrites[string] {
@@ -284,19 +355,12 @@ function rolloutBlocked(
 }
 
 /** Sets a condition and, when it newly appears or its message changes, plans its event. */
-function setTransition(
-  conditions: ConditionWrites,
-  events: PlannedEvent[],
-  previous: CloneSetStatus | undefined,
-  type: string,
-  reason: string,
-  wanted: ConditionWrites[string],
-): void {
-  conditions[type] = wanted;
+function setTransition(round: Round, type: string, reason: string, wanted: ConditionWrites[string]): void {
+  round.conditions[type] = wanted;
   if (!wanted) return;
-  const old = previous?.conditions?.find((c) => c.type === type);
+  const old = round.cs.status?.conditions?.find((c) => c.type === type);
   if (old?.status !== wanted.status || old.message !== wanted.message) {
-    events.push({ on: 'cloneset', type: 'Warning', reason, message: wanted.message });
+    round.events.push({ on: 'cloneset', type: 'Warning', reason, message: wanted.message });
   }
 }
 

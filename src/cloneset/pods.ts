@@ -31,24 +31,30 @@ export function summarizePod(
   options: { minReadySeconds: number; now: number; podsToDelete?: readonly string[] },
 ): PodSummary {
   const ready = isPodReady(pod);
-  const readyTransition = condition(pod, 'Ready')?.lastTransitionTime;
-  const readySince = ready && readyTransition ? Date.parse(readyTransition) : undefined;
+  const readySince = readySinceOf(pod);
   const name = pod.metadata?.name ?? '';
+  const meta = pod.metadata ?? {};
   return {
     name,
-    revision: pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '',
+    revision: meta.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '',
     nodeName: pod.spec?.nodeName ?? '',
     phase: (pod.status?.phase as PodPhase | undefined) ?? 'Pending',
     ready,
     available: ready && (options.minReadySeconds <= 0 || (readySince !== undefined && options.now - readySince >= options.minReadySeconds * 1000)),
     ...(readySince !== undefined ? { readySince } : {}),
-    terminating: !!pod.metadata?.deletionTimestamp,
-    deletionCost: parseDeletionCost(pod.metadata?.annotations?.['controller.kubernetes.io/pod-deletion-cost']),
+    terminating: !!meta.deletionTimestamp,
+    deletionCost: parseDeletionCost(meta.annotations?.['controller.kubernetes.io/pod-deletion-cost']),
     restarts: Math.max(0, ...(pod.status?.containerStatuses ?? []).map((c) => c.restartCount ?? 0)),
-    createdAt: pod.metadata?.creationTimestamp ? Date.parse(pod.metadata.creationTimestamp) : 0,
+    createdAt: meta.creationTimestamp ? Date.parse(meta.creationTimestamp) : 0,
     specifiedDelete: options.podsToDelete?.includes(name) ?? false,
     inPlaceUpdating: condition(pod, CONDITION_INPLACE_UPDATE_READY)?.status === 'False',
   };
+}
+
+/** When the Ready condition last turned True, for a ready pod. */
+function readySinceOf(pod: Pod): number | undefined {
+  const since = isPodReady(pod) ? condition(pod, 'Ready')?.lastTransitionTime : undefined;
+  return since ? Date.parse(since) : undefined;
 }
 
 /** When a not-yet-available ready pod becomes available; for requeueing after minReadySeconds. */
@@ -65,7 +71,7 @@ export function newPod(
   instanceId: string,
 ): Pod {
   const name = `${cloneSet.metadata?.name}-${instanceId}`;
-  const spec = structuredClone(template.spec ?? { containers: [] }) as NonNullable<Pod['spec']>;
+  const spec = structuredClone<NonNullable<Pod['spec']>>(template.spec ?? { containers: [] });
   const gates = spec.readinessGates ?? [];
   if (!gates.some((g) => g.conditionType === CONDITION_INPLACE_UPDATE_READY)) {
     spec.readinessGates = [...gates, { conditionType: CONDITION_INPLACE_UPDATE_READY }];

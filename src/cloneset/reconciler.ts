@@ -20,7 +20,7 @@ import type { Logger } from '../runtime/logger.js';
 import { mergePatch } from '../api/json.js';
 import { PlanExecutor, type Failure } from './executor.js';
 import { describeFailure } from './failures.js';
-import type { ConditionWrites } from './intents.js';
+import type { ConditionWrites, Plan } from './intents.js';
 import { planReconcile } from './planner.js';
 import { defaulted, type DefaultedWireCloneSet, type WireCloneSet } from './pods.js';
 import type { ResizeBackend } from './resizes.js';
@@ -66,32 +66,17 @@ export class CloneSetReconciler {
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
-    const { cloneSets, scaleExpectations, podExpectations } = this.deps;
-    const stored = cloneSets.get(key);
+    const stored = this.deps.cloneSets.get(key);
     if (!stored) {
-      scaleExpectations.delete(key);
+      this.deps.scaleExpectations.delete(key);
       this.statusWrittenAt.delete(key);
       return;
     }
     if (stored.metadata?.deletionTimestamp) return;
     const cs = defaulted(stored);
-    const uid = cs.metadata?.uid ?? '';
-    const log = this.deps.logger.child({ cloneset: key });
-
-    // Observe, but only a cache that has seen our own creates, deletes and writes.
-    if (!scaleExpectations.satisfied(key)) {
-      const pending = scaleExpectations.pending(key);
-      log.debug({ pending }, 'waiting for the cache to observe our creates/deletes');
-      return { requeueAfterMs: Math.max(100, Math.min(pending?.expiresInMs ?? 1000, 5000)) };
-    }
-    podExpectations.observe(uid, cs.metadata?.resourceVersion ?? '');
-    if (!podExpectations.satisfied(uid)) return { requeueAfterMs: 200 };
-    const pods = this.deps.pods.byIndex(OWNER_INDEX, uid);
-    for (const pod of pods) {
-      // The watch may deliver our own write before its response arrives: compare with the cache.
-      podExpectations.observe(pod.metadata?.uid ?? '', pod.metadata?.resourceVersion ?? '');
-      if (!podExpectations.satisfied(pod.metadata?.uid ?? '')) return { requeueAfterMs: 200 };
-    }
+    const waitFor = this.cacheLag(key, cs);
+    if (waitFor !== undefined) return waitFor;
+    const pods = this.deps.pods.byIndex(OWNER_INDEX, cs.metadata?.uid ?? '');
     let revisions: Awaited<ReturnType<RevisionStore['sync']>>;
     try {
       revisions = await this.store.sync(cs);
@@ -100,33 +85,12 @@ export class CloneSetReconciler {
     }
     if (revisions === 'collision') return { requeue: true };
 
-    // Plan, act.
     const now = this.now();
-    const nodeEvidence = new Map<string, NodeResizeEvidence>();
-    for (const node of new Set(pods.map((p) => p.spec?.nodeName ?? '').filter((n) => n !== ''))) {
-      nodeEvidence.set(node, nodeResizeEvidence(node, this.deps.pods.byIndex(NODE_INDEX, node)));
-    }
-    const plan = planReconcile({ cloneSet: cs, pods, revisions, now, resizeBackend: this.deps.resize.backend, nodeEvidence });
-    log.debug({ intents: plan.intents.map((i) => i.kind), budget: plan.budget }, 'plan');
+    const plan = planReconcile({ cloneSet: cs, pods, revisions, now, resizeBackend: this.deps.resize.backend, nodeEvidence: this.nodeEvidence(pods) });
+    this.deps.logger.debug({ cloneset: key, intents: plan.intents.map((i) => i.kind), budget: plan.budget }, 'plan');
     const failures = await this.executor.execute(stored, key, plan);
     this.recordMetrics(cs, plan);
-
-    const written: ConditionWrites = { [Conditions.FailedRevision]: null };
-    for (const f of failures) written[f.condition] = { status: 'True', reason: conditionReason(f.permanent), message: f.message };
-    const status = withConditions(plan.status, written, now);
-    // Counts that change with every pod go out at most every few seconds; the deferred write
-    // happens on the next round, which the wake-up below guarantees.
-    const lastWrite = this.statusWrittenAt.get(key);
-    const deferCountsUntil =
-      lastWrite !== undefined && failures.length === 0 && !statusChangeIsUrgent(cs.status as CloneSetStatus | undefined, status)
-        ? lastWrite + STATUS_COUNTS_INTERVAL_MS
-        : undefined;
-    let wakeAt = plan.wakeAt;
-    if (deferCountsUntil !== undefined && deferCountsUntil > now) {
-      if (!sameStatus(cs.status as CloneSetStatus | undefined, status)) wakeAt = Math.min(wakeAt ?? Infinity, deferCountsUntil);
-    } else if (await this.writeStatus(stored, cs, status)) {
-      this.statusWrittenAt.set(key, now);
-    }
+    const { status, wakeAt } = await this.writeRoundStatus(key, stored, cs, plan, failures, now);
     if (failures.length > 0) {
       // One event when a refusal starts or changes, like its condition; the retries stay quiet.
       for (const f of failures) if (!alreadyReported(cs, f.condition, f.message)) this.deps.events.event(stored, 'Warning', f.reason, f.message);
@@ -137,11 +101,66 @@ export class CloneSetReconciler {
     return;
   }
 
+  /** When to look again if the caches have not yet seen our own creates, deletes or writes. */
+  private cacheLag(key: string, cs: DefaultedWireCloneSet): ReconcileResult | undefined {
+    const { scaleExpectations, podExpectations } = this.deps;
+    if (!scaleExpectations.satisfied(key)) {
+      const pending = scaleExpectations.pending(key);
+      this.deps.logger.debug({ cloneset: key, pending }, 'waiting for the cache to observe our creates/deletes');
+      return { requeueAfterMs: Math.max(100, Math.min(pending?.expiresInMs ?? 1000, 5000)) };
+    }
+    const uid = cs.metadata?.uid ?? '';
+    podExpectations.observe(uid, cs.metadata?.resourceVersion ?? '');
+    if (!podExpectations.satisfied(uid)) return { requeueAfterMs: 200 };
+    for (const pod of this.deps.pods.byIndex(OWNER_INDEX, uid)) {
+      // The watch may deliver our own write before its response arrives: compare with the cache.
+      podExpectations.observe(pod.metadata?.uid ?? '', pod.metadata?.resourceVersion ?? '');
+      if (!podExpectations.satisfied(pod.metadata?.uid ?? '')) return { requeueAfterMs: 200 };
+    }
+    return undefined;
+  }
+
+  /** What every cached pod on each of these pods' nodes says about its kubelet. */
+  private nodeEvidence(pods: readonly Pod[]): Map<string, NodeResizeEvidence> {
+    const evidence = new Map<string, NodeResizeEvidence>();
+    for (const node of new Set(pods.map((p) => p.spec?.nodeName ?? '').filter((n) => n !== ''))) {
+      evidence.set(node, nodeResizeEvidence(node, this.deps.pods.byIndex(NODE_INDEX, node)));
+    }
+    return evidence;
+  }
+
+  /**
+   * Writes the status the plan leads to, failures folded in as conditions. Changes that only
+   * move counts go out at most every STATUS_COUNTS_INTERVAL_MS; a round that holds one back
+   * asks to be woken when the interval ends, so the last state is always written.
+   */
+  private async writeRoundStatus(
+    key: string,
+    stored: WireCloneSet,
+    cs: DefaultedWireCloneSet,
+    plan: Plan,
+    failures: readonly Failure[],
+    now: number,
+  ): Promise<{ status: CloneSetStatus; wakeAt: number | undefined }> {
+    const written: ConditionWrites = { [Conditions.FailedRevision]: null };
+    for (const f of failures) written[f.condition] = { status: 'True', reason: conditionReason(f.permanent), message: f.message };
+    const status = withConditions(plan.status, written, now);
+    const lastWrite = this.statusWrittenAt.get(key);
+    const holdUntil =
+      lastWrite !== undefined && failures.length === 0 && !statusChangeIsUrgent(cs.status, status) ? lastWrite + STATUS_COUNTS_INTERVAL_MS : undefined;
+    if (holdUntil !== undefined && holdUntil > now) {
+      const wakeAt = sameStatus(cs.status, status) ? plan.wakeAt : Math.min(plan.wakeAt ?? Infinity, holdUntil);
+      return { status, wakeAt };
+    }
+    if (await this.writeStatus(stored, cs, status)) this.statusWrittenAt.set(key, now);
+    return { status, wakeAt: plan.wakeAt };
+  }
+
   /** A revision that cannot be created is a FailedRevision condition and event, then a failure. */
   private async failRevision(stored: WireCloneSet, cs: DefaultedWireCloneSet, err: unknown): Promise<never> {
     const info = describeFailure('create the ControllerRevision of the template', err);
     const condition = { status: 'True' as const, reason: conditionReason(info.permanent), message: info.message };
-    const status = withConditions((cs.status ?? {}) as CloneSetStatus, { [Conditions.FailedRevision]: condition }, this.now());
+    const status = withConditions((cs.status ?? {}), { [Conditions.FailedRevision]: condition }, this.now());
     if (!alreadyReported(cs, Conditions.FailedRevision, info.message)) this.deps.events.event(stored, 'Warning', EventReasons.FailedRevision, info.message);
     await this.writeStatus(stored, cs, status);
     throw reconcileFailure([{ ...info, cause: err }]);
@@ -156,7 +175,7 @@ export class CloneSetReconciler {
 
   /** Writes status when it differs from the stored one (true when written); a refusal is an event and a failure. */
   private async writeStatus(stored: WireCloneSet, cs: DefaultedWireCloneSet, status: CloneSetStatus): Promise<boolean> {
-    if (sameStatus(cs.status as CloneSetStatus | undefined, status)) return false;
+    if (sameStatus(cs.status, status)) return false;
     try {
       const written = await this.deps.client.patch<WireCloneSet>(
         `/apis/${cs.apiVersion}/namespaces/${cs.metadata?.namespace}/clonesets/${cs.metadata?.name}/status`,
@@ -176,7 +195,7 @@ export class CloneSetReconciler {
 }
 
 const alreadyReported = (cs: DefaultedWireCloneSet, type: string, message: string): boolean =>
-  (cs.status as CloneSetStatus | undefined)?.conditions?.some((c) => c.type === type && c.status === 'True' && c.message === message) === true;
+  (cs.status)?.conditions?.some((c) => c.type === type && c.status === 'True' && c.message === message) === true;
 
 const conditionReason = (permanent: boolean): string => (permanent ? ConditionReasons.ApiRejected : ConditionReasons.ApiRefused);
 

@@ -70,7 +70,8 @@ function diffContainer(prev: Container, next: Container, diff: TemplateDiff): vo
  * that was set stays set (removing one, or adding one, changes more than a value). QoS-class
  * changes are judged later, against the pod (resize/ module).
  */
-function resourceChange(prev: Resources | undefined, next: Resources | undefined): 'resize' | string {
+/** 'resize' when cpu/memory values changed in place, else the field that makes a recreate necessary. */
+function resourceChange(prev: Resources | undefined, next: Resources | undefined): string {
   for (const part of ['requests', 'limits'] as const) {
     const a = prev?.[part] ?? {};
     const b = next?.[part] ?? {};

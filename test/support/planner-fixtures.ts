@@ -113,7 +113,7 @@ export function pod(s: PodSpec, templates: ReadonlyMap<string, PodTemplate> = re
                 ready,
                 state: { running: { startedAt: LONG_AGO } },
                 // What the node runs: the old revision's resources while a resize is pending.
-                resources: (s.resize ? TEMPLATES.old.spec!.containers[0]!.resources : container.resources) as never,
+                resources: (s.resize ? TEMPLATES.old.spec!.containers[0]!.resources : container.resources),
               },
             ],
           }
@@ -164,7 +164,7 @@ export function cloneSet(s: CloneSetSpec): DefaultedWireCloneSet {
     },
     status: s.status ?? { currentRevision: OLD },
   };
-  return defaulted(cs as never);
+  return defaulted(cs);
 }
 
 const available = (p: Pod): boolean =>

@@ -201,20 +201,20 @@ const podArb = (i: number): fc.Arbitrary<PodSpec> =>
     scheduled: fc.boolean().map((b) => b || i % 3 !== 0),
     terminating: fc.boolean().map((b) => b && i % 4 === 0),
     drained: fc.boolean().map((b) => b && i % 2 === 0),
-    resize: fc.constantFrom(undefined, 'Infeasible', 'Deferred', 'InProgress') as fc.Arbitrary<PodSpec['resize']>,
+    resize: fc.constantFrom<PodSpec['resize']>(undefined, 'Infeasible', 'Deferred', 'InProgress'),
   });
 
 const scenarioArb = fc
   .record({
     replicas: fc.integer({ min: 0, max: 8 }),
-    type: fc.constantFrom('ReCreate', 'InPlaceIfPossible', 'InPlaceOnly') as fc.Arbitrary<CloneSetSpec['type']>,
+    type: fc.constantFrom<NonNullable<CloneSetSpec['type']>>('ReCreate', 'InPlaceIfPossible', 'InPlaceOnly'),
     maxUnavailable: fc.oneof(fc.integer({ min: 0, max: 3 }), fc.constantFrom('0%', '20%', '50%', '100%')),
     maxSurge: fc.oneof(fc.integer({ min: 0, max: 2 }), fc.constantFrom('0%', '25%')),
     partition: fc.oneof(fc.integer({ min: 0, max: 8 }), fc.constantFrom('0%', '50%')),
     paused: fc.boolean(),
-    onInfeasible: fc.constantFrom('Recreate', 'Wait') as fc.Arbitrary<'Recreate' | 'Wait'>,
-    onTimeout: fc.constantFrom('Recreate', 'Wait') as fc.Arbitrary<'Recreate' | 'Wait'>,
-    change: fc.constantFrom('image', 'cpu', 'env') as fc.Arbitrary<Change>,
+    onInfeasible: fc.constantFrom<'Recreate' | 'Wait'>('Recreate', 'Wait'),
+    onTimeout: fc.constantFrom<'Recreate' | 'Wait'>('Recreate', 'Wait'),
+    change: fc.constantFrom<Change>('image', 'cpu', 'env'),
     podCount: fc.integer({ min: 0, max: 10 }),
     deleteMask: fc.integer({ min: 0, max: 1023 }),
   })
@@ -222,7 +222,7 @@ const scenarioArb = fc
   .map(([s, pods]) => {
     // maxUnavailable 0 needs a surge to move at all; the CRD refuses both at 0 for a rollout.
     const spec: CloneSetSpec = { ...s, podsToDelete: pods.filter((_, i) => (s.deleteMask >> i) & 1).map((p) => p.name) };
-    return { spec, pods: pods as PodSpec[] };
+    return { spec, pods: pods };
   });
 
 function floorOf(spec: CloneSetSpec): number {
@@ -250,7 +250,7 @@ describe('planner properties (fast-check)', () => {
         const live = objects.filter((o) => !o.metadata?.deletionTimestamp);
         const updatedBefore = live.filter((o) => o.metadata?.labels?.['controller-revision-hash'] === NEW).length;
         const moved = intentsOf(p, 'patch').filter((i) => i.step.patch && JSON.stringify(i.step.patch).includes(NEW)).length;
-        const limit = input.cloneSet.spec.replicas! - (p.status.expectedUpdatedReplicas === undefined ? 0 : input.cloneSet.spec.replicas! - p.status.expectedUpdatedReplicas);
+        const limit = input.cloneSet.spec.replicas - (p.status.expectedUpdatedReplicas === undefined ? 0 : input.cloneSet.spec.replicas - p.status.expectedUpdatedReplicas);
         expect(updatedBefore + moved).toBeLessThanOrEqual(Math.max(updatedBefore, limit));
       }),
       { numRuns: 400 },

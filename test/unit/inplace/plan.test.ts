@@ -26,7 +26,7 @@ function pod(opts: { gate?: string; gateSince?: string; ready?: boolean; revisio
         { name: 'c', image: opts.image ?? 'img:v1', imageID: opts.imageID ?? 'sha256:one', restartCount: opts.restarts ?? 0, ready: true, state: { running: {} } },
       ],
     },
-  } as Pod;
+  };
 }
 
 const target = (over: Partial<UpdateTarget>): UpdateTarget => ({
@@ -102,7 +102,7 @@ describe('containersAllReady (may Tailor say Ready when the update completes?)',
             }
           : {}),
       },
-    }) as unknown as Pod;
+    });
 
   it.each([
     ['every container ready and running', withStatuses([{ name: 'a', ready: true }, { name: 'b', ready: true }]), true],

@@ -7,9 +7,9 @@ import { silentLogger } from '../../../src/runtime/logger.js';
 /** A client whose writes all fail, as in a namespace being deleted. */
 class RefusingClient extends KubeClient {
   calls = 0;
-  override async json<T>(method: string, path: string): Promise<T> {
+  override json<T>(method: string, path: string): Promise<T> {
     this.calls++;
-    throw new KubeApiError(method, path, 403, { reason: 'Forbidden', message: 'namespace is being terminated' });
+    return Promise.reject(new KubeApiError(method, path, 403, { reason: 'Forbidden', message: 'namespace is being terminated' }));
   }
 }
 
@@ -43,10 +43,10 @@ describe('EventRecorder', () => {
 /** A client that records what it is asked to create. */
 class RecordingClient extends KubeClient {
   readonly messages: string[] = [];
-  override async json<T>(_method: string, _path: string, options?: { body?: unknown }): Promise<T> {
+  override json<T>(_method: string, _path: string, options?: { body?: unknown }): Promise<T> {
     const body = options?.body as { message?: string } | undefined;
     if (body?.message) this.messages.push(body.message);
-    return {} as T;
+    return Promise.resolve({} as T);
   }
 }
 

@@ -25,9 +25,9 @@ describe('a reconcile that fails with a SlowRetryError', () => {
       concurrency: 1,
       logger: pino({ level: 'silent' }),
       metrics: new RuntimeMetrics(registry),
-      reconcile: async (): Promise<ReconcileResult> => {
+      reconcile: (): Promise<ReconcileResult> => {
         runsAt.push(performance.now());
-        throw new Error('create pods: 422 Invalid', { cause: new SlowRetryError('rejected', 300_000) });
+        return Promise.reject(new Error('create pods: 422 Invalid', { cause: new SlowRetryError('rejected', 300_000) }));
       },
     });
     controller.start();
