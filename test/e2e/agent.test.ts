@@ -4,12 +4,14 @@
 // and the controller (backend auto) sends resizes to it. Pods are resized with restartCount
 // unchanged, container and pod cgroups take the kubelet-identical values, and a request above
 // node allocatable is reported Infeasible. The agent is the in-cluster DaemonSet that `make dev`
-// deploys. The default profile is restored afterwards.
+// deploys, under the admission policy `make dev` installs (config/policy): its resize-status
+// writes pass as the agent's service account on its own node, a pod editor's are refused. The
+// default profile is restored afterwards.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet } from '../support/cloneset.js';
 import { controllerTestBed } from '../support/controller-testbed.js';
-import { eventually, podCgroupFile, sizedContainer } from '../support/testbed.js';
+import { eventually, kubectl, podCgroupFile, sizedContainer } from '../support/testbed.js';
 
 const profile = (gates: string): void => {
   execFileSync('bash', ['hack/cluster.sh', 'up', 'full'], { stdio: 'pipe', env: { ...process.env, FEATURE_GATES: gates } });
@@ -30,15 +32,15 @@ const container = sizedContainer;
 
 
 describe('resize through the node agent', () => {
-  it('resizes 2 pods through CRI with no restart, kubelet-identical cgroups, and status.resize settling', async () => {
-    await client.create(cloneSetPath(ns), cloneSetManifest('web', { replicas: 2, updateStrategy: { type: 'InPlaceIfPossible' } }, { containers: [container('100m', '64Mi')] }));
-    await waitForCloneSet(client, ns, 'web', '2 ready', (cs, pods) => pods.length === 2 && cs.status?.readyReplicas === 2, 120_000);
+  it('resizes 3 pods through CRI with no restart, kubelet-identical cgroups, and status.resize settling', async () => {
+    await client.create(cloneSetPath(ns), cloneSetManifest('web', { replicas: 3, updateStrategy: { type: 'InPlaceIfPossible' } }, { containers: [container('100m', '64Mi')] }));
+    await waitForCloneSet(client, ns, 'web', '3 ready', (cs, pods) => pods.length === 3 && cs.status?.readyReplicas === 3, 120_000);
     const before = await activePods(client, ns, 'web');
     expect(before.every((p) => p.status?.containerStatuses?.[0]?.resources === undefined)).toBe(true);
 
     await client.patch(cloneSetPath(ns, 'web'), { spec: { template: { spec: { containers: [container('200m', '128Mi')] } } } }, 'merge');
     const done = await waitForCloneSet(client, ns, 'web', 'agent applied', (cs, pods) =>
-      cs.status?.updatedReplicas === 2 && (cs.status?.resize?.resizing ?? 1) === 0 &&
+      cs.status?.updatedReplicas === 3 && (cs.status?.resize?.resizing ?? 1) === 0 &&
       pods.every((p) => (JSON.parse(p.metadata?.annotations?.['apps.tailor.dev/resize-status'] ?? '{}') as { state?: string; revision?: string }).revision === cs.status?.updateRevision),
       120_000,
     );
@@ -53,6 +55,27 @@ describe('resize through the node agent', () => {
         expect(podCgroupFile('memory', pod, 'memory.limit_in_bytes', level)).toBe(String(128 * 1024 * 1024));
       }
     }
+  });
+
+  it('refuses a forged resize-status from a user who may patch pods, through the policy make dev installs', async () => {
+    const [pod] = await activePods(client, ns, 'web');
+    await client.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
+      metadata: { name: 'pod-patch' },
+      rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'patch'] }],
+    });
+    await client.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+      metadata: { name: 'pod-patch' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pod-patch' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'pod-editor' }],
+    });
+    const forged = '{"revision":"forged","state":"","since":"2026-01-01T00:00:00Z","applied":{}}';
+    let refusal = '';
+    try {
+      kubectl(['-n', ns, 'annotate', '--overwrite', `pod/${pod?.metadata?.name ?? ''}`, '--as=pod-editor', `apps.tailor.dev/resize-status=${forged}`]);
+    } catch (err) {
+      refusal = String((err as { stderr?: unknown }).stderr ?? err);
+    }
+    expect(refusal).toMatch(/ValidatingAdmissionPolicy 'tailor-pod-annotations' with binding 'tailor-pod-annotations' denied request: the annotation apps\.tailor\.dev\/resize-status may be set or changed only by Tailor's node agent/);
   });
 
   it('reports a request above node allocatable as Infeasible, and ResizeBlocked with onInfeasible Wait', async () => {
