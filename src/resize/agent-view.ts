@@ -6,7 +6,7 @@
 // backend (backend.ts removes it and the kubelet takes over), never that the pod cannot fit. Pure.
 import type { Pod } from '../runtime/kube-client.js';
 import { AgentVerdicts, readResizeStatus, type Parsed, type ResizeRequest } from './agent-protocol.js';
-import type { ResizeView } from './state.js';
+import type { ResizeView } from './view.js';
 
 export function agentResizeView(pod: Pod, request: Parsed<ResizeRequest>): ResizeView {
   if (!request.ok) {

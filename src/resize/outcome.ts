@@ -16,7 +16,7 @@
 // nextCheckAt one timeout from now, and the caller should supply `since` from its own record
 // (e.g. the previous status.resize entry of the pod while the state is unchanged).
 import type { ResizeAction, UpdateStrategyType } from '../api/types.js';
-import type { ResizeView } from './state.js';
+import type { ResizeView } from './view.js';
 
 export interface ResizeOutcomeStrategy {
   type: UpdateStrategyType;

@@ -28,6 +28,9 @@ import { parseQuantity, toBytes, toMilli, type Quantity } from '../api/quantity.
 import type { Pod, Wire } from '../runtime/kube-client.js';
 import { readResizeRequest } from './agent-protocol.js';
 import { agentResizeView } from './agent-view.js';
+import type { ResizeView } from './view.js';
+
+export type { ResizeView } from './view.js';
 
 type Resources = Wire<k8s.V1ResourceRequirements>;
 type Condition = Wire<k8s.V1PodCondition>;
@@ -44,18 +47,6 @@ export const ResizeViewReasons = {
   /** The kubelet has seen the spec and reports no verdict, but the container resources differ. */
   NotActuated: 'NotActuated',
 } as const;
-
-export interface ResizeView {
-  /** Undefined when nothing is pending. */
-  state?: ResizeState;
-  /** The kubelet's reason (Deferred, Infeasible, Error, …) or one of ResizeViewReasons. */
-  reason?: string;
-  message?: string;
-  /** RFC 3339: when this state began, from the condition's lastTransitionTime when present. */
-  since?: string;
-  /** The node runs exactly the resources the spec asks for and has nothing pending. */
-  done: boolean;
-}
 
 /** The kubelet's minimum effective cpu request (MinShares, in millicores). */
 const MIN_CPU_REQUEST_MILLI = 2n;

@@ -5,7 +5,7 @@
 // Owns that shape and order. Must not: do I/O, decide outcomes, or drop counts — the counts cover
 // every pod even when the list is cut.
 import { MAX_RESIZE_STATUS_PODS, type CloneSetResizePod, type CloneSetResizeStatus } from '../api/types.js';
-import type { ResizeView } from './state.js';
+import type { ResizeView } from './view.js';
 
 export interface ResizeSummaryEntry {
   name: string;
