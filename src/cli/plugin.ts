@@ -8,7 +8,9 @@
 // Must not: write to the cluster, or judge a rollout itself.
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { readFileSync } from 'node:fs';
+import { parseDuration as parseGoDuration } from '../api/duration.js';
 import type { CloneSet } from '../api/types.js';
+import { selectorString } from '../cloneset/selector.js';
 import { API_GROUP, API_VERSION, CLONESET_PLURAL } from '../api/types.js';
 import { isNotFound, KubeApiError, KubeClient, type Pod, type Wire } from '../runtime/kube-client.js';
 import { loadKubeConfig } from './kubeconfig.js';
@@ -38,16 +40,13 @@ export interface StatusOptions {
   watch: boolean;
 }
 
-/** Go-style durations as kubectl takes them: 30s, 5m, 1h30m, 500ms; a bare number is seconds; 0 is none. */
+/** A duration flag: 30s, 5m, 1h30m, 500ms; a bare number is seconds; 0 is none. */
 export function parseDuration(value: string): number {
-  const text = value.trim();
-  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
-  const unit: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
-  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text) {
-    throw new InvalidArgumentError(`"${value}" is not a duration: use e.g. 30s, 5m, 1h30m or 0 for no limit`);
+  try {
+    return parseGoDuration(value);
+  } catch (err) {
+    throw new InvalidArgumentError(`${err instanceof Error ? err.message : String(err)}, or 0 for no limit`);
   }
-  return Math.round(parts.reduce((sum, p) => sum + Number(p[1]) * (unit[p[2] ?? 's'] ?? 1000), 0));
 }
 
 const parseInterval = (value: string): number => {
@@ -66,19 +65,6 @@ const oneLine = (text: string): string => text.replace(/\s*\n\s*/g, ' ').trim();
 
 const cloneSetPath = (ns: string, name = ''): string =>
   `/apis/${API_GROUP}/${API_VERSION}/namespaces/${encodeURIComponent(ns)}/${CLONESET_PLURAL}${name ? `/${encodeURIComponent(name)}` : ''}`;
-
-/** A label selector string from matchLabels and matchExpressions, for listing the pods. */
-function selectorString(selector: WireCloneSet['spec']['selector'] | undefined): string {
-  const parts = Object.entries(selector?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`);
-  for (const e of selector?.matchExpressions ?? []) {
-    const values = (e.values ?? []).join(',');
-    if (e.operator === 'In') parts.push(`${e.key} in (${values})`);
-    else if (e.operator === 'NotIn') parts.push(`${e.key} notin (${values})`);
-    else if (e.operator === 'Exists') parts.push(e.key);
-    else if (e.operator === 'DoesNotExist') parts.push(`!${e.key}`);
-  }
-  return parts.join(',');
-}
 
 interface Snapshot {
   cs: WireCloneSet;

@@ -19,6 +19,7 @@ import {
   type CloneSetCondition,
   type ResizeState,
 } from '../api/types.js';
+import { podCountsAsReady } from '../cloneset/pods.js';
 import { readUpdateState } from '../inplace/plan.js';
 import type { Pod, Wire } from '../runtime/kube-client.js';
 import { podResizeView } from '../resize/state.js';
@@ -141,9 +142,6 @@ function inPlaceState(pod: Pod): InPlaceState {
   return '-';
 }
 
-const isReady = (pod: Pod): boolean =>
-  pod.status?.phase === 'Running' && pod.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
-
 /** Pods needing attention first, then pods still moving, then settled ones; by name within each. */
 function podRank(p: PodLine): number {
   if (p.resize === 'Infeasible' || (p.problem && !p.terminating)) return 0;
@@ -180,7 +178,7 @@ export function buildStatusView(cs: WireCloneSet, pods: readonly Pod[], now: num
       name: podName,
       revision: shortRevision(revision, name),
       updated: !!updateRevision && revision === updateRevision,
-      ready: isReady(pod),
+      ready: podCountsAsReady(pod),
       inPlace: inPlaceState(pod),
       resize: view.state ?? '-',
       terminating,

@@ -10,7 +10,7 @@ import {
 } from '../api/types.js';
 import { withDefaults, type DefaultedCloneSet } from '../api/defaults.js';
 import type { Pod, Wire } from '../runtime/kube-client.js';
-import { parseDeletionCost, type PodPhase, type PodSummary } from './pod-state.js';
+import { countsAsReady, parseDeletionCost, type PodPhase, type PodSummary } from './pod-state.js';
 
 export type WireCloneSet = Wire<CloneSet>;
 export type DefaultedWireCloneSet = Wire<DefaultedCloneSet>;
@@ -50,6 +50,12 @@ export function summarizePod(
     inPlaceUpdating: condition(pod, CONDITION_INPLACE_UPDATE_READY)?.status === 'False',
   };
 }
+
+/**
+ * Ready as status.readyReplicas counts it: Running, Ready, and no disruptive in-place update in
+ * flight. The one definition the controller and `kubectl tailor status` share.
+ */
+export const podCountsAsReady = (pod: Pod): boolean => countsAsReady(summarizePod(pod, { minReadySeconds: 0, now: 0 }));
 
 /** When the Ready condition last turned True, for a ready pod. */
 function readySinceOf(pod: Pod): number | undefined {
