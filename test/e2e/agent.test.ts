@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet } from '../support/cloneset.js';
 import { controllerTestBed } from '../support/controller-testbed.js';
+import { grantPodPatch } from '../support/rbac.js';
 import { eventually, kubectl, podCgroupFile, sizedContainer } from '../support/testbed.js';
 
 const profile = (gates: string): void => {
@@ -59,15 +60,7 @@ describe('resize through the node agent', () => {
 
   it('refuses a forged resize-status from a user who may patch pods, through the policy make dev installs', async () => {
     const [pod] = await activePods(client, ns, 'web');
-    await client.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
-      metadata: { name: 'pod-patch' },
-      rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'patch'] }],
-    });
-    await client.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
-      metadata: { name: 'pod-patch' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pod-patch' },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'pod-editor' }],
-    });
+    await grantPodPatch(client, ns, [{ kind: 'User', name: 'pod-editor' }]);
     const forged = '{"revision":"forged","state":"","since":"2026-01-01T00:00:00Z","applied":{}}';
     let refusal = '';
     try {

@@ -15,6 +15,7 @@ import { resolve } from 'node:path';
 import { KubeClient } from '../../src/runtime/kube-client.js';
 import { ensureCrd } from '../support/crd.js';
 import { createTestNamespace, loadTestKubeConfig } from '../support/kube.js';
+import { grantPodPatch } from '../support/rbac.js';
 import { eventually } from '../support/testbed.js';
 
 const NS = `tailor-admission-${Date.now().toString(36)}`;
@@ -92,19 +93,11 @@ const pod = (name: string, node: string): object => ({
 beforeAll(async () => {
   await createTestNamespace(admin, NS);
   // Pod get/list/patch in this namespace, and nothing else, for the editor and both Tailor accounts.
-  await admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, {
-    metadata: { name: 'pod-patch' },
-    rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'patch'] }],
-  });
-  await admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
-    metadata: { name: 'pod-patch' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pod-patch' },
-    subjects: [
-      { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: EDITOR },
-      { kind: 'ServiceAccount', name: 'tailor-controller', namespace: 'tailor-system' },
-      { kind: 'ServiceAccount', name: 'tailor-agent', namespace: 'tailor-system' },
-    ],
-  });
+  await grantPodPatch(admin, NS, [
+    { kind: 'User', name: EDITOR },
+    { kind: 'ServiceAccount', name: 'tailor-controller', namespace: 'tailor-system' },
+    { kind: 'ServiceAccount', name: 'tailor-agent', namespace: 'tailor-system' },
+  ]);
   await admin.create(`/api/v1/namespaces/${NS}/pods`, pod('on-a', 'node-a'));
   await admin.create(`/api/v1/namespaces/${NS}/pods`, pod('on-b', 'node-b'));
 
