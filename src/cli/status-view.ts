@@ -86,6 +86,7 @@ export interface StatusView {
 }
 
 type WireCloneSet = Wire<CloneSet>;
+type WireStatus = NonNullable<WireCloneSet['status']>;
 type WireCondition = Wire<CloneSetCondition>;
 
 /** Container waiting reasons that mean the container cannot start without someone's help. */
@@ -149,6 +150,157 @@ function podRank(p: PodLine): number {
   return 2;
 }
 
+/** What the pods themselves show: one line each, resize counts, Infeasible pods, problems. */
+interface PodReading {
+  lines: PodLine[];
+  resize: Record<ResizeState, number>;
+  unfinished: number;
+  infeasible: { name: string; message: string }[];
+  warnings: string[];
+}
+
+function readPods(pods: readonly Pod[], cloneSet: string, updateRevision: string, now: number): PodReading {
+  const out: PodReading = { lines: [], resize: { Proposed: 0, InProgress: 0, Deferred: 0, Infeasible: 0 }, unfinished: 0, infeasible: [], warnings: [] };
+  for (const pod of pods) {
+    const podName = pod.metadata?.name ?? '';
+    const revision = pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH];
+    const terminating = !!pod.metadata?.deletionTimestamp;
+    const view = podResizeView(pod);
+    const line: PodLine = {
+      name: podName,
+      revision: shortRevision(revision, cloneSet),
+      updated: !!updateRevision && revision === updateRevision,
+      ready: podCountsAsReady(pod),
+      inPlace: inPlaceState(pod),
+      resize: view.state ?? '-',
+      terminating,
+    };
+    const detail = view.state ? resizeDetail(view, now) : '';
+    if (detail) line.resizeDetail = detail;
+    const problem = podProblem(pod);
+    if (problem) line.problem = problem;
+    out.lines.push(line);
+    if (terminating) continue;
+    if (view.state) out.resize[view.state]++;
+    if (!view.done) out.unfinished++;
+    if (view.state === 'Infeasible') out.infeasible.push({ name: podName, message: view.message ?? 'the node can never fit the new resources' });
+    if (problem) out.warnings.push(`pod ${podName}: ${problem}`);
+  }
+  out.lines.sort((a, b) => podRank(a) - podRank(b) || a.name.localeCompare(b.name));
+  return out;
+}
+
+function resizeDetail(view: ReturnType<typeof podResizeView>, now: number): string {
+  const age = view.since ? formatAge(now - Date.parse(view.since)) : undefined;
+  const said = [view.reason && view.reason !== view.state ? view.reason : undefined, view.message].filter(Boolean).join(': ');
+  return [said, age ? `for ${age}` : undefined].filter(Boolean).join(', ');
+}
+
+/** A True condition of `type` as a blocker. */
+function conditionBlocker(status: WireStatus, type: string, transient: (reason: string) => boolean): Blocker | undefined {
+  const c = condition(status.conditions, type);
+  if (c?.status !== 'True') return undefined;
+  const reason = c.reason ?? type;
+  return { source: type, reason, message: c.message ?? '', transient: transient(reason) };
+}
+
+/**
+ * What blocks the rollout, judged only on status that describes the current spec: failed
+ * updates, ResizeBlocked, RolloutBlocked (may clear when pods turn ready), Infeasible resizes the
+ * strategy waits on, a missed progress deadline.
+ */
+function findBlockers(status: WireStatus, waitsOnInfeasible: boolean, reading: PodReading, resize: Record<ResizeState, number>): Blocker[] {
+  const blockers = [
+    conditionBlocker(status, 'FailedUpdate', (reason) => reason !== 'NotInPlaceUpdatable'),
+    conditionBlocker(status, 'ResizeBlocked', () => false),
+    conditionBlocker(status, 'RolloutBlocked', () => true),
+  ].filter((b): b is Blocker => b !== undefined);
+  if (waitsOnInfeasible) {
+    const named = (pod: string): boolean => blockers.some((b) => b.message.includes(`${pod}:`));
+    const fromStatus = (status.resize?.pods ?? [])
+      .filter((p) => p.state === 'Infeasible')
+      .map((p) => ({ name: p.name, message: p.message ?? 'the node can never fit the new resources' }));
+    const seen = new Set<string>();
+    for (const p of [...reading.infeasible, ...fromStatus]) {
+      if (seen.has(p.name) || named(p.name)) continue;
+      seen.add(p.name);
+      blockers.push({ source: `pod ${p.name}`, reason: 'Infeasible', message: `resize Infeasible: ${p.message}`, transient: false });
+    }
+    if (blockers.length === 0 && resize.Infeasible > 0) {
+      blockers.push({ source: 'status.resize', reason: 'Infeasible', message: `${resize.Infeasible} pod(s) have an Infeasible resize`, transient: false });
+    }
+  }
+  const progressing = condition(status.conditions, 'Progressing');
+  if (progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded') {
+    blockers.push({ source: 'Progressing', reason: 'ProgressDeadlineExceeded', message: progressing.message ?? '', transient: false });
+  }
+  return blockers;
+}
+
+interface Progress {
+  desired: number;
+  target: number;
+  replicas: number;
+  updated: number;
+  updatedReady: number;
+  unfinishedResizes: number;
+  paused: boolean;
+}
+
+/** Still moving: what the rollout waits for, first thing first. */
+function progressMessage(p: Progress, resize: Record<ResizeState, number>): string {
+  const pausedNote = p.paused ? 'rollout paused (updateStrategy.paused); ' : '';
+  if (p.replicas < p.desired) return `${pausedNote}waiting for rollout to finish: ${p.replicas} of ${p.desired} pods exist`;
+  if (p.updated < p.target) return `${pausedNote}waiting for rollout to finish: ${p.updated} of ${p.target} pods updated`;
+  if (p.updatedReady < p.target) return `${pausedNote}waiting for rollout to finish: ${p.updatedReady} of ${p.target} updated pods are ready`;
+  if (p.replicas > p.desired) return `waiting for rollout to finish: ${p.replicas - p.desired} old pod(s) pending termination`;
+  if (p.unfinishedResizes > 0) return `waiting for ${p.unfinishedResizes} resize(s) to finish (${resizeCounts(resize) || 'node not caught up'})`;
+  return `waiting for rollout to finish: ${p.updatedReady} of ${p.replicas} updated pods are ready`;
+}
+
+/** Per state, the larger of what the pods show and what status.resize counts. */
+function largerResizeCounts(fromPods: Record<ResizeState, number>, fromStatus: WireStatus['resize'] | undefined): Record<ResizeState, number> {
+  const counted = { Proposed: fromStatus?.proposed, InProgress: fromStatus?.inProgress, Deferred: fromStatus?.deferred, Infeasible: fromStatus?.infeasible };
+  return Object.fromEntries(RESIZE_STATES.map((state) => [state, Math.max(fromPods[state], counted[state] ?? 0)])) as Record<ResizeState, number>;
+}
+
+/** A failed scale first; Infeasible pods the strategy will recreate last. */
+function addWarnings(warnings: string[], failedScale: CloneSetCondition | undefined, toBeRecreated: readonly { name: string }[]): void {
+  if (failedScale?.status === 'True') warnings.unshift(`FailedScale (${failedScale.reason ?? 'FailedScale'}): ${failedScale.message ?? ''}`);
+  for (const p of toBeRecreated) warnings.push(`pod ${p.name}: resize Infeasible; resizeStrategy.onInfeasible Recreate replaces the pod with the new resources`);
+}
+
+function progressOf(status: WireStatus, spec: Pick<Progress, 'desired' | 'target' | 'paused'>, unfinishedResizes: number): Progress {
+  return {
+    ...spec,
+    replicas: status.replicas ?? 0,
+    updated: status.updatedReplicas ?? 0,
+    updatedReady: status.updatedReadyReplicas ?? 0,
+    unfinishedResizes,
+  };
+}
+
+/** complete, blocked or progressing, with the sentence that says why. */
+function decideVerdict(cs: WireCloneSet, blockers: readonly Blocker[], p: Progress, resize: Record<ResizeState, number>): { verdict: Verdict; message: string } {
+  const generation = cs.metadata?.generation ?? 0;
+  const observed = cs.status?.observedGeneration ?? 0;
+  if (cs.status === undefined) return { verdict: 'progressing', message: 'waiting for the controller to report status' };
+  if (observed < generation) return { verdict: 'progressing', message: `waiting for the controller to observe generation ${generation} (status is for ${observed})` };
+  if (blockers.length > 0) {
+    return { verdict: 'blocked', message: blockers.map((b) => `${b.source} (${b.reason})${b.message ? `: ${b.message}` : ''}`).join('; ') };
+  }
+  const { desired, target, replicas, updatedReady } = p;
+  if (replicas === desired && updatedReady >= target && (target < desired || updatedReady === replicas) && p.unfinishedResizes === 0) {
+    const revision = shortRevision(cs.status.updateRevision ?? '', cs.metadata?.name ?? '');
+    const message =
+      target < desired
+        ? `partitioned roll out complete: ${updatedReady} of ${desired} pods run revision ${revision} and are ready (the partition holds ${desired - target} back)`
+        : `successfully rolled out: ${desired} of ${desired} pods run revision ${revision} and are ready`;
+    return { verdict: 'complete', message };
+  }
+  return { verdict: 'progressing', message: progressMessage(p, resize) };
+}
+
 export function buildStatusView(cs: WireCloneSet, pods: readonly Pod[], now: number): StatusView {
   const name = cs.metadata?.name ?? '';
   const status = cs.status ?? {};
@@ -164,120 +316,16 @@ export function buildStatusView(cs: WireCloneSet, pods: readonly Pod[], now: num
   // The strategy waits on an Infeasible resize (and raises ResizeBlocked) instead of recreating the pod.
   const waitsOnInfeasible = strategy.type === 'InPlaceOnly' || strategy.resizeStrategy.onInfeasible === 'Wait';
 
-  const lines: PodLine[] = [];
-  const podResize: Record<ResizeState, number> = { Proposed: 0, InProgress: 0, Deferred: 0, Infeasible: 0 };
-  let resizeUnfinished = 0;
-  const infeasiblePods: { name: string; message: string }[] = [];
-  const warnings: string[] = [];
-  for (const pod of pods) {
-    const podName = pod.metadata?.name ?? '';
-    const revision = pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH];
-    const terminating = !!pod.metadata?.deletionTimestamp;
-    const view = podResizeView(pod);
-    const line: PodLine = {
-      name: podName,
-      revision: shortRevision(revision, name),
-      updated: !!updateRevision && revision === updateRevision,
-      ready: podCountsAsReady(pod),
-      inPlace: inPlaceState(pod),
-      resize: view.state ?? '-',
-      terminating,
-    };
-    if (view.state) {
-      const age = view.since ? formatAge(now - Date.parse(view.since)) : undefined;
-      const said = [view.reason && view.reason !== view.state ? view.reason : undefined, view.message].filter(Boolean).join(': ');
-      const detail = [said, age ? `for ${age}` : undefined].filter(Boolean).join(', ');
-      if (detail) line.resizeDetail = detail;
-    }
-    const problem = podProblem(pod);
-    if (problem) line.problem = problem;
-    lines.push(line);
-    if (terminating) continue;
-    if (view.state) podResize[view.state]++;
-    if (!view.done) resizeUnfinished++;
-    if (view.state === 'Infeasible') infeasiblePods.push({ name: podName, message: view.message ?? 'the node can never fit the new resources' });
-    if (problem) warnings.push(`pod ${podName}: ${problem}`);
-  }
-  lines.sort((a, b) => podRank(a) - podRank(b) || a.name.localeCompare(b.name));
+  const reading = readPods(pods, name, updateRevision, now);
+  const warnings = reading.warnings;
+  const statusResize = stale ? undefined : status.resize;
+  const resize = largerResizeCounts(reading.resize, statusResize);
 
-  const statusResize = status.resize;
-  const resize = Object.fromEntries(
-    RESIZE_STATES.map((s) => {
-      const key = (s.charAt(0).toLowerCase() + s.slice(1)) as 'proposed' | 'inProgress' | 'deferred' | 'infeasible';
-      return [s, Math.max(podResize[s], stale ? 0 : statusResize?.[key] ?? 0)];
-    }),
-  ) as Record<ResizeState, number>;
-
-  // What blocks the rollout. Judged only on status that describes the current spec.
-  const blockers: Blocker[] = [];
-  if (!stale) {
-    const failedUpdate = condition(status.conditions, 'FailedUpdate');
-    if (failedUpdate?.status === 'True') {
-      const reason = failedUpdate.reason ?? 'FailedUpdate';
-      blockers.push({ source: 'FailedUpdate', reason, message: failedUpdate.message ?? '', transient: reason !== 'NotInPlaceUpdatable' });
-    }
-    const resizeBlocked = condition(status.conditions, 'ResizeBlocked');
-    if (resizeBlocked?.status === 'True') {
-      blockers.push({ source: 'ResizeBlocked', reason: resizeBlocked.reason ?? 'ResizeBlocked', message: resizeBlocked.message ?? '', transient: false });
-    }
-    if (waitsOnInfeasible) {
-      const named = (pod: string): boolean => blockers.some((b) => b.message.includes(`${pod}:`));
-      const fromStatus = (statusResize?.pods ?? [])
-        .filter((p) => p.state === 'Infeasible')
-        .map((p) => ({ name: p.name, message: p.message ?? 'the node can never fit the new resources' }));
-      const seen = new Set<string>();
-      for (const p of [...infeasiblePods, ...fromStatus]) {
-        if (seen.has(p.name) || named(p.name)) continue;
-        seen.add(p.name);
-        blockers.push({ source: `pod ${p.name}`, reason: 'Infeasible', message: `resize Infeasible: ${p.message}`, transient: false });
-      }
-      if (blockers.length === 0 && resize.Infeasible > 0) {
-        blockers.push({ source: 'status.resize', reason: 'Infeasible', message: `${resize.Infeasible} pod(s) have an Infeasible resize`, transient: false });
-      }
-    }
-    const progressing = condition(status.conditions, 'Progressing');
-    if (progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded') {
-      blockers.push({ source: 'Progressing', reason: 'ProgressDeadlineExceeded', message: progressing.message ?? '', transient: false });
-    }
-    const failedScale = condition(status.conditions, 'FailedScale');
-    if (failedScale?.status === 'True') warnings.unshift(`FailedScale (${failedScale.reason ?? 'FailedScale'}): ${failedScale.message ?? ''}`);
-  }
-  if (!waitsOnInfeasible) {
-    for (const p of infeasiblePods) warnings.push(`pod ${p.name}: resize Infeasible; resizeStrategy.onInfeasible Recreate replaces the pod with the new resources`);
-  }
-
-  const replicas = status.replicas ?? 0;
-  const ready = status.readyReplicas ?? 0;
-  const updated = status.updatedReplicas ?? 0;
-  const updatedReady = status.updatedReadyReplicas ?? 0;
-  const unfinishedResizes = Math.max(resizeUnfinished, stale ? 0 : statusResize?.resizing ?? 0, resize.Infeasible);
-
-  let verdict: Verdict;
-  let message: string;
-  if (stale) {
-    verdict = 'progressing';
-    message = cs.status === undefined
-      ? 'waiting for the controller to report status'
-      : `waiting for the controller to observe generation ${generation} (status is for ${observedGeneration})`;
-  } else if (blockers.length > 0) {
-    verdict = 'blocked';
-    message = blockers.map((b) => `${b.source} (${b.reason})${b.message ? `: ${b.message}` : ''}`).join('; ');
-  } else if (replicas === desired && updatedReady >= target && (target < desired || updatedReady === replicas) && unfinishedResizes === 0) {
-    verdict = 'complete';
-    const revision = shortRevision(updateRevision, name);
-    message = target < desired
-      ? `partitioned roll out complete: ${updatedReady} of ${desired} pods run revision ${revision} and are ready (the partition holds ${desired - target} back)`
-      : `successfully rolled out: ${desired} of ${desired} pods run revision ${revision} and are ready`;
-  } else {
-    verdict = 'progressing';
-    const pausedNote = paused ? 'rollout paused (updateStrategy.paused); ' : '';
-    if (replicas < desired) message = `${pausedNote}waiting for rollout to finish: ${replicas} of ${desired} pods exist`;
-    else if (updated < target) message = `${pausedNote}waiting for rollout to finish: ${updated} of ${target} pods updated`;
-    else if (updatedReady < target) message = `${pausedNote}waiting for rollout to finish: ${updatedReady} of ${target} updated pods are ready`;
-    else if (replicas > desired) message = `waiting for rollout to finish: ${replicas - desired} old pod(s) pending termination`;
-    else if (unfinishedResizes > 0) message = `waiting for ${unfinishedResizes} resize(s) to finish (${resizeCounts(resize) || 'node not caught up'})`;
-    else message = `waiting for rollout to finish: ${updatedReady} of ${replicas} updated pods are ready`;
-  }
+  const blockers = stale ? [] : findBlockers(status, waitsOnInfeasible, reading, resize);
+  addWarnings(warnings, stale ? undefined : condition(status.conditions, 'FailedScale'), waitsOnInfeasible ? [] : reading.infeasible);
+  const progress = progressOf(status, { desired, target, paused }, Math.max(reading.unfinished, statusResize?.resizing ?? 0, resize.Infeasible));
+  const { verdict, message } = decideVerdict(cs, blockers, progress, resize);
+  const { replicas, updatedReady } = progress;
 
   return {
     namespace: cs.metadata?.namespace ?? '',
@@ -288,13 +336,13 @@ export function buildStatusView(cs: WireCloneSet, pods: readonly Pod[], now: num
     desired,
     target,
     replicas,
-    ready,
-    updated,
+    ready: status.readyReplicas ?? 0,
+    updated: progress.updated,
     updatedReady,
     updateRevision,
     paused,
     resize,
-    pods: lines,
+    pods: reading.lines,
     blockers,
     warnings,
     verdict,

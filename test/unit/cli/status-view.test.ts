@@ -177,6 +177,13 @@ const verdicts: Row[] = [
     /ResizeBlocked \(Infeasible\): web-a: Infeasible/,
   ],
   [
+    'RolloutBlocked True: blocked, naming the pods out of service',
+    cloneSet({ status: { updatedReplicas: 1, updatedReadyReplicas: 0, conditions: [cond('RolloutBlocked', 'True', 'MaxUnavailable', '1 pod(s) out of service (maxUnavailable 1): web-a; the rollout waits for them')] } }),
+    [pod('web-a', { ready: false }), ...three({ revision: OLD }).slice(1)],
+    'blocked',
+    /RolloutBlocked \(MaxUnavailable\): 1 pod\(s\) out of service \(maxUnavailable 1\): web-a/,
+  ],
+  [
     'a pod reports Infeasible and the strategy waits, before the controller raised ResizeBlocked: blocked',
     cloneSet({ strategy: { resizeStrategy: { onInfeasible: 'Wait' } } }),
     [pod('web-a', { resize: 'Infeasible' }), pod('web-b'), pod('web-c')],
