@@ -2,7 +2,7 @@
 // `apps.tailor.dev/resize-request`, decide (pure: decide()) whether to leave it alone, answer with
 // a verdict, actuate the request, or check that what was applied still holds (a restarted
 // container gets the spec's resources back and is re-applied); actuate in the kubelet's order
-// (order.ts) through the pod cgroup (cgroup/pod.ts) and CRI (cri/actuate.ts); record the outcome
+// (order.ts) through the pod cgroup (cgroup/pod.ts) and CRI (actuate.ts); record the outcome
 // in `apps.tailor.dev/resize-status` with a merge patch of that annotation alone, only when it
 // changed. Every request on a CloneSet pod gets an answer: where the node's kubelet resizes
 // (resize/backend.ts evidence) the answer is Infeasible/KubeletResizes, and the controller moves
@@ -17,7 +17,7 @@
 import { Counter, type Registry } from 'prom-client';
 import { canonicalJSON } from '../api/json.js';
 import { ANNOTATION_RESIZE_STATUS, LABEL_CONTROLLER_REVISION_HASH, type ResizeState } from '../api/types.js';
-import { applyContainerResources, cpuMatches, memoryMatches, type ApplyResult } from '../cri/actuate.js';
+import { applyContainerResources, cpuMatches, memoryMatches, type ApplyResult } from './actuate.js';
 import type { CgroupReading } from '../cgroup/container.js';
 import type { Container, CriClient } from '../cri/client.js';
 import { toLinuxResources, type ConvertOptions } from '../cri/convert.js';

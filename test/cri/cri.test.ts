@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { applyContainerResources, type ResourceTarget } from '../../src/cri/actuate.js';
+import { applyContainerResources, type ResourceTarget } from '../../src/agent/actuate.js';
 import {
   containerCgroupPath,
   containerCgroupReader,

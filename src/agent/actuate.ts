@@ -4,7 +4,7 @@
 // fit under, otherwise update memory first and cpu second (kubelet doPodResizeAction order) and
 // read back what took effect. Owns: that comparison, the refusal rule and the call order for ONE
 // container. Must not: touch the pod-level cgroup or order containers against it (the agent's job),
-// retry (a CriError says whether retrying can help), or convert Kubernetes quantities (convert.ts).
+// retry (a CriError says whether retrying can help), or convert Kubernetes quantities (cri/convert.ts).
 //
 // The refusal rule is the kubelet's (v1.34.4 kuberuntime_manager.go validateMemoryResizeAction):
 // when a memory limit is added or lowered and the container's usage (page cache included: v1
@@ -17,8 +17,8 @@
 // are, so they never count as a difference. The kernel stores memory limits in whole pages, so a
 // limit matches when it equals the target rounded down to the page size.
 import type { CgroupReading } from '../cgroup/container.js';
-import type { CriClient, LinuxContainerResources } from './client.js';
-import { sharesToCpuWeight, sharesToCpuWeightQuadratic, type CpuMemoryResources } from './convert.js';
+import type { CriClient, LinuxContainerResources } from '../cri/client.js';
+import { sharesToCpuWeight, sharesToCpuWeightQuadratic, type CpuMemoryResources } from '../cri/convert.js';
 
 export type ResizeStep = 'memory' | 'cpu';
 

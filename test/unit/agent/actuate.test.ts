@@ -1,7 +1,7 @@
 // applyContainerResources against a fake runtime whose "cgroup" follows the updates it receives:
 // no-op when equal, kubelet order (memory then cpu), the memory-below-usage refusal, read-back.
 import { describe, expect, test } from '@jest/globals';
-import { applyContainerResources, cpuMatches, memoryMatches, memoryRefusal } from '../../../src/cri/actuate.js';
+import { applyContainerResources, cpuMatches, memoryMatches, memoryRefusal } from '../../../src/agent/actuate.js';
 import type { CgroupReading } from '../../../src/cgroup/container.js';
 import type { LinuxContainerResources } from '../../../src/cri/client.js';
 import { toLinuxResources } from '../../../src/cri/convert.js';
