@@ -14,6 +14,7 @@ import { runUntilSignal } from './run.js';
 export interface ControllerFlags {
   kubeconfig?: string;
   namespace?: string;
+  clonesetSelector?: string;
   workers: number;
   leaderElect: boolean;
   leaderElectionNamespace: string;
@@ -63,7 +64,13 @@ export async function runController(flags: ControllerFlags): Promise<number> {
         }
       : {}),
   });
-  setupCloneSetController(manager, { namespace: flags.namespace, workers: flags.workers, logger, resizeBackend: flags.resizeBackend });
+  setupCloneSetController(manager, {
+    namespace: flags.namespace,
+    cloneSetSelector: flags.clonesetSelector,
+    workers: flags.workers,
+    logger,
+    resizeBackend: flags.resizeBackend,
+  });
 
   return runUntilSignal(manager, logger);
 }

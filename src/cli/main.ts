@@ -3,6 +3,7 @@
 // signals and the exit code; everything else is built by the commands. Bad input (an unknown
 // flag value, no reachable cluster) ends with one clear line and a non-zero exit.
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { parseDuration } from '../api/duration.js';
 import { runAgent } from './agent.js';
 import { runController } from './controller.js';
 
@@ -14,10 +15,11 @@ const positiveInt = (name: string) => (value: string): number => {
   return n;
 };
 const duration = (value: string): number => {
-  const m = /^(\d+)(ms|s|m|h)?$/.exec(value);
-  if (!m) throw new InvalidArgumentError('use a duration like 30s, 500ms, 2m or 1h');
-  const unit = m[2] ?? 's';
-  return Number(m[1]) * (unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000);
+  try {
+    return parseDuration(value);
+  } catch (err) {
+    throw new InvalidArgumentError(err instanceof Error ? err.message : String(err));
+  }
 };
 
 program
@@ -25,6 +27,7 @@ program
   .description('run the CloneSet controller')
   .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)')
   .option('--namespace <ns>', 'only watch this namespace (default: all)')
+  .option('--cloneset-selector <selector>', 'only reconcile CloneSets whose labels match this selector, e.g. "!tailor.dev/test" (default: all)')
   .option('--workers <n>', 'CloneSets reconciled at once', positiveInt('--workers'), 4)
   .option('--leader-elect', 'elect a leader through a Lease before acting', false)
   .option('--leader-election-namespace <ns>', 'namespace of the Lease', 'tailor-system')

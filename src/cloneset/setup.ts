@@ -16,6 +16,8 @@ import { ResizeMetrics } from '../resize/metrics.js';
 
 export interface CloneSetControllerOptions {
   namespace?: string;
+  /** Label selector of the CloneSets to reconcile (others are never seen); default all. */
+  cloneSetSelector?: string;
   workers: number;
   logger: Logger;
   resizeBackend?: 'auto' | 'kubelet' | 'agent';
@@ -23,7 +25,11 @@ export interface CloneSetControllerOptions {
 
 export function setupCloneSetController(manager: Manager, options: CloneSetControllerOptions): CloneSetReconciler {
   const scope = options.namespace ? `/namespaces/${options.namespace}` : '';
-  const cloneSets = manager.informer<WireCloneSet>({ name: 'clonesets', path: `/apis/${API_GROUP}/${API_VERSION}${scope}/clonesets` });
+  const cloneSets = manager.informer<WireCloneSet>({
+    name: 'clonesets',
+    path: `/apis/${API_GROUP}/${API_VERSION}${scope}/clonesets`,
+    ...(options.cloneSetSelector ? { labelSelector: options.cloneSetSelector } : {}),
+  });
   // Only pods Tailor created carry the instance-id label: the cache stays small on big clusters.
   const pods = manager.informer<Pod>({ name: 'pods', path: `/api/v1${scope}/pods`, labelSelector: LABEL_INSTANCE_ID });
   const revisions = manager.informer<ControllerRevision>({

@@ -43,7 +43,7 @@ function valid(name: string): Manifest {
   return {
     apiVersion: `${GROUP}/${VERSION}`,
     kind: 'CloneSet',
-    metadata: { name },
+    metadata: { name, labels: { 'tailor.dev/test': 'true' } },
     spec: {
       selector: { matchLabels: { app: 'web' } },
       template: {

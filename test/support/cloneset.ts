@@ -6,6 +6,9 @@ import { eventually } from './testbed.js';
 
 export type TestCloneSet = Wire<CloneSet>;
 
+/** Carried by every CloneSet a test creates; `make dev`'s controller skips them (decision 5). */
+export const TEST_CLONESET_LABEL = 'tailor.dev/test';
+
 export const cloneSetPath = (ns: string, name = ''): string =>
   `/apis/apps.tailor.dev/v1alpha1/namespaces/${ns}/clonesets${name ? `/${name}` : ''}`;
 
@@ -13,7 +16,8 @@ export function cloneSetManifest(name: string, spec: Record<string, unknown>, po
   return {
     apiVersion: 'apps.tailor.dev/v1alpha1',
     kind: 'CloneSet',
-    metadata: { name },
+    // The label keeps `make dev`'s in-cluster controller away: the test's own controller acts.
+    metadata: { name, labels: { [TEST_CLONESET_LABEL]: 'true' } },
     spec: {
       selector: { matchLabels: { app: name } },
       template: {
