@@ -16,7 +16,7 @@ const CRD_PATH = resolve(process.cwd(), 'crds/apps.tailor.dev_clonesets.yaml');
 const NAMESPACE = `tailor-crd-validation-${Date.now().toString(36)}`;
 
 type Json = Record<string, unknown>;
-type Manifest = Json & { metadata: { name: string }; spec: Json };
+type Manifest = Json & { metadata: { name: string; labels?: Record<string, string> }; spec: Json };
 
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
