@@ -161,15 +161,16 @@ function planScaleDown(round: Round, scale: ScalePlan): void {
  * arithmetic has already taken its part (limitCandidates).
  */
 function planUpdates(round: Round): void {
-  const { cs, update } = round;
+  const { update } = round;
   round.budget.used += update.budgetUsed;
   const podUpdates = planPodUpdates(round.input, round.pods, update);
   round.intents.push(...podUpdates.intents);
   round.events.push(...podUpdates.events);
   round.wakeAt = earliest(round.wakeAt, podUpdates.wakeAt);
   setTransition(round, Conditions.FailedUpdate, EventReasons.NotInPlaceUpdatable, notInPlaceUpdatable(podUpdates.blockedFields));
-  const blocked = rolloutBlocked(round.summaries, update, round.replicas, round.maxUnavailable, !!cs.spec.updateStrategy.paused);
-  setTransition(round, Conditions.RolloutBlocked, EventReasons.RolloutBlocked, blocked);
+  const blocked = rolloutBlocked(round);
+  setTransition(round, Conditions.RolloutBlocked, EventReasons.RolloutBlocked, blocked.condition);
+  round.wakeAt = earliest(round.wakeAt, blocked.wakeAt === Infinity ? undefined : blocked.wakeAt);
   planResizeOutcomes(round);
 }
 
@@ -327,30 +328,60 @@ function notInPlaceUpdatable(fields: readonly string[]): ConditionWrites[string]
   };
 }
 
+/** Reasons a kubelet gives for a container that will not start without a change. */
+const STUCK_WAITING = new Set(['CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError']);
+
+/** How long a pod may be on its way into service before it counts as holding the rollout up. */
+export const STUCK_AFTER_MS = 30_000;
+
 /**
- * A rollout that cannot move because maxUnavailable pods are already out of service (a new
- * image that never becomes ready, a replacement no node fits) says so, naming the pods. Pods in
- * the middle of our own in-place update are expected to be out of service and are not named.
+ * Since when a pod that does not count as available has been out of service, if that is long
+ * enough to call it stuck: at once for a pod no node fits or a container that will not start
+ * (crash loop, image pull back-off, bad config); otherwise once it has been not
+ * ready (or, never ready, in existence) for STUCK_AFTER_MS. Pods starting up after a restart are
+ * the rollout moving, not blocked. `at` is when it will count as stuck, for a wake-up.
  */
-function rolloutBlocked(
-  summaries: readonly PodSummary[],
-  update: UpdatePlan,
-  replicas: number,
-  maxUnavailable: number,
-  paused: boolean,
-): ConditionWrites[string] {
-  const live = summaries.filter((p) => !p.terminating);
-  const pending = live.filter((p) => p.revision !== update.targetRevision).length;
-  const wanted = update.expectedUpdatedReplicas - live.filter((p) => p.revision === update.targetRevision).length;
-  if (paused || update.toUpdate.length > 0 || pending === 0 || wanted <= 0) return null;
-  const unavailable = live.filter((p) => !p.inPlaceUpdating && !countsAsAvailable(p)).map((p) => p.name).sort();
+function stuck(pod: Pod, now: number): { now: boolean; at?: number } {
+  const conditions = pod.status?.conditions ?? [];
+  const scheduled = conditions.find((c) => c.type === 'PodScheduled');
+  if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') return { now: true };
+  const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
+  if (statuses.some((c) => STUCK_WAITING.has(c.state?.waiting?.reason ?? ''))) return { now: true };
+  const ready = conditions.find((c) => c.type === 'Ready');
+  const since = Date.parse((ready?.status === 'False' ? ready.lastTransitionTime : undefined) ?? pod.metadata?.creationTimestamp ?? '');
+  if (Number.isNaN(since)) return { now: true };
+  const at = since + STUCK_AFTER_MS;
+  return at <= now ? { now: true } : { now: false, at };
+}
+
+/**
+ * A rollout that cannot move because maxUnavailable pods are already out of service and stuck
+ * there (a new image that never becomes ready, a replacement no node fits) says so, naming the
+ * pods. Pods in the middle of our own in-place update, and pods still starting, are the rollout
+ * at work and are not named; the round wakes when one of them would count as stuck.
+ */
+function rolloutBlocked(round: Round): { condition: ConditionWrites[string]; wakeAt?: number } {
+  const { update, replicas, maxUnavailable } = round;
+  const live = round.pods.filter((p) => !p.metadata?.deletionTimestamp);
+  const onTarget = (p: Pod): boolean => round.summaryOf(p).revision === update.targetRevision;
+  const pending = live.filter((p) => !onTarget(p)).length;
+  const wanted = update.expectedUpdatedReplicas - live.filter(onTarget).length;
+  if (round.cs.spec.updateStrategy.paused || update.toUpdate.length > 0 || pending === 0 || wanted <= 0) return { condition: null };
+  const out = live.filter((p) => !round.summaryOf(p).inPlaceUpdating && !countsAsAvailable(round.summaryOf(p)));
   const missing = Math.max(0, replicas - live.length);
-  if (unavailable.length + missing < maxUnavailable || unavailable.length + missing === 0) return null;
-  const names = [...unavailable, ...(missing > 0 ? [`${missing} pod(s) not yet created`] : [])];
+  if (out.length + missing === 0 || out.length + missing < maxUnavailable) return { condition: null };
+  const verdicts = out.map((p) => ({ name: nameOf(p), ...stuck(p, round.input.now) }));
+  const stuckNames = verdicts.filter((v) => v.now).map((v) => v.name).sort();
+  if (stuckNames.length === 0) {
+    return { condition: null, wakeAt: Math.min(...verdicts.map((v) => v.at ?? Infinity)) };
+  }
+  const names = [...stuckNames, ...(missing > 0 ? [`${missing} pod(s) not yet created`] : [])];
   return {
-    status: 'True',
-    reason: ConditionReasons.MaxUnavailable,
-    message: `${unavailable.length + missing} pod(s) out of service (maxUnavailable ${maxUnavailable}): ${names.join(', ')}; the rollout waits for them`,
+    condition: {
+      status: 'True',
+      reason: ConditionReasons.MaxUnavailable,
+      message: `${out.length + missing} pod(s) out of service (maxUnavailable ${maxUnavailable}), stuck: ${names.join(', ')}; the rollout waits for them`,
+    },
   };
 }
 

@@ -64,6 +64,8 @@ export interface PodSpec {
   labels?: Record<string, string>;
   /** Extra annotations (e.g. the agent protocol's). */
   annotations?: Record<string, string>;
+  /** When the Ready condition last changed (default LONG_AGO). */
+  readySince?: string;
 }
 
 /** A running (or pending) pod of the CloneSet; its spec follows its revision's template. */
@@ -74,7 +76,7 @@ export function pod(s: PodSpec, templates: ReadonlyMap<string, PodTemplate> = re
   const ready = scheduled && s.ready !== false && !s.drained;
   const conditions: { type: string; status: string; [k: string]: unknown }[] = [
     { type: 'PodScheduled', status: scheduled ? 'True' : 'False', ...(scheduled ? {} : { reason: 'Unschedulable', message: '0/1 nodes are available: 1 Insufficient cpu.' }) },
-    { type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: LONG_AGO },
+    { type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: s.readySince ?? LONG_AGO },
     { type: CONDITION_INPLACE_UPDATE_READY, status: s.drained ? 'False' : 'True', lastTransitionTime: LONG_AGO },
   ];
   if (s.resize === 'Infeasible' || s.resize === 'Deferred') {

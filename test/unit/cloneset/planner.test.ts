@@ -110,6 +110,21 @@ describe('the planner draws every disruption from one budget', () => {
     expect(p.events.filter((e) => e.reason === 'RolloutBlocked')).toHaveLength(1);
   });
 
+  it('does not call a pod that is starting after its restart a blocked rollout, and looks again when it would be', () => {
+    const justRestarted = new Date(NOW - 5_000).toISOString();
+    const pods = [{ name: 'starting', revision: NEW, ready: false, readySince: justRestarted }, ...names(3)];
+    const { plan: p } = plan({ replicas: 4, maxUnavailable: 1, change: 'image' }, pods);
+    expect(condition(p, Conditions.RolloutBlocked)).toBeUndefined();
+    expect(p.events.filter((e) => e.reason === 'RolloutBlocked')).toEqual([]);
+    expect(p.wakeAt).toBe(NOW - 5_000 + 30_000);
+  });
+
+  it('calls a pod no node fits stuck at once', () => {
+    const pods = [{ name: 'homeless', revision: NEW, scheduled: false, readySince: new Date(NOW).toISOString() }, ...names(3)];
+    const { plan: p } = plan({ replicas: 4, maxUnavailable: 1, change: 'image' }, pods);
+    expect(condition(p, Conditions.RolloutBlocked)?.message).toMatch(/stuck: homeless/);
+  });
+
   it('plans the RolloutBlocked event only when the condition changes', () => {
     const pods = [{ name: 'broken', revision: NEW, ready: false }, ...names(3)];
     const first = plan({ replicas: 4, maxUnavailable: 1, change: 'image' }, pods).plan;
