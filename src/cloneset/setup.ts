@@ -11,6 +11,7 @@ import type { Logger } from '../runtime/logger.js';
 import { CLONESET_LABEL, CloneSetReconciler, NODE_INDEX, OWNER_INDEX, type ControllerRevision } from './reconciler.js';
 import type { WireCloneSet } from './pods.js';
 import { InPlaceUpdater } from '../inplace/engine.js';
+import { trimPod } from './pod-cache.js';
 import { InPlaceMetrics } from '../inplace/metrics.js';
 import { ResizeMetrics } from '../resize/metrics.js';
 
@@ -30,8 +31,9 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
     path: `/apis/${API_GROUP}/${API_VERSION}${scope}/clonesets`,
     ...(options.cloneSetSelector ? { labelSelector: options.cloneSetSelector } : {}),
   });
-  // Only pods Tailor created carry the instance-id label: the cache stays small on big clusters.
-  const pods = manager.informer<Pod>({ name: 'pods', path: `/api/v1${scope}/pods`, labelSelector: LABEL_INSTANCE_ID });
+  // Only pods Tailor created carry the instance-id label: the cache stays small on big clusters,
+  // and it holds only the fields the controller reads (pod-cache.ts).
+  const pods = manager.informer<Pod>({ name: 'pods', path: `/api/v1${scope}/pods`, labelSelector: LABEL_INSTANCE_ID, transform: trimPod });
   const revisions = manager.informer<ControllerRevision>({
     name: 'controllerrevisions',
     path: `/apis/apps/v1${scope}/controllerrevisions`,

@@ -22,7 +22,7 @@ import { step, type WatcherEffect, type WatcherInput, type WatcherPhase, type Wa
 export { objectKey, type IndexFunc } from './store.js';
 export type { InformerHandler } from './handlers.js';
 
-export interface InformerOptions {
+export interface InformerOptions<T extends KubeObject = KubeObject> {
   /** Shown in logs, e.g. "pods". */
   name: string;
   client: Pick<KubeClient, 'list' | 'request'>;
@@ -41,6 +41,8 @@ export interface InformerOptions {
   healthyAfterMs?: number;
   backoff?: Backoff;
   logger: Logger;
+  /** Trims each object before it is cached (and handed to the handlers): a smaller cache. */
+  transform?: (obj: T) => T;
 }
 
 interface WatchEvent<T> {
@@ -52,7 +54,7 @@ interface WatchEvent<T> {
 const MIN_WATCH_MS = 1_000;
 
 export class Informer<T extends KubeObject> {
-  private readonly store = new Store<T>();
+  private readonly store: Store<T>;
   private readonly handlers: InformerHandler<T>[] = [];
   private readonly backoff: Backoff;
   private readonly stopController = new AbortController();
@@ -69,7 +71,8 @@ export class Informer<T extends KubeObject> {
   private completedRelists = 0;
   private completedResyncs = 0;
 
-  constructor(private readonly options: InformerOptions) {
+  constructor(private readonly options: InformerOptions<T>) {
+    this.store = new Store<T>(options.transform);
     this.backoff = options.backoff ?? new Backoff();
   }
 

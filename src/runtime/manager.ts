@@ -65,7 +65,7 @@ export class Manager {
     this.events = new EventRecorder({ client: this.client, component: options.component, logger: options.logger });
   }
 
-  informer<T extends KubeObject>(options: Omit<InformerOptions, 'client' | 'logger'>): Informer<T> {
+  informer<T extends KubeObject>(options: Omit<InformerOptions<T>, 'client' | 'logger'>): Informer<T> {
     const informer = new Informer<T>({
       resyncPeriodMs: this.options.resyncPeriodMs ?? 10 * 60_000,
       ...(this.options.noEventTimeoutMs === undefined ? {} : { noEventTimeoutMs: this.options.noEventTimeoutMs }),

@@ -17,6 +17,10 @@ export const objectKey = (obj: KubeObject): string =>
 
 export class Store<T extends KubeObject> {
   private readonly objects = new Map<string, T>();
+
+  /** `transform` trims each object on its way in (keep only what the owner reads). */
+  constructor(private readonly transform?: (obj: T) => T) {}
+
   private readonly indexers = new Map<string, IndexFunc<T>>();
   private readonly indexes = new Map<string, Map<string, Set<string>>>();
 
@@ -53,10 +57,11 @@ export class Store<T extends KubeObject> {
   }
 
   /** Adds or replaces; nothing changes when the resourceVersion is the one already held. */
-  upsert(obj: T): StoreChange<T> | undefined {
+  upsert(received: T): StoreChange<T> | undefined {
     // managedFields (server-side apply bookkeeping) are often a third of an object and no
     // controller decision reads them: the cache never holds them.
-    if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
+    if (received.metadata?.managedFields) delete received.metadata.managedFields;
+    const obj = this.transform ? this.transform(received) : received;
     const key = objectKey(obj);
     const old = this.objects.get(key);
     if (old && old.metadata?.resourceVersion === obj.metadata?.resourceVersion) return undefined;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
+import { trimPod } from '../../../src/cloneset/pod-cache.js';
 import { planReconcile, type PlanInput } from '../../../src/cloneset/planner.js';
 import { CloneSetConditionTypes as Conditions } from '../../../src/api/types.js';
 import { resolveRolloutLimits } from '../../../src/cloneset/update.js';
@@ -240,6 +241,18 @@ const scenarioArb = fc
     return { spec, pods: pods };
   });
 
+/** A pod as the API server returns it, with the fields no decision reads filled in. */
+function withUnreadFields(pod: Pod): Pod {
+  const p = structuredClone(pod);
+  p.metadata!.managedFields = [{ manager: 'kubectl', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: {} }];
+  p.spec!.containers = p.spec!.containers.map((c) => ({ ...c, env: [{ name: 'MODE', value: 'x' }], command: ['/bin/sh'], readinessProbe: { tcpSocket: { port: 8080 } } }));
+  p.spec!.volumes = [{ name: 'data', emptyDir: {} }];
+  p.spec!.tolerations = [{ key: 'k', operator: 'Exists' }];
+  p.status!.hostIP = '198.18.0.1';
+  p.status!.podIPs = [{ ip: '198.18.16.9' }];
+  return p;
+}
+
 function floorOf(spec: CloneSetSpec): number {
   const { maxUnavailable } = resolveRolloutLimits({ replicas: spec.replicas, maxUnavailable: spec.maxUnavailable, maxSurge: spec.maxSurge, paused: spec.paused });
   return spec.replicas - maxUnavailable;
@@ -272,6 +285,25 @@ describe('planner properties (fast-check)', () => {
     );
   });
 
+  it('plans the same on pods trimmed for the cache (pod-cache.ts) as on whole pods with every field', () => {
+    fc.assert(
+      fc.property(scenarioArb, ({ spec, pods }) => {
+        const whole = plan(spec, pods);
+        const noisy = whole.pods.map((p) => withUnreadFields(p));
+        const fromWhole = planReconcile({ ...whole.input, pods: noisy });
+        const fromTrimmed = planReconcile({ ...whole.input, pods: noisy.map(trimPod) });
+        const shape = (p: Plan) => ({
+          intents: p.intents.map((i) => [i.kind, i.kind === 'create' ? i.revision : i.pod.metadata?.name, i.kind === 'patch' ? i.step.patch : null]),
+          status: p.status,
+          budget: p.budget,
+          wakeAt: p.wakeAt,
+        });
+        expect(shape(fromTrimmed)).toEqual(shape(fromWhole));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('planning again on the resulting state stays within the budget and repeats nothing', () => {
     fc.assert(
       fc.property(scenarioArb, ({ spec, pods }) => {
@@ -291,5 +323,18 @@ describe('planner properties (fast-check)', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('the pod cache', () => {
+  it('drops what no decision reads and keeps what they do', () => {
+    const trimmed = trimPod(withUnreadFields(pod({ name: 'a', revision: NEW, resize: 'Infeasible', drained: true, updateState: '{}' })));
+    expect(trimmed.metadata?.managedFields).toBeUndefined();
+    expect(trimmed.spec?.volumes).toBeUndefined();
+    expect(trimmed.spec?.containers[0]).toEqual({ name: 'app', image: 'busybox:v2', resources: expect.anything(), resizePolicy: expect.anything() });
+    expect(trimmed.status?.hostIP).toBeUndefined();
+    expect(trimmed.status?.conditions?.map((c) => c.type)).toContain('PodResizePending');
+    expect(trimmed.metadata?.annotations?.['apps.tailor.dev/inplace-update-state']).toBe('{}');
+    expect(trimmed.spec?.readinessGates).toHaveLength(1);
   });
 });
