@@ -10,7 +10,7 @@
 // the verdict. Must not: do I/O, read annotations (the caller passes what the agent applied),
 // or decide what to do with the verdict (reconciler.ts decide()).
 import { parseQuantity, toBytes, toMilli } from '../api/quantity.js';
-import type { Pod } from '../runtime/kube-client.js';
+import type { Pod } from '../api/wire.js';
 import type { ContainerResources, ResizeRequest } from '../resize/agent-protocol.js';
 
 /** A node's allocatable cpu and memory (node.status.allocatable). */

@@ -9,7 +9,7 @@
 // to do with a refusal (reconciler.ts decide()).
 import { LABEL_CONTROLLER_REVISION_HASH, API_GROUP, CLONESET_KIND } from '../api/types.js';
 import { compareQuantities, parseQuantity } from '../api/quantity.js';
-import type { Pod } from '../runtime/kube-client.js';
+import type { Pod } from '../api/wire.js';
 import type { ContainerResources, ResizeRequest } from '../resize/agent-protocol.js';
 import { restartRequired, type PolicyContainer, type ResizableResource } from '../resize/policy.js';
 import { qosClass, type QosContainer } from '../resize/qos.js';

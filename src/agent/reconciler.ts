@@ -24,7 +24,8 @@ import { toLinuxResources, type ConvertOptions } from '../cri/convert.js';
 import { parseQuantity, toBytes, toMilli } from '../api/quantity.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
-import type { KubeClient, KubeObject, Node, Pod } from '../runtime/kube-client.js';
+import type { KubeClient } from '../runtime/kube-client.js';
+import type { KubeObject, Node, Pod } from '../api/wire.js';
 import type { Logger } from '../runtime/logger.js';
 import {
   AgentVerdicts,

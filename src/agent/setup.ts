@@ -8,7 +8,7 @@ import { ANNOTATION_RESIZE_REQUEST } from '../api/types.js';
 import { containerCgroupPath, containerCgroupReader, type CgroupVersion } from '../cgroup/container.js';
 import type { CriClient } from '../cri/client.js';
 import { objectKey } from '../runtime/informer.js';
-import type { KubeObject, Node, Pod } from '../runtime/kube-client.js';
+import type { KubeObject, Node, Pod } from '../api/wire.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Manager } from '../runtime/manager.js';
 import { readResizeStatus } from '../resize/agent-protocol.js';

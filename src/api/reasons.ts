@@ -3,6 +3,9 @@
 // spellings: add here, never inline a reason string elsewhere.
 // Must not: import anything of ours or decide when a reason applies.
 
+/** The two kinds of Kubernetes Event. */
+export type EventType = 'Normal' | 'Warning';
+
 /** Event reasons on CloneSets and their pods. */
 export const EventReasons = {
   SuccessfulCreate: 'SuccessfulCreate',

@@ -21,7 +21,7 @@ import {
 } from '../api/types.js';
 import { podCountsAsReady } from '../cloneset/pods.js';
 import { readUpdateState } from '../inplace/plan.js';
-import type { Pod, Wire } from '../runtime/kube-client.js';
+import type { Pod, Wire } from '../api/wire.js';
 import { podResizeView } from '../resize/state.js';
 
 export type Verdict = 'complete' | 'blocked' | 'progressing';

@@ -2,8 +2,8 @@
 // one reconcile round means to do, as plain values a test can read. Owns the shapes only.
 // Must not: import anything that performs I/O.
 import type { CloneSetStatus, ConditionStatus } from '../api/types.js';
-import type { EventType } from '../runtime/events.js';
-import type { Pod } from '../runtime/kube-client.js';
+import type { EventType } from '../api/reasons.js';
+import type { Pod } from '../api/wire.js';
 import type { InPlaceStep, Settlement } from '../inplace/plan.js';
 
 /** Why a pod is deleted; each reason is one line of the catalogue in src/api/reasons.ts. */

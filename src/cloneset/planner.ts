@@ -10,7 +10,7 @@ import { ConditionReasons, EventReasons } from '../api/reasons.js';
 import { CloneSetConditionTypes as Conditions, LABEL_CONTROLLER_REVISION_HASH } from '../api/types.js';
 import type { PodTemplate } from '../inplace/diff.js';
 import { planInPlaceUpdate, settleInPlaceUpdate, updateStateProblem, type InPlaceStep } from '../inplace/plan.js';
-import type { Pod } from '../runtime/kube-client.js';
+import type { Pod } from '../api/wire.js';
 import { allocate, disruptionBudget, disruptionCost } from './budget.js';
 import type { ConditionWrites, Intent, Plan, PlannedEvent } from './intents.js';
 import { countsAsAvailable, isSpecifiedDelete, type PodSummary } from './pod-state.js';

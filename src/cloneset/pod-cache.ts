@@ -4,7 +4,7 @@
 // else. Env, commands, probes, volumes, affinity and the like are most of a pod's bytes and no
 // decision reads them; the patches Tailor sends never need them either.
 // Pure. Must not: keep anything a planner, the in-place step machine or the resize view reads.
-import type { Pod } from '../runtime/kube-client.js';
+import type { Pod } from '../api/wire.js';
 
 type Spec = NonNullable<Pod['spec']>;
 type Status = NonNullable<Pod['status']>;

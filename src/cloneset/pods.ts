@@ -9,7 +9,7 @@ import {
   type CloneSet,
 } from '../api/types.js';
 import { withDefaults, type DefaultedCloneSet } from '../api/defaults.js';
-import type { Pod, Wire } from '../runtime/kube-client.js';
+import type { Pod, Wire } from '../api/wire.js';
 import { countsAsReady, parseDeletionCost, type PodPhase, type PodSummary } from './pod-state.js';
 
 export type WireCloneSet = Wire<CloneSet>;

@@ -4,7 +4,7 @@
 // Pure. Must not: delete pods, emit events or write status (the executor does what the planner
 // admits), nor admit a recreate (the planner draws every disruption from the one budget).
 import { EventReasons, resizeStateReason } from '../api/reasons.js';
-import type { Pod } from '../runtime/kube-client.js';
+import type { Pod } from '../api/wire.js';
 import { readResizeRequest } from '../resize/agent-protocol.js';
 import { staleResizeRequest, type Backend, type ConfiguredBackend } from '../resize/backend.js';
 import { trackResizes, type ResizeTracking } from '../resize/track.js';

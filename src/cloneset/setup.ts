@@ -5,7 +5,7 @@
 import { API_GROUP, API_VERSION, CLONESET_KIND, LABEL_INSTANCE_ID } from '../api/types.js';
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
 import { byControllerUid, byNodeName, objectKey } from '../runtime/informer.js';
-import type { KubeObject, Pod } from '../runtime/kube-client.js';
+import type { KubeObject, Pod } from '../api/wire.js';
 import type { Manager } from '../runtime/manager.js';
 import type { Logger } from '../runtime/logger.js';
 import { CLONESET_LABEL, CloneSetReconciler, NODE_INDEX, OWNER_INDEX, type ControllerRevision } from './reconciler.js';

@@ -4,7 +4,7 @@
 // command, ports, volumes, probes, init containers, …). Pure. Must not: decide the strategy's
 // outcome (plan.ts does) or look at pods.
 import type * as k8s from '@kubernetes/client-node';
-import type { Wire } from '../runtime/kube-client.js';
+import type { Wire } from '../api/wire.js';
 import { canonicalJSON } from '../api/json.js';
 
 export type PodTemplate = Wire<k8s.V1PodTemplateSpec>;

@@ -16,7 +16,7 @@ import {
   type InPlaceUpdateState,
   type UpdateStrategyType,
 } from '../api/types.js';
-import type { Pod, Wire } from '../runtime/kube-client.js';
+import type { Pod, Wire } from '../api/wire.js';
 import { diffTemplates, type PodTemplate, type TemplateDiff } from './diff.js';
 import { restartRequired } from '../resize/policy.js';
 import { resizeChangesQos } from '../resize/qos.js';

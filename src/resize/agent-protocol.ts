@@ -7,7 +7,7 @@
 // Pure. Must not: decide admission or touch cgroups (src/agent does).
 import { parseResizeRequest, parseResizeStatus, type AnnotationValue } from '../api/schemas.js';
 import type { ResizeState } from '../api/types.js';
-import type { Pod } from '../runtime/kube-client.js';
+import type { Pod } from '../api/wire.js';
 
 export interface ContainerResources {
   requests?: { cpu?: string; memory?: string };

@@ -13,7 +13,7 @@
 //             resize request; the controller removes the request (and the agent's status) before
 //             it resizes through pods/resize, so the annotation cannot hide the kubelet's view.
 // Pure. Must not: do I/O, remember anything, or decide what a resize state leads to (outcome.ts).
-import type { Node, Pod } from '../runtime/kube-client.js';
+import type { Node, Pod } from '../api/wire.js';
 import { AgentVerdicts, readResizeRequest, readResizeStatus } from './agent-protocol.js';
 import { kubeletCanResize } from './state.js';
 

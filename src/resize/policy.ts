@@ -7,7 +7,7 @@
 // resize live. KEP drafts also name PreferNoRestart; the API (1.34) knows only NotRequired and
 // RestartContainer, and anything but RestartContainer is read as "no restart".
 import type * as k8s from '@kubernetes/client-node';
-import type { Wire } from '../runtime/kube-client.js';
+import type { Wire } from '../api/wire.js';
 
 export type ResizableResource = 'cpu' | 'memory';
 

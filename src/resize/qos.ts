@@ -17,7 +17,7 @@
 // towards recreating. Pod-level resources (spec.resources) are not considered.
 import type * as k8s from '@kubernetes/client-node';
 import { parseQuantity } from '../api/quantity.js';
-import type { Wire } from '../runtime/kube-client.js';
+import type { Wire } from '../api/wire.js';
 
 export type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
 

@@ -25,7 +25,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import { isResizeState, type ResizeState } from '../api/types.js';
 import { parseQuantity, toBytes, toMilli, type Quantity } from '../api/quantity.js';
-import type { Pod, Wire } from '../runtime/kube-client.js';
+import type { Pod, Wire } from '../api/wire.js';
 import { readResizeRequest } from './agent-protocol.js';
 import { agentResizeView } from './agent-view.js';
 import type { ResizeView } from './view.js';

@@ -4,7 +4,7 @@
 // controller performs the deletions, events and status write. State comes from the pods and the
 // previous status only, so timers survive a controller restart.
 import type { CloneSetResizeStatus, ResizeAction, UpdateStrategyType } from '../api/types.js';
-import type { Pod } from '../runtime/kube-client.js';
+import type { Pod } from '../api/wire.js';
 import { decideResizeOutcome } from './outcome.js';
 import { podResizeView, type ResizeView } from './state.js';
 import { summarizeResizes } from './summary.js';

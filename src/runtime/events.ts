@@ -12,7 +12,9 @@ import { randomBytes } from 'node:crypto';
 import type { KubeClient, KubeObject } from './kube-client.js';
 import type { Logger } from './logger.js';
 
-export type EventType = 'Normal' | 'Warning';
+import type { EventType } from '../api/reasons.js';
+
+export type { EventType } from '../api/reasons.js';
 
 export interface EventRecorderOptions {
   client: KubeClient;

@@ -15,31 +15,8 @@ import type * as k8s from '@kubernetes/client-node';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 
-/** A client-node model type as it travels on the wire: Date fields arrive as RFC 3339 strings. */
-export type Wire<T> = T extends Date
-  ? string
-  : T extends (infer U)[]
-    ? Wire<U>[]
-    : T extends object
-      ? { [K in keyof T]: Wire<T[K]> }
-      : T;
-
-export type Pod = Wire<k8s.V1Pod>;
-export type Node = Wire<k8s.V1Node>;
-export type ObjectMeta = Wire<k8s.V1ObjectMeta>;
-
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: ObjectMeta;
-}
-
-export interface KubeList<T> {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: { resourceVersion?: string; continue?: string };
-  items: T[];
-}
+export type { KubeList, KubeObject, Node, ObjectMeta, Pod, Wire } from '../api/wire.js';
+import type { KubeList, KubeObject } from '../api/wire.js';
 
 export type PatchType = 'merge' | 'strategic' | 'json' | 'apply';
 const patchContentType: Record<PatchType, string> = {

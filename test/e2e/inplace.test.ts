@@ -4,7 +4,7 @@
 // endpoints before its container restarts.
 import { describe, expect, it } from '@jest/globals';
 import { controllerTestBed } from '../support/controller-testbed.js';
-import type { Pod } from '../../src/runtime/kube-client.js';
+import type { Pod } from '../../src/api/wire.js';
 import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet } from '../support/cloneset.js';
 import { PodWatch } from '../support/pod-watch.js';
 import { kubectl } from '../support/testbed.js';

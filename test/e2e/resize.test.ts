@@ -4,7 +4,7 @@
 // the node can never fit is reported Infeasible and, with onInfeasible: Wait, blocks visibly.
 import { describe, expect, it } from '@jest/globals';
 import { controllerTestBed } from '../support/controller-testbed.js';
-import type { Pod } from '../../src/runtime/kube-client.js';
+import type { Pod } from '../../src/api/wire.js';
 import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet } from '../support/cloneset.js';
 import { eventually, podCgroupFile, sizedContainer } from '../support/testbed.js';
 

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { controllerTestBed } from '../support/controller-testbed.js';
 import { LABEL_CONTROLLER_REVISION_HASH } from '../../src/api/types.js';
-import type { Pod } from '../../src/runtime/kube-client.js';
+import type { Pod } from '../../src/api/wire.js';
 import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet } from '../support/cloneset.js';
 import { FAKE_SCHEDULER } from '../support/fake-kubelet.js';
 import { PodWatch } from '../support/pod-watch.js';

@@ -5,7 +5,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { controllerTestBed } from '../support/controller-testbed.js';
 import { CONDITION_INPLACE_UPDATE_READY } from '../../src/api/types.js';
-import type { Pod } from '../../src/runtime/kube-client.js';
+import type { Pod } from '../../src/api/wire.js';
 import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet } from '../support/cloneset.js';
 import { FAKE_SCHEDULER } from '../support/fake-kubelet.js';
 import { PodWatch } from '../support/pod-watch.js';

@@ -1,7 +1,8 @@
 // Helpers for tests that drive CloneSets through the real API server: create/patch/read
 // CloneSets, list their pods, and wait for a condition with a clear timeout message.
 import type { CloneSet } from '../../src/api/types.js';
-import type { KubeClient, Pod, Wire } from '../../src/runtime/kube-client.js';
+import type { KubeClient } from '../../src/runtime/kube-client.js';
+import type { Pod, Wire } from '../../src/api/wire.js';
 import { eventually } from './testbed.js';
 
 export type TestCloneSet = Wire<CloneSet>;

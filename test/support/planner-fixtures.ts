@@ -13,7 +13,7 @@ import {
 import type { PodTemplate } from '../../src/inplace/diff.js';
 import type { Intent, Plan } from '../../src/cloneset/intents.js';
 import { defaulted, type DefaultedWireCloneSet } from '../../src/cloneset/pods.js';
-import type { Pod } from '../../src/runtime/kube-client.js';
+import type { Pod } from '../../src/api/wire.js';
 
 export const NOW = Date.parse('2026-03-01T12:00:00Z');
 const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');

@@ -3,7 +3,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { admit, effectivePodRequest, nodeAllocatable, podRequest, type AppliedByPod } from '../../../src/agent/admission.js';
 import type { ContainerResources, ResizeRequest } from '../../../src/resize/agent-protocol.js';
-import type { Pod } from '../../../src/runtime/kube-client.js';
+import type { Pod } from '../../../src/api/wire.js';
 
 const Gi = 1024n * 1024n * 1024n;
 

@@ -3,7 +3,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { cloneSetOwner, qosClassChange, requestNotInRevision, restartRequiredBy, type ControllerRevision } from '../../../src/agent/authorize.js';
 import type { ContainerResources, ResizeRequest } from '../../../src/resize/agent-protocol.js';
-import type { Pod } from '../../../src/runtime/kube-client.js';
+import type { Pod } from '../../../src/api/wire.js';
 
 const OWNER = { apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'cs1', controller: true };
 const r = (cpuReq: string, cpuLim: string | undefined, memReq: string, memLim: string | undefined): ContainerResources => ({

@@ -6,7 +6,7 @@ import { decide, nextStatus, restartedContainers, validateRequest, type Action, 
 import type { AdmissionResult } from '../../../src/agent/admission.js';
 import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../../../src/api/types.js';
 import { readResizeRequest, readResizeStatus, type ResizeRequest, type ResizeStatus } from '../../../src/resize/agent-protocol.js';
-import type { Pod } from '../../../src/runtime/kube-client.js';
+import type { Pod } from '../../../src/api/wire.js';
 
 const goodRequest: ResizeRequest = { revision: 'r2', containers: { app: { requests: { cpu: '200m', memory: '128Mi' }, limits: { cpu: '400m', memory: '256Mi' } } } };
 

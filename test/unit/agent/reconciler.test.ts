@@ -12,7 +12,7 @@ import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../../../sr
 import type { CgroupReading } from '../../../src/cgroup/container.js';
 import type { Container, LinuxContainerResources } from '../../../src/cri/client.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
-import type { KubeObject, Node, Pod } from '../../../src/runtime/kube-client.js';
+import type { KubeObject, Node, Pod } from '../../../src/api/wire.js';
 import type { ResizeStatus } from '../../../src/resize/agent-protocol.js';
 import type { ControllerRevision } from '../../../src/agent/authorize.js';
 

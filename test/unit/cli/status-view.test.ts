@@ -13,7 +13,7 @@ import {
   type StatusView,
   type Verdict,
 } from '../../../src/cli/status-view.js';
-import type { Pod, Wire } from '../../../src/runtime/kube-client.js';
+import type { Pod, Wire } from '../../../src/api/wire.js';
 
 const NOW = Date.parse('2025-06-01T10:10:00Z');
 const NEW = 'web-7c9d5fbb8x';

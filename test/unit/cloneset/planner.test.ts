@@ -5,7 +5,7 @@ import { planReconcile, type PlanInput } from '../../../src/cloneset/planner.js'
 import { CloneSetConditionTypes as Conditions } from '../../../src/api/types.js';
 import { resolveRolloutLimits } from '../../../src/cloneset/update.js';
 import type { Plan } from '../../../src/cloneset/intents.js';
-import type { Pod } from '../../../src/runtime/kube-client.js';
+import type { Pod } from '../../../src/api/wire.js';
 import {
   NEW,
   NOW,

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { ANNOTATION_INPLACE_UPDATE_STATE, CONDITION_INPLACE_UPDATE_READY, LABEL_CONTROLLER_REVISION_HASH } from '../../../src/api/types.js';
 import type { PodTemplate } from '../../../src/inplace/diff.js';
 import { containersAllReady, planInPlaceUpdate, settleInPlaceUpdate, type UpdateTarget } from '../../../src/inplace/plan.js';
-import type { Pod } from '../../../src/runtime/kube-client.js';
+import type { Pod } from '../../../src/api/wire.js';
 
 const NOW = Date.parse('2026-01-01T00:01:00Z');
 const v1: PodTemplate = { metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'c', image: 'img:v1' }] } };

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../../../src/api/types.js';
 import { readResizeRequest } from '../../../src/resize/agent-protocol.js';
 import { podResizeView } from '../../../src/resize/state.js';
-import type { Pod } from '../../../src/runtime/kube-client.js';
+import type { Pod } from '../../../src/api/wire.js';
 
 const request = { revision: 'web-2', containers: { app: { requests: { cpu: '200m' }, limits: { cpu: '400m' } } } };
 const pod = (annotations: Record<string, string>): Pod => ({ metadata: { name: 'p', annotations }, spec: { nodeName: 'n1', containers: [{ name: 'app' }] } });

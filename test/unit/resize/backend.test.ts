@@ -5,7 +5,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../../../src/api/types.js';
 import { agentSaysKubeletResizes, backendForPod, nodeResizeEvidence, staleResizeRequest, type NodeResizeEvidence } from '../../../src/resize/backend.js';
-import type { Node, Pod } from '../../../src/runtime/kube-client.js';
+import type { Node, Pod } from '../../../src/api/wire.js';
 
 type Shape = 'reports' | 'silent' | 'waiting';
 const pod = (name: string, node: string, shape: Shape, annotations: Record<string, string> = {}): Pod => ({

@@ -1,7 +1,7 @@
 // Pod objects as a 1.34 kubelet (conditions form) or a 1.32 kubelet (legacy status.resize form)
 // reports them, for the resize tables. Shapes follow what the API server returns: wire JSON,
 // timestamps as RFC 3339 strings, status.containerStatuses with allocatedResources and resources.
-import type { Pod } from '../../../src/runtime/kube-client.js';
+import type { Pod } from '../../../src/api/wire.js';
 
 export interface Res {
   requests?: Record<string, string>;

@@ -6,7 +6,8 @@
 import { afterEach, beforeEach, describe, expect, jest, test } from '@jest/globals';
 import { Backoff } from '../../../src/runtime/backoff.js';
 import { Informer } from '../../../src/runtime/informer.js';
-import type { KubeList, KubeObject, RequestOptions } from '../../../src/runtime/kube-client.js';
+import type { RequestOptions } from '../../../src/runtime/kube-client.js';
+import type { KubeList, KubeObject } from '../../../src/api/wire.js';
 import { KubeApiError } from '../../../src/runtime/kube-client.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
 

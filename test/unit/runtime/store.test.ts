@@ -3,7 +3,7 @@
 // controller-runtime's EnqueueRequestForObject / EnqueueRequestForOwner would wake.
 import { describe, expect, test } from '@jest/globals';
 import { enqueueObject, enqueueOwner, ownerKey } from '../../../src/runtime/handlers.js';
-import type { KubeObject } from '../../../src/runtime/kube-client.js';
+import type { KubeObject } from '../../../src/api/wire.js';
 import { Store } from '../../../src/runtime/store.js';
 
 const pod = (name: string, rv: string, owner?: string, tier?: string): KubeObject => ({
