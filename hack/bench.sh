@@ -1,22 +1,85 @@
 #!/usr/bin/env bash
-# Builds src/ and bench/ into .tailor/bench-dist (tsconfig.bench.json) and runs every
-# bench/*.bench.ts in turn with node, so each benchmark prints its figures and their ratio to the
-# DESIGN.md §6 targets. A benchmark that misses a target still prints; one that crashes makes this
-# script exit non-zero after the others have run. Must not: start or stop the test-bed cluster
-# (benchmarks that need it say so themselves).
+# `make bench`: builds Tailor (dist/, for benchmarks that run the controller as its own process)
+# and src/ + bench/ into .tailor/bench-dist (tsconfig.bench.json), then runs every
+# bench/*.bench.ts with node in this order, each printing its figures against the DESIGN.md §6 /
+# issue 16 goals ("met" / "MISSED"):
+#   runtime            no cluster (a stand-in API server in a child process)
+#   rollout, resize-*  the full test bed (real kubelet): brought up here if it is not running
+#   scale              the test bed's API server plus simulated nodes (hack/kwok/kwok.sh up ... down)
+# The scale bench runs last: resize-backends restarts the control plane to switch feature gates,
+# which kwok must not see. BENCH=scale (or a space-separated list of names) runs only those.
+# A benchmark that misses a goal still prints; one that crashes makes this script exit non-zero
+# after the others have run.
+# Owns: the kwok processes and nodes it starts (stopped and removed on exit, even on failure), and
+# the test bed if it had to start it (stopped again on exit). Must not: stop a cluster someone else
+# started. On a shared machine run it under the cluster lock: flock /tmp/tailor-cluster.lock make bench
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=.tailor/bench-dist
+cluster_dir=.tailor/cluster
+t_start=$SECONDS
+
+npx tsc -p tsconfig.build.json || exit 1
 rm -rf "$out"
 npx tsc -p tsconfig.bench.json || exit 1
-rc=0
+
 shopt -s nullglob
-benches=(bench/*.bench.ts)
-[ ${#benches[@]} -gt 0 ] || { echo "bench: no bench/*.bench.ts"; exit 1; }
-for ts in "${benches[@]}"; do
-  js="$out/${ts%.ts}.js"
+all=(bench/*.bench.ts)
+[ ${#all[@]} -gt 0 ] || { echo "bench: no bench/*.bench.ts"; exit 1; }
+name_of() { local b=${1#bench/}; echo "${b%.bench.ts}"; }
+wanted() { [ -z "${BENCH:-}" ] || [[ " $BENCH " == *" $(name_of "$1") "* ]]; }
+needs() { # bench file -> none | full | kwok
+  case $(name_of "$1") in
+    runtime) echo none ;;
+    scale) echo kwok ;;
+    *) echo full ;;
+  esac
+}
+
+cluster_running() { [ -f "$cluster_dir/mode" ] && bash hack/cluster.sh status 2>/dev/null | grep -q '^kube-apiserver .*running'; }
+started_cluster=0
+kwok_up=0
+cleanup() {
+  [ $kwok_up = 1 ] && bash hack/kwok/kwok.sh down
+  [ $started_cluster = 1 ] && bash hack/cluster.sh down >/dev/null && echo "bench: stopped the test bed it started"
+}
+trap cleanup EXIT
+
+ensure_full() {
+  [ "$(cat "$cluster_dir/mode" 2>/dev/null)" = full ] && cluster_running && return 0
+  cluster_running || started_cluster=1
+  echo "bench: bringing the test bed up (MODE=full)"
+  bash hack/cluster.sh up full >/dev/null || { echo "bench: cluster-up failed"; return 1; }
+}
+ensure_kwok() {
+  if ! cluster_running; then
+    started_cluster=1
+    echo "bench: bringing the test bed up (MODE=control-plane)"
+    bash hack/cluster.sh up control-plane >/dev/null || { echo "bench: cluster-up failed"; return 1; }
+  fi
+  [ $kwok_up = 1 ] && return 0
+  kwok_up=1
+  bash hack/kwok/kwok.sh up "${BENCH_KWOK_NODES:-20}"
+}
+
+run() { # bench file
+  local ts=$1 js="$out/${1%.ts}.js" t0=$SECONDS
   echo "=== $ts"
   # --expose-gc: memory benchmarks collect garbage before reading RSS.
   node --expose-gc "$js" || { echo "bench: $ts failed (exit $?)"; rc=1; }
+  echo "--- $ts: $((SECONDS - t0)) s"
+}
+
+rc=0
+for need in none full kwok; do
+  for ts in "${all[@]}"; do
+    [ "$(needs "$ts")" = "$need" ] && wanted "$ts" || continue
+    case $need in
+      full) ensure_full || { echo "bench: $ts skipped: no full test bed"; rc=1; continue; } ;;
+      kwok) ensure_kwok || { echo "bench: $ts skipped: no simulated nodes"; rc=1; continue; } ;;
+    esac
+    run "$ts"
+  done
 done
+echo "bench: done in $((SECONDS - t_start)) s"
 exit $rc

@@ -127,9 +127,10 @@ cmd_down() {
     nodes=$(kubectl get nodes -l type=kwok -o name)
     if [ -n "$nodes" ]; then
       # Pods still bound to these nodes would wait forever for a kubelet: remove them at once.
-      kubectl get pods -A --field-selector "spec.nodeName!=" -o jsonpath='{range .items[*]}{.metadata.namespace}{" "}{.metadata.name}{" "}{.spec.nodeName}{"\n"}{end}' \
-        | awk '$3 ~ /^kwok-node-/ {print $1, $2}' \
-        | while read -r ns name; do kubectl delete pod -n "$ns" "$name" --grace-period=0 --force --wait=false >/dev/null 2>&1 || true; done
+      local node
+      for node in $nodes; do
+        kubectl delete pods -A --field-selector "spec.nodeName=${node#node/}" --grace-period=0 --force --wait=false >/dev/null 2>&1 || true
+      done
       kubectl delete nodes -l type=kwok --wait=false >/dev/null
       log "deleted $(echo "$nodes" | wc -l) simulated nodes"
     fi
