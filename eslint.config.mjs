@@ -21,7 +21,7 @@ export default tseslint.config(
       '@typescript-eslint/explicit-module-boundary-types': 'error',
       '@typescript-eslint/only-throw-error': 'error',
       '@typescript-eslint/use-unknown-in-catch-callback-variable': 'error',
-      complexity: ['error', { max: 25 }],
+      complexity: ['error', { max: 30 }],
       'max-depth': ['error', 5],
       'max-params': ['error', { max: 7 }],
       eqeqeq: ['error', 'always'],
@@ -40,6 +40,8 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-call': 'off',
       '@typescript-eslint/no-unsafe-return': 'off',
       '@typescript-eslint/unbound-method': 'off',
+      // Fakes implement async interfaces without awaiting anything.
+      '@typescript-eslint/require-await': 'off',
       complexity: 'off',
       'max-depth': 'off',
     },

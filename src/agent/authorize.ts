@@ -37,7 +37,7 @@ const controllerOf = (refs: readonly OwnerReference[] | undefined): OwnerReferen
 
 /** The pod's controller owner when it is an apps.tailor.dev CloneSet. */
 export function cloneSetOwner(pod: Pod): OwnerReference | undefined {
-  const owner = controllerOf(pod.metadata?.ownerReferences as OwnerReference[] | undefined);
+  const owner = controllerOf(pod.metadata?.ownerReferences);
   return owner && owner.kind === CLONESET_KIND && owner.apiVersion.split('/')[0] === API_GROUP ? owner : undefined;
 }
 
@@ -117,7 +117,7 @@ export function restartRequiredBy(pod: Pod, request: ResizeRequest, current: (na
   for (const [name, next] of Object.entries(request.containers)) {
     const c = containers.find((x) => x.name === name);
     if (!c) continue;
-    const now = current(name) ?? (c.resources as ContainerResources | undefined) ?? {};
+    const now = current(name) ?? (c.resources) ?? {};
     const changed = RESOURCES.filter((r) => !sameQuantity(now.requests?.[r], next.requests?.[r]) || !sameQuantity(now.limits?.[r], next.limits?.[r]));
     if (restartRequired(c, changed)) {
       return (

@@ -75,7 +75,7 @@ export type Action =
 /** Regular containers and sidecars (restartable init containers): what a resize can touch. */
 export function resizableContainers(pod: Pod): { name: string; resources: ContainerResources | undefined }[] {
   const sidecars = (pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always');
-  return [...sidecars, ...(pod.spec?.containers ?? [])].map((c) => ({ name: c.name, resources: c.resources as ContainerResources | undefined }));
+  return [...sidecars, ...(pod.spec?.containers ?? [])].map((c) => ({ name: c.name, resources: c.resources }));
 }
 
 /**
@@ -436,6 +436,42 @@ export class AgentReconciler {
     return found;
   }
 
+  /**
+   * Carries out the planned steps in order: pod cgroup writes (refusing a pod memory limit at or
+   * below current usage) and container updates through CRI. Stops at a container update the
+   * runtime accepted but the cgroup does not show.
+   */
+  private async applySteps(
+    steps: ReturnType<typeof planResize>,
+    podPath: string,
+    running: Map<string, { id: string }>,
+  ): Promise<{ changed: boolean; notActuated?: { container: string; resource: string } }> {
+    let changed = false;
+    for (const step of steps) {
+      if (step.kind === 'pod') {
+        if (step.resource === 'memory') await this.refuseBelowUsage(podPath, step.values.memoryLimitInBytes);
+        await writePodCgroup(podPath, step.values, this.o.cgroup);
+        changed = true;
+        continue;
+      }
+      const id = running.get(step.container)?.id ?? '';
+      const result: ApplyResult = await applyContainerResources(this.o.cri, id, step.target, { readCurrent: this.o.readContainer });
+      if (result.outcome === 'ResizeRefused') throw new Refused(`container ${step.container}: ${result.message}`);
+      if (result.outcome !== 'Applied') continue;
+      changed = true;
+      if (!result.actuated) return { changed, notActuated: { container: step.container, resource: step.resource } };
+    }
+    return { changed };
+  }
+
+  /** A pod memory limit that would not be above what the pod uses now is refused, never applied. */
+  private async refuseBelowUsage(podPath: string, limit: bigint): Promise<void> {
+    const now = await readPodCgroup(podPath, this.o.cgroup);
+    if (limit > 0n && (now.memoryLimitInBytes === -1n || limit < now.memoryLimitInBytes) && now.memoryUsageInBytes >= limit) {
+      throw new Refused(`pod memory limit ${limit} is not above current usage ${now.memoryUsageInBytes} of pod cgroup ${podPath}`);
+    }
+  }
+
   private async actuate(pod: Pod, request: ResizeRequest, prev: ResizeStatus | undefined, log: Logger): Promise<ReconcileResult> {
     const names = Object.keys(request.containers);
     try {
@@ -449,52 +485,25 @@ export class AgentReconciler {
         });
         return { requeueAfterMs: RETRY_NOT_RUNNING_MS };
       }
-      // What each container runs with now: what the agent applied to this very instance (its own
-      // record), else its spec.
       const record = this.applied.get(pod.metadata?.uid ?? '');
-      const current: Record<string, ContainerResources> = {};
-      for (const c of resizableContainers(pod)) {
-        const done = record?.containers[c.name];
-        const id = running.get(c.name)?.id;
-        current[c.name] = done && (id === undefined || done.containerID === id) ? { requests: done.requests, limits: done.limits } : (c.resources ?? {});
-      }
+      const current = currentResources(pod, running, record);
       const desired = { ...current, ...request.containers };
       const first = running.get(names[0] ?? '');
       if (first === undefined) throw new Error('a resize request names no container');
       const podPath = podCgroupFromContainer(await this.o.containerCgroupPath(first.id));
       const currentPod = await readPodCgroup(podPath, this.o.cgroup);
       const steps = planResize({ currentPod, current, desired, resize: names, convert: this.o.convert });
-
-      let changed = false;
-      for (const step of steps) {
-        if (step.kind === 'pod') {
-          if (step.resource === 'memory') {
-            const now = await readPodCgroup(podPath, this.o.cgroup);
-            const limit = step.values.memoryLimitInBytes;
-            if (limit > 0n && (now.memoryLimitInBytes === -1n || limit < now.memoryLimitInBytes) && now.memoryUsageInBytes >= limit) {
-              throw new Refused(`pod memory limit ${limit} is not above current usage ${now.memoryUsageInBytes} of pod cgroup ${podPath}`);
-            }
-          }
-          await writePodCgroup(podPath, step.values, this.o.cgroup);
-          changed = true;
-          continue;
-        }
-        const id = running.get(step.container)?.id ?? '';
-        const result: ApplyResult = await applyContainerResources(this.o.cri, id, step.target, { readCurrent: this.o.readContainer });
-        if (result.outcome === 'ResizeRefused') throw new Refused(`container ${step.container}: ${result.message}`);
-        if (result.outcome === 'Applied') {
-          changed = true;
-          if (!result.actuated) {
-            await this.writeStatus(pod, prev, request.revision, {
-              state: 'InProgress',
-              reason: AgentReasons.NotActuated,
-              message: `container ${step.container}: the runtime accepted the ${step.resource} update but the cgroup does not show it`,
-            });
-            this.o.metrics.resizesTotal.inc({ result: 'error' });
-            return { requeue: true };
-          }
-        }
+      const outcome = await this.applySteps(steps, podPath, running);
+      if (outcome.notActuated) {
+        await this.writeStatus(pod, prev, request.revision, {
+          state: 'InProgress',
+          reason: AgentReasons.NotActuated,
+          message: `container ${outcome.notActuated.container}: the runtime accepted the ${outcome.notActuated.resource} update but the cgroup does not show it`,
+        });
+        this.o.metrics.resizesTotal.inc({ result: 'error' });
+        return { requeue: true };
       }
+      const changed = outcome.changed;
 
       const applied: Record<string, ContainerResources & { containerID: string }> = {};
       for (const name of names) {
@@ -540,4 +549,22 @@ export class AgentReconciler {
     }
     return true;
   }
+}
+
+/**
+ * What each container runs with now: what the agent applied to this very container instance (its
+ * own record, never the annotation), else its spec.
+ */
+function currentResources(
+  pod: Pod,
+  running: Map<string, { id: string }>,
+  record: { containers: Record<string, ContainerResources & { containerID?: string }> } | undefined,
+): Record<string, ContainerResources> {
+  const current: Record<string, ContainerResources> = {};
+  for (const c of resizableContainers(pod)) {
+    const done = record?.containers[c.name];
+    const id = running.get(c.name)?.id;
+    current[c.name] = done && (id === undefined || done.containerID === id) ? { requests: done.requests, limits: done.limits } : (c.resources ?? {});
+  }
+  return current;
 }

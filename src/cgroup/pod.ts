@@ -100,32 +100,37 @@ async function readMemsw(file: string): Promise<bigint | undefined> {
  * Throws an Error naming the file (cause: the fs error) when the kernel refuses a value.
  */
 export async function writePodCgroup(path: string, values: Partial<PodCgroupValues>, options: PodCgroupOptions): Promise<void> {
-  const { root, version } = options;
-  if (version === 2) {
-    const dir = cgroupDir(root, undefined, path);
-    if (values.memoryLimitInBytes !== undefined) await write(cgroupFile(dir, 'memory.max'), memoryMaxValue(values.memoryLimitInBytes));
-    if (values.cpuShares !== undefined) await write(cgroupFile(dir, 'cpu.weight'), sharesToCpuWeight(values.cpuShares).toString());
-    if (values.cpuQuota !== undefined || values.cpuPeriod !== undefined) {
-      const current = values.cpuQuota === undefined || values.cpuPeriod === undefined ? await readCgroup(path, options) : undefined;
-      await write(cgroupFile(dir, 'cpu.max'), cpuMaxValue(values.cpuQuota ?? current?.cpuQuota ?? -1n, values.cpuPeriod ?? current?.cpuPeriod));
-    }
-    return;
+  if (options.version === 2) await writeV2(path, values, options);
+  else await writeV1(path, values, options.root);
+}
+
+async function writeV2(path: string, values: Partial<PodCgroupValues>, options: PodCgroupOptions): Promise<void> {
+  const dir = cgroupDir(options.root, undefined, path);
+  if (values.memoryLimitInBytes !== undefined) await write(cgroupFile(dir, 'memory.max'), memoryMaxValue(values.memoryLimitInBytes));
+  if (values.cpuShares !== undefined) await write(cgroupFile(dir, 'cpu.weight'), sharesToCpuWeight(values.cpuShares).toString());
+  if (values.cpuQuota !== undefined || values.cpuPeriod !== undefined) {
+    const current = values.cpuQuota === undefined || values.cpuPeriod === undefined ? await readCgroup(path, options) : undefined;
+    await write(cgroupFile(dir, 'cpu.max'), cpuMaxValue(values.cpuQuota ?? current?.cpuQuota ?? -1n, values.cpuPeriod ?? current?.cpuPeriod));
   }
+}
+
+async function writeV1(path: string, values: Partial<PodCgroupValues>, root: string): Promise<void> {
   const cpu = cgroupDir(root, 'cpu', path);
-  const memory = cgroupDir(root, 'memory', path);
-  if (values.memoryLimitInBytes !== undefined) {
-    const limit = values.memoryLimitInBytes <= 0n ? -1n : values.memoryLimitInBytes;
-    const memswFile = cgroupFile(memory, 'memory.memsw.limit_in_bytes');
-    // A set memsw limit must stay >= the memory limit: raise it first, lower it after.
-    const memsw = (await exists(memswFile)) ? await readMemsw(memswFile) : undefined;
-    const growing = memsw !== undefined && (limit === -1n || limit > memsw);
-    if (growing) await write(memswFile, limit.toString());
-    await write(cgroupFile(memory, 'memory.limit_in_bytes'), limit.toString());
-    if (memsw !== undefined && !growing && limit !== -1n && limit < memsw) await write(memswFile, limit.toString());
-  }
+  if (values.memoryLimitInBytes !== undefined) await writeV1MemoryLimit(cgroupDir(root, 'memory', path), values.memoryLimitInBytes);
   if (values.cpuShares !== undefined) await write(cgroupFile(cpu, 'cpu.shares'), values.cpuShares.toString());
   if (values.cpuPeriod !== undefined) await write(cgroupFile(cpu, 'cpu.cfs_period_us'), values.cpuPeriod.toString());
   if (values.cpuQuota !== undefined) await write(cgroupFile(cpu, 'cpu.cfs_quota_us'), (values.cpuQuota <= 0n ? -1n : values.cpuQuota).toString());
+}
+
+/** A set memsw limit must stay >= the memory limit: raise it first, lower it after. */
+async function writeV1MemoryLimit(memory: string, value: bigint): Promise<void> {
+  const limit = value <= 0n ? -1n : value;
+  const memswFile = cgroupFile(memory, 'memory.memsw.limit_in_bytes');
+  const memsw = (await exists(memswFile)) ? await readMemsw(memswFile) : undefined;
+  const growing = memsw !== undefined && (limit === -1n || limit > memsw);
+  if (growing) await write(memswFile, limit.toString());
+  await write(cgroupFile(memory, 'memory.limit_in_bytes'), limit.toString());
+  if (memsw !== undefined && !growing && limit !== -1n && limit < memsw) await write(memswFile, limit.toString());
 }
 
 /**

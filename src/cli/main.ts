@@ -4,8 +4,8 @@
 // flag value, no reachable cluster) ends with one clear line and a non-zero exit.
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseDuration } from '../api/duration.js';
-import { runAgent } from './agent.js';
-import { runController } from './controller.js';
+import { runAgent, type AgentFlags } from './agent.js';
+import { runController, type ControllerFlags } from './controller.js';
 
 const program = new Command('tailor').description('In-place updates for CloneSet workloads').showHelpAfterError();
 
@@ -43,7 +43,8 @@ program
   .option('--retry-period <duration>', 'leader election: time between attempts to acquire or renew', duration, 2_000)
   .option('--request-timeout <duration>', 'deadline of every API request', duration, 30_000)
   .option('--watch-stall-timeout <duration>', 'relist when a watch delivers nothing (not even a bookmark) for this long', duration, 300_000)
-  .action(async (opts) => {
+  // commander has checked and converted every flag above; the object has the flags' shape.
+  .action(async (opts: ControllerFlags) => {
     process.exitCode = await runController(opts);
   });
 
@@ -58,7 +59,7 @@ program
   .option('--health-probe-bind-address <addr>', '/healthz and /readyz address; "0" disables', ':8091')
   .addOption(new Option('--log-level <level>', 'log level').choices(['debug', 'info', 'warn', 'error']).default('info'))
   .option('--shutdown-grace-period <duration>', 'time in-flight work gets to finish on SIGTERM', duration, 30_000)
-  .action(async (opts) => {
+  .action(async (opts: AgentFlags) => {
     process.exitCode = await runAgent(opts);
   });
 

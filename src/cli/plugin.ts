@@ -193,6 +193,18 @@ export interface StatusDeps {
   sleep?: (ms: number) => Promise<void>;
 }
 
+/**
+ * The exit code a view settles, if it does: complete; blocked once a blocker that cannot clear
+ * by itself shows, or a transient one has held for CONFIRM_TRANSIENT_MS (at once when not
+ * watching).
+ */
+function finalVerdict(view: StatusView, watching: boolean, blockedForMs: number): number | undefined {
+  if (view.verdict === 'complete') return ExitCodes.complete;
+  if (view.verdict !== 'blocked') return undefined;
+  const settled = view.blockers.some((b) => !b.transient) || blockedForMs >= CONFIRM_TRANSIENT_MS;
+  return settled || !watching ? ExitCodes.blocked : undefined;
+}
+
 /** Follows one CloneSet's rollout; returns the exit code. */
 export async function followStatus(name: string, ns: string, opts: StatusOptions, deps: StatusDeps): Promise<number> {
   const now = deps.now ?? Date.now;
@@ -230,21 +242,13 @@ export async function followStatus(name: string, ns: string, opts: StatusOptions
       const waited = formatDuration(Math.max(1000, Math.floor((t - started) / 1000) * 1000));
       const limit = opts.timeout > 0 ? `, timeout ${formatDuration(opts.timeout)}` : '';
       out.show(view, opts.watch ? `(watching for ${waited}${limit}; Ctrl-C stops)` : '');
-      if (view.verdict === 'complete') {
-        out.finish(view, true);
-        deps.stdout.write(`${subject} ${view.message}\n`);
-        return ExitCodes.complete;
-      }
-      if (view.verdict === 'blocked') {
-        blockedSince ??= t;
-        const settled = view.blockers.some((b) => !b.transient) || t - blockedSince >= CONFIRM_TRANSIENT_MS;
-        if (settled || !opts.watch) {
-          out.finish(view, false);
-          deps.stderr.write(`error: ${subject} rollout is blocked: ${oneLine(view.message)}\n`);
-          return ExitCodes.blocked;
-        }
-      } else {
-        blockedSince = undefined;
+      blockedSince = view.verdict === 'blocked' ? (blockedSince ?? t) : undefined;
+      const done = finalVerdict(view, opts.watch, blockedSince === undefined ? 0 : t - blockedSince);
+      if (done !== undefined) {
+        out.finish(view, done === ExitCodes.complete);
+        if (done === ExitCodes.complete) deps.stdout.write(`${subject} ${view.message}\n`);
+        else deps.stderr.write(`error: ${subject} rollout is blocked: ${oneLine(view.message)}\n`);
+        return done;
       }
     }
     if (!opts.watch) {

@@ -16,7 +16,7 @@ import { dispatch, type InformerHandler } from './handlers.js';
 import type { KubeClient, KubeList, KubeObject, RequestOptions } from './kube-client.js';
 import { KubeApiError, isGone } from './kube-client.js';
 import type { Logger } from './logger.js';
-import { Store, objectKey, type IndexFunc, type StoreChange } from './store.js';
+import { Store, type IndexFunc, type StoreChange } from './store.js';
 import { step, type WatcherEffect, type WatcherInput, type WatcherPhase, type WatcherState } from './watcher.js';
 
 export { objectKey, type IndexFunc } from './store.js';
@@ -288,12 +288,12 @@ export class Informer<T extends KubeObject> {
       const decoder = new StringDecoder('utf8');
       if (response.statusCode !== 200) {
         let text = '';
-        for await (const chunk of response.body) text += decoder.write(chunk as Buffer);
+        for await (const chunk of response.body) text += decoder.write(chunk);
         throw new KubeApiError('WATCH', this.options.path, response.statusCode, safeParse(text + decoder.end()));
       }
       let buffered = '';
       for await (const chunk of response.body) {
-        buffered += decoder.write(chunk as Buffer);
+        buffered += decoder.write(chunk);
         let newline: number;
         while ((newline = buffered.indexOf('\n')) >= 0) {
           const line = buffered.slice(0, newline);

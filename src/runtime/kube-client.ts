@@ -16,7 +16,7 @@ import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 
 export type { KubeList, KubeObject, Node, ObjectMeta, Pod, Wire } from '../api/wire.js';
-import type { KubeList, KubeObject } from '../api/wire.js';
+import type { KubeList } from '../api/wire.js';
 
 export type PatchType = 'merge' | 'strategic' | 'json' | 'apply';
 const patchContentType: Record<PatchType, string> = {

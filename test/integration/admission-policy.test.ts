@@ -71,7 +71,8 @@ async function annotate(as: As, pod: string, annotations: Record<string, string 
         res.on('end', () => {
           let message = text;
           try {
-            message = String((JSON.parse(text) as { message?: unknown }).message ?? '');
+            const parsed = (JSON.parse(text) as { message?: unknown }).message;
+            message = typeof parsed === 'string' ? parsed : '';
           } catch {
             // not a Status: keep the text
           }

@@ -28,7 +28,7 @@ function apiError(err: unknown): { code: number; message: string } {
     try {
       const parsed: unknown = typeof body === 'string' ? JSON.parse(body) : body;
       if (parsed !== null && typeof parsed === 'object' && 'message' in parsed) {
-        message = String((parsed as { message: unknown }).message);
+        message = String((parsed).message);
       }
     } catch {
       message = String(body);
@@ -283,12 +283,12 @@ async function applyCrd(): Promise<void> {
     replaced = true;
   } catch (err) {
     const { code, message } = apiError(err);
-    if (code !== 404) throw new Error(`applying the CRD failed (${code}): ${message}`);
+    if (code !== 404) throw new Error(`applying the CRD failed (${code}): ${message}`, { cause: err });
     try {
       await ext.createCustomResourceDefinition({ body: crd });
     } catch (createErr) {
       const failure = apiError(createErr);
-      throw new Error(`creating the CRD failed (${failure.code}): ${failure.message}`);
+      throw new Error(`creating the CRD failed (${failure.code}): ${failure.message}`, { cause: createErr });
     }
   }
   const deadline = Date.now() + 30_000;
@@ -305,7 +305,7 @@ async function applyCrd(): Promise<void> {
       await create(valid('probe'), 'All');
       break;
     } catch (err) {
-      if (Date.now() > deadline) throw new Error(`CloneSets not served: ${apiError(err).message}`);
+      if (Date.now() > deadline) throw new Error(`CloneSets not served: ${apiError(err).message}`, { cause: err });
       await sleep(200);
     }
   }

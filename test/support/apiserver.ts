@@ -86,7 +86,7 @@ async function repairRacedPidFile(): Promise<boolean> {
   const { stdout } = await run('ss', ['-Hltnp', 'sport = :6443']);
   const listener = /pid=(\d+)/.exec(stdout)?.[1];
   if (!listener) return false;
-  let exe = '';
+  let exe: string;
   try {
     exe = readlinkSync(`/proc/${listener}/exe`);
   } catch {
@@ -114,7 +114,7 @@ export async function waitForApiServerReady(failure: () => unknown = () => undef
         // not listening yet
       }
       const failed = failure();
-      if (failed !== undefined) throw failed;
+      if (failed !== undefined) throw failed instanceof Error ? failed : new Error(`kube-apiserver failed to start: ${JSON.stringify(failed)}`);
       if (Date.now() > deadline) throw new Error(`kube-apiserver not ready after ${timeoutMs} ms`);
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -134,7 +134,7 @@ export interface RestartHooks {
 export async function restartApiServer(hooks: RestartHooks = {}): Promise<void> {
   await stopApiServer();
   let startError: unknown;
-  let starting: Promise<void> = Promise.resolve();
+  let starting: Promise<void>;
   try {
     await hooks.whileDown?.();
   } finally {
@@ -148,5 +148,5 @@ export async function restartApiServer(hooks: RestartHooks = {}): Promise<void> 
   } finally {
     await starting;
   }
-  if (startError !== undefined) throw startError;
+  if (startError !== undefined) throw startError instanceof Error ? startError : new Error(`kube-apiserver failed to start: ${JSON.stringify(startError)}`);
 }

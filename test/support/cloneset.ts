@@ -31,7 +31,7 @@ export function cloneSetManifest(name: string, spec: Record<string, unknown>, po
       },
       ...spec,
     },
-  } as TestCloneSet;
+  };
 }
 
 export async function activePods(client: KubeClient, ns: string, app: string): Promise<Pod[]> {

@@ -83,7 +83,7 @@ function pod(name: string, o: PodOptions = {}): Pod {
             },
           ],
     },
-  } as Pod;
+  };
 }
 
 const cond = (type: string, status: 'True' | 'False' | 'Unknown', reason: string, message = ''): CloneSetCondition => ({ type, status, reason, message });
@@ -117,7 +117,7 @@ function cloneSet(o: { replicas?: number; generation?: number; status?: Partial<
       updateStrategy: { type: 'InPlaceIfPossible', ...o.strategy },
     },
     ...(o.status === null ? {} : { status }),
-  } as Wire<CloneSet>;
+  };
 }
 
 const three = (o: PodOptions = {}): Pod[] => ['web-a', 'web-b', 'web-c'].map((n) => pod(n, { gate: 'True', updatedInPlace: true, ...o }));

@@ -162,9 +162,12 @@ describe('Controller', () => {
     const harness = startController((key): Promise<ReconcileResult> => {
       reconciled.push(key);
       switch (key) {
+        // Non-Error rejections on purpose: the controller must survive what a careless reconciler throws.
         case 'ns/string':
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
           return Promise.reject('boom');
         case 'ns/undefined':
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
           return Promise.reject(undefined);
         case 'ns/sync':
           throw new Error('thrown before any promise existed');

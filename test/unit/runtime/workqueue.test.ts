@@ -5,7 +5,7 @@ import { WorkQueue } from '../../../src/runtime/workqueue.js';
 import { metricValue } from './metric-values.js';
 
 /** Resolves with the key get() hands out right now, or 'blocked' if it would wait. */
-async function getNow(queue: WorkQueue): Promise<string | undefined | 'blocked'> {
+async function getNow(queue: WorkQueue): Promise<string | undefined> {
   return Promise.race([queue.get(), new Promise<'blocked'>((resolve) => setImmediate(() => resolve('blocked')))]);
 }
 
