@@ -3,16 +3,19 @@
 //   a. the leader SIGKILLed;            h. the leader sent SIGTERM (Lease released, the other
 //   k. a pod deleted by hand mid update;   replica continues within 2 s);
 //   j. another writer patching the same pods all along (a 409 storm);
-//   i. every open connection of the controller going silent (its watches stall; the watchdog relists).
+//   i. every open connection of the controller going silent (its watches stall; the watchdog relists);
+//   b. the API server frozen (SIGSTOP) for longer than the Lease;  c. the API server restarted.
 // Each asserts nothing was lost — no pod updated twice, none recreated (but the one deleted on
 // purpose), no orphan, the rollout complete, the status converged — and prints its recovery
 // time; the file ends with one table of them (also written to .tailor/test-results/).
-// Owns: its namespaces, the controller processes and the proxy it starts. Must not: stop or
-// restart cluster components (scenarios that do belong in their own file, run under the lock).
+// Owns: its namespaces, the controller processes and the proxy it starts. Scenarios b and c stop
+// the shared API server for seconds: run this tier only under /tmp/tailor-cluster.lock (make
+// test runs tiers one after another); the API server is always continued or restarted.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { KubeClient, type Pod } from '../../src/runtime/kube-client.js';
+import { restartApiServer } from '../support/apiserver.js';
 import { activePods, cloneSetPath, waitForCloneSet } from '../support/cloneset.js';
 import { ensureCrd } from '../support/crd.js';
 import {
@@ -23,6 +26,7 @@ import {
   writeKubeconfig,
   type ControllerProcess,
 } from '../support/fault-controllers.js';
+import { freezeComponent } from '../support/fault-components.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import {
   IMAGE_V2,
@@ -229,4 +233,31 @@ describe('an in-place rollout under faults loses nothing', () => {
     expect(only.messages).toContain('watch delivered nothing; relisting');
     expect(only.exit).toBeUndefined();
   }, 240_000);
+
+  it('b. survives the API server frozen for longer than the Lease: the cut-off leader stops, a replica finishes', async () => {
+    const ns = await freshNamespace('fault-freeze');
+    const { leader } = await twoReplicas(ns);
+    const rollout = await rolloutUnderWay(ns);
+    const updatedBefore = rollout.recorder.podsAt(IMAGE_V2).length;
+    const { continuedAt } = await freezeComponent('kube-apiserver', 8_000);
+    // The leader could not renew within its renew deadline: it stopped acting and exited to be restarted.
+    expect(await leader.exited).toEqual({ code: 1, signal: null });
+    expect(leader.messages).toContain('lost the lease; stopping');
+    const progressAt = await timeWhen('a replica to update another pod', () => rollout.recorder.podsAt(IMAGE_V2).length > updatedBefore, 90_000);
+    await finish(rollout, { scenario: 'b. API server frozen 8 s', recoveryMs: progressAt - continuedAt, measured: 'API back → the next pod updated' });
+  }, 240_000);
+
+  it('c. survives the API server being restarted mid-rollout', async () => {
+    const ns = await freshNamespace('fault-apiserver');
+    await twoReplicas(ns);
+    const rollout = await rolloutUnderWay(ns);
+    const updatedBefore = rollout.recorder.podsAt(IMAGE_V2).length;
+    let readyAt = 0;
+    await restartApiServer({ onceReady: async () => void (readyAt = Date.now()) });
+    const progressAt = await timeWhen('a replica to update another pod', async () => {
+      const pods = await activePods(client, ns, APP);
+      return pods.filter((p) => p.spec?.containers?.[0]?.image === IMAGE_V2).length > updatedBefore;
+    }, 120_000);
+    await finish(rollout, { scenario: 'c. API server restarted', recoveryMs: progressAt - readyAt, measured: 'API back → the next pod updated' });
+  }, 300_000);
 });

@@ -6,7 +6,8 @@
 // Owns: its watch. Must not: write to the cluster.
 import { expect } from '@jest/globals';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import type { KubeClient, Pod } from '../../src/runtime/kube-client.js';
+import type { KubeClient } from '../../src/runtime/kube-client.js';
+import type { Pod } from '../../src/api/wire.js';
 import { activePods, cloneSetManifest, readCloneSet, type TestCloneSet } from './cloneset.js';
 
 export const IMAGE_V1 = 'tailor.local/busybox:v1';
@@ -40,22 +41,39 @@ interface PodHistory {
   deleted: boolean;
 }
 
-/** Watches a CloneSet's pods from a list onwards and keeps each pod's history by UID. */
+/**
+ * Watches a CloneSet's pods from a list onwards and keeps each pod's history by UID. When its
+ * watch ends (the API server restarted) it lists and watches again; a UID missing from that list
+ * counts as deleted.
+ */
 export class RolloutRecorder {
   readonly pods = new Map<string, PodHistory>();
   private readonly abort = new AbortController();
 
-  private constructor(private readonly onChange: () => void) {}
+  private constructor(
+    private readonly client: KubeClient,
+    private readonly path: string,
+    private readonly labelSelector: string,
+  ) {}
 
-  static async start(client: KubeClient, ns: string, app: string, onChange: () => void = () => undefined): Promise<RolloutRecorder> {
-    const r = new RolloutRecorder(onChange);
-    const path = `/api/v1/namespaces/${ns}/pods`;
-    const initial = await client.list<Pod>(path, { labelSelector: `app=${app}` });
-    for (const pod of initial.items) r.record('ADDED', pod);
+  static async start(client: KubeClient, ns: string, app: string): Promise<RolloutRecorder> {
+    const r = new RolloutRecorder(client, `/api/v1/namespaces/${ns}/pods`, `app=${app}`);
+    const { ended } = await r.listAndWatch();
+    void r.follow(ended);
+    return r;
+  }
+
+  /** Lists, then opens a watch; `ended` settles when the watch ends. */
+  private async listAndWatch(): Promise<{ ended: Promise<void> }> {
+    const { client, path, labelSelector } = this;
+    const initial = await client.list<Pod>(path, { labelSelector });
+    const listed = new Set(initial.items.map((p) => p.metadata?.uid));
+    for (const [uid, h] of this.pods) if (!listed.has(uid)) h.deleted = true;
+    for (const pod of initial.items) this.record('ADDED', pod);
     const response = await client.request('GET', path, {
-      query: { watch: true, labelSelector: `app=${app}`, resourceVersion: initial.metadata?.resourceVersion },
+      query: { watch: true, labelSelector, resourceVersion: initial.metadata?.resourceVersion },
       timeoutMs: 0,
-      signal: r.abort.signal,
+      signal: this.abort.signal,
     });
     let buffered = '';
     response.body.on('data', (chunk: Buffer) => {
@@ -64,11 +82,29 @@ export class RolloutRecorder {
       while ((i = buffered.indexOf('\n')) >= 0) {
         const event = JSON.parse(buffered.slice(0, i)) as { type: string; object: Pod };
         buffered = buffered.slice(i + 1);
-        r.record(event.type, event.object);
+        this.record(event.type, event.object);
       }
     });
-    response.body.on('error', () => undefined);
-    return r;
+    const ended = new Promise<void>((resolve) => {
+      response.body.on('end', resolve);
+      response.body.on('error', () => resolve());
+      response.body.on('close', resolve);
+    });
+    return { ended };
+  }
+
+  /** Re-lists and re-watches whenever the watch ends, until stop(). */
+  private async follow(ended: Promise<void>): Promise<void> {
+    for (;;) {
+      await ended;
+      if (this.abort.signal.aborted) return;
+      await new Promise((r) => setTimeout(r, 500));
+      try {
+        ({ ended } = await this.listAndWatch());
+      } catch {
+        ended = Promise.resolve();
+      }
+    }
   }
 
   stop(): void {
@@ -93,7 +129,6 @@ export class RolloutRecorder {
     if (h.images[h.images.length - 1] !== image) h.images.push(image);
     h.lastRestartCount = Math.max(h.lastRestartCount, restarts);
     if (type === 'DELETED' || pod.metadata?.deletionTimestamp) h.deleted = true;
-    this.onChange();
   }
 }
 
