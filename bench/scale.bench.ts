@@ -14,8 +14,9 @@
 // Needs the test bed's API server and kwok's nodes (hack/kwok/kwok.sh up; hack/bench.sh does it).
 // Pods ask for schedulerName tailor-kwok and the kwok nodes (nodeSelector type=kwok + toleration),
 // so the real node never sees them. The 9,000 extra pods of step 4 are created by this benchmark
-// directly (copies of a Tailor pod, owned by 9 paused CloneSets, bound round-robin to the kwok
-// nodes) rather than by the controller: faster, and the controller only has to cache them.
+// directly (copies of a Tailor pod without its readiness gate, owned by 9 paused CloneSets, bound
+// round-robin to the kwok nodes) rather than by the controller: faster, and the controller only
+// has to cache them.
 // Owns: its namespace and the controller process, both removed at the end. Must not: start or
 // stop the cluster or kwok, or change anything outside its namespace.
 import * as k8s from '@kubernetes/client-node';
@@ -464,16 +465,11 @@ async function addParkedPods(client: KubeClient, sample: Pod, count: number, nod
         annotations: base.metadata?.annotations ?? {},
         ownerReferences: [{ apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: true }],
       },
-      spec: { ...(base.spec ?? { containers: [] }), nodeName: nodes[i % nodes.length] ?? '' },
+      // Without the readiness gate: kwok makes them Ready in one write, and the controller has no
+      // InPlaceUpdateReady condition to add (as on pods it settled long ago, minus one entry).
+      spec: { ...(base.spec ?? { containers: [] }), readinessGates: undefined, nodeName: nodes[i % nodes.length] ?? '' },
     };
     await client.create(`/api/v1/namespaces/${ns}/pods`, pod);
-    // As the controller would have left it: InPlaceUpdateReady True (otherwise the controller's
-    // first reconcile of each paused CloneSet writes it on 1,000 pods).
-    await client.patch(
-      `/api/v1/namespaces/${ns}/pods/${name}/status`,
-      { status: { conditions: [{ type: GATE, status: 'True', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] } },
-      'strategic',
-    );
   });
   await until(
     `${count} parked pods Running`,

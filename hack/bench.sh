@@ -36,7 +36,8 @@ needs() { # bench file -> none | full | kwok
   esac
 }
 
-cluster_running() { [ -f "$cluster_dir/mode" ] && bash hack/cluster.sh status 2>/dev/null | grep -q '^kube-apiserver .*running'; }
+# grep without -q: under pipefail, -q stops reading early and the writer's SIGPIPE fails the pipeline.
+cluster_running() { [ -f "$cluster_dir/mode" ] && bash hack/cluster.sh status 2>/dev/null | grep '^kube-apiserver .*running' >/dev/null; }
 started_cluster=0
 kwok_up=0
 cleanup() {
