@@ -62,10 +62,16 @@ export class CloneSetReconciler {
   constructor(private readonly deps: CloneSetReconcilerDeps) {
     this.now = deps.now ?? Date.now;
     this.store = new RevisionStore(deps.client, deps.revisions);
-    this.executor = new PlanExecutor({ client: deps.client, events: deps.events, scaleExpectations: deps.scaleExpectations, inPlace: deps.inPlace });
+    this.executor = new PlanExecutor({
+      client: deps.client,
+      events: deps.events,
+      scaleExpectations: deps.scaleExpectations,
+      inPlace: deps.inPlace,
+    });
   }
 
-  async reconcile(key: string): Promise<ReconcileResult> {
+  /** `signal` aborts when leadership is lost or shutdown runs out of time: no intent starts after it. */
+  async reconcile(key: string, signal?: AbortSignal): Promise<ReconcileResult> {
     const stored = this.deps.cloneSets.get(key);
     if (!stored) {
       this.deps.scaleExpectations.delete(key);
@@ -86,14 +92,22 @@ export class CloneSetReconciler {
     if (revisions === 'collision') return { requeue: true };
 
     const now = this.now();
-    const plan = planReconcile({ cloneSet: cs, pods, revisions, now, resizeBackend: this.deps.resize.backend, nodeEvidence: this.nodeEvidence(pods) });
+    const plan = planReconcile({
+      cloneSet: cs,
+      pods,
+      revisions,
+      now,
+      resizeBackend: this.deps.resize.backend,
+      nodeEvidence: this.nodeEvidence(pods),
+    });
     this.deps.logger.debug({ cloneset: key, intents: plan.intents.map((i) => i.kind), budget: plan.budget }, 'plan');
-    const failures = await this.executor.execute(stored, key, plan);
+    const failures = await this.executor.execute(stored, key, plan, signal);
     this.recordMetrics(cs, plan);
     const { status, wakeAt } = await this.writeRoundStatus(key, stored, cs, plan, failures, now);
     if (failures.length > 0) {
       // One event when a refusal starts or changes, like its condition; the retries stay quiet.
-      for (const f of failures) if (!alreadyReported(cs, f.condition, f.message)) this.deps.events.event(stored, 'Warning', f.reason, f.message);
+      for (const f of failures)
+        if (!alreadyReported(cs, f.condition, f.message)) this.deps.events.event(stored, 'Warning', f.reason, f.message);
       throw reconcileFailure(failures);
     }
     await this.store.prune(cs, pods, status);
@@ -147,7 +161,9 @@ export class CloneSetReconciler {
     const status = withConditions(plan.status, written, now);
     const lastWrite = this.statusWrittenAt.get(key);
     const holdUntil =
-      lastWrite !== undefined && failures.length === 0 && !statusChangeIsUrgent(cs.status, status) ? lastWrite + STATUS_COUNTS_INTERVAL_MS : undefined;
+      lastWrite !== undefined && failures.length === 0 && !statusChangeIsUrgent(cs.status, status)
+        ? lastWrite + STATUS_COUNTS_INTERVAL_MS
+        : undefined;
     if (holdUntil !== undefined && holdUntil > now) {
       const wakeAt = sameStatus(cs.status, status) ? plan.wakeAt : Math.min(plan.wakeAt ?? Infinity, holdUntil);
       return { status, wakeAt };
@@ -160,17 +176,23 @@ export class CloneSetReconciler {
   private async failRevision(stored: WireCloneSet, cs: DefaultedWireCloneSet, err: unknown): Promise<never> {
     const info = describeFailure('create the ControllerRevision of the template', err);
     const condition = { status: 'True' as const, reason: conditionReason(info.permanent), message: info.message };
-    const status = withConditions((cs.status ?? {}), { [Conditions.FailedRevision]: condition }, this.now());
-    if (!alreadyReported(cs, Conditions.FailedRevision, info.message)) this.deps.events.event(stored, 'Warning', EventReasons.FailedRevision, info.message);
+    const status = withConditions(cs.status ?? {}, { [Conditions.FailedRevision]: condition }, this.now());
+    if (!alreadyReported(cs, Conditions.FailedRevision, info.message))
+      this.deps.events.event(stored, 'Warning', EventReasons.FailedRevision, info.message);
     await this.writeStatus(stored, cs, status);
     throw reconcileFailure([{ ...info, cause: err }]);
   }
 
   private recordMetrics(cs: DefaultedWireCloneSet, plan: ReturnType<typeof planReconcile>): void {
     const metrics = this.deps.resize.metrics;
-    metrics?.record(cs.metadata?.namespace ?? '', cs.metadata?.name ?? '', plan.status.resize ?? { resizing: 0, proposed: 0, inProgress: 0, deferred: 0, infeasible: 0 });
+    metrics?.record(
+      cs.metadata?.namespace ?? '',
+      cs.metadata?.name ?? '',
+      plan.status.resize ?? { resizing: 0, proposed: 0, inProgress: 0, deferred: 0, infeasible: 0 },
+    );
     for (const seconds of plan.resizeDurations) metrics?.duration.observe(seconds);
-    if (plan.events.some((e) => e.reason === EventReasons.NotInPlaceUpdatable)) this.deps.inPlace.metrics?.updates.inc({ result: 'blocked' });
+    if (plan.events.some((e) => e.reason === EventReasons.NotInPlaceUpdatable))
+      this.deps.inPlace.metrics?.updates.inc({ result: 'blocked' });
   }
 
   /** Writes status when it differs from the stored one (true when written); a refusal is an event and a failure. */
@@ -195,13 +217,17 @@ export class CloneSetReconciler {
 }
 
 const alreadyReported = (cs: DefaultedWireCloneSet, type: string, message: string): boolean =>
-  (cs.status)?.conditions?.some((c) => c.type === type && c.status === 'True' && c.message === message) === true;
+  cs.status?.conditions?.some((c) => c.type === type && c.status === 'True' && c.message === message) === true;
 
 const conditionReason = (permanent: boolean): string => (permanent ? ConditionReasons.ApiRejected : ConditionReasons.ApiRefused);
 
 function reconcileFailure(failures: readonly Pick<Failure, 'message' | 'permanent' | 'cause'>[]): Error {
   const message = failures.map((f) => f.message).join('; ');
-  return retryable(message, failures.every((f) => f.permanent), failures[0]?.cause);
+  return retryable(
+    message,
+    failures.every((f) => f.permanent),
+    failures[0]?.cause,
+  );
 }
 
 function retryable(message: string, permanent: boolean, cause: unknown): Error {

@@ -62,7 +62,7 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
   const controller = manager.controller({
     name: 'cloneset',
     concurrency: options.workers,
-    reconcile: (key) => reconciler.reconcile(key),
+    reconcile: (key, context) => reconciler.reconcile(key, context.signal),
   });
   const queue = controller.queue;
 

@@ -12,6 +12,7 @@
 // a process that lost its lease cannot keep writing whatever its reconcilers do. Reads continue.
 // Must not: retry, cache, or interpret objects; callers decide what a failure means.
 import type * as k8s from '@kubernetes/client-node';
+import { setMaxListeners } from 'node:events';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 
@@ -46,7 +47,12 @@ export class KubeApiError extends Error {
     options?: { cause?: unknown },
   ) {
     const detail = statusCode === 0 && options?.cause instanceof Error ? `(${options.cause.message})` : '';
-    super(`${method} ${path}: ${statusCode || 'no response'} ${status?.reason ?? ''} ${status?.message ?? ''} ${detail}`.replace(/\s+/g, ' ').trim(), options);
+    super(
+      `${method} ${path}: ${statusCode || 'no response'} ${status?.reason ?? ''} ${status?.message ?? ''} ${detail}`
+        .replace(/\s+/g, ' ')
+        .trim(),
+      options,
+    );
     this.name = 'KubeApiError';
   }
   get reason(): string | undefined {
@@ -118,6 +124,8 @@ export class KubeClient {
     this.server = new URL(cluster.server);
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     if (!(this.requestTimeoutMs > 0)) throw new RangeError(`requestTimeoutMs must be > 0, got ${this.requestTimeoutMs}`);
+    // Every write in flight listens on the fence; hundreds at once are normal, not a leak.
+    setMaxListeners(0, this.fenced.signal);
   }
 
   /**
