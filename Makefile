@@ -4,12 +4,13 @@ SHELL := /bin/bash
 MODE ?= control-plane
 export PATH := $(HOME)/.cache/tailor/node-tools:$(PATH)
 
-.PHONY: help deps build typecheck test test-unit test-integration test-cri test-e2e \
+.PHONY: help deps build typecheck lint format test test-unit test-integration test-cri test-e2e test-fault \
         cluster-up cluster-down cluster-status cluster-clean dev bench kube-binaries kwok-binaries image
 
 help:
 	@echo "make dev     local cluster with Tailor running in it and a sample applied"
-	@echo "make test    typecheck + unit + integration + cri + e2e (starts and stops its own cluster)"
+	@echo "make test    lint + typecheck + unit + integration + cri + e2e + fault (starts and stops its own cluster)"
+	@echo "make lint    ESLint, Prettier --check, layering (dependency-cruiser); make format rewrites"
 	@echo "make cluster-up [MODE=control-plane|full] | cluster-down | cluster-status | cluster-clean"
 	@echo "make bench   benchmarks (prints measured ratios)"
 	@echo "make image   Tailor's OCI image (no Docker), imported into the test bed's containerd"
@@ -28,6 +29,15 @@ build: deps
 typecheck: deps
 	npx tsc --noEmit -p tsconfig.json
 
+# ESLint (type-checked rules), Prettier, and the layering of DESIGN.md §3 (dependency-cruiser).
+lint: deps
+	npx eslint src test bench
+	npx prettier --check "src/**/*.ts" "test/**/*.ts" "bench/**/*.ts"
+	npx depcruise src --config .dependency-cruiser.cjs
+
+format: deps
+	npx prettier --write "src/**/*.ts" "test/**/*.ts" "bench/**/*.ts"
+
 kube-binaries:
 	bash hack/build-k8s.sh
 
@@ -38,7 +48,7 @@ kwok-binaries:
 test: deps
 	bash hack/test.sh all
 
-test-unit test-integration test-cri test-e2e: deps
+test-unit test-integration test-cri test-e2e test-fault: deps
 	bash hack/test.sh $(patsubst test-%,%,$@)
 
 cluster-up:

@@ -3,14 +3,14 @@
 // Honest by construction: every step listed in `planned` must have run and, for a Jest tier,
 // left its JSON results. A step that did not run (the run stopped after a failed build), a tier
 // with no results (its cluster failed to start, Jest crashed) and a step that exited non-zero
-// without a failing test (typecheck, build, a failed global setup or teardown) each count as one
+// without a failing test (lint, typecheck, build, a failed global setup or teardown) each count as one
 // failure, and a line on stderr says why. Exits non-zero when anything failed.
 // Without a `planned` file (results from an older run) it sums the JSON files it finds.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const dir = process.argv[2] ?? '.tailor/test-results';
-const NOT_JEST = new Set(['typecheck', 'build']);
+const NOT_JEST = new Set(['lint', 'typecheck', 'build']);
 const read = (file) => (existsSync(join(dir, file)) ? readFileSync(join(dir, file), 'utf8') : undefined);
 
 const plannedText = read('planned');

@@ -4,7 +4,7 @@
 # and `planned` (the steps this run meant to run), so hack/test-summary.mjs can count a tier that
 # never produced results (its cluster failed to start, Jest crashed, the run stopped before it)
 # as failed instead of leaving it out.
-#   hack/test.sh all | typecheck | unit | integration | cri | e2e | fault
+#   hack/test.sh all | lint | typecheck | unit | integration | cri | e2e | fault
 # Cluster tiers start the test-bed cluster they need through their Jest global setup
 # (test/support/cluster-setup.js) and stop it again if they started it. They run the built CLI
 # (dist/) as real processes, so the build runs once before the first of them, and a failed build
@@ -14,13 +14,13 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 results=.tailor/test-results
 mkdir -p "$results"
-tiers=("$@"); [ "${1:-all}" = all ] && tiers=(typecheck unit integration cri e2e fault)
+tiers=("$@"); [ "${1:-all}" = all ] && tiers=(lint typecheck unit integration cri e2e fault)
 [ "${1:-all}" = all ] && rm -f "$results"/*.json "$results"/*.rc
 needs_build=false
-for tier in "${tiers[@]}"; do case $tier in typecheck|unit) ;; *) needs_build=true ;; esac; done
+for tier in "${tiers[@]}"; do case $tier in lint|typecheck|unit) ;; *) needs_build=true ;; esac; done
 planned=()
 for tier in "${tiers[@]}"; do
-  case $tier in typecheck|unit) ;; *) if $needs_build && [[ ! " ${planned[*]-} " == *" build "* ]]; then planned+=(build); fi ;; esac
+  case $tier in lint|typecheck|unit) ;; *) if $needs_build && [[ ! " ${planned[*]-} " == *" build "* ]]; then planned+=(build); fi ;; esac
   planned+=("$tier")
 done
 printf '%s\n' "${planned[@]}" >"$results/planned"
@@ -30,6 +30,7 @@ rc=0
 for step in "${planned[@]}"; do
   echo "=== $step"
   case $step in
+    lint) make --no-print-directory lint; code=$? ;;
     typecheck) npx tsc --noEmit -p tsconfig.json; code=$? ;;
     build) npx tsc -p tsconfig.build.json; code=$? ;;
     *)
