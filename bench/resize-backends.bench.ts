@@ -34,7 +34,9 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 12
 }
 
 const pods = async (client: KubeClient): Promise<Pod[]> =>
-  (await client.list<Pod>(`/api/v1/namespaces/${ns}/pods`, { labelSelector: 'app=web' })).items.filter((p) => !p.metadata?.deletionTimestamp);
+  (await client.list<Pod>(`/api/v1/namespaces/${ns}/pods`, { labelSelector: 'app=web' })).items.filter(
+    (p) => !p.metadata?.deletionTimestamp,
+  );
 
 /** The container's cgroup v1 cpu quota, read from the node. */
 function quota(pod: Pod): string {
@@ -74,22 +76,48 @@ async function main(): Promise<void> {
         replicas: 3,
         selector: { matchLabels: { app: 'web' } },
         updateStrategy: { type: 'InPlaceIfPossible' },
-        template: { metadata: { labels: { app: 'web' } }, spec: { terminationGracePeriodSeconds: 1, containers: [container('100m', '64Mi')] } },
+        template: {
+          metadata: { labels: { app: 'web' } },
+          spec: { terminationGracePeriodSeconds: 1, containers: [container('100m', '64Mi')] },
+        },
       },
     });
-    await until('3 running pods', async () => (await pods(client)).filter((p) => p.status?.containerStatuses?.[0]?.state?.running).length === 3);
+    await until(
+      '3 running pods',
+      async () => (await pods(client)).filter((p) => p.status?.containerStatuses?.[0]?.state?.running).length === 3,
+    );
     const kubeletMs = await resize(client, '200m');
 
     profile('InPlacePodVerticalScaling=false');
-    agent = spawn(process.execPath, ['dist/cli/main.js', 'agent', '--node-name', 'tailor-node', '--kubeconfig', KUBECONFIG,
-      '--cri-endpoint', 'unix:///run/tailor/containerd/containerd.sock', '--metrics-bind-address', '127.0.0.1:18290', '--health-probe-bind-address', '127.0.0.1:18291'], { stdio: 'ignore' });
+    agent = spawn(
+      process.execPath,
+      [
+        'dist/cli/main.js',
+        'agent',
+        '--node-name',
+        'tailor-node',
+        '--kubeconfig',
+        KUBECONFIG,
+        '--cri-endpoint',
+        'unix:///run/tailor/containerd/containerd.sock',
+        '--metrics-bind-address',
+        '127.0.0.1:18290',
+        '--health-probe-bind-address',
+        '127.0.0.1:18291',
+      ],
+      { stdio: 'ignore' },
+    );
     await until('agent ready', async () => (await fetch('http://127.0.0.1:18291/readyz')).ok);
     // The controller's caches have caught up with the restarted API server once it sees no resources reported.
-    await until('kubelet no longer reports resources', async () => (await pods(client)).every((p) => p.status?.containerStatuses?.[0]?.resources === undefined));
+    await until('kubelet no longer reports resources', async () =>
+      (await pods(client)).every((p) => p.status?.containerStatuses?.[0]?.resources === undefined),
+    );
     const agentMs = await resize(client, '300m');
 
     const ratio = agentMs / kubeletMs;
-    console.log(`resize of 3 pods, edit to actuated cgroups: kubelet ${(kubeletMs / 1000).toFixed(2)} s (target <= 5 s; ${kubeletMs <= 5000 ? 'meets target' : 'MISSES target'}), agent ${(agentMs / 1000).toFixed(2)} s (target <= 2 s; ${agentMs <= 2000 ? 'meets target' : 'MISSES target'})`);
+    console.log(
+      `resize of 3 pods, edit to actuated cgroups: kubelet ${(kubeletMs / 1000).toFixed(2)} s (target <= 5 s; ${kubeletMs <= 5000 ? 'meets target' : 'MISSES target'}), agent ${(agentMs / 1000).toFixed(2)} s (target <= 2 s; ${agentMs <= 2000 ? 'meets target' : 'MISSES target'})`,
+    );
     console.log(`agent/kubelet latency ratio: ${ratio.toFixed(2)}`);
   } finally {
     agent?.kill('SIGTERM');

@@ -41,9 +41,7 @@ const podSpec = (kind: Kind, image: string, cpu?: string, memory?: string): Reco
     ? { terminationGracePeriodSeconds: 1, containers: [container(image, cpu, memory)] }
     : {
         terminationGracePeriodSeconds: 1,
-        initContainers: [
-          { name: 'init', image: 'tailor.local/busybox:v1', imagePullPolicy: 'Never', command: ['/bin/sleep', '2'] },
-        ],
+        initContainers: [{ name: 'init', image: 'tailor.local/busybox:v1', imagePullPolicy: 'Never', command: ['/bin/sleep', '2'] }],
         containers: [
           {
             name: 'sidecar',
@@ -66,7 +64,9 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60
 }
 
 const pods = async (client: KubeClient, app: string): Promise<Pod[]> =>
-  (await client.list<Pod>(`/api/v1/namespaces/${ns}/pods`, { labelSelector: `app=${app}` })).items.filter((p) => !p.metadata?.deletionTimestamp);
+  (await client.list<Pod>(`/api/v1/namespaces/${ns}/pods`, { labelSelector: `app=${app}` })).items.filter(
+    (p) => !p.metadata?.deletionTimestamp,
+  );
 const allOn = (list: Pod[], image: string): boolean =>
   list.length === N &&
   list.every(
@@ -81,7 +81,11 @@ async function writes(manager: Manager): Promise<number> {
 }
 
 /** A Deployment's recreate rollout, then a CloneSet's in-place one, of N pods of `kind`. */
-async function round(client: KubeClient, manager: Manager, kind: Kind): Promise<{ recreateMs: number; inPlaceMs: number; writesPerPod: number }> {
+async function round(
+  client: KubeClient,
+  manager: Manager,
+  kind: Kind,
+): Promise<{ recreateMs: number; inPlaceMs: number; writesPerPod: number }> {
   const deploy = `deploy-${kind}`;
   await client.create(`/apis/apps/v1/namespaces/${ns}/deployments`, {
     metadata: { name: deploy },
@@ -94,7 +98,11 @@ async function round(client: KubeClient, manager: Manager, kind: Kind): Promise<
   });
   await until(`${deploy} ready`, async () => allOn(await pods(client, deploy), 'busybox:v1'));
   let t0 = Date.now();
-  await client.patch(`/apis/apps/v1/namespaces/${ns}/deployments/${deploy}`, { spec: { template: { spec: podSpec(kind, 'tailor.local/busybox:v2') } } }, 'strategic');
+  await client.patch(
+    `/apis/apps/v1/namespaces/${ns}/deployments/${deploy}`,
+    { spec: { template: { spec: podSpec(kind, 'tailor.local/busybox:v2') } } },
+    'strategic',
+  );
   await until(`${deploy} rolled`, async () => allOn(await pods(client, deploy), 'busybox:v2'));
   const recreateMs = Date.now() - t0;
   await client.delete(`/apis/apps/v1/namespaces/${ns}/deployments/${deploy}`, { propagationPolicy: 'Foreground' });
@@ -150,21 +158,34 @@ async function main(): Promise<void> {
     await client.patch(`${cs}/plain`, { spec: { replicas: 3 } }, 'merge');
     await until('3 pods', async () => (await pods(client, 'plain')).length === 3);
     const t0 = Date.now();
-    await client.patch(`${cs}/plain`, { spec: { template: { spec: podSpec('plain', 'tailor.local/busybox:v2', '100m', '64Mi') } } }, 'merge');
+    await client.patch(
+      `${cs}/plain`,
+      { spec: { template: { spec: podSpec('plain', 'tailor.local/busybox:v2', '100m', '64Mi') } } },
+      'merge',
+    );
     await until('resized', async () =>
       (await pods(client, 'plain')).every((p) => p.status?.containerStatuses?.[0]?.resources?.limits?.['memory'] === '64Mi'),
     );
     const resizeMs = Date.now() - t0;
 
     const verdict = (ok: boolean): string => (ok ? 'met' : 'MISSED');
-    for (const [kind, goal] of [['plain', 2.0], ['realistic', 0.3]] as const) {
+    for (const [kind, goal] of [
+      ['plain', 2.0],
+      ['realistic', 0.3],
+    ] as const) {
       const r = results[kind];
       const ratio = r.inPlaceMs / r.recreateMs;
-      console.log(`${kind} pods, rollout of ${N}: in place ${(r.inPlaceMs / 1000).toFixed(1)} s, Deployment recreate ${(r.recreateMs / 1000).toFixed(1)} s`);
+      console.log(
+        `${kind} pods, rollout of ${N}: in place ${(r.inPlaceMs / 1000).toFixed(1)} s, Deployment recreate ${(r.recreateMs / 1000).toFixed(1)} s`,
+      );
       console.log(`  in-place/recreate ratio: ${ratio.toFixed(2)} (goal <= ${goal}: ${verdict(ratio <= goal)})`);
-      console.log(`  API writes per in-place-updated pod (controller's rest_client_requests_total): ${r.writesPerPod.toFixed(2)} (goal <= 4: ${verdict(r.writesPerPod <= 4)})`);
+      console.log(
+        `  API writes per in-place-updated pod (controller's rest_client_requests_total): ${r.writesPerPod.toFixed(2)} (goal <= 4: ${verdict(r.writesPerPod <= 4)})`,
+      );
     }
-    console.log(`resize of 3 pods through the kubelet, edit to actuated: ${(resizeMs / 1000).toFixed(2)} s (goal <= 5 s: ${verdict(resizeMs <= 5000)})`);
+    console.log(
+      `resize of 3 pods through the kubelet, edit to actuated: ${(resizeMs / 1000).toFixed(2)} s (goal <= 5 s: ${verdict(resizeMs <= 5000)})`,
+    );
   } finally {
     await manager.stop();
     await run;

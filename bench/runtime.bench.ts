@@ -98,7 +98,16 @@ function realisticPod(i: number, resourceVersion: number): Pod {
       annotations: {
         'apps.tailor.dev/inplace-update-state': `{"revision":"web-7d9f8c6b5","updateTimestamp":"${at}","lastContainerStatuses":{"main":{"imageID":"docker.io/tailor/busybox@sha256:${'ab'.repeat(32)}"}}}`,
       },
-      ownerReferences: [{ apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: `web-${i % 50}`, uid: ownerUid, controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        {
+          apiVersion: 'apps.tailor.dev/v1alpha1',
+          kind: 'CloneSet',
+          name: `web-${i % 50}`,
+          uid: ownerUid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
       managedFields: [
         {
           manager: 'tailor-controller',
@@ -110,7 +119,13 @@ function realisticPod(i: number, resourceVersion: number): Pod {
             'f:metadata': {
               'f:annotations': { '.': {}, 'f:apps.tailor.dev/inplace-update-state': {} },
               'f:generateName': {},
-              'f:labels': { '.': {}, 'f:app': {}, 'f:apps.tailor.dev/instance-id': {}, 'f:controller-revision-hash': {}, 'f:pod-template-hash': {} },
+              'f:labels': {
+                '.': {},
+                'f:app': {},
+                'f:apps.tailor.dev/instance-id': {},
+                'f:controller-revision-hash': {},
+                'f:pod-template-hash': {},
+              },
               'f:ownerReferences': { '.': {}, [`k:{"uid":"${ownerUid}"}`]: {} },
             },
             'f:spec': {
@@ -120,9 +135,20 @@ function realisticPod(i: number, resourceVersion: number): Pod {
                   'f:image': {},
                   'f:imagePullPolicy': {},
                   'f:name': {},
-                  'f:ports': { '.': {}, 'k:{"containerPort":8080,"protocol":"TCP"}': { '.': {}, 'f:containerPort': {}, 'f:name': {}, 'f:protocol': {} } },
-                  'f:readinessProbe': { '.': {}, 'f:httpGet': { '.': {}, 'f:path': {}, 'f:port': {}, 'f:scheme': {} }, 'f:periodSeconds': {} },
-                  'f:resources': { '.': {}, 'f:limits': { '.': {}, 'f:cpu': {}, 'f:memory': {} }, 'f:requests': { '.': {}, 'f:cpu': {}, 'f:memory': {} } },
+                  'f:ports': {
+                    '.': {},
+                    'k:{"containerPort":8080,"protocol":"TCP"}': { '.': {}, 'f:containerPort': {}, 'f:name': {}, 'f:protocol': {} },
+                  },
+                  'f:readinessProbe': {
+                    '.': {},
+                    'f:httpGet': { '.': {}, 'f:path': {}, 'f:port': {}, 'f:scheme': {} },
+                    'f:periodSeconds': {},
+                  },
+                  'f:resources': {
+                    '.': {},
+                    'f:limits': { '.': {}, 'f:cpu': {}, 'f:memory': {} },
+                    'f:requests': { '.': {}, 'f:cpu': {}, 'f:memory': {} },
+                  },
                 },
               },
               'f:readinessGates': { '.': {}, 'k:{"conditionType":"InPlaceUpdateReady"}': { '.': {}, 'f:conditionType': {} } },
@@ -139,9 +165,21 @@ function realisticPod(i: number, resourceVersion: number): Pod {
           fieldsV1: {
             'f:status': {
               'f:conditions': {
-                'k:{"type":"ContainersReady"}': { '.': {}, 'f:lastProbeTime': {}, 'f:lastTransitionTime': {}, 'f:status': {}, 'f:type': {} },
+                'k:{"type":"ContainersReady"}': {
+                  '.': {},
+                  'f:lastProbeTime': {},
+                  'f:lastTransitionTime': {},
+                  'f:status': {},
+                  'f:type': {},
+                },
                 'k:{"type":"Initialized"}': { '.': {}, 'f:lastProbeTime': {}, 'f:lastTransitionTime': {}, 'f:status': {}, 'f:type': {} },
-                'k:{"type":"PodReadyToStartContainers"}': { '.': {}, 'f:lastProbeTime': {}, 'f:lastTransitionTime': {}, 'f:status': {}, 'f:type': {} },
+                'k:{"type":"PodReadyToStartContainers"}': {
+                  '.': {},
+                  'f:lastProbeTime': {},
+                  'f:lastTransitionTime': {},
+                  'f:status': {},
+                  'f:type': {},
+                },
                 'k:{"type":"Ready"}': { '.': {}, 'f:lastProbeTime': {}, 'f:lastTransitionTime': {}, 'f:status': {}, 'f:type': {} },
               },
               'f:containerStatuses': {},
@@ -179,8 +217,16 @@ function realisticPod(i: number, resourceVersion: number): Pod {
           ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }],
           env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } }],
           resources: { limits: { cpu: '200m', memory: '128Mi' }, requests: { cpu: '100m', memory: '64Mi' } },
-          volumeMounts: [{ name: `kube-api-access-${name.slice(4)}`, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }],
-          readinessProbe: { httpGet: { path: '/healthz', port: 8080, scheme: 'HTTP' }, timeoutSeconds: 1, periodSeconds: 5, successThreshold: 1, failureThreshold: 3 },
+          volumeMounts: [
+            { name: `kube-api-access-${name.slice(4)}`, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
+          ],
+          readinessProbe: {
+            httpGet: { path: '/healthz', port: 8080, scheme: 'HTTP' },
+            timeoutSeconds: 1,
+            periodSeconds: 5,
+            successThreshold: 1,
+            failureThreshold: 3,
+          },
           terminationMessagePath: '/dev/termination-log',
           terminationMessagePolicy: 'File',
           imagePullPolicy: 'IfNotPresent',
@@ -205,11 +251,13 @@ function realisticPod(i: number, resourceVersion: number): Pod {
     },
     status: {
       phase: 'Running',
-      conditions: ['InPlaceUpdateReady', 'PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => ({
-        type,
-        status: 'True',
-        lastTransitionTime: at,
-      })),
+      conditions: ['InPlaceUpdateReady', 'PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map(
+        (type) => ({
+          type,
+          status: 'True',
+          lastTransitionTime: at,
+        }),
+      ),
       hostIP: `198.18.${i % 100}.1`,
       hostIPs: [{ ip: `198.18.${i % 100}.1` }],
       podIP: ip,
@@ -227,7 +275,14 @@ function realisticPod(i: number, resourceVersion: number): Pod {
           containerID: `containerd://${(BigInt(i + 1) * 0x9e3779b97f4a7c15n).toString(16).padStart(64, '0').slice(-64)}`,
           started: true,
           resources: { limits: { cpu: '200m', memory: '128Mi' }, requests: { cpu: '100m', memory: '64Mi' } },
-          volumeMounts: [{ name: `kube-api-access-${name.slice(4)}`, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true, recursiveReadOnly: 'Disabled' }],
+          volumeMounts: [
+            {
+              name: `kube-api-access-${name.slice(4)}`,
+              mountPath: '/var/run/secrets/kubernetes.io/serviceaccount',
+              readOnly: true,
+              recursiveReadOnly: 'Disabled',
+            },
+          ],
         },
       ],
       qosClass: 'Burstable',
@@ -259,7 +314,8 @@ async function serveFakeApi(withoutManagedFields: boolean): Promise<void> {
       let rv = listRv;
       for (let i = 0; i < WATCH_EVENTS; i++) {
         const pod = makePod(i, ++rv);
-        pod.metadata!.annotations!['apps.tailor.dev/inplace-update-state'] = `{"revision":"web-8e0a9d7c6","updateTimestamp":"2026-11-22T04:00:00Z"}`;
+        pod.metadata!.annotations!['apps.tailor.dev/inplace-update-state'] =
+          `{"revision":"web-8e0a9d7c6","updateTimestamp":"2026-11-22T04:00:00Z"}`;
         res.write(JSON.stringify({ type: 'MODIFIED', object: pod }) + '\n');
       }
       // Held open like a real watch until the client goes away.
@@ -325,7 +381,13 @@ async function measureInformerRss(withoutManagedFields: boolean): Promise<void> 
     currentContext: 'bench',
   });
   const client = new KubeClient(kubeConfig);
-  const informer = new Informer<Pod>({ name: 'pods', client, path: '/api/v1/pods', labelSelector: 'apps.tailor.dev/instance-id', logger: silentLogger() });
+  const informer = new Informer<Pod>({
+    name: 'pods',
+    client,
+    path: '/api/v1/pods',
+    labelSelector: 'apps.tailor.dev/instance-id',
+    logger: silentLogger(),
+  });
   informer.addIndex('owner', byControllerUid);
   informer.addIndex('node', byNodeName);
   let modified = 0;
@@ -346,7 +408,14 @@ async function measureInformerRss(withoutManagedFields: boolean): Promise<void> 
   await watched;
   collect();
   const usage = process.memoryUsage();
-  const result: RssResult = { beforeMb: mb(before), afterMb: mb(usage.rss), heapMb: mb(usage.heapUsed), syncMs: Math.round(syncMs), cached: informer.size(), bytesPerPod };
+  const result: RssResult = {
+    beforeMb: mb(before),
+    afterMb: mb(usage.rss),
+    heapMb: mb(usage.heapUsed),
+    syncMs: Math.round(syncMs),
+    cached: informer.size(),
+    bytesPerPod,
+  };
   await informer.stop();
   client.close();
   api.child.disconnect();

@@ -265,7 +265,13 @@ interface PhaseResult {
   reconciles: number;
 }
 
-async function phase(controller: ControllerProcess, pods: number, act: () => Promise<void>, done: () => boolean, what: string): Promise<PhaseResult> {
+async function phase(
+  controller: ControllerProcess,
+  pods: number,
+  act: () => Promise<void>,
+  done: () => boolean,
+  what: string,
+): Promise<PhaseResult> {
   await sleep(1000); // let the previous phase's status writes settle
   const before = await metricsText();
   resetPeak(controller.pid);
@@ -290,9 +296,15 @@ async function phase(controller: ControllerProcess, pods: number, act: () => Pro
 
 function report(name: string, r: PhaseResult, rolloutGoal: boolean): void {
   console.log(`${name}: ${seconds(r.ms)} s${rolloutGoal ? ` (goal <= ${GOAL.rolloutS} s: ${verdict(r.ms <= GOAL.rolloutS * 1000)})` : ''}`);
-  console.log(`  API writes per pod (controller's rest_client_requests_total): ${r.writesPerPod.toFixed(2)} (goal <= ${GOAL.writesPerPod}: ${verdict(r.writesPerPod <= GOAL.writesPerPod)})`);
-  console.log(`  controller peak RSS: ${r.peakRssMiB.toFixed(0)} MiB (goal <= ${GOAL.peakRssMiB} MiB: ${verdict(r.peakRssMiB <= GOAL.peakRssMiB)})`);
-  console.log(`  controller CPU per pod: ${r.cpuMsPerPod.toFixed(2)} ms (goal <= ${GOAL.cpuMsPerPod} ms: ${verdict(r.cpuMsPerPod <= GOAL.cpuMsPerPod)})`);
+  console.log(
+    `  API writes per pod (controller's rest_client_requests_total): ${r.writesPerPod.toFixed(2)} (goal <= ${GOAL.writesPerPod}: ${verdict(r.writesPerPod <= GOAL.writesPerPod)})`,
+  );
+  console.log(
+    `  controller peak RSS: ${r.peakRssMiB.toFixed(0)} MiB (goal <= ${GOAL.peakRssMiB} MiB: ${verdict(r.peakRssMiB <= GOAL.peakRssMiB)})`,
+  );
+  console.log(
+    `  controller CPU per pod: ${r.cpuMsPerPod.toFixed(2)} ms (goal <= ${GOAL.cpuMsPerPod} ms: ${verdict(r.cpuMsPerPod <= GOAL.cpuMsPerPod)})`,
+  );
   console.log(
     `  reconcile time p99: ${r.p99Ms.toFixed(1)} ms over ${r.reconciles} reconciles (goal <= ${GOAL.reconcileP99Ms} ms: ${verdict(r.p99Ms <= GOAL.reconcileP99Ms)})`,
   );
@@ -317,7 +329,13 @@ async function main(): Promise<void> {
     if (!isAlreadyExists(err)) throw err;
   });
 
-  const watched = new Informer<Pod>({ name: 'bench-pods', client, path: `/api/v1/namespaces/${ns}/pods`, labelSelector: 'app=scale', logger: silentLogger() });
+  const watched = new Informer<Pod>({
+    name: 'bench-pods',
+    client,
+    path: `/api/v1/namespaces/${ns}/pods`,
+    labelSelector: 'app=scale',
+    logger: silentLogger(),
+  });
   watched.start();
   await watched.waitForSync();
   let controller = ControllerProcess.start(logFile);
@@ -347,8 +365,7 @@ async function main(): Promise<void> {
     const rollout = await phase(
       controller,
       PODS,
-      async () =>
-        void (await client.patch(`${CS_PATH}/scale`, { spec: { template: template('scale', 'v2', '10m', '16Mi') } }, 'merge')),
+      async () => void (await client.patch(`${CS_PATH}/scale`, { spec: { template: template('scale', 'v2', '10m', '16Mi') } }, 'merge')),
       () => {
         const pods = live(watched.list());
         return pods.length === PODS && pods.every(rolled);
@@ -369,8 +386,7 @@ async function main(): Promise<void> {
     const resize = await phase(
       controller,
       PODS,
-      async () =>
-        void (await client.patch(`${CS_PATH}/scale`, { spec: { template: template('scale', 'v2', '20m', '32Mi') } }, 'merge')),
+      async () => void (await client.patch(`${CS_PATH}/scale`, { spec: { template: template('scale', 'v2', '20m', '32Mi') } }, 'merge')),
       () => {
         const pods = live(watched.list());
         return pods.length === PODS && pods.every(resized);
@@ -396,7 +412,13 @@ async function main(): Promise<void> {
     await until(
       'caches synced and a first reconcile',
       async () => {
-        if (!syncedAt && (await fetch(`http://127.0.0.1:${HEALTH_PORT}/readyz`).then((r) => r.ok).catch(() => false))) syncedAt = Date.now();
+        if (
+          !syncedAt &&
+          (await fetch(`http://127.0.0.1:${HEALTH_PORT}/readyz`)
+            .then((r) => r.ok)
+            .catch(() => false))
+        )
+          syncedAt = Date.now();
         if (!firstReconcileAt && reconciles(await metricsText().catch(() => '')) > 0) firstReconcileAt = Date.now();
         return syncedAt > 0 && firstReconcileAt > 0;
       },
@@ -463,7 +485,16 @@ async function addParkedPods(client: KubeClient, sample: Pod, count: number, nod
         namespace: ns,
         labels,
         annotations: base.metadata?.annotations ?? {},
-        ownerReferences: [{ apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: true }],
+        ownerReferences: [
+          {
+            apiVersion: 'apps.tailor.dev/v1alpha1',
+            kind: 'CloneSet',
+            name: owner.name,
+            uid: owner.uid,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
       },
       // Without the readiness gate: kwok makes them Ready in one write, and the controller has no
       // InPlaceUpdateReady condition to add (as on pods it settled long ago, minus one entry).
@@ -489,10 +520,17 @@ async function cleanup(client: KubeClient): Promise<void> {
   await client.json('DELETE', CS_PATH).catch(() => undefined);
   await client.json('DELETE', `/apis/apps/v1/namespaces/${ns}/controllerrevisions`).catch(() => undefined);
   const names = (await client.list<Pod>(`${path}/pods`).catch(() => ({ items: [] as Pod[] }))).items.map((p) => p.metadata?.name ?? '');
-  await pool(names, 32, async (name) => void (await client.delete(`${path}/pods/${name}`, { gracePeriodSeconds: 0 }).catch(() => undefined)));
-  await until('bench pods gone', async () => (await client.list<Pod>(`${path}/pods`, { limit: 1 })).items.length === 0, 120_000, 1000).catch(() =>
-    console.error(`bench: pods left in ${ns}`),
+  await pool(
+    names,
+    32,
+    async (name) => void (await client.delete(`${path}/pods/${name}`, { gracePeriodSeconds: 0 }).catch(() => undefined)),
   );
+  await until(
+    'bench pods gone',
+    async () => (await client.list<Pod>(`${path}/pods`, { limit: 1 })).items.length === 0,
+    120_000,
+    1000,
+  ).catch(() => console.error(`bench: pods left in ${ns}`));
   await client.delete(path).catch(() => undefined);
 }
 

@@ -79,7 +79,11 @@ export function cpuMatches(target: ResourceTarget, current: CgroupReading): bool
   if (shares > 0n) {
     if (current.version === 1 && current.cpuShares !== shares) return false;
     // runc's shares -> weight map changed (linear, then quadratic in opencontainers/cgroups v0.0.6); accept either.
-    if (current.version === 2 && current.cpuWeight !== sharesToCpuWeight(shares) && current.cpuWeight !== sharesToCpuWeightQuadratic(shares)) {
+    if (
+      current.version === 2 &&
+      current.cpuWeight !== sharesToCpuWeight(shares) &&
+      current.cpuWeight !== sharesToCpuWeightQuadratic(shares)
+    ) {
       return false;
     }
   }

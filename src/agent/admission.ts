@@ -40,8 +40,7 @@ export const AdmissionReasons = {
 } as const;
 
 export type AdmissionResult =
-  | { readonly decision: 'Admit' }
-  | { readonly decision: 'Deferred' | 'Infeasible'; readonly reason: string; readonly message: string };
+  { readonly decision: 'Admit' } | { readonly decision: 'Deferred' | 'Infeasible'; readonly reason: string; readonly message: string };
 
 type Resource = 'cpu' | 'memory';
 
@@ -129,7 +128,10 @@ export function effectivePodRequest(pod: Pod, applied: Readonly<Record<string, C
   return podRequest(pod, (name, spec) => {
     const done = applied[name];
     if (done === undefined) return spec;
-    const cpu = max(containerRequest('cpu', spec, `pod ${podName} container ${name}`), containerRequest('cpu', done, `pod ${podName} applied ${name}`));
+    const cpu = max(
+      containerRequest('cpu', spec, `pod ${podName} container ${name}`),
+      containerRequest('cpu', done, `pod ${podName} applied ${name}`),
+    );
     const memory = max(
       containerRequest('memory', spec, `pod ${podName} container ${name}`),
       containerRequest('memory', done, `pod ${podName} applied ${name}`),
@@ -168,7 +170,11 @@ function beyondNode(amount: PodRequest, allocatable: Allocatable, reason: string
   ] as const;
   const c = checks.find((x) => x.want > x.capacity);
   if (!c) return undefined;
-  return { decision: 'Infeasible', reason, message: `Node didn't have enough capacity: ${c.name}${what}, requested: ${c.fmt(c.want)}, capacity: ${c.fmt(c.capacity)}` };
+  return {
+    decision: 'Infeasible',
+    reason,
+    message: `Node didn't have enough capacity: ${c.name}${what}, requested: ${c.fmt(c.want)}, capacity: ${c.fmt(c.capacity)}`,
+  };
 }
 
 /**
@@ -204,7 +210,8 @@ export function admit(
     { name: 'memory', want: wanted.memoryBytes, capacity: allocatable.memoryBytes, used: used.memoryBytes, fmt: formatMemory },
   ] as const;
   const infeasible =
-    beyondNode(wanted, allocatable, AdmissionReasons.ExceedsAllocatable, '') ?? beyondNode(limit, allocatable, AdmissionReasons.LimitExceedsAllocatable, ' limit');
+    beyondNode(wanted, allocatable, AdmissionReasons.ExceedsAllocatable, '') ??
+    beyondNode(limit, allocatable, AdmissionReasons.LimitExceedsAllocatable, ' limit');
   if (infeasible) return infeasible;
   for (const c of checks) {
     if (c.want > c.capacity - c.used) {

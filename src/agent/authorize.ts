@@ -30,7 +30,11 @@ interface TemplateContainer extends PolicyContainer, QosContainer {
 /** The parts of an apps/v1 ControllerRevision the agent reads. */
 export interface ControllerRevision {
   readonly metadata?: { readonly name?: string; readonly namespace?: string; readonly ownerReferences?: readonly OwnerReference[] };
-  readonly data?: { readonly template?: { readonly spec?: { readonly containers?: readonly TemplateContainer[]; readonly initContainers?: readonly TemplateContainer[] } } };
+  readonly data?: {
+    readonly template?: {
+      readonly spec?: { readonly containers?: readonly TemplateContainer[]; readonly initContainers?: readonly TemplateContainer[] };
+    };
+  };
 }
 
 const controllerOf = (refs: readonly OwnerReference[] | undefined): OwnerReference | undefined => refs?.find((r) => r.controller === true);
@@ -79,7 +83,8 @@ export function requestNotInRevision(pod: Pod, request: ResizeRequest, revision:
   const owner = cloneSetOwner(pod);
   if (!owner) return 'the pod is not controlled by a CloneSet';
   const label = pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH];
-  if (label !== request.revision) return `the request names revision ${request.revision}, the pod is labelled with revision ${label ?? '(none)'}`;
+  if (label !== request.revision)
+    return `the request names revision ${request.revision}, the pod is labelled with revision ${label ?? '(none)'}`;
   if (!revision) return `ControllerRevision ${pod.metadata?.namespace}/${request.revision} does not exist`;
   const revOwner = controllerOf(revision.metadata?.ownerReferences);
   if (revOwner?.uid !== owner.uid) return `ControllerRevision ${request.revision} does not belong to CloneSet ${owner.name}`;
@@ -96,7 +101,9 @@ export function requestNotInRevision(pod: Pod, request: ResizeRequest, revision:
 
 /** The pod's containers (init containers included, as the QoS rule counts them) with `resources(name)` in place of the spec's. */
 function qosContainers(pod: Pod, resources: (name: string) => ContainerResources | undefined): QosContainer[] {
-  return [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) => ({ resources: resources(c.name) ?? c.resources }));
+  return [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) => ({
+    resources: resources(c.name) ?? c.resources,
+  }));
 }
 
 /** Why the request would change the pod's QoS class (refused, as the API server refuses it for pods/resize), or undefined. */
@@ -112,17 +119,23 @@ export function qosClassChange(pod: Pod, request: ResizeRequest): string | undef
  * The kubelet starts a restarted container with the pod spec's resources, which on this path never
  * change, so a restart could not give the container its new resources at start.
  */
-export function restartRequiredBy(pod: Pod, request: ResizeRequest, current: (name: string) => ContainerResources | undefined): string | undefined {
+export function restartRequiredBy(
+  pod: Pod,
+  request: ResizeRequest,
+  current: (name: string) => ContainerResources | undefined,
+): string | undefined {
   const containers = [...(pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always'), ...(pod.spec?.containers ?? [])];
   for (const [name, next] of Object.entries(request.containers)) {
     const c = containers.find((x) => x.name === name);
     if (!c) continue;
-    const now = current(name) ?? (c.resources) ?? {};
-    const changed = RESOURCES.filter((r) => !sameQuantity(now.requests?.[r], next.requests?.[r]) || !sameQuantity(now.limits?.[r], next.limits?.[r]));
+    const now = current(name) ?? c.resources ?? {};
+    const changed = RESOURCES.filter(
+      (r) => !sameQuantity(now.requests?.[r], next.requests?.[r]) || !sameQuantity(now.limits?.[r], next.limits?.[r]),
+    );
     if (restartRequired(c, changed)) {
       return (
         `container ${name} has resizePolicy RestartContainer for ${changed.join(', ')}: the node's kubelet cannot resize, ` +
-        'and a container it restarts starts with the pod spec\'s resources, so the agent cannot honour it (a recreate can)'
+        "and a container it restarts starts with the pod spec's resources, so the agent cannot honour it (a recreate can)"
       );
     }
   }

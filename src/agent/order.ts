@@ -11,7 +11,14 @@
 // Owns: that arithmetic and the order. Must not: do I/O, compare with cgroup reality beyond the
 // current pod values it is given (actuate.ts skips container steps that are already applied),
 // or decide whether the resize is allowed (admission.ts).
-import { milliCpuToQuota, milliCpuToShares, QUOTA_PERIOD, toLinuxResources, type ConvertOptions, type CpuMemoryResources } from '../cri/convert.js';
+import {
+  milliCpuToQuota,
+  milliCpuToShares,
+  QUOTA_PERIOD,
+  toLinuxResources,
+  type ConvertOptions,
+  type CpuMemoryResources,
+} from '../cri/convert.js';
 import { parseQuantity, toBytes, toMilli } from '../api/quantity.js';
 import type { ContainerResources } from '../resize/agent-protocol.js';
 import type { PodCgroupValues } from '../cgroup/pod.js';
@@ -21,7 +28,12 @@ export type { PodCgroupValues };
 export type PlanStep =
   | { readonly kind: 'pod'; readonly resource: 'memory'; readonly values: Pick<PodCgroupValues, 'memoryLimitInBytes'> }
   | { readonly kind: 'pod'; readonly resource: 'cpu'; readonly values: Pick<PodCgroupValues, 'cpuShares' | 'cpuQuota' | 'cpuPeriod'> }
-  | { readonly kind: 'container'; readonly resource: 'memory' | 'cpu'; readonly container: string; readonly target: Partial<CpuMemoryResources> };
+  | {
+      readonly kind: 'container';
+      readonly resource: 'memory' | 'cpu';
+      readonly container: string;
+      readonly target: Partial<CpuMemoryResources>;
+    };
 
 function value(resource: 'cpu' | 'memory', text: string | undefined): bigint | undefined {
   if (text === undefined) return undefined;
@@ -95,7 +107,11 @@ export function planResize(input: PlanInput): PlanStep[] {
       kind: 'container',
       resource: 'memory',
       container: c.name,
-      target: { memoryLimitInBytes: c.next.memoryLimitInBytes, memorySwapLimitInBytes: c.next.memorySwapLimitInBytes, unified: c.next.unified },
+      target: {
+        memoryLimitInBytes: c.next.memoryLimitInBytes,
+        memorySwapLimitInBytes: c.next.memorySwapLimitInBytes,
+        unified: c.next.unified,
+      },
     });
   }
   if (limitBelow(desiredPod.memoryLimitInBytes, cur.memoryLimitInBytes)) {
@@ -115,7 +131,12 @@ export function planResize(input: PlanInput): PlanStep[] {
     a.cpuShares === b.cpuShares && a.cpuQuota === b.cpuQuota && a.cpuPeriod === b.cpuPeriod;
   if (!same(raised, cur)) steps.push({ kind: 'pod', resource: 'cpu', values: raised });
   for (const c of [...containers.filter(cpuShrinks), ...containers.filter((c) => !cpuShrinks(c))]) {
-    steps.push({ kind: 'container', resource: 'cpu', container: c.name, target: { cpuShares: c.next.cpuShares, cpuQuota: c.next.cpuQuota, cpuPeriod: c.next.cpuPeriod } });
+    steps.push({
+      kind: 'container',
+      resource: 'cpu',
+      container: c.name,
+      target: { cpuShares: c.next.cpuShares, cpuQuota: c.next.cpuQuota, cpuPeriod: c.next.cpuPeriod },
+    });
   }
   if (!same(final, raised)) steps.push({ kind: 'pod', resource: 'cpu', values: final });
   return steps;

@@ -173,7 +173,8 @@ export function decide(pod: Pod, request: Parsed<ResizeRequest>, status: Parsed<
   const r = request.value;
   const problem = validateRequest(r, pod);
   if (problem !== undefined) return refuse(r.revision, AgentReasons.InvalidRequest, problem);
-  if (evidence.revisionPending) return { action: 'None', why: `ControllerRevision ${r.revision} is not known yet`, retryAfterMs: RETRY_NOT_RUNNING_MS };
+  if (evidence.revisionPending)
+    return { action: 'None', why: `ControllerRevision ${r.revision} is not known yet`, retryAfterMs: RETRY_NOT_RUNNING_MS };
   if (evidence.notInRevision) return refuse(r.revision, AgentVerdicts.NotInRevision, evidence.notInRevision);
   if (evidence.qosChange) return refuse(r.revision, AgentVerdicts.QoSClassChange, evidence.qosChange);
   if (evidence.restartRequired) return refuse(r.revision, AgentVerdicts.RestartContainerUnsupported, evidence.restartRequired);
@@ -309,9 +310,21 @@ export class AgentReconciler {
         if (written) {
           const reason = action.status.reason ?? '';
           const result: ResizeResult =
-            reason === AgentVerdicts.KubeletResizes ? 'kubelet' : REFUSALS.has(reason) ? 'refused' : action.status.state === 'Deferred' ? 'deferred' : 'infeasible';
+            reason === AgentVerdicts.KubeletResizes
+              ? 'kubelet'
+              : REFUSALS.has(reason)
+                ? 'refused'
+                : action.status.state === 'Deferred'
+                  ? 'deferred'
+                  : 'infeasible';
           this.o.metrics.resizesTotal.inc({ result });
-          if (REFUSALS.has(reason)) this.o.events?.event(pod, 'Warning', `Resize${reason}`, `node agent refused the resize request: ${action.status.message ?? ''}`);
+          if (REFUSALS.has(reason))
+            this.o.events?.event(
+              pod,
+              'Warning',
+              `Resize${reason}`,
+              `node agent refused the resize request: ${action.status.message ?? ''}`,
+            );
           log.info({ state: action.status.state, reason, message: action.status.message }, 'resize not applied');
         }
         return action.retryAfterMs ? { requeueAfterMs: action.retryAfterMs } : undefined;
@@ -354,7 +367,8 @@ export class AgentReconciler {
     }
     return {
       ...base,
-      revisionPending: revision === undefined && base.cloneSetOwned && pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] === r.revision,
+      revisionPending:
+        revision === undefined && base.cloneSetOwned && pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] === r.revision,
       notInRevision: requestNotInRevision(pod, r, revision),
       qosChange,
       restartRequired: restart,
@@ -389,7 +403,8 @@ export class AgentReconciler {
     for (const pod of nodePods) {
       const request = readResizeRequest(pod);
       const uid = pod.metadata?.uid ?? '';
-      if (!request.ok || !cloneSetOwner(pod) || !holdsResources(pod) || this.applied.get(uid)?.revision === request.value.revision) continue;
+      if (!request.ok || !cloneSetOwner(pod) || !holdsResources(pod) || this.applied.get(uid)?.revision === request.value.revision)
+        continue;
       const key = `${uid}/${request.value.revision}`;
       if (this.recovered.has(key)) continue;
       this.recovered.add(key);
@@ -397,7 +412,10 @@ export class AgentReconciler {
         const record = await this.recover(pod, request.value);
         if (record) {
           this.applied.set(uid, record);
-          log.info({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, revision: record.revision }, 'found an applied resize on the node');
+          log.info(
+            { pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, revision: record.revision },
+            'found an applied resize on the node',
+          );
         }
       } catch (err) {
         log.warn({ err, pod: pod.metadata?.name }, 'could not read what the node applied; the resize is judged again');
@@ -416,7 +434,11 @@ export class AgentReconciler {
       const target = toLinuxResources(wanted, this.o.convert);
       const reading = await this.o.readContainer(id);
       if (!memoryMatches(target, reading) || !cpuMatches(target, reading)) return undefined;
-      containers[name] = { containerID: id, ...(wanted.requests ? { requests: wanted.requests } : {}), ...(wanted.limits ? { limits: wanted.limits } : {}) };
+      containers[name] = {
+        containerID: id,
+        ...(wanted.requests ? { requests: wanted.requests } : {}),
+        ...(wanted.limits ? { limits: wanted.limits } : {}),
+      };
     }
     return { revision: request.revision, containers };
   }
@@ -508,7 +530,11 @@ export class AgentReconciler {
       const applied: Record<string, ContainerResources & { containerID: string }> = {};
       for (const name of names) {
         const r = request.containers[name] ?? {};
-        applied[name] = { containerID: running.get(name)?.id ?? '', ...(r.requests ? { requests: r.requests } : {}), ...(r.limits ? { limits: r.limits } : {}) };
+        applied[name] = {
+          containerID: running.get(name)?.id ?? '',
+          ...(r.requests ? { requests: r.requests } : {}),
+          ...(r.limits ? { limits: r.limits } : {}),
+        };
       }
       // Containers an earlier request resized and this one does not name keep their values.
       this.applied.set(pod.metadata?.uid ?? '', { revision: request.revision, containers: { ...(record?.containers ?? {}), ...applied } });
@@ -518,15 +544,19 @@ export class AgentReconciler {
       return undefined;
     } catch (err) {
       if (err instanceof Refused) {
-        await this.writeStatus(pod, prev, request.revision, { state: 'InProgress', reason: AgentReasons.MemoryLimitBelowUsage, message: err.message });
+        await this.writeStatus(pod, prev, request.revision, {
+          state: 'InProgress',
+          reason: AgentReasons.MemoryLimitBelowUsage,
+          message: err.message,
+        });
         this.o.metrics.resizesTotal.inc({ result: 'refused' });
         log.warn({ message: err.message }, 'resize refused');
         return { requeueAfterMs: RETRY_REFUSED_MS };
       }
       this.o.metrics.resizesTotal.inc({ result: 'error' });
       const message = err instanceof Error ? err.message : String(err);
-      await this.writeStatus(pod, prev, request.revision, { state: 'InProgress', reason: AgentReasons.Error, message }).catch((writeErr: unknown) =>
-        log.error({ err: writeErr }, 'recording the resize error failed'),
+      await this.writeStatus(pod, prev, request.revision, { state: 'InProgress', reason: AgentReasons.Error, message }).catch(
+        (writeErr: unknown) => log.error({ err: writeErr }, 'recording the resize error failed'),
       );
       throw new Error(`resizing pod ${pod.metadata?.namespace}/${pod.metadata?.name}: ${message}`, { cause: err });
     }
@@ -564,7 +594,8 @@ function currentResources(
   for (const c of resizableContainers(pod)) {
     const done = record?.containers[c.name];
     const id = running.get(c.name)?.id;
-    current[c.name] = done && (id === undefined || done.containerID === id) ? { requests: done.requests, limits: done.limits } : (c.resources ?? {});
+    current[c.name] =
+      done && (id === undefined || done.containerID === id) ? { requests: done.requests, limits: done.limits } : (c.resources ?? {});
   }
   return current;
 }

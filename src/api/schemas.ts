@@ -26,14 +26,19 @@ const isQuantity = (value: string): boolean => {
     return false;
   }
 };
-const quantity = z.string().min(1).refine(isQuantity, { error: (issue) => `${JSON.stringify(issue.input)} is not a Kubernetes quantity (such as 250m or 128Mi)` });
+const quantity = z
+  .string()
+  .min(1)
+  .refine(isQuantity, { error: (issue) => `${JSON.stringify(issue.input)} is not a Kubernetes quantity (such as 250m or 128Mi)` });
 const cpuMemory = z.strictObject({ cpu: quantity.optional(), memory: quantity.optional() });
 const containerResources = z.strictObject({ requests: cpuMemory.optional(), limits: cpuMemory.optional() });
 
 /** `apps.tailor.dev/resize-request`: the cpu/memory the controller asks the node agent for. */
 export const ResizeRequestSchema = z.object({
   revision: z.string().min(1),
-  containers: z.record(z.string(), containerResources).refine((c) => Object.keys(c).length > 0, { message: 'must name at least one container' }),
+  containers: z
+    .record(z.string(), containerResources)
+    .refine((c) => Object.keys(c).length > 0, { message: 'must name at least one container' }),
 });
 
 /** `apps.tailor.dev/resize-status`: the node agent's answer. */

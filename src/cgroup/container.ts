@@ -124,7 +124,7 @@ export function parseContainerdInfo(info: Labels): ContainerdInfo {
   try {
     return JSON.parse(raw) as ContainerdInfo;
   } catch (err) {
-    throw new Error('cgroup: the runtime\'s verbose info is not JSON', { cause: err });
+    throw new Error("cgroup: the runtime's verbose info is not JSON", { cause: err });
   }
 }
 
@@ -214,9 +214,12 @@ export async function readCgroup(path: string, options: CgroupFsOptions = {}): P
     return version === 2 ? await readV2(root, path) : await readV1(root, path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new Error(`cgroup ${path} (v${version}) does not exist under ${root}: the container is not running, or the cgroup root is not the host's`, {
-        cause: err,
-      });
+      throw new Error(
+        `cgroup ${path} (v${version}) does not exist under ${root}: the container is not running, or the cgroup root is not the host's`,
+        {
+          cause: err,
+        },
+      );
     }
     throw err;
   }
@@ -246,5 +249,6 @@ export function containerCgroupReader(
   client: CriClient,
   options: ContainerCgroupOptions = {},
 ): (containerId: string) => Promise<CgroupReading> {
-  return async (containerId: string): Promise<CgroupReading> => readCgroup(await containerCgroupPath(client, containerId, options), options);
+  return async (containerId: string): Promise<CgroupReading> =>
+    readCgroup(await containerCgroupPath(client, containerId, options), options);
 }

@@ -40,7 +40,8 @@ export function assertUnderRoot(root: string, resolved: string): void {
  */
 export function cgroupDir(root: string, hierarchy: string | undefined, path: string): string {
   checkCgroupPath(path);
-  if (hierarchy !== undefined && !HIERARCHIES.has(hierarchy)) throw new CgroupPathError(`unknown cgroup v1 hierarchy ${JSON.stringify(hierarchy)}`);
+  if (hierarchy !== undefined && !HIERARCHIES.has(hierarchy))
+    throw new CgroupPathError(`unknown cgroup v1 hierarchy ${JSON.stringify(hierarchy)}`);
   const dir = hierarchy === undefined ? join(root, path) : join(root, hierarchy, path);
   assertUnderRoot(root, dir);
   return dir;

@@ -110,7 +110,10 @@ async function writeV2(path: string, values: Partial<PodCgroupValues>, options: 
   if (values.cpuShares !== undefined) await write(cgroupFile(dir, 'cpu.weight'), sharesToCpuWeight(values.cpuShares).toString());
   if (values.cpuQuota !== undefined || values.cpuPeriod !== undefined) {
     const current = values.cpuQuota === undefined || values.cpuPeriod === undefined ? await readCgroup(path, options) : undefined;
-    await write(cgroupFile(dir, 'cpu.max'), cpuMaxValue(values.cpuQuota ?? current?.cpuQuota ?? -1n, values.cpuPeriod ?? current?.cpuPeriod));
+    await write(
+      cgroupFile(dir, 'cpu.max'),
+      cpuMaxValue(values.cpuQuota ?? current?.cpuQuota ?? -1n, values.cpuPeriod ?? current?.cpuPeriod),
+    );
   }
 }
 
@@ -119,7 +122,8 @@ async function writeV1(path: string, values: Partial<PodCgroupValues>, root: str
   if (values.memoryLimitInBytes !== undefined) await writeV1MemoryLimit(cgroupDir(root, 'memory', path), values.memoryLimitInBytes);
   if (values.cpuShares !== undefined) await write(cgroupFile(cpu, 'cpu.shares'), values.cpuShares.toString());
   if (values.cpuPeriod !== undefined) await write(cgroupFile(cpu, 'cpu.cfs_period_us'), values.cpuPeriod.toString());
-  if (values.cpuQuota !== undefined) await write(cgroupFile(cpu, 'cpu.cfs_quota_us'), (values.cpuQuota <= 0n ? -1n : values.cpuQuota).toString());
+  if (values.cpuQuota !== undefined)
+    await write(cgroupFile(cpu, 'cpu.cfs_quota_us'), (values.cpuQuota <= 0n ? -1n : values.cpuQuota).toString());
 }
 
 /** A set memsw limit must stay >= the memory limit: raise it first, lower it after. */

@@ -33,7 +33,10 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
   const cri = new CriClient(flags.criEndpoint);
   try {
     const version = await cri.version();
-    logger.info({ runtime: version.runtimeName, runtimeVersion: version.runtimeVersion, cgroupVersion, swapControllerAvailable }, 'container runtime');
+    logger.info(
+      { runtime: version.runtimeName, runtimeVersion: version.runtimeVersion, cgroupVersion, swapControllerAvailable },
+      'container runtime',
+    );
   } catch (err) {
     cri.close();
     throw new Error(`cannot reach the container runtime at ${flags.criEndpoint}: ${(err as Error).message}`, { cause: err });
@@ -46,7 +49,14 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
     healthAddress: address(flags.healthProbeBindAddress),
     shutdownGraceMs: flags.shutdownGracePeriod,
   });
-  const agent = setupAgent(manager, { nodeName: flags.nodeName, cri, cgroupRoot: flags.cgroupRoot, cgroupVersion, swapControllerAvailable, logger });
+  const agent = setupAgent(manager, {
+    nodeName: flags.nodeName,
+    cri,
+    cgroupRoot: flags.cgroupRoot,
+    cgroupVersion,
+    swapControllerAvailable,
+    logger,
+  });
 
   try {
     return await runUntilSignal(manager, logger);

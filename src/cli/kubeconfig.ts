@@ -13,7 +13,10 @@ export async function loadKubeConfig(path: string | undefined): Promise<k8s.Kube
   try {
     await client.get('/version');
   } catch (err) {
-    throw new Error(`cannot reach the cluster at ${server}: ${err instanceof Error ? (err.cause as Error)?.message ?? err.message : String(err)}`, { cause: err });
+    throw new Error(
+      `cannot reach the cluster at ${server}: ${err instanceof Error ? ((err.cause as Error)?.message ?? err.message) : String(err)}`,
+      { cause: err },
+    );
   } finally {
     client.close();
   }

@@ -9,11 +9,13 @@ import { runController, type ControllerFlags } from './controller.js';
 
 const program = new Command('tailor').description('In-place updates for CloneSet workloads').showHelpAfterError();
 
-const positiveInt = (name: string) => (value: string): number => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a whole number >= 1`);
-  return n;
-};
+const positiveInt =
+  (name: string) =>
+  (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a whole number >= 1`);
+    return n;
+  };
 const duration = (value: string): number => {
   try {
     return parseDuration(value);
@@ -27,7 +29,10 @@ program
   .description('run the CloneSet controller')
   .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)')
   .option('--namespace <ns>', 'only watch this namespace (default: all)')
-  .option('--cloneset-selector <selector>', 'only reconcile CloneSets whose labels match this selector, e.g. "!tailor.dev/test" (default: all)')
+  .option(
+    '--cloneset-selector <selector>',
+    'only reconcile CloneSets whose labels match this selector, e.g. "!tailor.dev/test" (default: all)',
+  )
   .option('--workers <n>', 'CloneSets reconciled at once', positiveInt('--workers'), 4)
   .option('--leader-elect', 'elect a leader through a Lease before acting', false)
   .option('--leader-election-namespace <ns>', 'namespace of the Lease', 'tailor-system')

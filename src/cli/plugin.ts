@@ -74,7 +74,10 @@ interface Snapshot {
 async function readSnapshot(client: Reader, ns: string, name: string): Promise<Snapshot> {
   const cs = await client.get<WireCloneSet>(cloneSetPath(ns, name));
   const selector = cs.status?.labelSelector || selectorString(cs.spec?.selector);
-  const list = await client.list<Pod>(`/api/v1/namespaces/${encodeURIComponent(ns)}/pods`, selector ? { labelSelector: selector } : undefined);
+  const list = await client.list<Pod>(
+    `/api/v1/namespaces/${encodeURIComponent(ns)}/pods`,
+    selector ? { labelSelector: selector } : undefined,
+  );
   const uid = cs.metadata?.uid;
   const pods = list.items.filter((p) => p.metadata?.ownerReferences?.some((o) => o.controller && o.uid === uid));
   return { cs, pods };
@@ -93,8 +96,12 @@ async function explainNotFound(client: Reader, ns: string, name: string, err: Ku
   let others = '';
   try {
     const list = await client.list<WireCloneSet>(cloneSetPath(ns));
-    const names = list.items.map((c) => c.metadata?.name ?? '').filter(Boolean).sort();
-    others = names.length > 0 ? ` (CloneSets there: ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', …' : ''})` : ' (it has no CloneSets)';
+    const names = list.items
+      .map((c) => c.metadata?.name ?? '')
+      .filter(Boolean)
+      .sort();
+    others =
+      names.length > 0 ? ` (CloneSets there: ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', …' : ''})` : ' (it has no CloneSets)';
   } catch {
     // A hint only.
   }
@@ -110,8 +117,7 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
 }
 
 /** Errors that waiting will not fix. */
-const isFatal = (err: unknown): boolean =>
-  err instanceof KubeApiError && [400, 401, 403, 404].includes(err.statusCode);
+const isFatal = (err: unknown): boolean => err instanceof KubeApiError && [400, 401, 403, 404].includes(err.statusCode);
 
 const describeError = (err: unknown): string => {
   if (err instanceof KubeApiError) {
@@ -258,7 +264,9 @@ export async function followStatus(name: string, ns: string, opts: StatusOptions
     }
     if (t >= deadline) {
       out.finish(view, false);
-      deps.stderr.write(`error: timed out after ${formatDuration(opts.timeout)} waiting for ${subject}: ${oneLine(view?.message ?? 'no status read')}\n`);
+      deps.stderr.write(
+        `error: timed out after ${formatDuration(opts.timeout)} waiting for ${subject}: ${oneLine(view?.message ?? 'no status read')}\n`,
+      );
       return ExitCodes.timeout;
     }
     await sleep(Math.max(0, Math.min(opts.interval, deadline - t)));
@@ -272,7 +280,10 @@ async function status(name: string, opts: StatusOptions): Promise<number> {
     kc = await withDeadline(loadKubeConfig(opts.kubeconfig), Math.max(1000, Math.min(READ_TIMEOUT_MS, opts.timeout || READ_TIMEOUT_MS)));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'EACCES') throw new PluginError(`cannot read kubeconfig ${opts.kubeconfig ?? process.env['KUBECONFIG'] ?? ''}: ${code === 'ENOENT' ? 'no such file' : 'permission denied'}`);
+    if (code === 'ENOENT' || code === 'EACCES')
+      throw new PluginError(
+        `cannot read kubeconfig ${opts.kubeconfig ?? process.env['KUBECONFIG'] ?? ''}: ${code === 'ENOENT' ? 'no such file' : 'permission denied'}`,
+      );
     throw new PluginError(err instanceof Error ? err.message : String(err));
   }
   const context = kc.getContextObject(kc.getCurrentContext());
@@ -298,14 +309,14 @@ function version(): string {
 
 export function buildProgram(): Command {
   const program = new Command('kubectl tailor')
-    .description('Tailor\'s kubectl plugin: follow in-place rollouts of CloneSets (apps.tailor.dev)')
+    .description("Tailor's kubectl plugin: follow in-place rollouts of CloneSets (apps.tailor.dev)")
     .version(version(), '--version')
     .exitOverride()
     .configureOutput({ outputError: (text, write) => write(`${oneLine(text)}\n`) });
 
   program
     .command('status')
-    .description('show a CloneSet\'s rollout and wait until it is complete, blocked, or the timeout passes')
+    .description("show a CloneSet's rollout and wait until it is complete, blocked, or the timeout passes")
     .argument('<clone>', 'CloneSet name')
     .option('-n, --namespace <ns>', 'namespace (default: the kubeconfig context\'s namespace, else "default")')
     .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)')

@@ -160,7 +160,13 @@ interface PodReading {
 }
 
 function readPods(pods: readonly Pod[], cloneSet: string, updateRevision: string, now: number): PodReading {
-  const out: PodReading = { lines: [], resize: { Proposed: 0, InProgress: 0, Deferred: 0, Infeasible: 0 }, unfinished: 0, infeasible: [], warnings: [] };
+  const out: PodReading = {
+    lines: [],
+    resize: { Proposed: 0, InProgress: 0, Deferred: 0, Infeasible: 0 },
+    unfinished: 0,
+    infeasible: [],
+    warnings: [],
+  };
   for (const pod of pods) {
     const podName = pod.metadata?.name ?? '';
     const revision = pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH];
@@ -183,7 +189,8 @@ function readPods(pods: readonly Pod[], cloneSet: string, updateRevision: string
     if (terminating) continue;
     if (view.state) out.resize[view.state]++;
     if (!view.done) out.unfinished++;
-    if (view.state === 'Infeasible') out.infeasible.push({ name: podName, message: view.message ?? 'the node can never fit the new resources' });
+    if (view.state === 'Infeasible')
+      out.infeasible.push({ name: podName, message: view.message ?? 'the node can never fit the new resources' });
     if (problem) out.warnings.push(`pod ${podName}: ${problem}`);
   }
   out.lines.sort((a, b) => podRank(a) - podRank(b) || a.name.localeCompare(b.name));
@@ -227,7 +234,12 @@ function findBlockers(status: WireStatus, waitsOnInfeasible: boolean, reading: P
       blockers.push({ source: `pod ${p.name}`, reason: 'Infeasible', message: `resize Infeasible: ${p.message}`, transient: false });
     }
     if (blockers.length === 0 && resize.Infeasible > 0) {
-      blockers.push({ source: 'status.resize', reason: 'Infeasible', message: `${resize.Infeasible} pod(s) have an Infeasible resize`, transient: false });
+      blockers.push({
+        source: 'status.resize',
+        reason: 'Infeasible',
+        message: `${resize.Infeasible} pod(s) have an Infeasible resize`,
+        transient: false,
+      });
     }
   }
   const progressing = condition(status.conditions, 'Progressing');
@@ -252,22 +264,37 @@ function progressMessage(p: Progress, resize: Record<ResizeState, number>): stri
   const pausedNote = p.paused ? 'rollout paused (updateStrategy.paused); ' : '';
   if (p.replicas < p.desired) return `${pausedNote}waiting for rollout to finish: ${p.replicas} of ${p.desired} pods exist`;
   if (p.updated < p.target) return `${pausedNote}waiting for rollout to finish: ${p.updated} of ${p.target} pods updated`;
-  if (p.updatedReady < p.target) return `${pausedNote}waiting for rollout to finish: ${p.updatedReady} of ${p.target} updated pods are ready`;
+  if (p.updatedReady < p.target)
+    return `${pausedNote}waiting for rollout to finish: ${p.updatedReady} of ${p.target} updated pods are ready`;
   if (p.replicas > p.desired) return `waiting for rollout to finish: ${p.replicas - p.desired} old pod(s) pending termination`;
-  if (p.unfinishedResizes > 0) return `waiting for ${p.unfinishedResizes} resize(s) to finish (${resizeCounts(resize) || 'node not caught up'})`;
+  if (p.unfinishedResizes > 0)
+    return `waiting for ${p.unfinishedResizes} resize(s) to finish (${resizeCounts(resize) || 'node not caught up'})`;
   return `waiting for rollout to finish: ${p.updatedReady} of ${p.replicas} updated pods are ready`;
 }
 
 /** Per state, the larger of what the pods show and what status.resize counts. */
-function largerResizeCounts(fromPods: Record<ResizeState, number>, fromStatus: WireStatus['resize'] | undefined): Record<ResizeState, number> {
-  const counted = { Proposed: fromStatus?.proposed, InProgress: fromStatus?.inProgress, Deferred: fromStatus?.deferred, Infeasible: fromStatus?.infeasible };
-  return Object.fromEntries(RESIZE_STATES.map((state) => [state, Math.max(fromPods[state], counted[state] ?? 0)])) as Record<ResizeState, number>;
+function largerResizeCounts(
+  fromPods: Record<ResizeState, number>,
+  fromStatus: WireStatus['resize'] | undefined,
+): Record<ResizeState, number> {
+  const counted = {
+    Proposed: fromStatus?.proposed,
+    InProgress: fromStatus?.inProgress,
+    Deferred: fromStatus?.deferred,
+    Infeasible: fromStatus?.infeasible,
+  };
+  return Object.fromEntries(RESIZE_STATES.map((state) => [state, Math.max(fromPods[state], counted[state] ?? 0)])) as Record<
+    ResizeState,
+    number
+  >;
 }
 
 /** A failed scale first; Infeasible pods the strategy will recreate last. */
 function addWarnings(warnings: string[], failedScale: CloneSetCondition | undefined, toBeRecreated: readonly { name: string }[]): void {
-  if (failedScale?.status === 'True') warnings.unshift(`FailedScale (${failedScale.reason ?? 'FailedScale'}): ${failedScale.message ?? ''}`);
-  for (const p of toBeRecreated) warnings.push(`pod ${p.name}: resize Infeasible; resizeStrategy.onInfeasible Recreate replaces the pod with the new resources`);
+  if (failedScale?.status === 'True')
+    warnings.unshift(`FailedScale (${failedScale.reason ?? 'FailedScale'}): ${failedScale.message ?? ''}`);
+  for (const p of toBeRecreated)
+    warnings.push(`pod ${p.name}: resize Infeasible; resizeStrategy.onInfeasible Recreate replaces the pod with the new resources`);
 }
 
 function progressOf(status: WireStatus, spec: Pick<Progress, 'desired' | 'target' | 'paused'>, unfinishedResizes: number): Progress {
@@ -281,11 +308,20 @@ function progressOf(status: WireStatus, spec: Pick<Progress, 'desired' | 'target
 }
 
 /** complete, blocked or progressing, with the sentence that says why. */
-function decideVerdict(cs: WireCloneSet, blockers: readonly Blocker[], p: Progress, resize: Record<ResizeState, number>): { verdict: Verdict; message: string } {
+function decideVerdict(
+  cs: WireCloneSet,
+  blockers: readonly Blocker[],
+  p: Progress,
+  resize: Record<ResizeState, number>,
+): { verdict: Verdict; message: string } {
   const generation = cs.metadata?.generation ?? 0;
   const observed = cs.status?.observedGeneration ?? 0;
   if (cs.status === undefined) return { verdict: 'progressing', message: 'waiting for the controller to report status' };
-  if (observed < generation) return { verdict: 'progressing', message: `waiting for the controller to observe generation ${generation} (status is for ${observed})` };
+  if (observed < generation)
+    return {
+      verdict: 'progressing',
+      message: `waiting for the controller to observe generation ${generation} (status is for ${observed})`,
+    };
   if (blockers.length > 0) {
     return { verdict: 'blocked', message: blockers.map((b) => `${b.source} (${b.reason})${b.message ? `: ${b.message}` : ''}`).join('; ') };
   }
@@ -323,7 +359,11 @@ export function buildStatusView(cs: WireCloneSet, pods: readonly Pod[], now: num
 
   const blockers = stale ? [] : findBlockers(status, waitsOnInfeasible, reading, resize);
   addWarnings(warnings, stale ? undefined : condition(status.conditions, 'FailedScale'), waitsOnInfeasible ? [] : reading.infeasible);
-  const progress = progressOf(status, { desired, target, paused }, Math.max(reading.unfinished, statusResize?.resizing ?? 0, resize.Infeasible));
+  const progress = progressOf(
+    status,
+    { desired, target, paused },
+    Math.max(reading.unfinished, statusResize?.resizing ?? 0, resize.Infeasible),
+  );
   const { verdict, message } = decideVerdict(cs, blockers, progress, resize);
   const { replicas, updatedReady } = progress;
 
@@ -388,7 +428,12 @@ export interface RenderOptions {
 function table(rows: string[][]): string[] {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
-  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd());
+  return rows.map((row) =>
+    row
+      .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 /** The full view: header, progress bar, resize counts, pods, what blocks, verdict. */

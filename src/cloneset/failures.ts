@@ -20,7 +20,10 @@ export function describeFailure(what: string, err: unknown, volatile: readonly s
     const status = err.status;
     const code = err.statusCode;
     const detail = status?.message ?? (err.cause instanceof Error ? err.cause.message : 'no response');
-    return { message: scrub(`${what}: ${code || 'no response'}${status?.reason ? ` ${status.reason}` : ''}: ${detail}`), permanent: isPermanent(err) };
+    return {
+      message: scrub(`${what}: ${code || 'no response'}${status?.reason ? ` ${status.reason}` : ''}: ${detail}`),
+      permanent: isPermanent(err),
+    };
   }
   return { message: scrub(`${what}: ${err instanceof Error ? err.message : String(err)}`), permanent: false };
 }
@@ -33,7 +36,8 @@ export function describeFailure(what: string, err: unknown, volatile: readonly s
 function isPermanent(err: KubeApiError): boolean {
   if (err.statusCode === 400 || err.statusCode === 422) return true;
   const message = err.status?.message ?? '';
-  const terminating = /being terminated/.test(message) || err.status?.details?.causes?.some((c) => c.reason === 'NamespaceTerminating') === true;
+  const terminating =
+    /being terminated/.test(message) || err.status?.details?.causes?.some((c) => c.reason === 'NamespaceTerminating') === true;
   if (err.statusCode === 403 && terminating) return true;
   return err.statusCode === 404 && err.method === 'POST';
 }

@@ -7,13 +7,7 @@ import type { Pod } from '../api/wire.js';
 import type { InPlaceStep, Settlement } from '../inplace/plan.js';
 
 /** Why a pod is deleted; each reason is one line of the catalogue in src/api/reasons.ts. */
-export type DeleteReason =
-  | 'ScaleDown'
-  | 'PodsToDelete'
-  | 'RecreateUpdate'
-  | 'RecreateFallback'
-  | 'ResizeRecreate'
-  | 'ReplaceUnscheduled';
+export type DeleteReason = 'ScaleDown' | 'PodsToDelete' | 'RecreateUpdate' | 'RecreateFallback' | 'ResizeRecreate' | 'ReplaceUnscheduled';
 
 export type Intent =
   /** Create one pod from `revision`'s template. */

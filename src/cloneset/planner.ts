@@ -186,17 +186,26 @@ function planResizeOutcomes(round: Round): void {
     const message = `pod ${nameOf(pod)} is recreated with its new resources: ${reason}`;
     round.events.push({ on: 'cloneset', type: 'Warning', reason: EventReasons.ResizeRecreate, message });
   }
-  const unavailable = round.summaries.filter((s) => !s.terminating && !countsAsAvailable(s)).map((s) => s.name).sort();
+  const unavailable = round.summaries
+    .filter((s) => !s.terminating && !countsAsAvailable(s))
+    .map((s) => s.name)
+    .sort();
   const outOfService = unavailable.join(', ') || 'pods not yet created';
   const lines = [
     ...tracking.blocked.map((b) => `${nameOf(b.pod)}: ${b.reason}${b.message ? ` (${b.message})` : ''}`),
-    ...held.map((h) => `${nameOf(h.pod)}: ${h.reason}, recreate waits for maxUnavailable ${round.maxUnavailable} (out of service: ${outOfService})`),
+    ...held.map(
+      (h) => `${nameOf(h.pod)}: ${h.reason}, recreate waits for maxUnavailable ${round.maxUnavailable} (out of service: ${outOfService})`,
+    ),
   ];
   const infeasible = [...tracking.blocked, ...held].some((b) => b.reason === 'Infeasible');
   round.conditions[Conditions.ResizeBlocked] =
     lines.length === 0
       ? null
-      : { status: 'True', reason: infeasible ? ConditionReasons.Infeasible : ConditionReasons.Timeout, message: lines.sort().join('; ').slice(0, 2000) };
+      : {
+          status: 'True',
+          reason: infeasible ? ConditionReasons.Infeasible : ConditionReasons.Timeout,
+          message: lines.sort().join('; ').slice(0, 2000),
+        };
 }
 
 /** Every round: settle finished in-place updates, mark new pods' gates, reroute stale requests. */
@@ -238,7 +247,13 @@ function finish(round: Round): Plan {
     const at = availableAt(pod, cs.spec.minReadySeconds ?? 0);
     if (at !== undefined && at > now) wakeAt = earliest(wakeAt, at);
   }
-  const plan: Plan = { intents: round.intents, events: round.events, status, budget: round.budget, resizeDurations: round.resizes.durations };
+  const plan: Plan = {
+    intents: round.intents,
+    events: round.events,
+    status,
+    budget: round.budget,
+    resizeDurations: round.resizes.durations,
+  };
   if (wakeAt !== undefined) plan.wakeAt = wakeAt;
   return plan;
 }
@@ -262,7 +277,12 @@ function planPodUpdates(input: PlanInput, pods: readonly Pod[], update: UpdatePl
     const picked = selected.has(nameOf(pod));
     if (!picked && nonDisruptive <= 0) continue;
     if (picked && !pod.spec?.nodeName) {
-      out.intents.push({ kind: 'delete', pod, reason: 'ReplaceUnscheduled', message: `never scheduled; replaced by a pod of revision ${update.targetRevision}` });
+      out.intents.push({
+        kind: 'delete',
+        pod,
+        reason: 'ReplaceUnscheduled',
+        message: `never scheduled; replaced by a pod of revision ${update.targetRevision}`,
+      });
       continue;
     }
     const step = stepFor(input, pod, update.targetRevision);
@@ -273,7 +293,14 @@ function planPodUpdates(input: PlanInput, pods: readonly Pod[], update: UpdatePl
     switch (step.kind) {
       case 'recreate': {
         const fallback = strategy.type !== 'ReCreate';
-        if (fallback) out.events.push({ on: 'cloneset', type: 'Normal', reason: EventReasons.RecreateFallback, message: `recreated: ${step.reason}`, batchPod: nameOf(pod) });
+        if (fallback)
+          out.events.push({
+            on: 'cloneset',
+            type: 'Normal',
+            reason: EventReasons.RecreateFallback,
+            message: `recreated: ${step.reason}`,
+            batchPod: nameOf(pod),
+          });
         out.intents.push({ kind: 'delete', pod, reason: fallback ? 'RecreateFallback' : 'RecreateUpdate', message: step.reason });
         break;
       }
@@ -329,7 +356,15 @@ function notInPlaceUpdatable(fields: readonly string[]): ConditionWrites[string]
 }
 
 /** Reasons a kubelet gives for a container that will not start without a change. */
-const STUCK_WAITING = new Set(['CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError']);
+const STUCK_WAITING = new Set([
+  'CrashLoopBackOff',
+  'ImagePullBackOff',
+  'ErrImagePull',
+  'InvalidImageName',
+  'CreateContainerConfigError',
+  'CreateContainerError',
+  'RunContainerError',
+]);
 
 /** How long a pod may be on its way into service before it counts as holding the rollout up. */
 export const STUCK_AFTER_MS = 30_000;
@@ -371,7 +406,10 @@ function rolloutBlocked(round: Round): { condition: ConditionWrites[string]; wak
   const missing = Math.max(0, replicas - live.length);
   if (out.length + missing === 0 || out.length + missing < maxUnavailable) return { condition: null };
   const verdicts = out.map((p) => ({ name: nameOf(p), ...stuck(p, round.input.now) }));
-  const stuckNames = verdicts.filter((v) => v.now).map((v) => v.name).sort();
+  const stuckNames = verdicts
+    .filter((v) => v.now)
+    .map((v) => v.name)
+    .sort();
   if (stuckNames.length === 0) {
     return { condition: null, wakeAt: Math.min(...verdicts.map((v) => v.at ?? Infinity)) };
   }

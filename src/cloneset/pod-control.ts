@@ -10,7 +10,11 @@ import { newPod, type WireCloneSet } from './pods.js';
 
 /** A create or delete that failed, with the pod names it was about. */
 export class PodControlError extends Error {
-  constructor(message: string, readonly podNames: readonly string[], options: { cause: unknown }) {
+  constructor(
+    message: string,
+    readonly podNames: readonly string[],
+    options: { cause: unknown },
+  ) {
     super(message, options);
     this.name = 'PodControlError';
   }

@@ -90,8 +90,10 @@ const PHASE_ORDINAL: Readonly<Record<PodPhase, number>> = {
   Failed: 0,
 };
 
-const byBool = (first: (p: PodSummary) => boolean): Comparator => (a, b) =>
-  Number(first(b)) - Number(first(a));
+const byBool =
+  (first: (p: PodSummary) => boolean): Comparator =>
+  (a, b) =>
+    Number(first(b)) - Number(first(a));
 
 const unscheduledFirst = byBool((p) => p.nodeName === '');
 const earlierPhaseFirst: Comparator = (a, b) => PHASE_ORDINAL[a.phase] - PHASE_ORDINAL[b.phase];
@@ -112,8 +114,7 @@ function laterOrUnknownFirst(a: number | undefined, b: number | undefined): numb
 }
 
 /** Only decides between two ready pods: the one ready for the shorter time comes first. */
-const readyShorterFirst: Comparator = (a, b) =>
-  a.ready && b.ready ? laterOrUnknownFirst(a.readySince, b.readySince) : 0;
+const readyShorterFirst: Comparator = (a, b) => (a.ready && b.ready ? laterOrUnknownFirst(a.readySince, b.readySince) : 0);
 const newerFirst: Comparator = (a, b) => laterOrUnknownFirst(a.createdAt, b.createdAt);
 /** Not a Kubernetes rule: makes ties deterministic. */
 const byName: Comparator = (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);

@@ -2,12 +2,7 @@
 // pod a CloneSet creates for a revision (labels, owner reference, the in-place readiness gate).
 // Pure: the clock comes in as an argument. Must not: call the API.
 import type * as k8s from '@kubernetes/client-node';
-import {
-  CONDITION_INPLACE_UPDATE_READY,
-  LABEL_CONTROLLER_REVISION_HASH,
-  LABEL_INSTANCE_ID,
-  type CloneSet,
-} from '../api/types.js';
+import { CONDITION_INPLACE_UPDATE_READY, LABEL_CONTROLLER_REVISION_HASH, LABEL_INSTANCE_ID, type CloneSet } from '../api/types.js';
 import { withDefaults, type DefaultedCloneSet } from '../api/defaults.js';
 import type { Pod, Wire } from '../api/wire.js';
 import { countsAsReady, parseDeletionCost, type PodPhase, type PodSummary } from './pod-state.js';
@@ -19,17 +14,13 @@ export type DefaultedWireCloneSet = Wire<DefaultedCloneSet>;
 export const defaulted = (cs: WireCloneSet): DefaultedWireCloneSet =>
   withDefaults(cs as unknown as CloneSet) as unknown as DefaultedWireCloneSet;
 
-const condition = (pod: Pod, type: string): Wire<k8s.V1PodCondition> | undefined =>
-  pod.status?.conditions?.find((c) => c.type === type);
+const condition = (pod: Pod, type: string): Wire<k8s.V1PodCondition> | undefined => pod.status?.conditions?.find((c) => c.type === type);
 
 export function isPodReady(pod: Pod): boolean {
   return condition(pod, 'Ready')?.status === 'True';
 }
 
-export function summarizePod(
-  pod: Pod,
-  options: { minReadySeconds: number; now: number; podsToDelete?: readonly string[] },
-): PodSummary {
+export function summarizePod(pod: Pod, options: { minReadySeconds: number; now: number; podsToDelete?: readonly string[] }): PodSummary {
   const ready = isPodReady(pod);
   const readySince = readySinceOf(pod);
   const name = pod.metadata?.name ?? '';
@@ -40,7 +31,8 @@ export function summarizePod(
     nodeName: pod.spec?.nodeName ?? '',
     phase: (pod.status?.phase as PodPhase | undefined) ?? 'Pending',
     ready,
-    available: ready && (options.minReadySeconds <= 0 || (readySince !== undefined && options.now - readySince >= options.minReadySeconds * 1000)),
+    available:
+      ready && (options.minReadySeconds <= 0 || (readySince !== undefined && options.now - readySince >= options.minReadySeconds * 1000)),
     ...(readySince !== undefined ? { readySince } : {}),
     terminating: !!meta.deletionTimestamp,
     deletionCost: parseDeletionCost(meta.annotations?.['controller.kubernetes.io/pod-deletion-cost']),
@@ -70,12 +62,7 @@ export function availableAt(pod: Pod, minReadySeconds: number): number | undefin
   return Date.parse(since) + minReadySeconds * 1000;
 }
 
-export function newPod(
-  cloneSet: WireCloneSet,
-  revisionName: string,
-  template: Wire<k8s.V1PodTemplateSpec>,
-  instanceId: string,
-): Pod {
+export function newPod(cloneSet: WireCloneSet, revisionName: string, template: Wire<k8s.V1PodTemplateSpec>, instanceId: string): Pod {
   const name = `${cloneSet.metadata?.name}-${instanceId}`;
   const spec = structuredClone<NonNullable<Pod['spec']>>(template.spec ?? { containers: [] });
   const gates = spec.readinessGates ?? [];

@@ -58,7 +58,13 @@ export function followResizes(cs: DefaultedWireCloneSet, pods: readonly Pod[], n
         events.push({ on: 'cloneset', type: 'Normal', reason, message: `resize ${view.state}`, batchPod: name });
       }
     } else if (from) {
-      events.push({ on: 'cloneset', type: 'Normal', reason: EventReasons.ResizeCompleted, message: 'the node actuated the new resources', batchPod: name });
+      events.push({
+        on: 'cloneset',
+        type: 'Normal',
+        reason: EventReasons.ResizeCompleted,
+        message: 'the node actuated the new resources',
+        batchPod: name,
+      });
       const started = readUpdateState(pod)?.updateTimestamp;
       if (started) durations.push(Math.max(0, now - Date.parse(started)) / 1000);
     }

@@ -8,14 +8,7 @@ import type { Informer } from '../runtime/informer.js';
 import { isAlreadyExists, isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
 import { controllerRef, type WireCloneSet } from './pods.js';
 import { canonicalJSON } from '../api/json.js';
-import {
-  findEqualRevision,
-  nextRevisionNumber,
-  revisionName,
-  revisionsToPrune,
-  templateHash,
-  type RevisionSummary,
-} from './revision.js';
+import { findEqualRevision, nextRevisionNumber, revisionName, revisionsToPrune, templateHash, type RevisionSummary } from './revision.js';
 
 export interface ControllerRevision {
   apiVersion?: string;
@@ -35,10 +28,9 @@ export class RevisionStore {
   ) {}
 
   /** Finds or creates the revision for the current template; returns both revisions in use. */
-  async sync(cs: WireCloneSet): Promise<
-    | { updateRevision: string; currentRevision: string; templates: Map<string, unknown> }
-    | 'collision'
-  > {
+  async sync(
+    cs: WireCloneSet,
+  ): Promise<{ updateRevision: string; currentRevision: string; templates: Map<string, unknown> } | 'collision'> {
     const client = this.client;
     const ns = cs.metadata?.namespace ?? 'default';
     const owned = this.revisions.byIndex(OWNER_INDEX, cs.metadata?.uid ?? '');
@@ -94,7 +86,6 @@ export class RevisionStore {
     return { updateRevision, currentRevision, templates };
   }
 
-
   /** Deletes history beyond revisionHistoryLimit, never a revision a pod or the status uses. */
   async prune(cs: WireCloneSet, pods: Pod[], status: CloneSetStatus): Promise<void> {
     const owned = this.revisions.byIndex(OWNER_INDEX, cs.metadata?.uid ?? '');
@@ -108,4 +99,5 @@ export class RevisionStore {
         if (!isNotFound(err)) throw err;
       }
     }
-  }}
+  }
+}

@@ -12,7 +12,6 @@ export interface RevisionSummary {
   data: string;
 }
 
-
 // Kubernetes' rand.SafeEncodeString alphabet: no vowels, so hashes never spell words.
 const SAFE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
@@ -40,11 +39,7 @@ export function findEqualRevision(revisions: readonly RevisionSummary[], data: s
 }
 
 /** Old revisions to delete: oldest first, keeping `limit` that no pod or status still uses. */
-export function revisionsToPrune(
-  revisions: readonly RevisionSummary[],
-  live: ReadonlySet<string>,
-  limit: number,
-): string[] {
+export function revisionsToPrune(revisions: readonly RevisionSummary[], live: ReadonlySet<string>, limit: number): string[] {
   const history = revisions.filter((r) => !live.has(r.name)).sort((a, b) => a.revision - b.revision);
   return history.slice(0, Math.max(0, history.length - limit)).map((r) => r.name);
 }

@@ -4,13 +4,7 @@
 // deletes, and records expectations. It must not also plan an update in a round where this plan
 // is not empty (see update.ts).
 
-import {
-  activePods,
-  countsAsReady,
-  isSpecifiedDelete,
-  rankForDeletion,
-  type PodSummary,
-} from './pod-state.js';
+import { activePods, countsAsReady, isSpecifiedDelete, rankForDeletion, type PodSummary } from './pod-state.js';
 import { calculateDiffs, type RolloutInput } from './update.js';
 
 export interface ScalePlan {
@@ -51,12 +45,7 @@ function withinReadyBudget(victims: readonly PodSummary[], readyBudget: number):
  * share of the current revision) no longer needs; then update-revision pods. So surge pods left
  * over after an update are removed from the old revision and the updated count is kept.
  */
-function chooseVictims(
-  pods: readonly PodSummary[],
-  updateRevision: string,
-  total: number,
-  atCurrentRevision: number,
-): PodSummary[] {
+function chooseVictims(pods: readonly PodSummary[], updateRevision: string, total: number, atCurrentRevision: number): PodSummary[] {
   const notUpdated = rankForDeletion(pods.filter((p) => p.revision !== updateRevision));
   const updated = rankForDeletion(pods.filter((p) => p.revision === updateRevision));
   const fromOld = Math.min(total, atCurrentRevision);

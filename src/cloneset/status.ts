@@ -66,7 +66,7 @@ export function setCondition(
   const next: CloneSetCondition = {
     type,
     ...wanted,
-    lastTransitionTime: old && old.status === wanted.status ? old.lastTransitionTime ?? stamp : stamp,
+    lastTransitionTime: old && old.status === wanted.status ? (old.lastTransitionTime ?? stamp) : stamp,
     lastUpdateTime: stamp,
   };
   return [...conditions.filter((c) => c.type !== type), next];
@@ -78,13 +78,22 @@ export function setCondition(
  * moved for progressDeadlineSeconds. Paused rollouts do not time out.
  */
 function progressing(conditions: CloneSetCondition[], status: CloneSetStatus, input: StatusInput): CloneSetCondition[] {
-  const complete =
-    status.updatedAvailableReplicas === input.replicas && status.replicas === input.replicas;
+  const complete = status.updatedAvailableReplicas === input.replicas && status.replicas === input.replicas;
   if (complete) {
-    return setCondition(conditions, 'Progressing', { status: 'True', reason: 'RolloutComplete', message: 'all pods run the update revision and are available' }, input.now);
+    return setCondition(
+      conditions,
+      'Progressing',
+      { status: 'True', reason: 'RolloutComplete', message: 'all pods run the update revision and are available' },
+      input.now,
+    );
   }
   if (input.paused) {
-    return setCondition(conditions, 'Progressing', { status: 'Unknown', reason: 'RolloutPaused', message: 'updateStrategy.paused is true' }, input.now);
+    return setCondition(
+      conditions,
+      'Progressing',
+      { status: 'Unknown', reason: 'RolloutPaused', message: 'updateStrategy.paused is true' },
+      input.now,
+    );
   }
   const prev = input.previous;
   const moved =
@@ -111,7 +120,16 @@ function progressing(conditions: CloneSetCondition[], status: CloneSetStatus, in
   const deadline = input.progressDeadlineSeconds;
   const lastProgress = Date.parse(old.lastUpdateTime ?? old.lastTransitionTime ?? '');
   if (deadline !== undefined && old.status === 'True' && input.now - lastProgress > deadline * 1000) {
-    return setCondition(conditions, 'Progressing', { status: 'False', reason: 'ProgressDeadlineExceeded', message: `no progress for ${deadline}s: ${status.updatedAvailableReplicas}/${input.replicas} pods updated and available` }, input.now);
+    return setCondition(
+      conditions,
+      'Progressing',
+      {
+        status: 'False',
+        reason: 'ProgressDeadlineExceeded',
+        message: `no progress for ${deadline}s: ${status.updatedAvailableReplicas}/${input.replicas} pods updated and available`,
+      },
+      input.now,
+    );
   }
   return conditions;
 }
@@ -136,10 +154,13 @@ export function withConditions(status: CloneSetStatus, writes: StatusInput['cond
 export function statusChangeIsUrgent(previous: CloneSetStatus | undefined, next: CloneSetStatus): boolean {
   const p = previous ?? {};
   if (p.observedGeneration !== next.observedGeneration || p.currentRevision !== next.currentRevision) return true;
-  if (p.updateRevision !== next.updateRevision || p.collisionCount !== next.collisionCount || p.labelSelector !== next.labelSelector) return true;
+  if (p.updateRevision !== next.updateRevision || p.collisionCount !== next.collisionCount || p.labelSelector !== next.labelSelector)
+    return true;
   const signature = (conditions: readonly CloneSetCondition[] | undefined): string =>
     (conditions ?? [])
-      .map((c) => [c.type, c.status, c.reason ?? '', c.type === 'Progressing' && c.reason === 'Updating' ? '' : c.message ?? ''].join('\u0000'))
+      .map((c) =>
+        [c.type, c.status, c.reason ?? '', c.type === 'Progressing' && c.reason === 'Updating' ? '' : (c.message ?? '')].join('\u0000'),
+      )
       .sort()
       .join('\n');
   return signature(p.conditions) !== signature(next.conditions);

@@ -7,13 +7,7 @@
 
 import { getScaledValueFromIntOrPercent as resolveIntOrPercent } from '../api/intorpercent.js';
 import type { IntOrString } from '../api/types.js';
-import {
-  activePods,
-  compareActivePods,
-  countsAsAvailable,
-  isSpecifiedDelete,
-  type PodSummary,
-} from './pod-state.js';
+import { activePods, compareActivePods, countsAsAvailable, isSpecifiedDelete, type PodSummary } from './pod-state.js';
 import { disruptionBudget, disruptionCost } from './budget.js';
 
 /** The spec fields the arithmetic reads (names as in the CloneSet spec). */
@@ -77,8 +71,7 @@ export function resolvePartition(partition: IntOrString | undefined, replicas: n
  */
 export function resolveRolloutLimits(spec: RolloutSpec): RolloutLimits {
   const { replicas } = spec;
-  const maxSurge =
-    spec.maxSurge === undefined || spec.paused === true ? 0 : resolveIntOrPercent(spec.maxSurge, replicas, true);
+  const maxSurge = spec.maxSurge === undefined || spec.paused === true ? 0 : resolveIntOrPercent(spec.maxSurge, replicas, true);
   return {
     partition: resolvePartition(spec.partition, replicas),
     maxSurge,
@@ -215,15 +208,7 @@ export function calculateDiffs(input: RolloutInput): RolloutDiffs {
     updateNewDiff = Math.min(updateNewDiff, 0);
   }
 
-  const surge = surgeToUse(
-    maxSurge,
-    maxUnavailable,
-    totalUnavailable,
-    updated.toDelete,
-    old.toDelete,
-    updateOldDiff,
-    updateNewDiff,
-  );
+  const surge = surgeToUse(maxSurge, maxUnavailable, totalUnavailable, updated.toDelete, old.toDelete, updateOldDiff, updateNewDiff);
   const expectedTotal = replicas + surge.total;
   const expectedOld = partition + surge.atCurrentRevision;
   const toDelete = updated.toDelete + old.toDelete;
@@ -243,8 +228,7 @@ export function calculateDiffs(input: RolloutInput): RolloutDiffs {
     scaleDown = pods.length - toDelete - expectedTotal;
     scaleDownAtCurrentRevision = Math.max(old.total - old.toDelete - expectedOld, 0);
   }
-  const deleteReadyLimit =
-    toDelete > 0 || scaleDown > 0 ? disruptionBudget({ replicas, maxUnavailable, pods }) : 0;
+  const deleteReadyLimit = toDelete > 0 || scaleDown > 0 ? disruptionBudget({ replicas, maxUnavailable, pods }) : 0;
 
   // Move the smaller of the two gaps; the scale diffs close the rest.
   const update = Math.abs(updateOldDiff) <= Math.abs(updateNewDiff) ? updateOldDiff : -updateNewDiff;
@@ -280,9 +264,7 @@ export interface UpdatePlan {
  * revision), minus pods still inside an in-place update grace period.
  */
 function candidatesFor(pods: readonly PodSummary[], input: RolloutInput, forward: boolean): PodSummary[] {
-  return pods.filter(
-    (p) => (p.revision === input.updateRevision) !== forward && p.inPlaceGracePending !== true,
-  );
+  return pods.filter((p) => (p.revision === input.updateRevision) !== forward && p.inPlaceGracePending !== true);
 }
 
 /**

@@ -495,7 +495,10 @@ export function resolveProtoPath(override?: string): string {
   const candidates =
     override !== undefined
       ? [override]
-      : [fileURLToPath(new URL('./runtime.proto', import.meta.url)), fileURLToPath(new URL('../../src/cri/runtime.proto', import.meta.url))];
+      : [
+          fileURLToPath(new URL('./runtime.proto', import.meta.url)),
+          fileURLToPath(new URL('../../src/cri/runtime.proto', import.meta.url)),
+        ];
   const found = candidates.find((p) => existsSync(p));
   if (found === undefined) {
     throw new Error(`CRI: runtime.proto not found; looked at ${candidates.join(', ')}`);

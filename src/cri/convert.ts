@@ -124,7 +124,9 @@ export function memoryMaxValue(limitBytes: bigint): string {
   return limitBytes > 0n ? limitBytes.toString() : 'max';
 }
 
-export function toCgroupV2Values(r: Pick<CpuMemoryResources, 'cpuShares' | 'cpuQuota' | 'cpuPeriod' | 'memoryLimitInBytes'>): CgroupV2Values {
+export function toCgroupV2Values(
+  r: Pick<CpuMemoryResources, 'cpuShares' | 'cpuQuota' | 'cpuPeriod' | 'memoryLimitInBytes'>,
+): CgroupV2Values {
   return {
     cpuWeight: sharesToCpuWeight(r.cpuShares),
     cpuMax: cpuMaxValue(r.cpuQuota, r.cpuPeriod),

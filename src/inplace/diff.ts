@@ -41,7 +41,12 @@ export function diffTemplates(from: PodTemplate, to: PodTemplate): TemplateDiff 
 
   const fromContainers = from.spec?.containers ?? [];
   const toContainers = to.spec?.containers ?? [];
-  if (!same(fromContainers.map((c) => c.name), toContainers.map((c) => c.name))) {
+  if (
+    !same(
+      fromContainers.map((c) => c.name),
+      toContainers.map((c) => c.name),
+    )
+  ) {
     diff.recreateOnly.push('spec.containers[*].name');
     return diff;
   }
@@ -94,5 +99,9 @@ function mapDiff(a: Record<string, string> | undefined, b: Record<string, string
 }
 
 export const hasChanges = (d: TemplateDiff): boolean =>
-  Object.keys(d.images).length + Object.keys(d.resources).length + Object.keys(d.labels).length +
-    Object.keys(d.annotations).length + d.recreateOnly.length > 0;
+  Object.keys(d.images).length +
+    Object.keys(d.resources).length +
+    Object.keys(d.labels).length +
+    Object.keys(d.annotations).length +
+    d.recreateOnly.length >
+  0;

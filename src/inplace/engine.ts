@@ -64,7 +64,9 @@ export class InPlaceUpdater {
     const state = readUpdateState(pod);
     if (completed && state) this.metrics?.duration.observe((this.now() - Date.parse(state.updateTimestamp)) / 1000);
     const reason = completed ? EventReasons.InPlaceUpdateCompleted : EventReasons.InPlaceUpdateCancelled;
-    const what = completed ? `updated in place to revision ${state?.revision}` : 'update withdrawn before it was applied, nothing restarted';
+    const what = completed
+      ? `updated in place to revision ${state?.revision}`
+      : 'update withdrawn before it was applied, nothing restarted';
     this.events.batch(owner, 'Normal', reason, what, pod.metadata?.name ?? '');
   }
 

@@ -46,8 +46,7 @@ export interface UpdateTarget {
   now: number;
 }
 
-const condition = (pod: Pod, type: string): Wire<k8s.V1PodCondition> | undefined =>
-  pod.status?.conditions?.find((c) => c.type === type);
+const condition = (pod: Pod, type: string): Wire<k8s.V1PodCondition> | undefined => pod.status?.conditions?.find((c) => c.type === type);
 
 /** The next step to move a pod selected for update to the target revision. */
 export function planInPlaceUpdate(pod: Pod, t: UpdateTarget): InPlaceStep {
@@ -79,12 +78,20 @@ export function planInPlaceUpdate(pod: Pod, t: UpdateTarget): InPlaceStep {
   }));
   if (resized.length > 0 && t.resize.via === 'agent') {
     // The node's kubelet cannot resize: the request rides in the same pod patch, for the agent.
-    const request = encodeResizeRequest({ revision: t.targetRevision, containers: Object.fromEntries(resized.map((c) => [c.name, c.resources])) });
+    const request = encodeResizeRequest({
+      revision: t.targetRevision,
+      containers: Object.fromEntries(resized.map((c) => [c.name, c.resources])),
+    });
     const patch = buildPatch(pod, t, diff) as { metadata: { annotations: Record<string, string> } };
     patch.metadata.annotations[ANNOTATION_RESIZE_REQUEST] = request;
     return { kind: 'patch', patch, diff };
   }
-  return { kind: 'patch', patch: buildPatch(pod, t, diff), diff, ...(resized.length > 0 ? { resize: { spec: { containers: resized } } } : {}) };
+  return {
+    kind: 'patch',
+    patch: buildPatch(pod, t, diff),
+    diff,
+    ...(resized.length > 0 ? { resize: { spec: { containers: resized } } } : {}),
+  };
 }
 
 /** Cpu/memory changes that cannot be a resize here: no resize on the node, or a QoS class change. */
@@ -116,7 +123,9 @@ function resizeRestarts(pod: Pod, diff: TemplateDiff): boolean {
     const container = pod.spec?.containers?.find((c) => c.name === name);
     if (!container) return false;
     const changed = (['cpu', 'memory'] as const).filter(
-      (r) => !sameQuantity(container.resources?.requests?.[r], next.requests?.[r]) || !sameQuantity(container.resources?.limits?.[r], next.limits?.[r]),
+      (r) =>
+        !sameQuantity(container.resources?.requests?.[r], next.requests?.[r]) ||
+        !sameQuantity(container.resources?.limits?.[r], next.limits?.[r]),
     );
     return restartRequired(container, changed);
   });
@@ -165,7 +174,10 @@ export type Settlement = 'complete' | 'undrain' | 'pending' | 'none';
  */
 export function containersAllReady(pod: Pod): boolean {
   const sidecars = new Set((pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always').map((c) => c.name));
-  const statuses = [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? []).filter((s) => sidecars.has(s.name))];
+  const statuses = [
+    ...(pod.status?.containerStatuses ?? []),
+    ...(pod.status?.initContainerStatuses ?? []).filter((s) => sidecars.has(s.name)),
+  ];
   const expected = (pod.spec?.containers?.length ?? 0) + sidecars.size;
   return expected > 0 && statuses.length === expected && statuses.every((s) => s.ready === true && s.state?.running !== undefined);
 }

@@ -31,5 +31,11 @@ export function agentResizeView(pod: Pod, request: Parsed<ResizeRequest>): Resiz
   if (s.reason === AgentVerdicts.KubeletResizes) {
     return { state: 'Proposed', reason: s.reason, ...(s.message ? { message: s.message } : {}), since: s.since, done: false };
   }
-  return { state: s.state, ...(s.reason ? { reason: s.reason } : {}), ...(s.message ? { message: s.message } : {}), since: s.since, done: false };
+  return {
+    state: s.state,
+    ...(s.reason ? { reason: s.reason } : {}),
+    ...(s.message ? { message: s.message } : {}),
+    since: s.since,
+    done: false,
+  };
 }

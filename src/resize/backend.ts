@@ -38,7 +38,8 @@ function kubeletPredatesResize(node: Node | undefined): string | undefined {
 }
 
 const runningContainers = (pod: Pod): number =>
-  [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].filter((s) => s.state?.running !== undefined).length;
+  [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].filter((s) => s.state?.running !== undefined)
+    .length;
 
 /**
  * Evidence about the kubelet of `nodeName`, from the pods the caller knows (only those bound to
@@ -51,7 +52,10 @@ export function nodeResizeEvidence(nodeName: string, pods: readonly Pod[], node?
   const onNode = pods.filter((p) => nodeName !== '' && p.spec?.nodeName === nodeName);
   const witness = onNode.find(kubeletCanResize);
   if (witness) {
-    return { kubeletResizes: true, why: `pod ${witness.metadata?.namespace}/${witness.metadata?.name} on node ${nodeName} reports its containers' actual resources` };
+    return {
+      kubeletResizes: true,
+      why: `pod ${witness.metadata?.namespace}/${witness.metadata?.name} on node ${nodeName} reports its containers' actual resources`,
+    };
   }
   const silent = onNode.find((p) => runningContainers(p) > 0);
   if (silent) {
@@ -60,14 +64,19 @@ export function nodeResizeEvidence(nodeName: string, pods: readonly Pod[], node?
       why: `pod ${silent.metadata?.namespace}/${silent.metadata?.name} runs on node ${nodeName} without reporting actual resources`,
     };
   }
-  return { kubeletResizes: undefined, why: `no running container on node ${nodeName || '(unscheduled)'} tells whether its kubelet resizes` };
+  return {
+    kubeletResizes: undefined,
+    why: `no running container on node ${nodeName || '(unscheduled)'} tells whether its kubelet resizes`,
+  };
 }
 
 /** Whether the agent on the pod's node answered the pod's current resize request with KubeletResizes. */
 export function agentSaysKubeletResizes(pod: Pod): boolean {
   const request = readResizeRequest(pod);
   const status = readResizeStatus(pod);
-  return request.ok && status.ok && status.value.revision === request.value.revision && status.value.reason === AgentVerdicts.KubeletResizes;
+  return (
+    request.ok && status.ok && status.value.revision === request.value.revision && status.value.reason === AgentVerdicts.KubeletResizes
+  );
 }
 
 /**

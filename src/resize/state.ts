@@ -157,7 +157,10 @@ function activeCondition(pod: Pod, type: string): Condition | undefined {
 }
 
 /** A view with only the fields that have a value (status JSON stays free of undefined keys). */
-function view(state: ResizeState, fields: { reason?: string | undefined; message?: string | undefined; since?: string | undefined }): ResizeView {
+function view(
+  state: ResizeState,
+  fields: { reason?: string | undefined; message?: string | undefined; since?: string | undefined },
+): ResizeView {
   const out: ResizeView = { state, done: false };
   if (fields.reason) out.reason = fields.reason;
   if (fields.message) out.message = fields.message;

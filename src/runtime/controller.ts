@@ -190,9 +190,7 @@ export class Controller {
           { controller: this.name, graceMs, keys: stillRunning },
           'Grace period expired with reconciles still running; aborting them',
         );
-        this.#abortInFlight.abort(
-          new Error(`controller ${this.name} stopped; grace period of ${graceMs} ms expired`),
-        );
+        this.#abortInFlight.abort(new Error(`controller ${this.name} stopped; grace period of ${graceMs} ms expired`));
       }
       this.#workers.off('next', this.#onWorkerFreed);
     }
@@ -348,9 +346,12 @@ function describeThrown(value: unknown): string {
 async function settlesWithin(promise: Promise<unknown>, timeoutMs: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => {
-      resolve(false);
-    }, Math.max(timeoutMs, 0));
+    timer = setTimeout(
+      () => {
+        resolve(false);
+      },
+      Math.max(timeoutMs, 0),
+    );
   });
   const settled = promise.then(
     () => true,

@@ -44,7 +44,12 @@ export function enqueueOwner(queue: KeyQueue, kind: string): InformerHandler<Kub
 }
 
 /** Tells every handler about one change; a handler that throws is logged and the rest still run. */
-export function dispatch<T extends KubeObject>(handlers: readonly InformerHandler<T>[], change: StoreChange<T>, logger: Logger, informer: string): void {
+export function dispatch<T extends KubeObject>(
+  handlers: readonly InformerHandler<T>[],
+  change: StoreChange<T>,
+  logger: Logger,
+  informer: string,
+): void {
   for (const h of handlers) {
     try {
       if (change.type === 'added') h.onAdd?.(change.obj);

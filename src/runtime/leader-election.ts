@@ -49,14 +49,22 @@ const microTime = (d: Date): string => d.toISOString().replace('Z', '000Z');
 
 /** Checks client-go's nesting of the three durations; throws a RangeError naming the rule broken. */
 export function validateLeaderElectionTimings(leaseDurationMs: number, renewDeadlineMs: number, retryPeriodMs: number): void {
-  for (const [name, value] of [['lease duration', leaseDurationMs], ['renew deadline', renewDeadlineMs], ['retry period', retryPeriodMs]] as const) {
+  for (const [name, value] of [
+    ['lease duration', leaseDurationMs],
+    ['renew deadline', renewDeadlineMs],
+    ['retry period', retryPeriodMs],
+  ] as const) {
     if (!(value > 0)) throw new RangeError(`leader election: ${name} must be > 0, got ${value} ms`);
   }
   if (renewDeadlineMs >= leaseDurationMs) {
-    throw new RangeError(`leader election: renew deadline (${renewDeadlineMs} ms) must be shorter than the lease duration (${leaseDurationMs} ms)`);
+    throw new RangeError(
+      `leader election: renew deadline (${renewDeadlineMs} ms) must be shorter than the lease duration (${leaseDurationMs} ms)`,
+    );
   }
   if (renewDeadlineMs <= retryPeriodMs * JITTER_FACTOR) {
-    throw new RangeError(`leader election: renew deadline (${renewDeadlineMs} ms) must be longer than ${JITTER_FACTOR} × the retry period (${retryPeriodMs} ms)`);
+    throw new RangeError(
+      `leader election: renew deadline (${renewDeadlineMs} ms) must be longer than ${JITTER_FACTOR} × the retry period (${retryPeriodMs} ms)`,
+    );
   }
 }
 

@@ -31,7 +31,14 @@ export interface ManagerOptions {
   component: string;
   metricsAddress?: string;
   healthAddress?: string;
-  leaderElection?: { namespace: string; name: string; identity: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
+  leaderElection?: {
+    namespace: string;
+    name: string;
+    identity: string;
+    leaseDurationMs?: number;
+    renewDeadlineMs?: number;
+    retryPeriodMs?: number;
+  };
   shutdownGraceMs?: number;
   metrics?: RuntimeMetrics;
   /** Re-deliver every cached object to the informers' handlers this often; 0 disables. Default 10 min. */
@@ -140,7 +147,8 @@ export class Manager {
           this.leadershipLost = true;
           const reason = new Error(`lost the lease ${le.namespace}/${le.name}`);
           this.client.fence(reason);
-          for (const c of this.controllers) c.cancel(reason).catch((err: unknown) => this.options.logger.error({ err }, 'stopping a controller failed'));
+          for (const c of this.controllers)
+            c.cancel(reason).catch((err: unknown) => this.options.logger.error({ err }, 'stopping a controller failed'));
           this.lostLease?.();
         },
       });

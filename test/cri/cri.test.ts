@@ -95,7 +95,10 @@ describe('CRI adapter against a real containerd', () => {
       expect(files).toEqual({ cpu: String(shares), quota: String(quota > 0n ? quota : -1n), memory: String(memory) });
     } else {
       expect([String(sharesToCpuWeight(shares)), String(sharesToCpuWeightQuadratic(shares))]).toContain(files.cpu);
-      expect({ quota: files.quota, memory: files.memory }).toEqual({ quota: cpuMaxValue(quota, r.cpuPeriod ?? 0n), memory: memoryMaxValue(memory) });
+      expect({ quota: files.quota, memory: files.memory }).toEqual({
+        quota: cpuMaxValue(quota, r.cpuPeriod ?? 0n),
+        memory: memoryMaxValue(memory),
+      });
     }
   }
 
@@ -108,7 +111,10 @@ describe('CRI adapter against a real containerd', () => {
     if (endpoint === undefined) privateRuntime = await startPrivateContainerd();
     client = new CriClient(endpoint ?? privateRuntime?.endpoint, { initialReconnectBackoffMs: 100, maxReconnectBackoffMs: 500 });
     version = await detectCgroupVersion(CGROUP_ROOT);
-    convert = { cgroupVersion: version, swapControllerAvailable: version === 1 && existsSync(join(CGROUP_ROOT, 'memory', 'memory.memsw.limit_in_bytes')) };
+    convert = {
+      cgroupVersion: version,
+      swapControllerAvailable: version === 1 && existsSync(join(CGROUP_ROOT, 'memory', 'memory.memsw.limit_in_bytes')),
+    };
     logDir = join(privateRuntime?.dir ?? '/tmp', 'logs', uid);
     await mkdir(logDir, { recursive: true });
 

@@ -31,25 +31,39 @@ afterAll(() => profile('InPlacePodVerticalScaling=true'), 180_000);
 
 const container = sizedContainer;
 
-
 describe('resize through the node agent', () => {
   it('resizes 3 pods through CRI with no restart, kubelet-identical cgroups, and status.resize settling', async () => {
-    await client.create(cloneSetPath(ns), cloneSetManifest('web', { replicas: 3, updateStrategy: { type: 'InPlaceIfPossible' } }, { containers: [container('100m', '64Mi')] }));
+    await client.create(
+      cloneSetPath(ns),
+      cloneSetManifest('web', { replicas: 3, updateStrategy: { type: 'InPlaceIfPossible' } }, { containers: [container('100m', '64Mi')] }),
+    );
     await waitForCloneSet(client, ns, 'web', '3 ready', (cs, pods) => pods.length === 3 && cs.status?.readyReplicas === 3, 120_000);
     const before = await activePods(client, ns, 'web');
     expect(before.every((p) => p.status?.containerStatuses?.[0]?.resources === undefined)).toBe(true);
 
     await client.patch(cloneSetPath(ns, 'web'), { spec: { template: { spec: { containers: [container('200m', '128Mi')] } } } }, 'merge');
-    const done = await waitForCloneSet(client, ns, 'web', 'agent applied', (cs, pods) =>
-      cs.status?.updatedReplicas === 3 && (cs.status?.resize?.resizing ?? 1) === 0 &&
-      pods.every((p) => (JSON.parse(p.metadata?.annotations?.['apps.tailor.dev/resize-status'] ?? '{}') as { state?: string; revision?: string }).revision === cs.status?.updateRevision),
+    const done = await waitForCloneSet(
+      client,
+      ns,
+      'web',
+      'agent applied',
+      (cs, pods) =>
+        cs.status?.updatedReplicas === 3 &&
+        (cs.status?.resize?.resizing ?? 1) === 0 &&
+        pods.every(
+          (p) =>
+            (JSON.parse(p.metadata?.annotations?.['apps.tailor.dev/resize-status'] ?? '{}') as { state?: string; revision?: string })
+              .revision === cs.status?.updateRevision,
+        ),
       120_000,
     );
     expect(done.status?.resize?.pods ?? []).toEqual([]);
     const after = await activePods(client, ns, 'web');
     expect(new Set(after.map((p) => p.metadata?.uid))).toEqual(new Set(before.map((p) => p.metadata?.uid)));
     for (const pod of after) {
-      expect(pod.status?.containerStatuses?.[0]?.restartCount).toBe(before.find((b) => b.metadata?.uid === pod.metadata?.uid)?.status?.containerStatuses?.[0]?.restartCount);
+      expect(pod.status?.containerStatuses?.[0]?.restartCount).toBe(
+        before.find((b) => b.metadata?.uid === pod.metadata?.uid)?.status?.containerStatuses?.[0]?.restartCount,
+      );
       for (const level of ['container', 'pod'] as const) {
         expect(podCgroupFile('cpu', pod, 'cpu.shares', level)).toBe('204');
         expect(podCgroupFile('cpu', pod, 'cpu.cfs_quota_us', level)).toBe('20000');
@@ -64,15 +78,32 @@ describe('resize through the node agent', () => {
     const forged = '{"revision":"forged","state":"","since":"2026-01-01T00:00:00Z","applied":{}}';
     let refusal = '';
     try {
-      kubectl(['-n', ns, 'annotate', '--overwrite', `pod/${pod?.metadata?.name ?? ''}`, '--as=pod-editor', `apps.tailor.dev/resize-status=${forged}`]);
+      kubectl([
+        '-n',
+        ns,
+        'annotate',
+        '--overwrite',
+        `pod/${pod?.metadata?.name ?? ''}`,
+        '--as=pod-editor',
+        `apps.tailor.dev/resize-status=${forged}`,
+      ]);
     } catch (err) {
       refusal = String((err as { stderr?: unknown }).stderr ?? err);
     }
-    expect(refusal).toMatch(/ValidatingAdmissionPolicy 'tailor-pod-annotations' with binding 'tailor-pod-annotations' denied request: the annotation apps\.tailor\.dev\/resize-status may be set or changed only by Tailor's node agent/);
+    expect(refusal).toMatch(
+      /ValidatingAdmissionPolicy 'tailor-pod-annotations' with binding 'tailor-pod-annotations' denied request: the annotation apps\.tailor\.dev\/resize-status may be set or changed only by Tailor's node agent/,
+    );
   });
 
   it('reports a request above node allocatable as Infeasible, and ResizeBlocked with onInfeasible Wait', async () => {
-    await client.create(cloneSetPath(ns), cloneSetManifest('big', { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible', resizeStrategy: { onInfeasible: 'Wait' } } }, { containers: [container('50m', '32Mi')] }));
+    await client.create(
+      cloneSetPath(ns),
+      cloneSetManifest(
+        'big',
+        { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible', resizeStrategy: { onInfeasible: 'Wait' } } },
+        { containers: [container('50m', '32Mi')] },
+      ),
+    );
     await waitForCloneSet(client, ns, 'big', '1 ready', (cs, pods) => pods.length === 1 && cs.status?.readyReplicas === 1, 120_000);
     await client.patch(cloneSetPath(ns, 'big'), { spec: { template: { spec: { containers: [container('500', '32Mi')] } } } }, 'merge');
     const cs = await waitForCloneSet(client, ns, 'big', 'Infeasible', (c) => c.status?.resize?.infeasible === 1, 60_000);

@@ -16,16 +16,23 @@ const container = (image: string): Record<string, unknown> => ({
   readinessProbe: { exec: { command: ['/bin/cat', '/etc/tailor-release'] }, periodSeconds: 1 },
 });
 
-
 describe('a CloneSet on a real kubelet', () => {
   it('runs its pods to Ready, rolls them to a new image with ReCreate, scales with kubectl and is garbage-collected', async () => {
     await client.create(
       cloneSetPath(ns),
-      cloneSetManifest('web', { replicas: 3, updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } }, { containers: [container('tailor.local/busybox:v1')] }),
+      cloneSetManifest(
+        'web',
+        { replicas: 3, updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } },
+        { containers: [container('tailor.local/busybox:v1')] },
+      ),
     );
     await waitForCloneSet(client, ns, 'web', '3 ready pods', (cs, pods) => pods.length === 3 && cs.status?.readyReplicas === 3, 90_000);
 
-    await client.patch(cloneSetPath(ns, 'web'), { spec: { template: { spec: { containers: [container('tailor.local/busybox:v2')] } } } }, 'merge');
+    await client.patch(
+      cloneSetPath(ns, 'web'),
+      { spec: { template: { spec: { containers: [container('tailor.local/busybox:v2')] } } } },
+      'merge',
+    );
     await waitForCloneSet(
       client,
       ns,

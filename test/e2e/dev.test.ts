@@ -27,7 +27,9 @@ describe('make dev', () => {
     execFileSync('bash', ['hack/dev.sh'], { stdio: 'pipe', env: { ...process.env, KUBECONFIG: process.env.TAILOR_KUBECONFIG } });
     const deployment = await client.get<Deployment>('/apis/apps/v1/namespaces/tailor-system/deployments/tailor-controller');
     expect(deployment.status?.availableReplicas).toBe(2);
-    const agent = await client.get<{ status?: { numberReady?: number; desiredNumberScheduled?: number } }>('/apis/apps/v1/namespaces/tailor-system/daemonsets/tailor-agent');
+    const agent = await client.get<{ status?: { numberReady?: number; desiredNumberScheduled?: number } }>(
+      '/apis/apps/v1/namespaces/tailor-system/daemonsets/tailor-agent',
+    );
     expect(agent.status?.numberReady).toBe(agent.status?.desiredNumberScheduled);
     expect(agent.status?.numberReady).toBe(1);
     await waitForCloneSet(client, ns, 'web', 'sample ready', (cs, pods) => pods.length === 3 && cs.status?.readyReplicas === 3, 120_000);
@@ -39,28 +41,57 @@ describe('make dev', () => {
     const setImage = (image: string): Promise<unknown> =>
       client.patch(cloneSetPath(ns, 'web'), [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: image }], 'json');
     await setImage(next);
-    await waitForCloneSet(client, ns, 'web', `all pods on ${next}`, (cs, pods) =>
-      cs.status?.updatedReadyReplicas === 3 && pods.every((p) => p.status?.containerStatuses?.[0]?.image === next), 180_000);
+    await waitForCloneSet(
+      client,
+      ns,
+      'web',
+      `all pods on ${next}`,
+      (cs, pods) => cs.status?.updatedReadyReplicas === 3 && pods.every((p) => p.status?.containerStatuses?.[0]?.image === next),
+      180_000,
+    );
     expect(new Set((await activePods(client, ns, 'web')).map((p) => p.metadata?.uid))).toEqual(uids);
 
     // A resize, through pods/resize.
-    const cpu = (await readCloneSet(client, ns, 'web')).spec.template.spec?.containers[0]?.resources?.limits?.['cpu'] === '300m' ? '250m' : '300m';
-    await client.patch(cloneSetPath(ns, 'web'), [{ op: 'replace', path: '/spec/template/spec/containers/0/resources/limits/cpu', value: cpu }], 'json');
-    await waitForCloneSet(client, ns, 'web', `resized to ${cpu}`, (cs, pods) =>
-      (cs.status?.resize?.resizing ?? 1) === 0 && pods.every((p: Pod) => p.status?.containerStatuses?.[0]?.resources?.limits?.['cpu'] === cpu), 120_000);
+    const cpu =
+      (await readCloneSet(client, ns, 'web')).spec.template.spec?.containers[0]?.resources?.limits?.['cpu'] === '300m' ? '250m' : '300m';
+    await client.patch(
+      cloneSetPath(ns, 'web'),
+      [{ op: 'replace', path: '/spec/template/spec/containers/0/resources/limits/cpu', value: cpu }],
+      'json',
+    );
+    await waitForCloneSet(
+      client,
+      ns,
+      'web',
+      `resized to ${cpu}`,
+      (cs, pods) =>
+        (cs.status?.resize?.resizing ?? 1) === 0 &&
+        pods.every((p: Pod) => p.status?.containerStatuses?.[0]?.resources?.limits?.['cpu'] === cpu),
+      120_000,
+    );
     expect(new Set((await activePods(client, ns, 'web')).map((p) => p.metadata?.uid))).toEqual(uids);
 
     // Kill the leader mid-rollout: the other replica takes the Lease and finishes the rollout.
     const leader = await leaseHolder();
     await setImage(current ?? 'tailor.local/busybox:v1');
     await client.delete(`/api/v1/namespaces/tailor-system/pods/${leader}`, { gracePeriodSeconds: 0 });
-    const successor = await eventually('a new leader', async () => {
-      const holder = await leaseHolder();
-      return holder && holder !== leader ? holder : undefined;
-    }, 30_000);
+    const successor = await eventually(
+      'a new leader',
+      async () => {
+        const holder = await leaseHolder();
+        return holder && holder !== leader ? holder : undefined;
+      },
+      30_000,
+    );
     expect(successor).not.toBe(leader);
-    await waitForCloneSet(client, ns, 'web', 'rollout finished after the handover', (cs, pods) =>
-      cs.status?.updatedReadyReplicas === 3 && pods.every((p) => p.status?.containerStatuses?.[0]?.image === current), 180_000);
+    await waitForCloneSet(
+      client,
+      ns,
+      'web',
+      'rollout finished after the handover',
+      (cs, pods) => cs.status?.updatedReadyReplicas === 3 && pods.every((p) => p.status?.containerStatuses?.[0]?.image === current),
+      180_000,
+    );
     expect(new Set((await activePods(client, ns, 'web')).map((p) => p.metadata?.uid))).toEqual(uids);
     client.close();
   });

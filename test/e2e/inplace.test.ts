@@ -24,7 +24,6 @@ interface Slice {
   endpoints?: { targetRef?: { name?: string }; conditions?: { ready?: boolean } }[];
 }
 
-
 describe('in-place image update on a real kubelet', () => {
   it('keeps UID, IP and node, restarts the container once, drains endpoints first, one pod at a time', async () => {
     await client.create(`/api/v1/namespaces/${ns}/services`, {
@@ -33,9 +32,13 @@ describe('in-place image update on a real kubelet', () => {
     });
     await client.create(
       cloneSetPath(ns),
-      cloneSetManifest('web', { replicas: 4, updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } }, {
-        containers: [container('tailor.local/busybox:v1')],
-      }),
+      cloneSetManifest(
+        'web',
+        { replicas: 4, updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } },
+        {
+          containers: [container('tailor.local/busybox:v1')],
+        },
+      ),
     );
     await waitForCloneSet(client, ns, 'web', '4 ready pods', (cs, pods) => pods.length === 4 && cs.status?.readyReplicas === 4, 120_000);
     const before = new Map((await activePods(client, ns, 'web')).map((p) => [p.metadata?.uid ?? '', p]));
@@ -56,13 +59,23 @@ describe('in-place image update on a real kubelet', () => {
     const watch = await PodWatch.start(client, ns, 'app=web', 4);
 
     // What `kubectl edit` does: a patch of the image in the CloneSet's template.
-    kubectl(['-n', ns, 'patch', 'clone', 'web', '--type=json', '-p', '[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"tailor.local/busybox:v2"}]']);
+    kubectl([
+      '-n',
+      ns,
+      'patch',
+      'clone',
+      'web',
+      '--type=json',
+      '-p',
+      '[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"tailor.local/busybox:v2"}]',
+    ]);
     await waitForCloneSet(
       client,
       ns,
       'web',
       'all pods on v2 and ready',
-      (cs, pods) => cs.status?.updatedReadyReplicas === 4 && pods.every((p) => p.status?.containerStatuses?.[0]?.image?.endsWith('busybox:v2')),
+      (cs, pods) =>
+        cs.status?.updatedReadyReplicas === 4 && pods.every((p) => p.status?.containerStatuses?.[0]?.image?.endsWith('busybox:v2')),
       180_000,
     );
     clearInterval(poll);

@@ -89,24 +89,39 @@ describe('kubectl tailor status', () => {
   it('follows an in-place image rollout of 2 pods to the end and exits 0', async () => {
     await client.create(
       cloneSetPath(ns),
-      cloneSetManifest('web', { replicas: 2, updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } }, { containers: [container('50m')] }),
+      cloneSetManifest(
+        'web',
+        { replicas: 2, updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } },
+        { containers: [container('50m')] },
+      ),
     );
     await waitForCloneSet(client, ns, 'web', '2 ready pods', (cs, pods) => pods.length === 2 && cs.status?.readyReplicas === 2, 120_000);
-    await client.patch(cloneSetPath(ns, 'web'), { spec: { template: { spec: { containers: [container('50m', 'tailor.local/busybox:v2')] } } } }, 'merge');
+    await client.patch(
+      cloneSetPath(ns, 'web'),
+      { spec: { template: { spec: { containers: [container('50m', 'tailor.local/busybox:v2')] } } } },
+      'merge',
+    );
 
     const result = await status('web', '--timeout', '120s');
 
     expect(result).toMatchObject({ code: 0, stderr: '' });
     // Not a terminal: one summary line per change, then kubectl rollout status' last line.
     expect(lines(result.stdout).at(-1)).toMatch(/^clone "web" successfully rolled out: 2 of 2 pods run revision \S+ and are ready$/);
-    expect(lines(result.stdout).slice(0, -1).every((l) => l.startsWith('web: ['))).toBe(true);
+    expect(
+      lines(result.stdout)
+        .slice(0, -1)
+        .every((l) => l.startsWith('web: [')),
+    ).toBe(true);
     const cs = await waitForCloneSet(client, ns, 'web', 'status', () => true);
     expect(cs.status).toMatchObject({ updatedReadyReplicas: 2, replicas: 2 });
   });
 
   it('is found by kubectl on PATH as `kubectl tailor`', async () => {
     symlinkSync(plugin, join(scratch, 'kubectl-tailor'));
-    const result = await run(kubectlBin, ['tailor', 'status', 'web', '-n', ns], { PATH: `${scratch}:${process.env.PATH}`, KUBECONFIG: kubeconfig });
+    const result = await run(kubectlBin, ['tailor', 'status', 'web', '-n', ns], {
+      PATH: `${scratch}:${process.env.PATH}`,
+      KUBECONFIG: kubeconfig,
+    });
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(result.stdout).toContain('clone "web" successfully rolled out');
     const help = await run(kubectlBin, ['tailor', '--help'], { PATH: `${scratch}:${process.env.PATH}` });
@@ -117,7 +132,11 @@ describe('kubectl tailor status', () => {
   it('exits 1 and says why when a resize is Infeasible and the strategy waits', async () => {
     await client.create(
       cloneSetPath(ns),
-      cloneSetManifest('big', { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible', resizeStrategy: { onInfeasible: 'Wait' } } }, { containers: [container('50m')] }),
+      cloneSetManifest(
+        'big',
+        { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible', resizeStrategy: { onInfeasible: 'Wait' } } },
+        { containers: [container('50m')] },
+      ),
     );
     await waitForCloneSet(client, ns, 'big', '1 ready pod', (cs, pods) => pods.length === 1 && cs.status?.readyReplicas === 1, 120_000);
     await client.patch(cloneSetPath(ns, 'big'), { spec: { template: { spec: { containers: [container('500')] } } } }, 'merge');

@@ -18,15 +18,17 @@ const notRequired = {
 };
 const container = (cpu: string, memory: string): Record<string, unknown> => sizedContainer(cpu, memory, notRequired);
 
-
-
 describe('in-place resize through the kubelet', () => {
   it('resizes cpu 100m→200m and memory 64Mi→128Mi on 3 pods without a restart, cgroups included', async () => {
     await client.create(
       cloneSetPath(ns),
-      cloneSetManifest('web', { replicas: 3, updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } }, {
-        containers: [container('100m', '64Mi')],
-      }),
+      cloneSetManifest(
+        'web',
+        { replicas: 3, updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } },
+        {
+          containers: [container('100m', '64Mi')],
+        },
+      ),
     );
     await waitForCloneSet(client, ns, 'web', '3 ready pods', (cs, pods) => pods.length === 3 && cs.status?.readyReplicas === 3, 120_000);
     const before = new Map((await activePods(client, ns, 'web')).map((p) => [p.metadata?.uid ?? '', p]));
@@ -59,7 +61,9 @@ describe('in-place resize through the kubelet', () => {
     const after = await activePods(client, ns, 'web');
     expect(new Set(after.map((p) => p.metadata?.uid))).toEqual(new Set(before.keys()));
     for (const pod of after) {
-      expect(pod.status?.containerStatuses?.[0]?.restartCount).toBe(before.get(pod.metadata?.uid ?? '')?.status?.containerStatuses?.[0]?.restartCount);
+      expect(pod.status?.containerStatuses?.[0]?.restartCount).toBe(
+        before.get(pod.metadata?.uid ?? '')?.status?.containerStatuses?.[0]?.restartCount,
+      );
       // The kubelet's conversion: shares = 200m * 1024 / 1000, quota = 200m * 100000 / 1000.
       expect(podCgroupFile('cpu', pod, 'cpu.shares')).toBe('204');
       expect(podCgroupFile('cpu', pod, 'cpu.cfs_quota_us')).toBe('20000');
@@ -73,15 +77,27 @@ describe('in-place resize through the kubelet', () => {
   it('reports a resize above node allocatable as Infeasible and, with onInfeasible Wait, names the pod in ResizeBlocked', async () => {
     await client.create(
       cloneSetPath(ns),
-      cloneSetManifest('big', {
-        replicas: 1,
-        updateStrategy: { type: 'InPlaceIfPossible', resizeStrategy: { onInfeasible: 'Wait' } },
-      }, { containers: [container('50m', '32Mi')] }),
+      cloneSetManifest(
+        'big',
+        {
+          replicas: 1,
+          updateStrategy: { type: 'InPlaceIfPossible', resizeStrategy: { onInfeasible: 'Wait' } },
+        },
+        { containers: [container('50m', '32Mi')] },
+      ),
     );
     await waitForCloneSet(client, ns, 'big', '1 ready pod', (cs, pods) => pods.length === 1 && cs.status?.readyReplicas === 1, 120_000);
     const [pod] = await activePods(client, ns, 'big');
     await client.patch(cloneSetPath(ns, 'big'), { spec: { template: { spec: { containers: [container('500', '32Mi')] } } } }, 'merge');
-    const cs = await waitForCloneSet(client, ns, 'big', 'Infeasible reported', (c) => c.status?.resize?.infeasible === 1 && (c.status.conditions ?? []).some((x) => x.type === 'ResizeBlocked' && x.status === 'True'), 60_000);
+    const cs = await waitForCloneSet(
+      client,
+      ns,
+      'big',
+      'Infeasible reported',
+      (c) =>
+        c.status?.resize?.infeasible === 1 && (c.status.conditions ?? []).some((x) => x.type === 'ResizeBlocked' && x.status === 'True'),
+      60_000,
+    );
     expect(cs.status?.resize?.pods?.[0]).toMatchObject({ name: pod?.metadata?.name, state: 'Infeasible' });
     expect(cs.status?.conditions?.find((c) => c.type === 'ResizeBlocked')?.message).toContain(pod?.metadata?.name ?? '?');
     const [still] = await activePods(client, ns, 'big');
@@ -89,11 +105,29 @@ describe('in-place resize through the kubelet', () => {
   });
 
   it('reports Deferred while another pod holds the node, and completes once it is gone', async () => {
-    await client.create(cloneSetPath(ns), cloneSetManifest('deferred', { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible' } }, { containers: [container('100m', '32Mi')] }));
-    await waitForCloneSet(client, ns, 'deferred', '1 ready pod', (cs, pods) => pods.length === 1 && cs.status?.readyReplicas === 1, 120_000);
+    await client.create(
+      cloneSetPath(ns),
+      cloneSetManifest(
+        'deferred',
+        { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible' } },
+        { containers: [container('100m', '32Mi')] },
+      ),
+    );
+    await waitForCloneSet(
+      client,
+      ns,
+      'deferred',
+      '1 ready pod',
+      (cs, pods) => pods.length === 1 && cs.status?.readyReplicas === 1,
+      120_000,
+    );
     // Free the node of this file's earlier CloneSets so the arithmetic below has room to work with.
     for (const name of ['web', 'big']) await client.delete(cloneSetPath(ns, name)).catch(() => undefined);
-    await eventually('earlier pods gone', async () => ((await client.list<Pod>(`/api/v1/namespaces/${ns}/pods`)).items.length === 1 ? true : undefined), 120_000);
+    await eventually(
+      'earlier pods gone',
+      async () => ((await client.list<Pod>(`/api/v1/namespaces/${ns}/pods`)).items.length === 1 ? true : undefined),
+      120_000,
+    );
     const node = await client.get<{ status?: { allocatable?: Record<string, string> } }>('/api/v1/nodes/tailor-node');
     const allocatableMilli = parseInt(node.status?.allocatable?.['cpu'] ?? '2', 10) * 1000;
     const requested = (await client.list<Pod>('/api/v1/pods', { fieldSelector: 'spec.nodeName=tailor-node' })).items
@@ -107,12 +141,25 @@ describe('in-place resize through the kubelet', () => {
       metadata: { name: 'filler' },
       spec: { terminationGracePeriodSeconds: 0, containers: [{ ...container(`${filler}m`, '16Mi'), name: 'filler' }] },
     });
-    await eventually('filler running', async () => ((await client.get<Pod>(`/api/v1/namespaces/${ns}/pods/filler`)).status?.phase === 'Running' ? true : undefined));
-    await client.patch(cloneSetPath(ns, 'deferred'), { spec: { template: { spec: { containers: [container('600m', '32Mi')] } } } }, 'merge');
+    await eventually('filler running', async () =>
+      (await client.get<Pod>(`/api/v1/namespaces/${ns}/pods/filler`)).status?.phase === 'Running' ? true : undefined,
+    );
+    await client.patch(
+      cloneSetPath(ns, 'deferred'),
+      { spec: { template: { spec: { containers: [container('600m', '32Mi')] } } } },
+      'merge',
+    );
     await waitForCloneSet(client, ns, 'deferred', 'Deferred reported', (c) => c.status?.resize?.deferred === 1, 60_000);
     await client.delete(`/api/v1/namespaces/${ns}/pods/filler`, { gracePeriodSeconds: 0 });
-    const done = await waitForCloneSet(client, ns, 'deferred', 'resize completed', (c, pods) =>
-      (c.status?.resize?.resizing ?? 1) === 0 && pods[0]?.status?.containerStatuses?.[0]?.resources?.requests?.['cpu'] === '600m', 120_000);
+    const done = await waitForCloneSet(
+      client,
+      ns,
+      'deferred',
+      'resize completed',
+      (c, pods) =>
+        (c.status?.resize?.resizing ?? 1) === 0 && pods[0]?.status?.containerStatuses?.[0]?.resources?.requests?.['cpu'] === '600m',
+      120_000,
+    );
     expect(done.status?.resize?.deferred).toBe(0);
   });
 
@@ -124,33 +171,72 @@ describe('in-place resize through the kubelet', () => {
         { resourceName: 'memory', restartPolicy: 'RestartContainer' },
       ],
     });
-    await client.create(cloneSetPath(ns), cloneSetManifest('restart', { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible' } }, { containers: [restarting('64Mi')] }));
+    await client.create(
+      cloneSetPath(ns),
+      cloneSetManifest('restart', { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible' } }, { containers: [restarting('64Mi')] }),
+    );
     await waitForCloneSet(client, ns, 'restart', '1 ready pod', (cs, pods) => pods.length === 1 && cs.status?.readyReplicas === 1, 120_000);
     const [pod] = await activePods(client, ns, 'restart');
     await client.patch(cloneSetPath(ns, 'restart'), { spec: { template: { spec: { containers: [restarting('128Mi')] } } } }, 'merge');
-    await waitForCloneSet(client, ns, 'restart', 'resized and ready', (c, pods) =>
-      c.status?.readyReplicas === 1 && (c.status?.resize?.resizing ?? 1) === 0 && pods[0]?.status?.containerStatuses?.[0]?.resources?.limits?.['memory'] === '128Mi', 120_000);
+    await waitForCloneSet(
+      client,
+      ns,
+      'restart',
+      'resized and ready',
+      (c, pods) =>
+        c.status?.readyReplicas === 1 &&
+        (c.status?.resize?.resizing ?? 1) === 0 &&
+        pods[0]?.status?.containerStatuses?.[0]?.resources?.limits?.['memory'] === '128Mi',
+      120_000,
+    );
     const [after] = await activePods(client, ns, 'restart');
     expect(after?.metadata?.uid).toBe(pod?.metadata?.uid);
     expect(after?.status?.containerStatuses?.[0]?.restartCount).toBe((pod?.status?.containerStatuses?.[0]?.restartCount ?? 0) + 1);
     // Completion is only reported for a pod that was drained (InPlaceUpdateReady False) first.
-    const events = await client.list<{ reason?: string; message?: string; involvedObject?: { name?: string } }>(`/api/v1/namespaces/${ns}/events`);
-    expect(events.items.some((e) => e.involvedObject?.name === 'restart' && e.reason === 'InPlaceUpdateCompleted' && e.message?.includes(pod?.metadata?.name ?? '?'))).toBe(true);
+    const events = await client.list<{ reason?: string; message?: string; involvedObject?: { name?: string } }>(
+      `/api/v1/namespaces/${ns}/events`,
+    );
+    expect(
+      events.items.some(
+        (e) =>
+          e.involvedObject?.name === 'restart' && e.reason === 'InPlaceUpdateCompleted' && e.message?.includes(pod?.metadata?.name ?? '?'),
+      ),
+    ).toBe(true);
   });
 
   it('recreates a pod whose resize is Infeasible under the default InPlaceIfPossible outcome', async () => {
-    await client.create(cloneSetPath(ns), cloneSetManifest('recreate', { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible' } }, { containers: [container('50m', '32Mi')] }));
-    await waitForCloneSet(client, ns, 'recreate', '1 ready pod', (cs, pods) => pods.length === 1 && cs.status?.readyReplicas === 1, 120_000);
+    await client.create(
+      cloneSetPath(ns),
+      cloneSetManifest(
+        'recreate',
+        { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible' } },
+        { containers: [container('50m', '32Mi')] },
+      ),
+    );
+    await waitForCloneSet(
+      client,
+      ns,
+      'recreate',
+      '1 ready pod',
+      (cs, pods) => pods.length === 1 && cs.status?.readyReplicas === 1,
+      120_000,
+    );
     const [pod] = await activePods(client, ns, 'recreate');
     await client.patch(cloneSetPath(ns, 'recreate'), { spec: { template: { spec: { containers: [container('500', '32Mi')] } } } }, 'merge');
-    const replacement = await eventually('an unschedulable replacement', async () => {
-      const pods = await activePods(client, ns, 'recreate');
-      const fresh = pods.find((p) => p.metadata?.uid !== pod?.metadata?.uid);
-      const unschedulable = fresh?.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable');
-      return pods.length === 1 && unschedulable ? fresh : undefined;
-    }, 90_000);
+    const replacement = await eventually(
+      'an unschedulable replacement',
+      async () => {
+        const pods = await activePods(client, ns, 'recreate');
+        const fresh = pods.find((p) => p.metadata?.uid !== pod?.metadata?.uid);
+        const unschedulable = fresh?.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable');
+        return pods.length === 1 && unschedulable ? fresh : undefined;
+      },
+      90_000,
+    );
     expect(replacement.spec?.containers?.[0]?.resources?.requests?.['cpu']).toBe('500');
-    const events = await client.list<{ reason?: string; message?: string; involvedObject?: { name?: string } }>(`/api/v1/namespaces/${ns}/events`);
+    const events = await client.list<{ reason?: string; message?: string; involvedObject?: { name?: string } }>(
+      `/api/v1/namespaces/${ns}/events`,
+    );
     expect(events.items.some((e) => e.involvedObject?.name === 'recreate' && e.reason === 'ResizeRecreate')).toBe(true);
     expect(events.items.some((e) => e.involvedObject?.name === 'recreate' && e.reason === 'PodUnschedulable')).toBe(true);
   });
@@ -160,4 +246,3 @@ function milli(q: string | undefined): number {
   if (!q) return 0;
   return q.endsWith('m') ? parseInt(q, 10) : Math.round(parseFloat(q) * 1000);
 }
-

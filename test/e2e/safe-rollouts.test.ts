@@ -23,16 +23,24 @@ describe('an Infeasible resize on 4 pods with maxUnavailable 1', () => {
   it('never has more than 1 pod out of service, says ResizeBlocked, and heals in place when reverted', async () => {
     await client.create(
       cloneSetPath(ns),
-      cloneSetManifest('typo', { replicas: 4, updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } }, {
-        containers: [sizedContainer('50m', '32Mi', notRequired)],
-      }),
+      cloneSetManifest(
+        'typo',
+        { replicas: 4, updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } },
+        {
+          containers: [sizedContainer('50m', '32Mi', notRequired)],
+        },
+      ),
     );
     await waitForCloneSet(client, ns, 'typo', '4 ready pods', (cs, pods) => pods.length === 4 && cs.status?.readyReplicas === 4, 120_000);
     const original = new Set((await activePods(client, ns, 'typo')).map((p) => p.metadata?.uid));
     const watch = await PodWatch.start(client, ns, 'app=typo', 4);
     try {
       // The typo: 64 CPUs instead of 64m.
-      await client.patch(cloneSetPath(ns, 'typo'), { spec: { template: { spec: { containers: [sizedContainer('64', '32Mi', notRequired)] } } } }, 'merge');
+      await client.patch(
+        cloneSetPath(ns, 'typo'),
+        { spec: { template: { spec: { containers: [sizedContainer('64', '32Mi', notRequired)] } } } },
+        'merge',
+      );
       const blocked = await waitForCloneSet(
         client,
         ns,
@@ -51,7 +59,11 @@ describe('an Infeasible resize on 4 pods with maxUnavailable 1', () => {
 
       // The fix: back to 50m. The three original pods resize back in place; the replacement that
       // never ran is replaced at no cost.
-      await client.patch(cloneSetPath(ns, 'typo'), { spec: { template: { spec: { containers: [sizedContainer('50m', '32Mi', notRequired)] } } } }, 'merge');
+      await client.patch(
+        cloneSetPath(ns, 'typo'),
+        { spec: { template: { spec: { containers: [sizedContainer('50m', '32Mi', notRequired)] } } } },
+        'merge',
+      );
       const healed = await waitForCloneSet(
         client,
         ns,

@@ -66,8 +66,6 @@ describe('the full test bed', () => {
         () => true,
       ),
     );
-    await eventually('container removed from containerd', async () =>
-      containerdContainerIds().includes(containerId) ? undefined : true,
-    );
+    await eventually('container removed from containerd', async () => (containerdContainerIds().includes(containerId) ? undefined : true));
   });
 });

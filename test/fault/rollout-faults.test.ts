@@ -98,7 +98,14 @@ interface Rollout {
 /** A converged 4-pod CloneSet at v1, then the image edit to v2; resolves once one pod is at v2. */
 async function rolloutUnderWay(ns: string): Promise<Rollout> {
   await client.create(cloneSetPath(ns), slowReadyCloneSet(APP, REPLICAS));
-  await waitForCloneSet(client, ns, APP, `${REPLICAS} ready pods`, (cs, pods) => pods.length === REPLICAS && cs.status?.readyReplicas === REPLICAS, 120_000);
+  await waitForCloneSet(
+    client,
+    ns,
+    APP,
+    `${REPLICAS} ready pods`,
+    (cs, pods) => pods.length === REPLICAS && cs.status?.readyReplicas === REPLICAS,
+    120_000,
+  );
   const before = new Set((await activePods(client, ns, APP)).map((p) => p.metadata?.uid ?? ''));
   const recorder = await RolloutRecorder.start(client, ns, APP);
   const startedAt = Date.now();
@@ -134,7 +141,11 @@ async function twoReplicas(ns: string): Promise<{ leader: ControllerProcess; fol
 }
 
 /** Ends a scenario: the rollout complete, its recovery recorded, nothing lost. */
-async function finish(rollout: Rollout, row: { scenario: string; recoveryMs: number; measured: string }, deletedOnPurpose = 0): Promise<void> {
+async function finish(
+  rollout: Rollout,
+  row: { scenario: string; recoveryMs: number; measured: string },
+  deletedOnPurpose = 0,
+): Promise<void> {
   const doneAt = await rollout.completed();
   rollout.recorder.stop();
   recordRecovery({ ...row, rolloutMs: doneAt - rollout.startedAt });
@@ -149,8 +160,16 @@ describe('an in-place rollout under faults loses nothing', () => {
     leader.child.kill('SIGKILL');
     const killedAt = Date.now();
     expect((await leader.exited).signal).toBe('SIGKILL');
-    const takenAt = await timeWhen('the other replica to take the Lease', async () => (await leaseHolder(ns)) === follower.identity, 30_000);
-    await finish(rollout, { scenario: 'a. leader SIGKILLed', recoveryMs: takenAt - killedAt, measured: 'the other replica holding the Lease' });
+    const takenAt = await timeWhen(
+      'the other replica to take the Lease',
+      async () => (await leaseHolder(ns)) === follower.identity,
+      30_000,
+    );
+    await finish(rollout, {
+      scenario: 'a. leader SIGKILLed',
+      recoveryMs: takenAt - killedAt,
+      measured: 'the other replica holding the Lease',
+    });
   }, 240_000);
 
   it('h. survives SIGTERM mid-rollout: in-flight work finishes, the Lease is released and the other replica continues within 2 s', async () => {
@@ -162,9 +181,17 @@ describe('an in-place rollout under faults loses nothing', () => {
     const exitedAt = Date.now();
     expect(exit).toEqual({ code: 0, signal: null });
     expect(leader.messages).toContain('released the lease');
-    const takenAt = await timeWhen('the other replica to take the Lease', async () => (await leaseHolder(ns)) === follower.identity, 10_000);
+    const takenAt = await timeWhen(
+      'the other replica to take the Lease',
+      async () => (await leaseHolder(ns)) === follower.identity,
+      10_000,
+    );
     expect(takenAt - exitedAt).toBeLessThan(2_000);
-    await finish(rollout, { scenario: 'h. leader SIGTERMed', recoveryMs: takenAt - exitedAt, measured: 'the other replica holding the Lease' });
+    await finish(rollout, {
+      scenario: 'h. leader SIGTERMed',
+      recoveryMs: takenAt - exitedAt,
+      measured: 'the other replica holding the Lease',
+    });
   }, 240_000);
 
   it('k. survives a pod deleted by hand mid in-place update: it is replaced at the new revision, the others updated once', async () => {
@@ -174,12 +201,20 @@ describe('an in-place rollout under faults loses nothing', () => {
     const victim = rollout.recorder.podsAt(IMAGE_V2)[0]!;
     await client.delete(`/api/v1/namespaces/${ns}/pods/${victim}`);
     const deletedAt = Date.now();
-    const replacedAt = await timeWhen('a replacement pod to be Ready', async () => {
-      const pods = await activePods(client, ns, APP);
-      const fresh = pods.filter((p: Pod) => !rollout.before.has(p.metadata?.uid ?? ''));
-      return fresh.some((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
-    }, 120_000);
-    await finish(rollout, { scenario: 'k. pod deleted mid-update', recoveryMs: replacedAt - deletedAt, measured: 'its replacement Ready' }, 1);
+    const replacedAt = await timeWhen(
+      'a replacement pod to be Ready',
+      async () => {
+        const pods = await activePods(client, ns, APP);
+        const fresh = pods.filter((p: Pod) => !rollout.before.has(p.metadata?.uid ?? ''));
+        return fresh.some((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+      },
+      120_000,
+    );
+    await finish(
+      rollout,
+      { scenario: 'k. pod deleted mid-update', recoveryMs: replacedAt - deletedAt, measured: 'its replacement Ready' },
+      1,
+    );
   }, 240_000);
 
   it('j. survives another writer patching the same pods all along (a 409 storm)', async () => {
@@ -194,7 +229,11 @@ describe('an in-place rollout under faults loses nothing', () => {
         await Promise.all(
           pods.map((p) =>
             client
-              .patch(`/api/v1/namespaces/${ns}/pods/${p.metadata?.name}`, { metadata: { annotations: { 'fault.tailor.dev/storm': String(writes++) } } }, 'merge')
+              .patch(
+                `/api/v1/namespaces/${ns}/pods/${p.metadata?.name}`,
+                { metadata: { annotations: { 'fault.tailor.dev/storm': String(writes++) } } },
+                'merge',
+              )
               .catch(() => undefined),
           ),
         );
@@ -211,7 +250,12 @@ describe('an in-place rollout under faults loses nothing', () => {
     }
     rollout.recorder.stop();
     expect(writes).toBeGreaterThan(50);
-    recordRecovery({ scenario: 'j. 409 storm', recoveryMs: doneAt - stormAt, measured: 'the rollout complete under the storm', rolloutMs: doneAt - rollout.startedAt });
+    recordRecovery({
+      scenario: 'j. 409 storm',
+      recoveryMs: doneAt - stormAt,
+      measured: 'the rollout complete under the storm',
+      rolloutMs: doneAt - rollout.startedAt,
+    });
     await expectNothingLost(client, ns, APP, rollout.recorder, { replicas: REPLICAS, before: rollout.before });
   }, 240_000);
 
@@ -221,14 +265,29 @@ describe('an in-place rollout under faults loses nothing', () => {
     proxies.push(proxy);
     const only = await startControllerProcess('only-replica', ns, {
       kubeconfig: writeKubeconfig(proxy.kubeConfig),
-      extraArgs: ['--lease-duration', '15s', '--renew-deadline', '10s', '--retry-period', '2s', '--request-timeout', '3s', '--watch-stall-timeout', '5s'],
+      extraArgs: [
+        '--lease-duration',
+        '15s',
+        '--renew-deadline',
+        '10s',
+        '--retry-period',
+        '2s',
+        '--request-timeout',
+        '3s',
+        '--watch-stall-timeout',
+        '5s',
+      ],
     });
     await eventually('the replica to hold the Lease', async () => ((await leaseHolder(ns)) === only.identity ? true : undefined), 30_000);
     const rollout = await rolloutUnderWay(ns);
     const updatedBefore = rollout.recorder.podsAt(IMAGE_V2).length;
     proxy.freeze('open');
     const frozenAt = Date.now();
-    const progressAt = await timeWhen('the controller to update another pod', () => rollout.recorder.podsAt(IMAGE_V2).length > updatedBefore, 90_000);
+    const progressAt = await timeWhen(
+      'the controller to update another pod',
+      () => rollout.recorder.podsAt(IMAGE_V2).length > updatedBefore,
+      90_000,
+    );
     await finish(rollout, { scenario: 'i. watches go silent', recoveryMs: progressAt - frozenAt, measured: 'the next pod updated' });
     expect(only.messages).toContain('watch delivered nothing; relisting');
     expect(only.exit).toBeUndefined();
@@ -243,8 +302,16 @@ describe('an in-place rollout under faults loses nothing', () => {
     // The leader could not renew within its renew deadline: it stopped acting and exited to be restarted.
     expect(await leader.exited).toEqual({ code: 1, signal: null });
     expect(leader.messages).toContain('lost the lease; stopping');
-    const progressAt = await timeWhen('a replica to update another pod', () => rollout.recorder.podsAt(IMAGE_V2).length > updatedBefore, 90_000);
-    await finish(rollout, { scenario: 'b. API server frozen 8 s', recoveryMs: progressAt - continuedAt, measured: 'API back → the next pod updated' });
+    const progressAt = await timeWhen(
+      'a replica to update another pod',
+      () => rollout.recorder.podsAt(IMAGE_V2).length > updatedBefore,
+      90_000,
+    );
+    await finish(rollout, {
+      scenario: 'b. API server frozen 8 s',
+      recoveryMs: progressAt - continuedAt,
+      measured: 'API back → the next pod updated',
+    });
   }, 240_000);
 
   it('c. survives the API server being restarted mid-rollout', async () => {
@@ -254,10 +321,18 @@ describe('an in-place rollout under faults loses nothing', () => {
     const updatedBefore = rollout.recorder.podsAt(IMAGE_V2).length;
     let readyAt = 0;
     await restartApiServer({ onceReady: async () => void (readyAt = Date.now()) });
-    const progressAt = await timeWhen('a replica to update another pod', async () => {
-      const pods = await activePods(client, ns, APP);
-      return pods.filter((p) => p.spec?.containers?.[0]?.image === IMAGE_V2).length > updatedBefore;
-    }, 120_000);
-    await finish(rollout, { scenario: 'c. API server restarted', recoveryMs: progressAt - readyAt, measured: 'API back → the next pod updated' });
+    const progressAt = await timeWhen(
+      'a replica to update another pod',
+      async () => {
+        const pods = await activePods(client, ns, APP);
+        return pods.filter((p) => p.spec?.containers?.[0]?.image === IMAGE_V2).length > updatedBefore;
+      },
+      120_000,
+    );
+    await finish(rollout, {
+      scenario: 'c. API server restarted',
+      recoveryMs: progressAt - readyAt,
+      measured: 'API back → the next pod updated',
+    });
   }, 300_000);
 });

@@ -117,7 +117,11 @@ beforeAll(async () => {
   // The API server compiles and enforces the policy shortly after it is stored: probe with a new
   // value each time (setting an unchanged value is no change), then clear what got through.
   let probe = 0;
-  await eventually('the policy is enforced', async () => ((await annotate({ user: EDITOR }, 'on-b', { [REQUEST]: `probe-${probe++}` })).code === 403 ? true : undefined), 30_000);
+  await eventually(
+    'the policy is enforced',
+    async () => ((await annotate({ user: EDITOR }, 'on-b', { [REQUEST]: `probe-${probe++}` })).code === 403 ? true : undefined),
+    30_000,
+  );
   await admin.patch(`/api/v1/namespaces/${NS}/pods/on-b`, { metadata: { annotations: { [REQUEST]: null } } }, 'merge');
   await ensureCrd(admin);
 }, 90_000);
@@ -129,7 +133,8 @@ afterAll(async () => {
 }, 30_000);
 
 const annotations = async (name: string): Promise<Record<string, string>> =>
-  (await admin.get<{ metadata?: { annotations?: Record<string, string> } }>(`/api/v1/namespaces/${NS}/pods/${name}`)).metadata?.annotations ?? {};
+  (await admin.get<{ metadata?: { annotations?: Record<string, string> } }>(`/api/v1/namespaces/${NS}/pods/${name}`)).metadata
+    ?.annotations ?? {};
 
 describe('the admission policy for Tailor pod annotations', () => {
   it('compiles without type errors', async () => {
@@ -140,11 +145,19 @@ describe('the admission policy for Tailor pod annotations', () => {
   });
 
   it.each([
-    [REQUEST, /apps\.tailor\.dev\/resize-request may be set, changed or removed only by Tailor's controller \(system:serviceaccount:tailor-system:tailor-controller\)/],
-    [STATUS, /apps\.tailor\.dev\/resize-status may be set or changed only by Tailor's node agent \(system:serviceaccount:tailor-system:tailor-agent\)/],
+    [
+      REQUEST,
+      /apps\.tailor\.dev\/resize-request may be set, changed or removed only by Tailor's controller \(system:serviceaccount:tailor-system:tailor-controller\)/,
+    ],
+    [
+      STATUS,
+      /apps\.tailor\.dev\/resize-status may be set or changed only by Tailor's node agent \(system:serviceaccount:tailor-system:tailor-agent\)/,
+    ],
     [STATE, /apps\.tailor\.dev\/inplace-update-state may be set, changed or removed only by Tailor's controller/],
   ])('refuses %s from a user who may patch pods, naming the annotation and who may write it', async (annotation, message) => {
-    const answer = await annotate({ user: EDITOR }, 'on-a', { [annotation]: '{"revision":"forged","state":"","since":"2026-01-01T00:00:00Z","applied":{}}' });
+    const answer = await annotate({ user: EDITOR }, 'on-a', {
+      [annotation]: '{"revision":"forged","state":"","since":"2026-01-01T00:00:00Z","applied":{}}',
+    });
     expect(answer.code).toBe(403);
     expect(answer.message).toMatch(message);
     expect(answer.message).toMatch(/ValidatingAdmissionPolicy/);
@@ -171,7 +184,9 @@ describe('the admission policy for Tailor pod annotations', () => {
   it('refuses the agent writing a pod bound to another node, naming both nodes', async () => {
     const answer = await annotate({ user: AGENT, node: 'node-a' }, 'on-b', { [STATUS]: '{"revision":"r2"}' });
     expect(answer.code).toBe(403);
-    expect(answer.message).toMatch(/node agent may write only pods bound to its own node: its token names node node-a, the pod is bound to node-b/);
+    expect(answer.message).toMatch(
+      /node agent may write only pods bound to its own node: its token names node node-a, the pod is bound to node-b/,
+    );
     expect(await annotations('on-b')).not.toHaveProperty(STATUS);
   });
 
@@ -181,7 +196,7 @@ describe('the admission policy for Tailor pod annotations', () => {
     expect(answer.message).toMatch(/its token names node \(none\)/);
   });
 
-  it('refuses each Tailor account the other one\'s annotation', async () => {
+  it("refuses each Tailor account the other one's annotation", async () => {
     expect((await annotate({ user: AGENT, node: 'node-a' }, 'on-a', { [REQUEST]: '{"revision":"r9"}' })).code).toBe(403);
     expect((await annotate({ user: CONTROLLER }, 'on-a', { [STATUS]: '{"revision":"r9"}' })).code).toBe(403);
   });
@@ -215,7 +230,14 @@ describe('the CloneSet CRD', () => {
       (e: unknown) => e as Error,
     );
     expect(err?.message).toMatch(/annotations under apps\.tailor\.dev\/ are Tailor's own/);
-    const ok = { ...cs, metadata: { name: 'plain' }, spec: { ...cs.spec, template: { ...cs.spec.template, metadata: { labels: { app: 'smuggler' }, annotations: { 'example.com/a': 'b' } } } } };
+    const ok = {
+      ...cs,
+      metadata: { name: 'plain' },
+      spec: {
+        ...cs.spec,
+        template: { ...cs.spec.template, metadata: { labels: { app: 'smuggler' }, annotations: { 'example.com/a': 'b' } } },
+      },
+    };
     await expect(admin.create(`/apis/apps.tailor.dev/v1alpha1/namespaces/${NS}/clonesets`, ok)).resolves.toBeDefined();
   });
 });

@@ -54,11 +54,23 @@ describe('CloneSet ReCreate rollout', () => {
     const watcher = await PodWatch.start(client, ns, 'app=partition', 5);
     await client.patch(
       cloneSetPath(ns, 'partition'),
-      { spec: { template: { spec: { containers: [{ name: 'main', image: 'tailor.local/busybox:v2', imagePullPolicy: 'Never', command: ['/bin/sleep', '3600'] }] } } } },
+      {
+        spec: {
+          template: {
+            spec: {
+              containers: [{ name: 'main', image: 'tailor.local/busybox:v2', imagePullPolicy: 'Never', command: ['/bin/sleep', '3600'] }],
+            },
+          },
+        },
+      },
       'merge',
     );
-    const after = await waitForCloneSet(client, ns, 'partition', '3 updated of 5 ready', (cs, pods) =>
-      allReady(5)(cs, pods) && cs.status?.updatedReadyReplicas === 3,
+    const after = await waitForCloneSet(
+      client,
+      ns,
+      'partition',
+      '3 updated of 5 ready',
+      (cs, pods) => allReady(5)(cs, pods) && cs.status?.updatedReadyReplicas === 3,
     );
     watcher.stop();
     const pods = await activePods(client, ns, 'partition');
@@ -76,7 +88,15 @@ describe('CloneSet ReCreate rollout', () => {
     const original = cs.status?.currentRevision;
     await client.patch(
       cloneSetPath(ns, 'partition'),
-      { spec: { template: { spec: { containers: [{ name: 'main', image: 'tailor.local/busybox:v1', imagePullPolicy: 'Never', command: ['/bin/sleep', '3600'] }] } } } },
+      {
+        spec: {
+          template: {
+            spec: {
+              containers: [{ name: 'main', image: 'tailor.local/busybox:v1', imagePullPolicy: 'Never', command: ['/bin/sleep', '3600'] }],
+            },
+          },
+        },
+      },
       'merge',
     );
     const rolledBack = await waitForCloneSet(client, ns, 'partition', 'rolled back', (c) => c.status?.updateRevision === original);
@@ -98,8 +118,12 @@ describe('CloneSet ReCreate rollout', () => {
     // Stop as soon as the rollout has started, then start a fresh controller with an empty cache.
     await waitForCloneSet(client, ns, 'restart', 'rollout started', (c) => (c.status?.updatedReplicas ?? 0) >= 1, 30_000);
     await restartController();
-    await waitForCloneSet(client, ns, 'restart', 'rollout finished', (c, pods) =>
-      allReady(4)(c, pods) && c.status?.updatedReadyReplicas === 4,
+    await waitForCloneSet(
+      client,
+      ns,
+      'restart',
+      'rollout finished',
+      (c, pods) => allReady(4)(c, pods) && c.status?.updatedReadyReplicas === 4,
     );
     watcher.stop();
     // The 4 original pods and exactly 4 replacements: the restart caused no duplicate create.

@@ -28,7 +28,7 @@ function apiError(err: unknown): { code: number; message: string } {
     try {
       const parsed: unknown = typeof body === 'string' ? JSON.parse(body) : body;
       if (parsed !== null && typeof parsed === 'object' && 'message' in parsed) {
-        message = String((parsed).message);
+        message = String(parsed.message);
       }
     } catch {
       message = String(body);
@@ -516,18 +516,7 @@ describe('the CloneSet CRD', () => {
       k8s.setHeaderOptions('Accept', 'application/json;as=Table;v=v1;g=meta.k8s.io'),
     )) as { columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] };
     const names = table.columnDefinitions.map((c) => c.name);
-    expect(names).toEqual([
-      'Name',
-      'DESIRED',
-      'UPDATED',
-      'UPDATED_READY',
-      'READY',
-      'RESIZING',
-      'INFEASIBLE',
-      'AGE',
-      'IMAGES',
-      'SELECTOR',
-    ]);
+    expect(names).toEqual(['Name', 'DESIRED', 'UPDATED', 'UPDATED_READY', 'READY', 'RESIZING', 'INFEASIBLE', 'AGE', 'IMAGES', 'SELECTOR']);
     const cells = table.rows[0]?.cells ?? [];
     const cell = (name: string): unknown => cells[names.indexOf(name)];
     expect(cell('DESIRED')).toBe(1);

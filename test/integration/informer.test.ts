@@ -47,7 +47,11 @@ async function createConfigMap(ns: string, name: string, labels: Record<string, 
   return client.create<ConfigMap>(cmPath(ns), { metadata: { name, labels }, data });
 }
 
-async function patchConfigMap(ns: string, name: string, patch: { labels?: Record<string, string>; data?: Record<string, string> }): Promise<ConfigMap> {
+async function patchConfigMap(
+  ns: string,
+  name: string,
+  patch: { labels?: Record<string, string>; data?: Record<string, string> },
+): Promise<ConfigMap> {
   return client.patch<ConfigMap>(cmPath(ns, name), { metadata: { labels: patch.labels }, data: patch.data }, 'merge');
 }
 
@@ -56,7 +60,9 @@ async function deleteConfigMap(ns: string, name: string): Promise<void> {
 }
 
 /** What "equal" means for a cache entry: same version, labels and data. */
-function summary(objects: ConfigMap[]): Record<string, { resourceVersion?: string; labels?: Record<string, string>; data?: Record<string, string> }> {
+function summary(
+  objects: ConfigMap[],
+): Record<string, { resourceVersion?: string; labels?: Record<string, string>; data?: Record<string, string> }> {
   const out: ReturnType<typeof summary> = {};
   for (const o of [...objects].sort((a, b) => objectKey(a).localeCompare(objectKey(b)))) {
     out[objectKey(o)] = { resourceVersion: o.metadata?.resourceVersion, labels: o.metadata?.labels ?? {}, data: o.data ?? {} };
@@ -159,91 +165,107 @@ async function converged(started: Started, ns: string, labelSelector?: string, t
 describe('the informer against the real API server', () => {
   const timeoutMs = 120_000;
 
-  it('sees ConfigMaps added, updated and deleted, turns synced after its first list, and keeps a label index current', async () => {
-    const ns = await freshNamespace('informer-crud');
-    await createConfigMap(ns, 'before-start', { tier: 'web' }, { v: '1' });
-    const started = await startInformer(ns, { index: true });
-    const { informer, mirror } = started;
+  it(
+    'sees ConfigMaps added, updated and deleted, turns synced after its first list, and keeps a label index current',
+    async () => {
+      const ns = await freshNamespace('informer-crud');
+      await createConfigMap(ns, 'before-start', { tier: 'web' }, { v: '1' });
+      const started = await startInformer(ns, { index: true });
+      const { informer, mirror } = started;
 
-    expect(informer.hasSynced()).toBe(true);
-    expect(informer.get(`${ns}/before-start`)?.data).toEqual({ v: '1' });
+      expect(informer.hasSynced()).toBe(true);
+      expect(informer.get(`${ns}/before-start`)?.data).toEqual({ v: '1' });
 
-    await createConfigMap(ns, 'web-1', { tier: 'web' }, { v: '1' });
-    await createConfigMap(ns, 'db-1', { tier: 'db' }, { v: '1' });
-    await patchConfigMap(ns, 'web-1', { data: { v: '2' } });
-    await deleteConfigMap(ns, 'db-1');
-    await converged(started, ns);
+      await createConfigMap(ns, 'web-1', { tier: 'web' }, { v: '1' });
+      await createConfigMap(ns, 'db-1', { tier: 'db' }, { v: '1' });
+      await patchConfigMap(ns, 'web-1', { data: { v: '2' } });
+      await deleteConfigMap(ns, 'db-1');
+      await converged(started, ns);
 
-    expect(informer.get(`${ns}/web-1`)?.data).toEqual({ v: '2' });
-    expect(informer.get(`${ns}/db-1`)).toBeUndefined();
-    expect(mirror.added).toEqual(expect.arrayContaining(['before-start', 'web-1', 'db-1']));
-    expect(mirror.updated).toContain('web-1');
-    expect(mirror.deleted).toEqual(['db-1']);
-    expect(names(informer.byIndex('tier', 'web'))).toEqual(['before-start', 'web-1']);
-    expect(informer.byIndex('tier', 'db')).toEqual([]);
+      expect(informer.get(`${ns}/web-1`)?.data).toEqual({ v: '2' });
+      expect(informer.get(`${ns}/db-1`)).toBeUndefined();
+      expect(mirror.added).toEqual(expect.arrayContaining(['before-start', 'web-1', 'db-1']));
+      expect(mirror.updated).toContain('web-1');
+      expect(mirror.deleted).toEqual(['db-1']);
+      expect(names(informer.byIndex('tier', 'web'))).toEqual(['before-start', 'web-1']);
+      expect(informer.byIndex('tier', 'db')).toEqual([]);
 
-    await patchConfigMap(ns, 'web-1', { labels: { tier: 'db' } });
-    await converged(started, ns);
-    expect(names(informer.byIndex('tier', 'web'))).toEqual(['before-start']);
-    expect(names(informer.byIndex('tier', 'db'))).toEqual(['web-1']);
-    expect(() => informer.byIndex('no-such-index', 'x')).toThrow(/no index/);
-  }, timeoutMs);
+      await patchConfigMap(ns, 'web-1', { labels: { tier: 'db' } });
+      await converged(started, ns);
+      expect(names(informer.byIndex('tier', 'web'))).toEqual(['before-start']);
+      expect(names(informer.byIndex('tier', 'db'))).toEqual(['web-1']);
+      expect(() => informer.byIndex('no-such-index', 'x')).toThrow(/no index/);
+    },
+    timeoutMs,
+  );
 
-  it('applies its label selector to the list and to the watch alike', async () => {
-    const ns = await freshNamespace('informer-selector');
-    await createConfigMap(ns, 'web-before', { tier: 'web' }, {});
-    await createConfigMap(ns, 'db-before', { tier: 'db' }, {});
-    const started = await startInformer(ns, { labelSelector: 'tier=web' });
-    const { informer, mirror } = started;
-    expect(names(informer.list())).toEqual(['web-before']);
+  it(
+    'applies its label selector to the list and to the watch alike',
+    async () => {
+      const ns = await freshNamespace('informer-selector');
+      await createConfigMap(ns, 'web-before', { tier: 'web' }, {});
+      await createConfigMap(ns, 'db-before', { tier: 'db' }, {});
+      const started = await startInformer(ns, { labelSelector: 'tier=web' });
+      const { informer, mirror } = started;
+      expect(names(informer.list())).toEqual(['web-before']);
 
-    await createConfigMap(ns, 'db-after', { tier: 'db' }, {});
-    await patchConfigMap(ns, 'web-before', { labels: { tier: 'db' } }); // leaves the selection
-    await patchConfigMap(ns, 'db-before', { labels: { tier: 'web' } }); // enters it
-    await createConfigMap(ns, 'web-after', { tier: 'web' }, {}); // last: once seen, all above were delivered
-    await converged(started, ns, 'tier=web');
+      await createConfigMap(ns, 'db-after', { tier: 'db' }, {});
+      await patchConfigMap(ns, 'web-before', { labels: { tier: 'db' } }); // leaves the selection
+      await patchConfigMap(ns, 'db-before', { labels: { tier: 'web' } }); // enters it
+      await createConfigMap(ns, 'web-after', { tier: 'web' }, {}); // last: once seen, all above were delivered
+      await converged(started, ns, 'tier=web');
 
-    expect(names(informer.list())).toEqual(['db-before', 'web-after']);
-    expect(mirror.added).not.toContain('db-after');
-    expect(mirror.deleted).toEqual(['web-before']);
-    expect(names(await freshList(ns))).toEqual(expect.arrayContaining(['db-after', 'web-before']));
-  }, timeoutMs);
+      expect(names(informer.list())).toEqual(['db-before', 'web-after']);
+      expect(mirror.added).not.toContain('db-after');
+      expect(mirror.deleted).toEqual(['web-before']);
+      expect(names(await freshList(ns))).toEqual(expect.arrayContaining(['db-after', 'web-before']));
+    },
+    timeoutMs,
+  );
 
-  it('holds every object in one shape, whether it came from the list or the watch', async () => {
-    const ns = await freshNamespace('informer-shape');
-    await createConfigMap(ns, 'listed', { tier: 'web' }, { v: '1' });
-    const started = await startInformer(ns, { labelSelector: 'tier=web' });
-    await createConfigMap(ns, 'watched', { tier: 'web' }, { v: '1' });
-    await converged(started, ns, 'tier=web');
+  it(
+    'holds every object in one shape, whether it came from the list or the watch',
+    async () => {
+      const ns = await freshNamespace('informer-shape');
+      await createConfigMap(ns, 'listed', { tier: 'web' }, { v: '1' });
+      const started = await startInformer(ns, { labelSelector: 'tier=web' });
+      await createConfigMap(ns, 'watched', { tier: 'web' }, { v: '1' });
+      await converged(started, ns, 'tier=web');
 
-    const shapes = started.informer
-      .list()
-      .map((o) => ({ name: o.metadata?.name, apiVersion: o.apiVersion, kind: o.kind }))
-      .sort((a, b) => String(a.name).localeCompare(String(b.name)));
-    expect(shapes).toEqual([
-      { name: 'listed', apiVersion: 'v1', kind: 'ConfigMap' },
-      { name: 'watched', apiVersion: 'v1', kind: 'ConfigMap' },
-    ]);
-  }, timeoutMs);
+      const shapes = started.informer
+        .list()
+        .map((o) => ({ name: o.metadata?.name, apiVersion: o.apiVersion, kind: o.kind }))
+        .sort((a, b) => String(a.name).localeCompare(String(b.name)));
+      expect(shapes).toEqual([
+        { name: 'listed', apiVersion: 'v1', kind: 'ConfigMap' },
+        { name: 'watched', apiVersion: 'v1', kind: 'ConfigMap' },
+      ]);
+    },
+    timeoutMs,
+  );
 
-  it('keeps multi-byte UTF-8 data intact when one watch event spans many network chunks', async () => {
-    const ns = await freshNamespace('informer-utf8');
-    const started = await startInformer(ns);
-    // ~400 KB of 2-, 3- and 4-byte characters: chunk boundaries fall inside characters.
-    const text = 'ä€😀ß漢字🚀é'.repeat(20_000);
-    const created = await createConfigMap(ns, 'unicode', {}, { text });
-    const cached = await eventually(
-      'the informer to hold the created ConfigMap',
-      async () => {
-        const cm = started.informer.get(`${ns}/unicode`);
-        return cm?.metadata?.resourceVersion === created.metadata?.resourceVersion ? cm : undefined;
-      },
-      30_000,
-    );
-    const replacementChars = [...(cached.data?.['text'] ?? '')].filter((c) => c === '\uFFFD').length;
-    expect(replacementChars).toBe(0);
-    expect(cached?.data?.['text'] === text).toBe(true);
-  }, timeoutMs);
+  it(
+    'keeps multi-byte UTF-8 data intact when one watch event spans many network chunks',
+    async () => {
+      const ns = await freshNamespace('informer-utf8');
+      const started = await startInformer(ns);
+      // ~400 KB of 2-, 3- and 4-byte characters: chunk boundaries fall inside characters.
+      const text = 'ä€😀ß漢字🚀é'.repeat(20_000);
+      const created = await createConfigMap(ns, 'unicode', {}, { text });
+      const cached = await eventually(
+        'the informer to hold the created ConfigMap',
+        async () => {
+          const cm = started.informer.get(`${ns}/unicode`);
+          return cm?.metadata?.resourceVersion === created.metadata?.resourceVersion ? cm : undefined;
+        },
+        30_000,
+      );
+      const replacementChars = [...(cached.data?.['text'] ?? '')].filter((c) => c === '\uFFFD').length;
+      expect(replacementChars).toBe(0);
+      expect(cached?.data?.['text'] === text).toBe(true);
+    },
+    timeoutMs,
+  );
 });
 
 describe('the informer when its watch silently stops delivering', () => {
@@ -255,7 +277,9 @@ describe('the informer when its watch silently stops delivering', () => {
       const started = await startInformer(ns, { kubeConfig: proxy.kubeConfig, requestTimeoutMs: 3_000, noEventTimeoutMs: 4_000 });
       const { informer, mirror, messages } = started;
       await patchConfigMap(ns, 'keep', { data: { v: 'live' } });
-      await eventually('the watch to deliver a change', async () => (informer.get(`${ns}/keep`)?.data?.['v'] === 'live' ? true : undefined));
+      await eventually('the watch to deliver a change', async () =>
+        informer.get(`${ns}/keep`)?.data?.['v'] === 'live' ? true : undefined,
+      );
       // Every connection open now goes silent (nothing closes); new connections still work.
       proxy.freeze('open');
       const frozenAt = Date.now();

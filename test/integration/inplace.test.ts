@@ -13,7 +13,6 @@ import { eventually } from '../support/testbed.js';
 
 const { client, ns, kubelet } = controllerTestBed('inplace', { fakeKubelet: true });
 
-
 const main = (image: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   name: 'main',
   image,
@@ -26,9 +25,19 @@ const sidecar = { name: 'sidecar', image: 'tailor.local/busybox:v1', imagePullPo
 async function createReady(name: string, replicas: number, updateStrategy: Record<string, unknown>): Promise<Map<string, Pod>> {
   await client.create(
     cloneSetPath(ns),
-    cloneSetManifest(name, { replicas, updateStrategy }, { schedulerName: FAKE_SCHEDULER, containers: [main('tailor.local/busybox:v1'), sidecar] }),
+    cloneSetManifest(
+      name,
+      { replicas, updateStrategy },
+      { schedulerName: FAKE_SCHEDULER, containers: [main('tailor.local/busybox:v1'), sidecar] },
+    ),
   );
-  await waitForCloneSet(client, ns, name, `${replicas} ready`, (cs, pods) => pods.length === replicas && cs.status?.readyReplicas === replicas);
+  await waitForCloneSet(
+    client,
+    ns,
+    name,
+    `${replicas} ready`,
+    (cs, pods) => pods.length === replicas && cs.status?.readyReplicas === replicas,
+  );
   return new Map((await activePods(client, ns, name)).map((p) => [p.metadata?.uid ?? '', p]));
 }
 
@@ -43,7 +52,13 @@ describe('InPlaceIfPossible', () => {
     const before = await createReady('images', 4, { type: 'InPlaceIfPossible', maxUnavailable: 1 });
     const watch = await PodWatch.start(client, ns, 'app=images', 4);
     await setContainers('images', [main('tailor.local/busybox:v2'), sidecar]);
-    await waitForCloneSet(client, ns, 'images', 'all updated and ready', (cs, pods) => cs.status?.updatedReadyReplicas === 4 && pods.every((p) => gate(p) === 'True'));
+    await waitForCloneSet(
+      client,
+      ns,
+      'images',
+      'all updated and ready',
+      (cs, pods) => cs.status?.updatedReadyReplicas === 4 && pods.every((p) => gate(p) === 'True'),
+    );
     watch.stop();
     const after = await activePods(client, ns, 'images');
     expect(new Set(after.map((p) => p.metadata?.uid))).toEqual(new Set(before.keys()));
@@ -60,8 +75,18 @@ describe('InPlaceIfPossible', () => {
 
   it('changes pod labels in place without restarting anything', async () => {
     const before = await createReady('labels', 2, { type: 'InPlaceIfPossible' });
-    await client.patch(cloneSetPath(ns, 'labels'), { spec: { template: { metadata: { labels: { app: 'labels', tier: 'gold' } } } } }, 'merge');
-    await waitForCloneSet(client, ns, 'labels', 'labels updated', (cs, pods) => cs.status?.updatedReadyReplicas === 2 && pods.every((p) => p.metadata?.labels?.['tier'] === 'gold'));
+    await client.patch(
+      cloneSetPath(ns, 'labels'),
+      { spec: { template: { metadata: { labels: { app: 'labels', tier: 'gold' } } } } },
+      'merge',
+    );
+    await waitForCloneSet(
+      client,
+      ns,
+      'labels',
+      'labels updated',
+      (cs, pods) => cs.status?.updatedReadyReplicas === 2 && pods.every((p) => p.metadata?.labels?.['tier'] === 'gold'),
+    );
     const after = await activePods(client, ns, 'labels');
     expect(new Set(after.map((p) => p.metadata?.uid))).toEqual(new Set(before.keys()));
     expect(after.every((p) => status(p, 'main')?.restartCount === 0)).toBe(true);
@@ -78,7 +103,13 @@ describe('InPlaceIfPossible', () => {
   it('moves exactly 2 of 4 pods in place with partition 2', async () => {
     const before = await createReady('partition', 4, { type: 'InPlaceIfPossible', partition: 2, maxUnavailable: 1 });
     await setContainers('partition', [main('tailor.local/busybox:v2'), sidecar]);
-    const cs = await waitForCloneSet(client, ns, 'partition', '2 updated', (c, pods) => c.status?.updatedReadyReplicas === 2 && pods.every((p) => gate(p) === 'True'));
+    const cs = await waitForCloneSet(
+      client,
+      ns,
+      'partition',
+      '2 updated',
+      (c, pods) => c.status?.updatedReadyReplicas === 2 && pods.every((p) => gate(p) === 'True'),
+    );
     const after = await activePods(client, ns, 'partition');
     expect(new Set(after.map((p) => p.metadata?.uid))).toEqual(new Set(before.keys()));
     expect(after.filter((p) => p.spec?.containers?.[0]?.image === 'tailor.local/busybox:v2')).toHaveLength(2);
@@ -93,7 +124,13 @@ describe('InPlaceIfPossible', () => {
       return pod && gate(pod) === 'False' ? pod : undefined;
     });
     await setContainers('grace', [main('tailor.local/busybox:v1'), sidecar]);
-    await waitForCloneSet(client, ns, 'grace', 'back to ready', (cs, pods) => cs.status?.updatedReadyReplicas === 1 && pods.every((p) => gate(p) === 'True'));
+    await waitForCloneSet(
+      client,
+      ns,
+      'grace',
+      'back to ready',
+      (cs, pods) => cs.status?.updatedReadyReplicas === 1 && pods.every((p) => gate(p) === 'True'),
+    );
     const [pod] = await activePods(client, ns, 'grace');
     expect(before.has(pod?.metadata?.uid ?? '')).toBe(true);
     expect(pod?.spec?.containers?.[0]?.image).toBe('tailor.local/busybox:v1');
@@ -114,7 +151,13 @@ describe('a new image that never becomes ready', () => {
       const stuck = await activePods(client, ns, 'broken');
       expect(stuck.filter((p) => p.spec?.containers?.[0]?.image === 'tailor.local/busybox:v2')).toHaveLength(1);
       await setContainers('broken', [main('tailor.local/busybox:v1'), sidecar]);
-      await waitForCloneSet(client, ns, 'broken', 'healed', (cs, pods) => cs.status?.updatedReadyReplicas === 3 && pods.every((p) => gate(p) === 'True'));
+      await waitForCloneSet(
+        client,
+        ns,
+        'broken',
+        'healed',
+        (cs, pods) => cs.status?.updatedReadyReplicas === 3 && pods.every((p) => gate(p) === 'True'),
+      );
       const after = await activePods(client, ns, 'broken');
       expect(new Set(after.map((p) => p.metadata?.uid))).toEqual(new Set(before.keys()));
       expect(after.every((p) => p.spec?.containers?.[0]?.image === 'tailor.local/busybox:v1')).toBe(true);
@@ -125,11 +168,16 @@ describe('a new image that never becomes ready', () => {
 });
 
 describe('the agent backend (a kubelet that cannot resize)', () => {
-  it('sends cpu/memory in a resize-request annotation and follows the agent\'s answer in status.resize', async () => {
-    const withResources = (cpu: string) => main('tailor.local/busybox:v1', { resources: { requests: { cpu, memory: '32Mi' }, limits: { cpu, memory: '32Mi' } } });
+  it("sends cpu/memory in a resize-request annotation and follows the agent's answer in status.resize", async () => {
+    const withResources = (cpu: string) =>
+      main('tailor.local/busybox:v1', { resources: { requests: { cpu, memory: '32Mi' }, limits: { cpu, memory: '32Mi' } } });
     await client.create(
       cloneSetPath(ns),
-      cloneSetManifest('agent', { replicas: 2, updateStrategy: { type: 'InPlaceOnly' } }, { schedulerName: FAKE_SCHEDULER, containers: [withResources('100m')] }),
+      cloneSetManifest(
+        'agent',
+        { replicas: 2, updateStrategy: { type: 'InPlaceOnly' } },
+        { schedulerName: FAKE_SCHEDULER, containers: [withResources('100m')] },
+      ),
     );
     await waitForCloneSet(client, ns, 'agent', '2 ready', (cs, pods) => pods.length === 2 && cs.status?.readyReplicas === 2);
     const before = new Set((await activePods(client, ns, 'agent')).map((p) => p.metadata?.uid));
@@ -140,13 +188,22 @@ describe('the agent backend (a kubelet that cannot resize)', () => {
     const pods = await activePods(client, ns, 'agent');
     expect(new Set(pods.map((p) => p.metadata?.uid))).toEqual(before);
     for (const pod of pods) {
-      const request = JSON.parse(pod.metadata?.annotations?.['apps.tailor.dev/resize-request'] ?? '{}') as { revision: string; containers: Record<string, { limits?: { cpu?: string } }> };
+      const request = JSON.parse(pod.metadata?.annotations?.['apps.tailor.dev/resize-request'] ?? '{}') as {
+        revision: string;
+        containers: Record<string, { limits?: { cpu?: string } }>;
+      };
       expect(request.revision).toBe(waiting.status?.updateRevision);
       expect(request.containers['main']?.limits?.cpu).toBe('200m');
       // Answer as the agent would once it applied the request.
       await client.patch(
         `/api/v1/namespaces/${ns}/pods/${pod.metadata?.name}`,
-        { metadata: { annotations: { 'apps.tailor.dev/resize-status': JSON.stringify({ revision: request.revision, state: '', since: new Date().toISOString() }) } } },
+        {
+          metadata: {
+            annotations: {
+              'apps.tailor.dev/resize-status': JSON.stringify({ revision: request.revision, state: '', since: new Date().toISOString() }),
+            },
+          },
+        },
         'merge',
       );
     }
@@ -158,8 +215,12 @@ describe('InPlaceOnly', () => {
   it('leaves pods untouched for an env change and names the field in a condition and an event', async () => {
     const before = await createReady('only', 2, { type: 'InPlaceOnly' });
     await setContainers('only', [main('tailor.local/busybox:v1', { env: [{ name: 'COLOUR', value: 'blue' }] }), sidecar]);
-    const cs = await waitForCloneSet(client, ns, 'only', 'FailedUpdate condition', (c) =>
-      c.status?.conditions?.some((x) => x.type === 'FailedUpdate' && x.status === 'True') ?? false,
+    const cs = await waitForCloneSet(
+      client,
+      ns,
+      'only',
+      'FailedUpdate condition',
+      (c) => c.status?.conditions?.some((x) => x.type === 'FailedUpdate' && x.status === 'True') ?? false,
     );
     const condition = cs.status?.conditions?.find((x) => x.type === 'FailedUpdate');
     expect(condition?.reason).toBe('NotInPlaceUpdatable');
@@ -167,7 +228,11 @@ describe('InPlaceOnly', () => {
     const after = await activePods(client, ns, 'only');
     expect(new Set(after.map((p) => p.metadata?.uid))).toEqual(new Set(before.keys()));
     expect(after.every((p) => !p.spec?.containers?.[0]?.env)).toBe(true);
-    const events = await client.list<{ reason?: string; message?: string; involvedObject?: { name?: string } }>(`/api/v1/namespaces/${ns}/events`);
-    expect(events.items.some((e) => e.involvedObject?.name === 'only' && e.reason === 'NotInPlaceUpdatable' && e.message?.includes('env'))).toBe(true);
+    const events = await client.list<{ reason?: string; message?: string; involvedObject?: { name?: string } }>(
+      `/api/v1/namespaces/${ns}/events`,
+    );
+    expect(
+      events.items.some((e) => e.involvedObject?.name === 'only' && e.reason === 'NotInPlaceUpdatable' && e.message?.includes('env')),
+    ).toBe(true);
   });
 });

@@ -124,10 +124,14 @@ describe('a running tailor controller', () => {
 
   it('serves controller-runtime metrics with values on /metrics', async () => {
     const renewal = /^rest_client_requests_total\{[^}]*method="PATCH"[^}]*\} [1-9]\d*$/m;
-    const text = await eventually('a lease renewal to be counted', async () => {
-      const body = await (await fetch(`http://127.0.0.1:${controller.metricsPort}/metrics`)).text();
-      return renewal.test(body) ? body : undefined;
-    }, 30_000);
+    const text = await eventually(
+      'a lease renewal to be counted',
+      async () => {
+        const body = await (await fetch(`http://127.0.0.1:${controller.metricsPort}/metrics`)).text();
+        return renewal.test(body) ? body : undefined;
+      },
+      30_000,
+    );
     expect(text).toMatch(/^controller_runtime_reconcile_total\{controller="cloneset",result="success"\} \d+$/m);
     expect(text).toMatch(/^controller_runtime_reconcile_total\{controller="cloneset",result="error"\} \d+$/m);
     expect(text).toMatch(/^workqueue_depth\{name="cloneset"\} \d+$/m);
@@ -141,10 +145,14 @@ describe('a running tailor controller', () => {
       return { status: response.status, body: await response.text() };
     };
     if (await cloneSetApiServed()) {
-      const ready = await eventually('/readyz to pass', async () => {
-        const r = await readyz();
-        return r.status === 200 ? r : undefined;
-      }, 30_000);
+      const ready = await eventually(
+        '/readyz to pass',
+        async () => {
+          const r = await readyz();
+          return r.status === 200 ? r : undefined;
+        },
+        30_000,
+      );
       expect(ready.body).toContain('[+]informers-synced ok');
       expect(controller.messages).toContain('caches synced');
     } else {
@@ -240,8 +248,11 @@ describe('a leader cut off from the API server', () => {
       leaderElection: { namespace: ns, name: LEASE, identity: 'other', ...timings },
     });
     try {
-      await eventually('the first replica to lead and reconcile', async () =>
-        (await leaseHolder(ns)) === 'cut-off' && controller.inFlight.size === 1 ? true : undefined, 30_000);
+      await eventually(
+        'the first replica to lead and reconcile',
+        async () => ((await leaseHolder(ns)) === 'cut-off' && controller.inFlight.size === 1 ? true : undefined),
+        30_000,
+      );
       const otherRun = other.run();
       await sleep(2_000); // the other replica has observed the Lease being renewed
       proxy.freeze();
@@ -249,17 +260,23 @@ describe('a leader cut off from the API server', () => {
       expect(await within(cutOffRun, timings.renewDeadlineMs + 3_000)).toBe('lost-lease');
       const stoppedAt = Date.now();
       let takenAt = 0;
-      await eventually('the other replica to take the Lease', async () => {
-        if ((await leaseHolder(ns)) !== 'other') return undefined;
-        takenAt = Date.now();
-        return true;
-      }, 30_000);
+      await eventually(
+        'the other replica to take the Lease',
+        async () => {
+          if ((await leaseHolder(ns)) !== 'other') return undefined;
+          takenAt = Date.now();
+          return true;
+        },
+        30_000,
+      );
 
       expect(cancelledAt).toBeGreaterThan(0);
       expect(cancelReason).toContain('lost the lease');
       expect(cancelledAt - frozenAt).toBeLessThanOrEqual(timings.renewDeadlineMs + 500);
       expect(stoppedAt).toBeLessThan(takenAt);
-      await expect(cutOff.client.create(`/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'late' } })).rejects.toThrow('lost the lease');
+      await expect(cutOff.client.create(`/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'late' } })).rejects.toThrow(
+        'lost the lease',
+      );
       await other.stop();
       expect(await otherRun).toBe('stopped');
     } finally {
@@ -286,7 +303,11 @@ describe('a leader cut off from the API server', () => {
     try {
       await eventually('the elector to lead', async () => (elector.isLeader() ? true : undefined), 20_000);
       // A newer leader took the Lease over (as after a partition), without asking the old one.
-      await client.patch(`/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/${LEASE}`, { spec: { holderIdentity: 'newer-leader' } }, 'merge');
+      await client.patch(
+        `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/${LEASE}`,
+        { spec: { holderIdentity: 'newer-leader' } },
+        'merge',
+      );
     } finally {
       await elector.stop();
     }

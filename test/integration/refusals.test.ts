@@ -27,7 +27,9 @@ async function measure(name: string, windowMs: number): Promise<{ rate: number; 
   }
   const requests = (await controllerRequests()) - start;
   const rate = requests / ((Date.now() - began) / 1000);
-  process.stdout.write(`[refusals] ${name}: ${requests} controller requests in ${((Date.now() - began) / 1000).toFixed(1)} s = ${rate.toFixed(2)}/s\n`);
+  process.stdout.write(
+    `[refusals] ${name}: ${requests} controller requests in ${((Date.now() - began) / 1000).toFixed(1)} s = ${rate.toFixed(2)}/s\n`,
+  );
   return { rate, messages };
 }
 
@@ -52,7 +54,11 @@ async function refusePodCreates(): Promise<void> {
   });
   await client.create(`${admission}/validatingadmissionpolicybindings`, {
     metadata: { name: POLICY },
-    spec: { policyName: POLICY, validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } } },
+    spec: {
+      policyName: POLICY,
+      validationActions: ['Deny'],
+      matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } },
+    },
   });
   // Policies reach the API server's admission chain through an informer: wait until it refuses.
   const probe = { metadata: { name: 'probe' }, spec: { containers: [{ name: 'c', image: 'none' }] } };
@@ -81,24 +87,35 @@ describe('a CloneSet whose pod creates are refused', () => {
     expect(events.items.filter((e) => e.involvedObject?.name === 'refused')).toHaveLength(1);
 
     await client.delete(`/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${POLICY}`);
-    const healed = await waitForCloneSet(client, ns, 'refused', '3 pods and no FailedScale', (cs, pods) => pods.length === 3 && cs.status?.replicas === 3 && !failedScale(cs), 90_000);
+    const healed = await waitForCloneSet(
+      client,
+      ns,
+      'refused',
+      '3 pods and no FailedScale',
+      (cs, pods) => pods.length === 3 && cs.status?.replicas === 3 && !failedScale(cs),
+      90_000,
+    );
     expect(healed.status?.replicas).toBe(3);
   });
 
   it('backs off to the long end when the API server rejects the pod as invalid, and says why', async () => {
     // The CRD accepts this template; pod validation refuses a request above its limit (422).
-    const invalid = cloneSetManifest('invalid', { replicas: 2 }, {
-      ...fake,
-      containers: [
-        {
-          name: 'main',
-          image: 'tailor.local/busybox:v1',
-          imagePullPolicy: 'Never',
-          command: ['/bin/sleep', '3600'],
-          resources: { requests: { cpu: '200m' }, limits: { cpu: '100m' } },
-        },
-      ],
-    });
+    const invalid = cloneSetManifest(
+      'invalid',
+      { replicas: 2 },
+      {
+        ...fake,
+        containers: [
+          {
+            name: 'main',
+            image: 'tailor.local/busybox:v1',
+            imagePullPolicy: 'Never',
+            command: ['/bin/sleep', '3600'],
+            resources: { requests: { cpu: '200m' }, limits: { cpu: '100m' } },
+          },
+        ],
+      },
+    );
     await client.create(cloneSetPath(ns), invalid);
     const refused = await waitForCloneSet(client, ns, 'invalid', 'a FailedScale condition', (cs) => failedScale(cs) !== undefined);
     expect(failedScale(refused)).toMatchObject({ reason: 'ApiRejected' });

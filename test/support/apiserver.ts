@@ -114,7 +114,8 @@ export async function waitForApiServerReady(failure: () => unknown = () => undef
         // not listening yet
       }
       const failed = failure();
-      if (failed !== undefined) throw failed instanceof Error ? failed : new Error(`kube-apiserver failed to start: ${JSON.stringify(failed)}`);
+      if (failed !== undefined)
+        throw failed instanceof Error ? failed : new Error(`kube-apiserver failed to start: ${JSON.stringify(failed)}`);
       if (Date.now() > deadline) throw new Error(`kube-apiserver not ready after ${timeoutMs} ms`);
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -148,5 +149,6 @@ export async function restartApiServer(hooks: RestartHooks = {}): Promise<void> 
   } finally {
     await starting;
   }
-  if (startError !== undefined) throw startError instanceof Error ? startError : new Error(`kube-apiserver failed to start: ${JSON.stringify(startError)}`);
+  if (startError !== undefined)
+    throw startError instanceof Error ? startError : new Error(`kube-apiserver failed to start: ${JSON.stringify(startError)}`);
 }

@@ -63,7 +63,20 @@ export class FakeKubelet {
     }
     await this.client.patch(
       `/api/v1/nodes/${FAKE_NODE}/status`,
-      { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'fake kubelet', lastHeartbeatTime: now, lastTransitionTime: now }] } },
+      {
+        status: {
+          conditions: [
+            {
+              type: 'Ready',
+              status: 'True',
+              reason: 'KubeletReady',
+              message: 'fake kubelet',
+              lastHeartbeatTime: now,
+              lastTransitionTime: now,
+            },
+          ],
+        },
+      },
       'strategic',
     );
   }

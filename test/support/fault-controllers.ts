@@ -81,15 +81,22 @@ export async function startControllerProcess(identity: string, namespace: string
     [
       resolve(process.cwd(), 'dist/cli/main.js'),
       'controller',
-      '--kubeconfig', options.kubeconfig ?? kubeconfigPath(),
-      '--namespace', namespace,
+      '--kubeconfig',
+      options.kubeconfig ?? kubeconfigPath(),
+      '--namespace',
+      namespace,
       '--leader-elect',
-      '--leader-election-namespace', namespace,
-      '--leader-election-id', FAULT_LEASE,
+      '--leader-election-namespace',
+      namespace,
+      '--leader-election-id',
+      FAULT_LEASE,
       ...timingArgs,
-      '--metrics-bind-address', options.metrics ? `127.0.0.1:${metricsPort}` : '0',
-      '--health-probe-bind-address', `127.0.0.1:${healthPort}`,
-      '--shutdown-grace-period', `${options.graceMs ?? 10_000}ms`,
+      '--metrics-bind-address',
+      options.metrics ? `127.0.0.1:${metricsPort}` : '0',
+      '--health-probe-bind-address',
+      `127.0.0.1:${healthPort}`,
+      '--shutdown-grace-period',
+      `${options.graceMs ?? 10_000}ms`,
       ...(options.extraArgs ?? []),
     ],
     { env: { ...process.env, POD_NAME: identity, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
@@ -108,7 +115,7 @@ export async function startControllerProcess(identity: string, namespace: string
       }),
     ),
   };
-  createInterface({ input: child.stdout! }).on('line', (line) => {
+  createInterface({ input: child.stdout }).on('line', (line) => {
     try {
       proc.messages.push(String((JSON.parse(line) as { msg?: unknown }).msg));
     } catch {
@@ -116,12 +123,16 @@ export async function startControllerProcess(identity: string, namespace: string
     }
   });
   const stderr: string[] = [];
-  createInterface({ input: child.stderr! }).on('line', (line) => void stderr.push(line));
+  createInterface({ input: child.stderr }).on('line', (line) => void stderr.push(line));
   running.push(proc);
-  await eventually(`controller ${identity} to serve /healthz`, async () => {
-    if (proc.exit) throw new Error(`controller ${identity} exited ${JSON.stringify(proc.exit)}: ${stderr.join('\n')}`);
-    return (await fetch(`http://127.0.0.1:${healthPort}/healthz`)).status === 200 ? true : undefined;
-  }, 30_000);
+  await eventually(
+    `controller ${identity} to serve /healthz`,
+    async () => {
+      if (proc.exit) throw new Error(`controller ${identity} exited ${JSON.stringify(proc.exit)}: ${stderr.join('\n')}`);
+      return (await fetch(`http://127.0.0.1:${healthPort}/healthz`)).status === 200 ? true : undefined;
+    },
+    30_000,
+  );
   return proc;
 }
 
@@ -136,7 +147,9 @@ export async function killAllControllers(): Promise<void> {
 /** The Lease's holder: a name, '' when released, undefined when there is no Lease yet. */
 export async function leaseHolder(client: KubeClient, namespace: string, lease = FAULT_LEASE): Promise<string | undefined> {
   try {
-    const got = await client.get<{ spec?: { holderIdentity?: string } }>(`/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${lease}`);
+    const got = await client.get<{ spec?: { holderIdentity?: string } }>(
+      `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${lease}`,
+    );
     return got.spec?.holderIdentity ?? '';
   } catch (err) {
     if (isNotFound(err)) return undefined;
@@ -145,12 +158,20 @@ export async function leaseHolder(client: KubeClient, namespace: string, lease =
 }
 
 /** Two replicas a and b; resolves once one of them holds the Lease, as [leader, follower]. */
-export async function electedPair(client: KubeClient, start: (identity: string) => Promise<ControllerProcess>, namespace: string): Promise<[ControllerProcess, ControllerProcess]> {
+export async function electedPair(
+  client: KubeClient,
+  start: (identity: string) => Promise<ControllerProcess>,
+  namespace: string,
+): Promise<[ControllerProcess, ControllerProcess]> {
   const a = await start('replica-a');
   const b = await start('replica-b');
-  const holder = await eventually('one replica to hold the Lease', async () => {
-    const h = await leaseHolder(client, namespace);
-    return h === a.identity || h === b.identity ? h : undefined;
-  }, 30_000);
+  const holder = await eventually(
+    'one replica to hold the Lease',
+    async () => {
+      const h = await leaseHolder(client, namespace);
+      return h === a.identity || h === b.identity ? h : undefined;
+    },
+    30_000,
+  );
   return holder === a.identity ? [a, b] : [b, a];
 }

@@ -145,7 +145,13 @@ export interface NothingLostExpectation {
  * original pod that was not deleted on purpose updated in place exactly once (one image change,
  * one container restart, same UID); replacements created at the new image; no orphan.
  */
-export async function expectNothingLost(client: KubeClient, ns: string, name: string, recorder: RolloutRecorder, want: NothingLostExpectation): Promise<void> {
+export async function expectNothingLost(
+  client: KubeClient,
+  ns: string,
+  name: string,
+  recorder: RolloutRecorder,
+  want: NothingLostExpectation,
+): Promise<void> {
   const cs = await readCloneSet(client, ns, name);
   const pods = await activePods(client, ns, name);
   const deletedOnPurpose = want.deletedOnPurpose ?? 0;
@@ -200,7 +206,11 @@ export function printRecoveryTable(): void {
   const header = ['scenario', 'recovery', 'measured from fault to', 'whole rollout'];
   const body = rows.map((r) => [r.scenario, `${(r.recoveryMs / 1000).toFixed(1)} s`, r.measured, `${(r.rolloutMs / 1000).toFixed(1)} s`]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   const table = [line(header), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
   process.stdout.write(`\nfault tier: recovery times\n${table}\n`);
   mkdirSync('.tailor/test-results', { recursive: true });

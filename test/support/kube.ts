@@ -4,8 +4,7 @@ import * as k8s from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 
-export const kubeconfigPath = (): string =>
-  process.env.TAILOR_KUBECONFIG ?? resolve(process.cwd(), '.tailor/cluster/kubeconfig');
+export const kubeconfigPath = (): string => process.env.TAILOR_KUBECONFIG ?? resolve(process.cwd(), '.tailor/cluster/kubeconfig');
 
 export function loadTestKubeConfig(): k8s.KubeConfig {
   const path = kubeconfigPath();
@@ -21,7 +20,10 @@ export function loadTestKubeConfig(): k8s.KubeConfig {
  * Creates a namespace with its `default` ServiceAccount. Pods are refused without it, and on the
  * control-plane test bed no controller-manager is there to create it.
  */
-export async function createTestNamespace(client: { create: (path: string, body: unknown) => Promise<unknown> }, name: string): Promise<void> {
+export async function createTestNamespace(
+  client: { create: (path: string, body: unknown) => Promise<unknown> },
+  name: string,
+): Promise<void> {
   await client.create('/api/v1/namespaces', { metadata: { name } });
   try {
     await client.create(`/api/v1/namespaces/${name}/serviceaccounts`, { metadata: { name: 'default' } });

@@ -29,7 +29,10 @@ const template = (image: string, cpu: string, extra: Record<string, unknown> = {
         name: 'app',
         image,
         resources: { requests: { cpu, memory: '64Mi' }, limits: { cpu, memory: '64Mi' } },
-        resizePolicy: [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }, { resourceName: 'memory', restartPolicy: 'NotRequired' }],
+        resizePolicy: [
+          { resourceName: 'cpu', restartPolicy: 'NotRequired' },
+          { resourceName: 'memory', restartPolicy: 'NotRequired' },
+        ],
         ...extra,
       },
     ],
@@ -75,14 +78,26 @@ export function pod(s: PodSpec, templates: ReadonlyMap<string, PodTemplate> = re
   const scheduled = s.scheduled !== false;
   const ready = scheduled && s.ready !== false && !s.drained;
   const conditions: { type: string; status: string; [k: string]: unknown }[] = [
-    { type: 'PodScheduled', status: scheduled ? 'True' : 'False', ...(scheduled ? {} : { reason: 'Unschedulable', message: '0/1 nodes are available: 1 Insufficient cpu.' }) },
+    {
+      type: 'PodScheduled',
+      status: scheduled ? 'True' : 'False',
+      ...(scheduled ? {} : { reason: 'Unschedulable', message: '0/1 nodes are available: 1 Insufficient cpu.' }),
+    },
     { type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: s.readySince ?? LONG_AGO },
     { type: CONDITION_INPLACE_UPDATE_READY, status: s.drained ? 'False' : 'True', lastTransitionTime: LONG_AGO },
   ];
   if (s.resize === 'Infeasible' || s.resize === 'Deferred') {
-    conditions.push({ type: 'PodResizePending', status: 'True', reason: s.resize, message: 'Node didn\'t have enough capacity', lastTransitionTime: LONG_AGO, observedGeneration: 2 });
+    conditions.push({
+      type: 'PodResizePending',
+      status: 'True',
+      reason: s.resize,
+      message: "Node didn't have enough capacity",
+      lastTransitionTime: LONG_AGO,
+      observedGeneration: 2,
+    });
   }
-  if (s.resize === 'InProgress') conditions.push({ type: 'PodResizeInProgress', status: 'True', lastTransitionTime: LONG_AGO, observedGeneration: 2 });
+  if (s.resize === 'InProgress')
+    conditions.push({ type: 'PodResizeInProgress', status: 'True', lastTransitionTime: LONG_AGO, observedGeneration: 2 });
   const container = spec.containers[0]!;
   return {
     apiVersion: 'v1',
@@ -95,7 +110,10 @@ export function pod(s: PodSpec, templates: ReadonlyMap<string, PodTemplate> = re
       generation: s.resize ? 2 : 1,
       creationTimestamp: LONG_AGO,
       labels: { app: 'web', [LABEL_CONTROLLER_REVISION_HASH]: revision, ...(s.labels ?? {}) },
-      annotations: { ...(s.updateState !== undefined ? { [ANNOTATION_INPLACE_UPDATE_STATE]: s.updateState } : {}), ...(s.annotations ?? {}) },
+      annotations: {
+        ...(s.updateState !== undefined ? { [ANNOTATION_INPLACE_UPDATE_STATE]: s.updateState } : {}),
+        ...(s.annotations ?? {}),
+      },
       ownerReferences: [{ apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'cs-uid', controller: true }],
       ...(s.terminating ? { deletionTimestamp: iso(NOW - 1000) } : {}),
     },
@@ -115,7 +133,7 @@ export function pod(s: PodSpec, templates: ReadonlyMap<string, PodTemplate> = re
                 ready,
                 state: { running: { startedAt: LONG_AGO } },
                 // What the node runs: the old revision's resources while a resize is pending.
-                resources: (s.resize ? TEMPLATES.old.spec!.containers[0]!.resources : container.resources),
+                resources: s.resize ? TEMPLATES.old.spec!.containers[0]!.resources : container.resources,
               },
             ],
           }
@@ -161,7 +179,12 @@ export function cloneSet(s: CloneSetSpec): DefaultedWireCloneSet {
         ...(s.maxSurge !== undefined ? { maxSurge: s.maxSurge } : {}),
         ...(s.partition !== undefined ? { partition: s.partition } : {}),
         ...(s.paused ? { paused: true } : {}),
-        resizeStrategy: { onInfeasible: s.onInfeasible ?? 'Recreate', onTimeout: s.onTimeout ?? 'Recreate', deferredTimeoutSeconds: 300, inProgressTimeoutSeconds: 3600 },
+        resizeStrategy: {
+          onInfeasible: s.onInfeasible ?? 'Recreate',
+          onTimeout: s.onTimeout ?? 'Recreate',
+          deferredTimeoutSeconds: 300,
+          inProgressTimeoutSeconds: 3600,
+        },
       },
     },
     status: s.status ?? { currentRevision: OLD },

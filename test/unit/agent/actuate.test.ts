@@ -41,9 +41,12 @@ function fakeRuntime(initial: CgroupReading): {
           cpuShares: r.cpuShares !== undefined && r.cpuShares > 0n ? r.cpuShares : state.cpuShares,
           cpuQuota: r.cpuQuota !== undefined && r.cpuQuota !== 0n ? r.cpuQuota : state.cpuQuota,
           cpuPeriod: r.cpuPeriod !== undefined && r.cpuPeriod > 0n ? r.cpuPeriod : state.cpuPeriod,
-          memoryLimitInBytes: r.memoryLimitInBytes !== undefined && r.memoryLimitInBytes > 0n ? r.memoryLimitInBytes : state.memoryLimitInBytes,
+          memoryLimitInBytes:
+            r.memoryLimitInBytes !== undefined && r.memoryLimitInBytes > 0n ? r.memoryLimitInBytes : state.memoryLimitInBytes,
           memorySwapLimitInBytes:
-            r.memorySwapLimitInBytes !== undefined && r.memorySwapLimitInBytes > 0n ? r.memorySwapLimitInBytes : state.memorySwapLimitInBytes,
+            r.memorySwapLimitInBytes !== undefined && r.memorySwapLimitInBytes > 0n
+              ? r.memorySwapLimitInBytes
+              : state.memorySwapLimitInBytes,
         };
       },
     },
@@ -106,11 +109,15 @@ describe('applyContainerResources', () => {
   });
 
   test('a limit added where there was none is checked against usage too', () => {
-    expect(memoryRefusal('c', { memoryLimitInBytes: 16n * Mi }, v1({ memoryLimitInBytes: -1n, memoryUsageInBytes: 20n * Mi }))).toMatch(/not above/);
+    expect(memoryRefusal('c', { memoryLimitInBytes: 16n * Mi }, v1({ memoryLimitInBytes: -1n, memoryUsageInBytes: 20n * Mi }))).toMatch(
+      /not above/,
+    );
   });
 
   test('raising a limit is never refused, even when usage is above the new value', () => {
-    expect(memoryRefusal('c', { memoryLimitInBytes: 64n * Mi }, v1({ memoryLimitInBytes: 32n * Mi, memoryUsageInBytes: 100n * Mi }))).toBeUndefined();
+    expect(
+      memoryRefusal('c', { memoryLimitInBytes: 64n * Mi }, v1({ memoryLimitInBytes: 32n * Mi, memoryUsageInBytes: 100n * Mi })),
+    ).toBeUndefined();
   });
 
   test('a reported mismatch after the calls is not actuated', async () => {
@@ -130,7 +137,9 @@ describe('applyContainerResources', () => {
 
 describe('matching', () => {
   test('a memory limit matches the kernel value rounded down to the page', () => {
-    expect(memoryMatches({ memoryLimitInBytes: 100_000_000n }, v1({ memoryLimitInBytes: 99_999_744n, memorySwapLimitInBytes: undefined }))).toBe(true);
+    expect(
+      memoryMatches({ memoryLimitInBytes: 100_000_000n }, v1({ memoryLimitInBytes: 99_999_744n, memorySwapLimitInBytes: undefined })),
+    ).toBe(true);
   });
   test('an unspecified memory limit matches anything', () => {
     expect(memoryMatches({ memoryLimitInBytes: 0n }, v1())).toBe(true);
@@ -147,10 +156,10 @@ describe('matching', () => {
   });
   test('v2 weight matches either runc mapping of the shares', () => {
     const r = (w: bigint): CgroupReading => v1({ version: 2, cpuShares: undefined, cpuWeight: w });
-    expect([cpuMatches({ cpuShares: 1024n }, r(39n)), cpuMatches({ cpuShares: 1024n }, r(100n)), cpuMatches({ cpuShares: 1024n }, r(50n))]).toEqual([
-      true,
-      true,
-      false,
-    ]);
+    expect([
+      cpuMatches({ cpuShares: 1024n }, r(39n)),
+      cpuMatches({ cpuShares: 1024n }, r(100n)),
+      cpuMatches({ cpuShares: 1024n }, r(50n)),
+    ]).toEqual([true, true, false]);
   });
 });

@@ -7,7 +7,12 @@ import type { Pod } from '../../../src/api/wire.js';
 
 const Gi = 1024n * 1024n * 1024n;
 
-function pod(uid: string, containers: Record<string, ContainerResources>, extra: Partial<NonNullable<Pod['spec']>> = {}, phase = 'Running'): Pod {
+function pod(
+  uid: string,
+  containers: Record<string, ContainerResources>,
+  extra: Partial<NonNullable<Pod['spec']>> = {},
+  phase = 'Running',
+): Pod {
   return {
     metadata: { name: `p-${uid}`, namespace: 'default', uid },
     spec: { nodeName: 'n1', containers: Object.entries(containers).map(([name, resources]) => ({ name, resources })), ...extra },
@@ -32,7 +37,11 @@ describe('podRequest', () => {
     ],
     [
       'sidecars add to the containers',
-      pod('a', { x: req('100m', '1Gi') }, { initContainers: [{ name: 's', restartPolicy: 'Always', resources: { requests: { cpu: '50m', memory: '1Gi' } } }] }),
+      pod(
+        'a',
+        { x: req('100m', '1Gi') },
+        { initContainers: [{ name: 's', restartPolicy: 'Always', resources: { requests: { cpu: '50m', memory: '1Gi' } } }] },
+      ),
       150n,
       2n * Gi,
     ],
@@ -65,9 +74,23 @@ describe('admit', () => {
   test.each<[string, ResizeRequest, Pod[], AppliedByPod, string, RegExp | undefined]>([
     ['fits: admitted', request({ app: req('1', '2Gi') }), [other], none, 'Admit', undefined],
     ['the pod itself is not counted among the others', request({ app: req('1', '2Gi') }), [self, other], none, 'Admit', undefined],
-    ['cpu above allocatable: Infeasible', request({ app: req('5', '1Gi') }), [], none, 'Infeasible', /cpu, requested: 5100m, capacity: 4000m/],
+    [
+      'cpu above allocatable: Infeasible',
+      request({ app: req('5', '1Gi') }),
+      [],
+      none,
+      'Infeasible',
+      /cpu, requested: 5100m, capacity: 4000m/,
+    ],
     ['memory above allocatable: Infeasible', request({ app: req('1', '9Gi') }), [], none, 'Infeasible', /memory, requested: /],
-    ['fits the node but not what others leave: Deferred', request({ app: req('2', '1Gi') }), [other], none, 'Deferred', /cpu, requested: 2100m, used: 2000m/],
+    [
+      'fits the node but not what others leave: Deferred',
+      request({ app: req('2', '1Gi') }),
+      [other],
+      none,
+      'Deferred',
+      /cpu, requested: 2100m, used: 2000m/,
+    ],
     [
       'others count with what the agent applied to them',
       request({ app: req('1', '1Gi') }),
@@ -76,10 +99,38 @@ describe('admit', () => {
       'Deferred',
       /used: 3000m/,
     ],
-    ['finished pods free their resources', request({ app: req('2', '1Gi') }), [pod('o1', { c: req('2', '4Gi') }, {}, 'Succeeded')], none, 'Admit', undefined],
-    ['containers the request does not name keep their spec', request({ app: req('3901m', '1Gi') }), [], none, 'Infeasible', /requested: 4001m/],
-    ['limits only: the limit is the request', request({ app: { limits: { cpu: '3', memory: '1Gi' } } }), [other], none, 'Deferred', /requested: 3100m/],
-    ['an unreadable quantity is Infeasible InvalidRequest', request({ app: req('x', '1Gi') }), [], none, 'Infeasible', /"x" is not a valid quantity/],
+    [
+      'finished pods free their resources',
+      request({ app: req('2', '1Gi') }),
+      [pod('o1', { c: req('2', '4Gi') }, {}, 'Succeeded')],
+      none,
+      'Admit',
+      undefined,
+    ],
+    [
+      'containers the request does not name keep their spec',
+      request({ app: req('3901m', '1Gi') }),
+      [],
+      none,
+      'Infeasible',
+      /requested: 4001m/,
+    ],
+    [
+      'limits only: the limit is the request',
+      request({ app: { limits: { cpu: '3', memory: '1Gi' } } }),
+      [other],
+      none,
+      'Deferred',
+      /requested: 3100m/,
+    ],
+    [
+      'an unreadable quantity is Infeasible InvalidRequest',
+      request({ app: req('x', '1Gi') }),
+      [],
+      none,
+      'Infeasible',
+      /"x" is not a valid quantity/,
+    ],
     ['exactly allocatable fits', request({ app: req('3900m', '1Gi') }), [], none, 'Admit', undefined],
   ])('%s', (_, r, others, applied, decision, message) => {
     const result = admit(r, self, node, others, applied);
@@ -109,8 +160,18 @@ describe('admission checks limits as well as requests', () => {
     limits: { cpu: cpuLim, memory: memLim },
   });
   test.each<[string, ContainerResources, string, string | undefined]>([
-    ['a cpu limit beyond allocatable is Infeasible though the request fits', lim('1', '5', '1Gi', '1Gi'), 'Infeasible', 'LimitExceedsAllocatable'],
-    ['a memory limit beyond allocatable is Infeasible though the request fits', lim('1', '1', '1Gi', '9Gi'), 'Infeasible', 'LimitExceedsAllocatable'],
+    [
+      'a cpu limit beyond allocatable is Infeasible though the request fits',
+      lim('1', '5', '1Gi', '1Gi'),
+      'Infeasible',
+      'LimitExceedsAllocatable',
+    ],
+    [
+      'a memory limit beyond allocatable is Infeasible though the request fits',
+      lim('1', '1', '1Gi', '9Gi'),
+      'Infeasible',
+      'LimitExceedsAllocatable',
+    ],
     ['a limit at allocatable is admitted', lim('1', '4', '1Gi', '8Gi'), 'Admit', undefined],
     ['no limit at all is admitted (bounded by the node itself)', req('1', '1Gi'), 'Admit', undefined],
   ])('%s', (_, resources, decision, reason) => {
@@ -120,6 +181,10 @@ describe('admission checks limits as well as requests', () => {
 
   test('limits of several containers add up against allocatable', () => {
     const p = pod('a', { x: req('100m', '100Mi'), y: lim('100m', '3', '100Mi', '100Mi') });
-    expect(admit(request({ x: lim('100m', '2', '100Mi', '100Mi') }), p, node, [], none)).toMatchObject({ decision: 'Infeasible', reason: 'LimitExceedsAllocatable', message: expect.stringMatching(/cpu limit, requested: 5000m, capacity: 4000m/) });
+    expect(admit(request({ x: lim('100m', '2', '100Mi', '100Mi') }), p, node, [], none)).toMatchObject({
+      decision: 'Infeasible',
+      reason: 'LimitExceedsAllocatable',
+      message: expect.stringMatching(/cpu limit, requested: 5000m, capacity: 4000m/),
+    });
   });
 });

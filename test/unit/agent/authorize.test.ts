@@ -1,7 +1,13 @@
 // What the agent checks before admission: a CloneSet controller owner, the request against its
 // ControllerRevision's template, QoS class changes, and resizePolicy RestartContainer.
 import { describe, expect, test } from '@jest/globals';
-import { cloneSetOwner, qosClassChange, requestNotInRevision, restartRequiredBy, type ControllerRevision } from '../../../src/agent/authorize.js';
+import {
+  cloneSetOwner,
+  qosClassChange,
+  requestNotInRevision,
+  restartRequiredBy,
+  type ControllerRevision,
+} from '../../../src/agent/authorize.js';
 import type { ContainerResources, ResizeRequest } from '../../../src/resize/agent-protocol.js';
 import type { Pod } from '../../../src/api/wire.js';
 
@@ -11,7 +17,10 @@ const r = (cpuReq: string, cpuLim: string | undefined, memReq: string, memLim: s
   limits: { ...(cpuLim ? { cpu: cpuLim } : {}), ...(memLim ? { memory: memLim } : {}) },
 });
 
-function pod(resources: ContainerResources, extra: { owners?: object[]; label?: string; resizePolicy?: object[]; qosClass?: string } = {}): Pod {
+function pod(
+  resources: ContainerResources,
+  extra: { owners?: object[]; label?: string; resizePolicy?: object[]; qosClass?: string } = {},
+): Pod {
   return {
     metadata: {
       name: 'p',
@@ -20,7 +29,10 @@ function pod(resources: ContainerResources, extra: { owners?: object[]; label?: 
       labels: { 'controller-revision-hash': extra.label ?? 'web-r2' },
       ownerReferences: (extra.owners ?? [OWNER]) as never,
     },
-    spec: { nodeName: 'n1', containers: [{ name: 'app', resources, ...(extra.resizePolicy ? { resizePolicy: extra.resizePolicy as never } : {}) }] },
+    spec: {
+      nodeName: 'n1',
+      containers: [{ name: 'app', resources, ...(extra.resizePolicy ? { resizePolicy: extra.resizePolicy as never } : {}) }],
+    },
     status: { phase: 'Running', ...(extra.qosClass ? { qosClass: extra.qosClass } : {}) },
   };
 }
@@ -47,15 +59,57 @@ describe('the request against its revision', () => {
   const asked = r('200m', '400m', '128Mi', '256Mi');
   test.each<[string, Pod, ResizeRequest, ControllerRevision | undefined, RegExp | undefined]>([
     ['exactly the revision: accepted', pod({}), request({ app: asked }), revision(template), undefined],
-    ['equal quantities in other spellings: accepted', pod({}), request({ app: r('0.2', '400m', '134217728', '256Mi') }), revision(template), undefined],
-    ['a limit-only template, request defaulted from the limit: accepted', pod({}), request({ app: r('1', '1', '1Gi', '1Gi') }), revision({ limits: { cpu: '1', memory: '1Gi' } }), undefined],
-    ['a larger cpu request than the revision: refused', pod({}), request({ app: r('3', '4', '128Mi', '256Mi') }), revision(template), /cpu request 3, the revision asks for 200m/],
-    ['a memory limit the revision does not set: refused', pod({}), request({ app: r('200m', '400m', '128Mi', '1Gi') }), revision(template), /memory limit 1Gi/],
+    [
+      'equal quantities in other spellings: accepted',
+      pod({}),
+      request({ app: r('0.2', '400m', '134217728', '256Mi') }),
+      revision(template),
+      undefined,
+    ],
+    [
+      'a limit-only template, request defaulted from the limit: accepted',
+      pod({}),
+      request({ app: r('1', '1', '1Gi', '1Gi') }),
+      revision({ limits: { cpu: '1', memory: '1Gi' } }),
+      undefined,
+    ],
+    [
+      'a larger cpu request than the revision: refused',
+      pod({}),
+      request({ app: r('3', '4', '128Mi', '256Mi') }),
+      revision(template),
+      /cpu request 3, the revision asks for 200m/,
+    ],
+    [
+      'a memory limit the revision does not set: refused',
+      pod({}),
+      request({ app: r('200m', '400m', '128Mi', '1Gi') }),
+      revision(template),
+      /memory limit 1Gi/,
+    ],
     ['a container the revision does not have: refused', pod({}), request({ other: asked }), revision(template), /no container other/],
-    ['a revision of another CloneSet: refused', pod({}), request({ app: asked }), revision(template, { ...OWNER, uid: 'cs2' }), /does not belong to CloneSet web/],
-    ['a revision the pod is not labelled with: refused', pod({}, { label: 'web-r1' }), request({ app: asked }), revision(template), /pod is labelled with revision web-r1/],
+    [
+      'a revision of another CloneSet: refused',
+      pod({}),
+      request({ app: asked }),
+      revision(template, { ...OWNER, uid: 'cs2' }),
+      /does not belong to CloneSet web/,
+    ],
+    [
+      'a revision the pod is not labelled with: refused',
+      pod({}, { label: 'web-r1' }),
+      request({ app: asked }),
+      revision(template),
+      /pod is labelled with revision web-r1/,
+    ],
     ['a revision that does not exist: refused', pod({}), request({ app: asked }), undefined, /does not exist/],
-    ['a pod that is not a CloneSet pod: refused', pod({}, { owners: [] }), request({ app: asked }), revision(template), /not controlled by a CloneSet/],
+    [
+      'a pod that is not a CloneSet pod: refused',
+      pod({}, { owners: [] }),
+      request({ app: asked }),
+      revision(template),
+      /not controlled by a CloneSet/,
+    ],
   ])('%s', (_, p, req, rev, want) => {
     const problem = requestNotInRevision(p, req, rev);
     if (want) expect(problem).toMatch(want);
@@ -69,7 +123,13 @@ describe('QoS class changes', () => {
     ['Guaranteed to Guaranteed: allowed', r('100m', '100m', '64Mi', '64Mi'), r('200m', '200m', '128Mi', '128Mi'), undefined, false],
     ['Burstable to Guaranteed: refused', r('100m', '200m', '64Mi', '128Mi'), r('200m', '200m', '128Mi', '128Mi'), undefined, true],
     ['Guaranteed to Burstable: refused', r('100m', '100m', '64Mi', '64Mi'), r('100m', '200m', '64Mi', '64Mi'), undefined, true],
-    ['the status qosClass is the starting point when reported', r('100m', '100m', '64Mi', '64Mi'), r('100m', '100m', '64Mi', '64Mi'), 'Burstable', true],
+    [
+      'the status qosClass is the starting point when reported',
+      r('100m', '100m', '64Mi', '64Mi'),
+      r('100m', '100m', '64Mi', '64Mi'),
+      'Burstable',
+      true,
+    ],
   ])('%s', (_, before, after, reported, refused) => {
     const problem = qosClassChange(pod(before, reported ? { qosClass: reported } : {}), request({ app: after }));
     expect(problem !== undefined).toBe(refused);
@@ -81,8 +141,18 @@ describe('resizePolicy RestartContainer on the agent path', () => {
   test.each<[string, object[] | undefined, ContainerResources, boolean]>([
     ['no policy: a live resize', undefined, r('200m', '400m', '64Mi', '128Mi'), false],
     ['NotRequired: a live resize', [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }], r('200m', '400m', '64Mi', '128Mi'), false],
-    ['RestartContainer on a changed resource: refused', [{ resourceName: 'memory', restartPolicy: 'RestartContainer' }], r('100m', '200m', '128Mi', '256Mi'), true],
-    ['RestartContainer on an unchanged resource: a live resize', [{ resourceName: 'memory', restartPolicy: 'RestartContainer' }], r('200m', '400m', '64Mi', '128Mi'), false],
+    [
+      'RestartContainer on a changed resource: refused',
+      [{ resourceName: 'memory', restartPolicy: 'RestartContainer' }],
+      r('100m', '200m', '128Mi', '256Mi'),
+      true,
+    ],
+    [
+      'RestartContainer on an unchanged resource: a live resize',
+      [{ resourceName: 'memory', restartPolicy: 'RestartContainer' }],
+      r('200m', '400m', '64Mi', '128Mi'),
+      false,
+    ],
   ])('%s', (_, policy, next, refused) => {
     const problem = restartRequiredBy(pod(spec, policy ? { resizePolicy: policy } : {}), request({ app: next }), () => undefined);
     expect(problem !== undefined).toBe(refused);

@@ -2,13 +2,24 @@
 // write rule (only when changed, since kept while the state holds). The status annotation never
 // stands for what was applied: only the agent's own record (Evidence.applied) does.
 import { describe, expect, test } from '@jest/globals';
-import { decide, nextStatus, restartedContainers, validateRequest, type Action, type AppliedRecord, type Evidence } from '../../../src/agent/reconciler.js';
+import {
+  decide,
+  nextStatus,
+  restartedContainers,
+  validateRequest,
+  type Action,
+  type AppliedRecord,
+  type Evidence,
+} from '../../../src/agent/reconciler.js';
 import type { AdmissionResult } from '../../../src/agent/admission.js';
 import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../../../src/api/types.js';
 import { readResizeRequest, readResizeStatus, type ResizeRequest, type ResizeStatus } from '../../../src/resize/agent-protocol.js';
 import type { Pod } from '../../../src/api/wire.js';
 
-const goodRequest: ResizeRequest = { revision: 'r2', containers: { app: { requests: { cpu: '200m', memory: '128Mi' }, limits: { cpu: '400m', memory: '256Mi' } } } };
+const goodRequest: ResizeRequest = {
+  revision: 'r2',
+  containers: { app: { requests: { cpu: '200m', memory: '128Mi' }, limits: { cpu: '400m', memory: '256Mi' } } },
+};
 
 function pod(annotations: Record<string, string> = {}, extra: Partial<Pod> = {}): Pod {
   return {
@@ -32,45 +43,164 @@ const deferred: AdmissionResult = { decision: 'Deferred', reason: 'InsufficientN
 const infeasible: AdmissionResult = { decision: 'Infeasible', reason: 'ExceedsAllocatable', message: 'cpu' };
 const done: ResizeStatus = { revision: 'r2', state: '', since: '2024-01-01T00:00:00Z', applied: { app: { containerID: 'c1' } } };
 
-const record: AppliedRecord = { revision: 'r2', containers: { app: { containerID: 'c1', requests: { cpu: '200m', memory: '128Mi' }, limits: { cpu: '400m', memory: '256Mi' } } } };
+const record: AppliedRecord = {
+  revision: 'r2',
+  containers: { app: { containerID: 'c1', requests: { cpu: '200m', memory: '128Mi' }, limits: { cpu: '400m', memory: '256Mi' } } },
+};
 
 describe('decide', () => {
   const run = (p: Pod, admission: AdmissionResult | undefined, kubelet = false, more: Partial<Evidence> = {}): Action =>
-    decide(p, readResizeRequest(p), readResizeStatus(p), { cloneSetOwned: true, kubeletResizes: kubelet, applied: undefined, admission, ...more });
+    decide(p, readResizeRequest(p), readResizeStatus(p), {
+      cloneSetOwned: true,
+      kubeletResizes: kubelet,
+      applied: undefined,
+      admission,
+      ...more,
+    });
   const kubeletAnswer = { action: 'Report', status: expect.objectContaining({ state: 'Infeasible', reason: 'KubeletResizes' }) };
 
   test.each<[string, Pod, AdmissionResult | undefined, boolean, Partial<Record<string, unknown>>]>([
     ['no request: nothing', pod(), admitted, false, { action: 'None', why: 'no resize request' }],
-    ['kubelet resizes: the request is answered KubeletResizes, never left silent', withRequest(goodRequest), admitted, true, { ...kubeletAnswer, revision: 'r2' }],
+    [
+      'kubelet resizes: the request is answered KubeletResizes, never left silent',
+      withRequest(goodRequest),
+      admitted,
+      true,
+      { ...kubeletAnswer, revision: 'r2' },
+    ],
     ['kubelet resizes: an invalid request is answered KubeletResizes too', withRequest('{'), admitted, true, kubeletAnswer],
-    ['not JSON: Infeasible InvalidRequest', withRequest('{half'), admitted, false, { action: 'Report', status: expect.objectContaining({ state: 'Infeasible', reason: 'InvalidRequest', message: expect.stringMatching(/not JSON/) }) }],
-    ['no revision: InvalidRequest', withRequest({ containers: { app: {} } }), admitted, false, { action: 'Report', status: expect.objectContaining({ reason: 'InvalidRequest', message: expect.stringMatching(/revision/) }) }],
-    ['unknown container: InvalidRequest', withRequest({ revision: 'r2', containers: { nope: {} } }), admitted, false, { action: 'Report', revision: 'r2', status: expect.objectContaining({ reason: 'InvalidRequest', message: expect.stringMatching(/nope/) }) }],
-    ['plain init container: InvalidRequest', withRequest({ revision: 'r2', containers: { init: {} } }), admitted, false, { action: 'Report', status: expect.objectContaining({ reason: 'InvalidRequest' }) }],
-    ['unreadable quantity: InvalidRequest', withRequest({ revision: 'r2', containers: { side: { requests: { cpu: 'fast' } } } }), admitted, false, { action: 'Report', status: expect.objectContaining({ reason: 'InvalidRequest', message: expect.stringMatching(/fast/) }) }],
-    ['Deferred admission: reported, retried', withRequest(goodRequest), deferred, false, { action: 'Report', status: { state: 'Deferred', reason: 'InsufficientNodeResources', message: 'cpu' }, retryAfterMs: 30_000 }],
-    ['Infeasible admission: reported', withRequest(goodRequest), infeasible, false, { action: 'Report', status: expect.objectContaining({ state: 'Infeasible' }) }],
+    [
+      'not JSON: Infeasible InvalidRequest',
+      withRequest('{half'),
+      admitted,
+      false,
+      {
+        action: 'Report',
+        status: expect.objectContaining({ state: 'Infeasible', reason: 'InvalidRequest', message: expect.stringMatching(/not JSON/) }),
+      },
+    ],
+    [
+      'no revision: InvalidRequest',
+      withRequest({ containers: { app: {} } }),
+      admitted,
+      false,
+      { action: 'Report', status: expect.objectContaining({ reason: 'InvalidRequest', message: expect.stringMatching(/revision/) }) },
+    ],
+    [
+      'unknown container: InvalidRequest',
+      withRequest({ revision: 'r2', containers: { nope: {} } }),
+      admitted,
+      false,
+      {
+        action: 'Report',
+        revision: 'r2',
+        status: expect.objectContaining({ reason: 'InvalidRequest', message: expect.stringMatching(/nope/) }),
+      },
+    ],
+    [
+      'plain init container: InvalidRequest',
+      withRequest({ revision: 'r2', containers: { init: {} } }),
+      admitted,
+      false,
+      { action: 'Report', status: expect.objectContaining({ reason: 'InvalidRequest' }) },
+    ],
+    [
+      'unreadable quantity: InvalidRequest',
+      withRequest({ revision: 'r2', containers: { side: { requests: { cpu: 'fast' } } } }),
+      admitted,
+      false,
+      { action: 'Report', status: expect.objectContaining({ reason: 'InvalidRequest', message: expect.stringMatching(/fast/) }) },
+    ],
+    [
+      'Deferred admission: reported, retried',
+      withRequest(goodRequest),
+      deferred,
+      false,
+      { action: 'Report', status: { state: 'Deferred', reason: 'InsufficientNodeResources', message: 'cpu' }, retryAfterMs: 30_000 },
+    ],
+    [
+      'Infeasible admission: reported',
+      withRequest(goodRequest),
+      infeasible,
+      false,
+      { action: 'Report', status: expect.objectContaining({ state: 'Infeasible' }) },
+    ],
     ['admission unknown: wait', withRequest(goodRequest), undefined, false, { action: 'None', retryAfterMs: 5_000 }],
     ['admitted: actuate', withRequest(goodRequest), admitted, false, { action: 'Actuate', request: goodRequest }],
-    ['a status claiming this revision applied (forged or stale) does not skip admission', withRequest(goodRequest, done), infeasible, false, { action: 'Report', status: expect.objectContaining({ state: 'Infeasible', reason: 'ExceedsAllocatable' }) }],
-    ['a status claiming applied with empty applied values does not skip admission', withRequest(goodRequest, { ...done, applied: {} }), deferred, false, { action: 'Report', status: expect.objectContaining({ state: 'Deferred' }) }],
+    [
+      'a status claiming this revision applied (forged or stale) does not skip admission',
+      withRequest(goodRequest, done),
+      infeasible,
+      false,
+      { action: 'Report', status: expect.objectContaining({ state: 'Infeasible', reason: 'ExceedsAllocatable' }) },
+    ],
+    [
+      'a status claiming applied with empty applied values does not skip admission',
+      withRequest(goodRequest, { ...done, applied: {} }),
+      deferred,
+      false,
+      { action: 'Report', status: expect.objectContaining({ state: 'Deferred' }) },
+    ],
     ['a status claiming applied does not skip actuation either', withRequest(goodRequest, done), admitted, false, { action: 'Actuate' }],
-    ['refused earlier (InProgress): try again', withRequest(goodRequest, { ...done, state: 'InProgress', reason: 'MemoryLimitBelowUsage' }), admitted, false, { action: 'Actuate' }],
-    ['terminating pod: nothing', { ...withRequest(goodRequest), metadata: { ...withRequest(goodRequest).metadata, deletionTimestamp: '2024-01-01T00:00:00Z' } }, admitted, false, { action: 'None' }],
+    [
+      'refused earlier (InProgress): try again',
+      withRequest(goodRequest, { ...done, state: 'InProgress', reason: 'MemoryLimitBelowUsage' }),
+      admitted,
+      false,
+      { action: 'Actuate' },
+    ],
+    [
+      'terminating pod: nothing',
+      { ...withRequest(goodRequest), metadata: { ...withRequest(goodRequest).metadata, deletionTimestamp: '2024-01-01T00:00:00Z' } },
+      admitted,
+      false,
+      { action: 'None' },
+    ],
     ['finished pod: nothing', { ...withRequest(goodRequest), status: { phase: 'Succeeded' } }, admitted, false, { action: 'None' }],
   ])('%s', (_, p, admission, kubelet, want) => {
     expect(run(p, admission, kubelet)).toMatchObject(want);
   });
 
   test.each<[string, Partial<Evidence>, Partial<Record<string, unknown>>]>([
-    ['a pod without a CloneSet owner is ignored: no answer, no action', { cloneSetOwned: false }, { action: 'None', why: expect.stringMatching(/CloneSet/) }],
-    ['a pod without a CloneSet owner is ignored even where the kubelet resizes', { cloneSetOwned: false, kubeletResizes: true }, { action: 'None' }],
-    ['what the agent itself applied for this revision: verify, no re-admission', { applied: record, admission: deferred }, { action: 'Verify', applied: record.containers }],
+    [
+      'a pod without a CloneSet owner is ignored: no answer, no action',
+      { cloneSetOwned: false },
+      { action: 'None', why: expect.stringMatching(/CloneSet/) },
+    ],
+    [
+      'a pod without a CloneSet owner is ignored even where the kubelet resizes',
+      { cloneSetOwned: false, kubeletResizes: true },
+      { action: 'None' },
+    ],
+    [
+      'what the agent itself applied for this revision: verify, no re-admission',
+      { applied: record, admission: deferred },
+      { action: 'Verify', applied: record.containers },
+    ],
     ['what the agent applied for an older revision: admit again', { applied: { ...record, revision: 'r1' } }, { action: 'Actuate' }],
-    ['a request the revision does not ask for is refused NotInRevision', { notInRevision: 'container app: cpu request 200m, the revision asks for 100m' }, { action: 'Report', status: expect.objectContaining({ state: 'Infeasible', reason: 'NotInRevision', message: expect.stringMatching(/revision asks for/) }) }],
+    [
+      'a request the revision does not ask for is refused NotInRevision',
+      { notInRevision: 'container app: cpu request 200m, the revision asks for 100m' },
+      {
+        action: 'Report',
+        status: expect.objectContaining({
+          state: 'Infeasible',
+          reason: 'NotInRevision',
+          message: expect.stringMatching(/revision asks for/),
+        }),
+      },
+    ],
     ['a revision not in the cache yet: wait, no verdict', { revisionPending: true }, { action: 'None', retryAfterMs: 5_000 }],
-    ['a QoS class change is refused', { qosChange: 'from Burstable to Guaranteed' }, { action: 'Report', status: expect.objectContaining({ state: 'Infeasible', reason: 'QoSClassChange' }) }],
-    ['a RestartContainer resize is refused, never resized live', { restartRequired: 'container app has resizePolicy RestartContainer' }, { action: 'Report', status: expect.objectContaining({ state: 'Infeasible', reason: 'RestartContainerUnsupported' }) }],
+    [
+      'a QoS class change is refused',
+      { qosChange: 'from Burstable to Guaranteed' },
+      { action: 'Report', status: expect.objectContaining({ state: 'Infeasible', reason: 'QoSClassChange' }) },
+    ],
+    [
+      'a RestartContainer resize is refused, never resized live',
+      { restartRequired: 'container app has resizePolicy RestartContainer' },
+      { action: 'Report', status: expect.objectContaining({ state: 'Infeasible', reason: 'RestartContainerUnsupported' }) },
+    ],
   ])('%s', (_, more, want) => {
     expect(run(withRequest(goodRequest, done), admitted, false, more)).toMatchObject(want);
   });
@@ -107,11 +237,35 @@ describe('nextStatus', () => {
   const now = '2024-02-02T00:00:00Z';
   const prev: ResizeStatus = { revision: 'r2', state: 'Deferred', reason: 'X', message: 'm', since: '2024-01-01T00:00:00Z' };
   test.each<[string, ResizeStatus | undefined, string, Parameters<typeof nextStatus>[2], ResizeStatus | undefined]>([
-    ['first status', undefined, 'r2', { state: 'Deferred', reason: 'X', message: 'm' }, { revision: 'r2', state: 'Deferred', reason: 'X', message: 'm', since: now }],
+    [
+      'first status',
+      undefined,
+      'r2',
+      { state: 'Deferred', reason: 'X', message: 'm' },
+      { revision: 'r2', state: 'Deferred', reason: 'X', message: 'm', since: now },
+    ],
     ['unchanged: no write', prev, 'r2', { state: 'Deferred', reason: 'X', message: 'm' }, undefined],
-    ['same state, new message: written, since kept', prev, 'r2', { state: 'Deferred', reason: 'X', message: 'm2' }, { ...prev, message: 'm2' }],
-    ['new state: since now', prev, 'r2', { state: '', applied: { app: { containerID: 'c' } } }, { revision: 'r2', state: '', since: now, applied: { app: { containerID: 'c' } } }],
-    ['new revision, same state: since now', prev, 'r3', { state: 'Deferred', reason: 'X', message: 'm' }, { ...prev, revision: 'r3', since: now }],
+    [
+      'same state, new message: written, since kept',
+      prev,
+      'r2',
+      { state: 'Deferred', reason: 'X', message: 'm2' },
+      { ...prev, message: 'm2' },
+    ],
+    [
+      'new state: since now',
+      prev,
+      'r2',
+      { state: '', applied: { app: { containerID: 'c' } } },
+      { revision: 'r2', state: '', since: now, applied: { app: { containerID: 'c' } } },
+    ],
+    [
+      'new revision, same state: since now',
+      prev,
+      'r3',
+      { state: 'Deferred', reason: 'X', message: 'm' },
+      { ...prev, revision: 'r3', since: now },
+    ],
   ])('%s', (_, before, revision, update, want) => {
     expect(nextStatus(before, revision, update, now)).toEqual(want);
   });

@@ -12,18 +12,35 @@ const r = (cpu: string, memory: string, limits?: [string, string]): ContainerRes
 
 describe('podCgroupValues', () => {
   test.each<[string, Record<string, ContainerResources>, Partial<PodCgroupValues>]>([
-    ['every container limited: sums', { a: r('100m', '64Mi', ['200m', '128Mi']), b: r('100m', '64Mi', ['300m', '64Mi']) }, { cpuShares: 204n, cpuQuota: 50_000n, memoryLimitInBytes: 192n * Mi }],
-    ['one container without limits: unlimited', { a: r('100m', '64Mi', ['200m', '128Mi']), b: r('100m', '64Mi') }, { cpuShares: 204n, cpuQuota: -1n, memoryLimitInBytes: -1n }],
-    ['cpu limit everywhere, memory not', { a: { limits: { cpu: '1' } }, b: { limits: { cpu: '1' }, requests: { memory: '1Mi' } } }, { cpuShares: 2048n, cpuQuota: 200_000n, memoryLimitInBytes: -1n }],
+    [
+      'every container limited: sums',
+      { a: r('100m', '64Mi', ['200m', '128Mi']), b: r('100m', '64Mi', ['300m', '64Mi']) },
+      { cpuShares: 204n, cpuQuota: 50_000n, memoryLimitInBytes: 192n * Mi },
+    ],
+    [
+      'one container without limits: unlimited',
+      { a: r('100m', '64Mi', ['200m', '128Mi']), b: r('100m', '64Mi') },
+      { cpuShares: 204n, cpuQuota: -1n, memoryLimitInBytes: -1n },
+    ],
+    [
+      'cpu limit everywhere, memory not',
+      { a: { limits: { cpu: '1' } }, b: { limits: { cpu: '1' }, requests: { memory: '1Mi' } } },
+      { cpuShares: 2048n, cpuQuota: 200_000n, memoryLimitInBytes: -1n },
+    ],
     ['best effort: minimum shares', { a: {} }, { cpuShares: 2n, cpuQuota: -1n, memoryLimitInBytes: -1n }],
-    ['limit only: the request defaults to it', { a: { limits: { cpu: '500m', memory: '1Mi' } } }, { cpuShares: 512n, cpuQuota: 50_000n, memoryLimitInBytes: Mi }],
+    [
+      'limit only: the request defaults to it',
+      { a: { limits: { cpu: '500m', memory: '1Mi' } } },
+      { cpuShares: 512n, cpuQuota: 50_000n, memoryLimitInBytes: Mi },
+    ],
   ])('%s', (_, containers, want) => {
     expect(podCgroupValues(containers)).toMatchObject({ ...want, cpuPeriod: 100_000n });
   });
 });
 
 /** A compact view of a plan: "pod:memory", "c/app:cpu", … */
-const shape = (steps: PlanStep[]): string[] => steps.map((s) => (s.kind === 'pod' ? `pod:${s.resource}` : `c/${s.container}:${s.resource}`));
+const shape = (steps: PlanStep[]): string[] =>
+  steps.map((s) => (s.kind === 'pod' ? `pod:${s.resource}` : `c/${s.container}:${s.resource}`));
 
 describe('planResize', () => {
   const small = { app: r('100m', '64Mi', ['200m', '128Mi']), side: r('100m', '64Mi', ['100m', '64Mi']) };
@@ -82,9 +99,19 @@ describe('planResize', () => {
     const desired = { ...small, app: r('50m', '64Mi', ['400m', '128Mi']) };
     const steps = planResize({ currentPod: pod(small), current: small, desired, resize: ['app'] });
     expect(steps[1]).toEqual({ kind: 'pod', resource: 'cpu', values: { cpuShares: 204n, cpuQuota: 50_000n, cpuPeriod: 100_000n } });
-    expect(steps[2]).toEqual({ kind: 'container', resource: 'cpu', container: 'app', target: { cpuShares: 51n, cpuQuota: 40_000n, cpuPeriod: 100_000n } });
+    expect(steps[2]).toEqual({
+      kind: 'container',
+      resource: 'cpu',
+      container: 'app',
+      target: { cpuShares: 51n, cpuQuota: 40_000n, cpuPeriod: 100_000n },
+    });
     expect(steps[3]).toEqual({ kind: 'pod', resource: 'cpu', values: { cpuShares: 153n, cpuQuota: 50_000n, cpuPeriod: 100_000n } });
-    expect(steps[0]).toEqual({ kind: 'container', resource: 'memory', container: 'app', target: { memoryLimitInBytes: 128n * Mi, memorySwapLimitInBytes: 0n, unified: {} } });
+    expect(steps[0]).toEqual({
+      kind: 'container',
+      resource: 'memory',
+      container: 'app',
+      target: { memoryLimitInBytes: 128n * Mi, memorySwapLimitInBytes: 0n, unified: {} },
+    });
   });
 
   test('the pod cgroup as read (not as computed) decides the direction', () => {
@@ -96,7 +123,13 @@ describe('planResize', () => {
   });
 
   test('swap on cgroup v1 is sent with the memory step', () => {
-    const steps = planResize({ currentPod: pod(small), current: small, desired: small, resize: ['app'], convert: { swapControllerAvailable: true } });
+    const steps = planResize({
+      currentPod: pod(small),
+      current: small,
+      desired: small,
+      resize: ['app'],
+      convert: { swapControllerAvailable: true },
+    });
     expect(steps[0]).toMatchObject({ target: { memorySwapLimitInBytes: 128n * Mi } });
   });
 });

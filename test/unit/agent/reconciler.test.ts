@@ -65,11 +65,22 @@ function makePod(status?: ResizeStatus, kubelet = false): Pod {
         ...(status ? { [ANNOTATION_RESIZE_STATUS]: JSON.stringify(status) } : {}),
       },
     },
-    spec: { nodeName: 'n1', containers: [{ name: 'app', resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } } }] },
+    spec: {
+      nodeName: 'n1',
+      containers: [{ name: 'app', resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } } }],
+    },
     status: {
       phase: 'Running',
       containerStatuses: [
-        { name: 'app', image: 'x', imageID: '', ready: true, restartCount: 0, state: { running: {} }, ...(kubelet ? { resources: {} } : {}) },
+        {
+          name: 'app',
+          image: 'x',
+          imageID: '',
+          ready: true,
+          restartCount: 0,
+          state: { running: {} },
+          ...(kubelet ? { resources: {} } : {}),
+        },
       ],
     },
   };
@@ -112,7 +123,7 @@ async function world(pod: Pod, usage = 10n * Mi, allocatable = { cpu: '4', memor
     revisions: { get: (k: string) => REVISIONS.get(k) as (ControllerRevision & KubeObject) | undefined },
     events: { event: (_o, type, reason, message) => events.push(`${type} ${reason}: ${message}`) },
     client: {
-      patch: async <T,>(_path: string, body: unknown): Promise<T> => {
+      patch: async <T>(_path: string, body: unknown): Promise<T> => {
         const text = (body as { metadata: { annotations: Record<string, string> } }).metadata.annotations[ANNOTATION_RESIZE_STATUS] ?? '';
         patches.push(JSON.parse(text) as ResizeStatus);
         return {} as T;
@@ -198,7 +209,10 @@ describe('AgentReconciler', () => {
     // shrink request: 64Mi limit while 300Mi are in use
     const pod = makePod();
     pod.metadata!.labels!['controller-revision-hash'] = 'r3';
-    pod.metadata!.annotations![ANNOTATION_RESIZE_REQUEST] = JSON.stringify({ revision: 'r3', containers: { app: { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '200m', memory: '64Mi' } } } });
+    pod.metadata!.annotations![ANNOTATION_RESIZE_REQUEST] = JSON.stringify({
+      revision: 'r3',
+      containers: { app: { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '200m', memory: '64Mi' } } },
+    });
     w.pods.set('ns/p', pod);
     const result = await w.reconciler.reconcile('ns/p');
     expect(w.calls).toEqual([]);
@@ -214,7 +228,10 @@ describe('AgentReconciler', () => {
   });
 
   test('a forged status with empty applied values does not skip admission: a request beyond allocatable is Infeasible, nothing is written to cgroups', async () => {
-    w = await world(makePod({ revision: 'r2', state: '', since: '2024-01-01T00:00:00Z', applied: {} }), 10n * Mi, { cpu: '150m', memory: '8Gi' });
+    w = await world(makePod({ revision: 'r2', state: '', since: '2024-01-01T00:00:00Z', applied: {} }), 10n * Mi, {
+      cpu: '150m',
+      memory: '8Gi',
+    });
     await w.reconciler.reconcile('ns/p');
     expect(w.calls).toEqual([]);
     expect((await w.podFile('cpu', 'cpu.shares')).trim()).toBe('102');
@@ -230,13 +247,22 @@ describe('AgentReconciler', () => {
     expect(w.patches).toEqual([]);
   });
 
-  test('a request that differs from its revision\'s template is refused with a reason and a Warning event', async () => {
+  test("a request that differs from its revision's template is refused with a reason and a Warning event", async () => {
     const pod = makePod();
-    pod.metadata!.annotations![ANNOTATION_RESIZE_REQUEST] = JSON.stringify({ revision: 'r2', containers: { app: { requests: { cpu: '3', memory: '128Mi' }, limits: { cpu: '4', memory: '256Mi' } } } });
+    pod.metadata!.annotations![ANNOTATION_RESIZE_REQUEST] = JSON.stringify({
+      revision: 'r2',
+      containers: { app: { requests: { cpu: '3', memory: '128Mi' }, limits: { cpu: '4', memory: '256Mi' } } },
+    });
     w.pods.set('ns/p', pod);
     await w.reconciler.reconcile('ns/p');
     expect(w.calls).toEqual([]);
-    expect(w.patches).toEqual([expect.objectContaining({ state: 'Infeasible', reason: 'NotInRevision', message: expect.stringMatching(/cpu request 3, the revision asks for 200m/) })]);
+    expect(w.patches).toEqual([
+      expect.objectContaining({
+        state: 'Infeasible',
+        reason: 'NotInRevision',
+        message: expect.stringMatching(/cpu request 3, the revision asks for 200m/),
+      }),
+    ]);
     expect(w.events).toEqual([expect.stringMatching(/^Warning ResizeNotInRevision: /)]);
   });
 

@@ -153,9 +153,7 @@ describe('the CloneSet CRD manifest', () => {
     expect(at('spec.updateStrategy.maxSurge').default).toBe(DEFAULT_MAX_SURGE);
     expect(at('spec.updateStrategy.resizeStrategy').default).toEqual({});
     expect(at('spec.updateStrategy.resizeStrategy.deferredTimeoutSeconds').default).toBe(DEFAULT_DEFERRED_TIMEOUT_SECONDS);
-    expect(at('spec.updateStrategy.resizeStrategy.inProgressTimeoutSeconds').default).toBe(
-      DEFAULT_IN_PROGRESS_TIMEOUT_SECONDS,
-    );
+    expect(at('spec.updateStrategy.resizeStrategy.inProgressTimeoutSeconds').default).toBe(DEFAULT_IN_PROGRESS_TIMEOUT_SECONDS);
   });
 
   it('leaves onTimeout and onInfeasible without a schema default, since it depends on the type', () => {

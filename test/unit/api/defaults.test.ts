@@ -78,9 +78,8 @@ describe('withDefaults', () => {
   });
 
   it('fills only the missing fields of a partly written resizeStrategy', () => {
-    const { resizeStrategy } = withDefaults(
-      minimal({ type: 'InPlaceOnly', resizeStrategy: { inProgressTimeoutSeconds: 120 } }),
-    ).spec.updateStrategy;
+    const { resizeStrategy } = withDefaults(minimal({ type: 'InPlaceOnly', resizeStrategy: { inProgressTimeoutSeconds: 120 } })).spec
+      .updateStrategy;
     expect(resizeStrategy).toEqual({
       deferredTimeoutSeconds: 300,
       inProgressTimeoutSeconds: 120,

@@ -4,7 +4,15 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpuWeightToShares, type CgroupDriver, type QosClass, podCgroupFromContainer, podCgroupPath, readPodCgroup, writePodCgroup } from '../../../src/cgroup/pod.js';
+import {
+  cpuWeightToShares,
+  type CgroupDriver,
+  type QosClass,
+  podCgroupFromContainer,
+  podCgroupPath,
+  readPodCgroup,
+  writePodCgroup,
+} from '../../../src/cgroup/pod.js';
 import { sharesToCpuWeight } from '../../../src/cri/convert.js';
 
 describe('podCgroupPath', () => {
@@ -48,7 +56,13 @@ describe('read and write', () => {
     await files(join(v1, 'cpu', pod), { 'cpu.shares': '204', 'cpu.cfs_quota_us': '-1', 'cpu.cfs_period_us': '100000' });
     await files(join(v1, 'memory', pod), { 'memory.limit_in_bytes': '9223372036854771712', 'memory.usage_in_bytes': '1000' });
     const options = { root: v1, version: 1 as const };
-    expect(await readPodCgroup(pod, options)).toMatchObject({ cpuShares: 204n, cpuQuota: -1n, cpuPeriod: 100_000n, memoryLimitInBytes: -1n, memoryUsageInBytes: 1000n });
+    expect(await readPodCgroup(pod, options)).toMatchObject({
+      cpuShares: 204n,
+      cpuQuota: -1n,
+      cpuPeriod: 100_000n,
+      memoryLimitInBytes: -1n,
+      memoryUsageInBytes: 1000n,
+    });
     await writePodCgroup(pod, { memoryLimitInBytes: 268_435_456n, cpuShares: 512n, cpuQuota: 50_000n }, options);
     expect(await read('v1', 'memory', pod, 'memory.limit_in_bytes')).toBe('268435456');
     expect(await read('v1', 'cpu', pod, 'cpu.shares')).toBe('512');
@@ -61,7 +75,11 @@ describe('read and write', () => {
 
   test('v1: a set memsw limit is raised before and lowered after the memory limit', async () => {
     const v1 = join(root, 'v1swap');
-    await files(join(v1, 'memory', pod), { 'memory.limit_in_bytes': '1000', 'memory.usage_in_bytes': '10', 'memory.memsw.limit_in_bytes': '1000' });
+    await files(join(v1, 'memory', pod), {
+      'memory.limit_in_bytes': '1000',
+      'memory.usage_in_bytes': '10',
+      'memory.memsw.limit_in_bytes': '1000',
+    });
     const options = { root: v1, version: 1 as const };
     await writePodCgroup(pod, { memoryLimitInBytes: 4096n }, options);
     expect(await read('v1swap', 'memory', pod, 'memory.memsw.limit_in_bytes')).toBe('4096');
@@ -74,7 +92,12 @@ describe('read and write', () => {
     const v2 = join(root, 'v2');
     await files(join(v2, pod), { 'cpu.weight': '8', 'cpu.max': 'max 100000', 'memory.max': 'max', 'memory.current': '5' });
     const options = { root: v2, version: 2 as const };
-    expect(await readPodCgroup(pod, options)).toMatchObject({ cpuQuota: -1n, cpuPeriod: 100_000n, memoryLimitInBytes: -1n, cpuShares: cpuWeightToShares(8n) });
+    expect(await readPodCgroup(pod, options)).toMatchObject({
+      cpuQuota: -1n,
+      cpuPeriod: 100_000n,
+      memoryLimitInBytes: -1n,
+      cpuShares: cpuWeightToShares(8n),
+    });
     await writePodCgroup(pod, { memoryLimitInBytes: 1_048_576n, cpuShares: 1024n, cpuQuota: 20_000n }, options);
     expect(await read('v2', pod, 'memory.max')).toBe('1048576');
     expect(await read('v2', pod, 'cpu.weight')).toBe('39');

@@ -39,16 +39,24 @@ function pod(name: string, o: PodOptions = {}): Pod {
   const revision = o.revision ?? NEW;
   const conditions: Record<string, unknown>[] = [
     { type: 'Ready', status: o.ready === false ? 'False' : 'True', lastTransitionTime: '2025-06-01T10:00:00Z' },
-    { type: 'PodScheduled', status: o.unschedulable ? 'False' : 'True', ...(o.unschedulable ? { reason: 'Unschedulable', message: '0/1 nodes are available: 1 Insufficient cpu.' } : {}) },
+    {
+      type: 'PodScheduled',
+      status: o.unschedulable ? 'False' : 'True',
+      ...(o.unschedulable ? { reason: 'Unschedulable', message: '0/1 nodes are available: 1 Insufficient cpu.' } : {}),
+    },
   ];
   if (o.gate) conditions.push({ type: 'apps.tailor.dev/InPlaceUpdateReady', status: o.gate, lastTransitionTime: '2025-06-01T10:01:00Z' });
-  if (o.resize === 'InProgress') conditions.push({ type: 'PodResizeInProgress', status: 'True', lastTransitionTime: '2025-06-01T10:07:00Z', observedGeneration: 2 });
+  if (o.resize === 'InProgress')
+    conditions.push({ type: 'PodResizeInProgress', status: 'True', lastTransitionTime: '2025-06-01T10:07:00Z', observedGeneration: 2 });
   else if (o.resize) {
     conditions.push({
       type: 'PodResizePending',
       status: 'True',
       reason: o.resize,
-      message: o.resize === 'Infeasible' ? 'Node didn\'t have enough capacity: cpu, requested: 500000, capacity: 4000' : 'Node didn\'t have enough resource: cpu',
+      message:
+        o.resize === 'Infeasible'
+          ? "Node didn't have enough capacity: cpu, requested: 500000, capacity: 4000"
+          : "Node didn't have enough resource: cpu",
       lastTransitionTime: '2025-06-01T10:05:00Z',
       observedGeneration: 2,
     });
@@ -61,7 +69,9 @@ function pod(name: string, o: PodOptions = {}): Pod {
       namespace: 'shop',
       generation: 2,
       labels: { app: 'web', 'controller-revision-hash': revision },
-      ...(o.updatedInPlace ? { annotations: { 'apps.tailor.dev/inplace-update-state': JSON.stringify({ revision, updateTimestamp: '2025-06-01T10:01:00Z' }) } } : {}),
+      ...(o.updatedInPlace
+        ? { annotations: { 'apps.tailor.dev/inplace-update-state': JSON.stringify({ revision, updateTimestamp: '2025-06-01T10:01:00Z' }) } }
+        : {}),
       ...(o.terminating ? { deletionTimestamp: '2025-06-01T10:09:00Z' } : {}),
     },
     spec: { containers: [{ name: 'main', image: 'busybox:v2', resources: spec }] },
@@ -78,7 +88,9 @@ function pod(name: string, o: PodOptions = {}): Pod {
               imageID: 'sha256:1',
               ready: o.ready !== false,
               restartCount: 0,
-              state: o.waiting ? { waiting: { reason: o.waiting, message: 'back-off 10s restarting failed container' } } : { running: { startedAt: '2025-06-01T10:00:00Z' } },
+              state: o.waiting
+                ? { waiting: { reason: o.waiting, message: 'back-off 10s restarting failed container' } }
+                : { running: { startedAt: '2025-06-01T10:00:00Z' } },
               resources: actual,
             },
           ],
@@ -86,9 +98,16 @@ function pod(name: string, o: PodOptions = {}): Pod {
   };
 }
 
-const cond = (type: string, status: 'True' | 'False' | 'Unknown', reason: string, message = ''): CloneSetCondition => ({ type, status, reason, message });
+const cond = (type: string, status: 'True' | 'False' | 'Unknown', reason: string, message = ''): CloneSetCondition => ({
+  type,
+  status,
+  reason,
+  message,
+});
 
-function cloneSet(o: { replicas?: number; generation?: number; status?: Partial<CloneSetStatus> | null; strategy?: Record<string, unknown> } = {}): Wire<CloneSet> {
+function cloneSet(
+  o: { replicas?: number; generation?: number; status?: Partial<CloneSetStatus> | null; strategy?: Record<string, unknown> } = {},
+): Wire<CloneSet> {
   const replicas = o.replicas ?? 3;
   const status: CloneSetStatus = {
     observedGeneration: o.generation ?? 2,
@@ -125,11 +144,20 @@ const three = (o: PodOptions = {}): Pod[] => ['web-a', 'web-b', 'web-c'].map((n)
 type Row = [string, Wire<CloneSet>, Pod[], Verdict, RegExp];
 
 const verdicts: Row[] = [
-  ['every pod updated, ready, resized: complete', cloneSet(), three(), 'complete', /successfully rolled out: 3 of 3 pods run revision 7c9d5fbb8x and are ready/],
+  [
+    'every pod updated, ready, resized: complete',
+    cloneSet(),
+    three(),
+    'complete',
+    /successfully rolled out: 3 of 3 pods run revision 7c9d5fbb8x and are ready/,
+  ],
   ['no status yet: progressing', cloneSet({ status: null }), [], 'progressing', /waiting for the controller to report status/],
   [
     'status for an older generation is not judged, even with FailedUpdate True',
-    cloneSet({ generation: 3, status: { observedGeneration: 2, conditions: [cond('FailedUpdate', 'True', 'NotInPlaceUpdatable', 'cannot change volumes')] } }),
+    cloneSet({
+      generation: 3,
+      status: { observedGeneration: 2, conditions: [cond('FailedUpdate', 'True', 'NotInPlaceUpdatable', 'cannot change volumes')] },
+    }),
     three(),
     'progressing',
     /waiting for the controller to observe generation 3 \(status is for 2\)/,
@@ -150,35 +178,71 @@ const verdicts: Row[] = [
   ],
   [
     'a partition holds 2 of 4 back and the 2 others are updated and ready: complete',
-    cloneSet({ replicas: 4, strategy: { partition: 2 }, status: { expectedUpdatedReplicas: 2, updatedReplicas: 2, updatedReadyReplicas: 2, updatedAvailableReplicas: 2 } }),
+    cloneSet({
+      replicas: 4,
+      strategy: { partition: 2 },
+      status: { expectedUpdatedReplicas: 2, updatedReplicas: 2, updatedReadyReplicas: 2, updatedAvailableReplicas: 2 },
+    }),
     [pod('web-a'), pod('web-b'), pod('web-c', { revision: OLD }), pod('web-d', { revision: OLD })],
     'complete',
     /partitioned roll out complete: 2 of 4 pods .* partition holds 2 back/,
   ],
   [
     'a partition holds 2 of 4 back and only 1 is updated: progressing toward 2',
-    cloneSet({ replicas: 4, strategy: { partition: 2 }, status: { expectedUpdatedReplicas: 2, updatedReplicas: 1, updatedReadyReplicas: 1, updatedAvailableReplicas: 1 } }),
+    cloneSet({
+      replicas: 4,
+      strategy: { partition: 2 },
+      status: { expectedUpdatedReplicas: 2, updatedReplicas: 1, updatedReadyReplicas: 1, updatedAvailableReplicas: 1 },
+    }),
     [pod('web-a'), pod('web-b', { revision: OLD }), pod('web-c', { revision: OLD }), pod('web-d', { revision: OLD })],
     'progressing',
     /1 of 2 pods updated/,
   ],
   [
     'FailedUpdate NotInPlaceUpdatable (InPlaceOnly): blocked',
-    cloneSet({ strategy: { type: 'InPlaceOnly' }, status: { updatedReplicas: 0, updatedReadyReplicas: 0, conditions: [cond('FailedUpdate', 'True', 'NotInPlaceUpdatable', 'updateStrategy.type InPlaceOnly cannot apply these changes to running pods: spec.volumes')] } }),
+    cloneSet({
+      strategy: { type: 'InPlaceOnly' },
+      status: {
+        updatedReplicas: 0,
+        updatedReadyReplicas: 0,
+        conditions: [
+          cond(
+            'FailedUpdate',
+            'True',
+            'NotInPlaceUpdatable',
+            'updateStrategy.type InPlaceOnly cannot apply these changes to running pods: spec.volumes',
+          ),
+        ],
+      },
+    }),
     three({ revision: OLD }),
     'blocked',
     /FailedUpdate \(NotInPlaceUpdatable\): updateStrategy.type InPlaceOnly cannot apply these changes to running pods: spec.volumes/,
   ],
   [
     'ResizeBlocked True: blocked with the condition message',
-    cloneSet({ strategy: { resizeStrategy: { onInfeasible: 'Wait' } }, status: { resize: { resizing: 0, proposed: 0, inProgress: 0, deferred: 0, infeasible: 1 }, conditions: [cond('ResizeBlocked', 'True', 'Infeasible', 'web-a: Infeasible (resize is infeasible on this node)')] } }),
+    cloneSet({
+      strategy: { resizeStrategy: { onInfeasible: 'Wait' } },
+      status: {
+        resize: { resizing: 0, proposed: 0, inProgress: 0, deferred: 0, infeasible: 1 },
+        conditions: [cond('ResizeBlocked', 'True', 'Infeasible', 'web-a: Infeasible (resize is infeasible on this node)')],
+      },
+    }),
     [pod('web-a', { resize: 'Infeasible' }), pod('web-b'), pod('web-c')],
     'blocked',
     /ResizeBlocked \(Infeasible\): web-a: Infeasible/,
   ],
   [
     'RolloutBlocked True: blocked, naming the pods out of service',
-    cloneSet({ status: { updatedReplicas: 1, updatedReadyReplicas: 0, conditions: [cond('RolloutBlocked', 'True', 'MaxUnavailable', '1 pod(s) out of service (maxUnavailable 1): web-a; the rollout waits for them')] } }),
+    cloneSet({
+      status: {
+        updatedReplicas: 1,
+        updatedReadyReplicas: 0,
+        conditions: [
+          cond('RolloutBlocked', 'True', 'MaxUnavailable', '1 pod(s) out of service (maxUnavailable 1): web-a; the rollout waits for them'),
+        ],
+      },
+    }),
     [pod('web-a', { ready: false }), ...three({ revision: OLD }).slice(1)],
     'blocked',
     /RolloutBlocked \(MaxUnavailable\): 1 pod\(s\) out of service \(maxUnavailable 1\): web-a/,
@@ -206,7 +270,13 @@ const verdicts: Row[] = [
   ],
   [
     'Progressing False ProgressDeadlineExceeded: blocked',
-    cloneSet({ status: { updatedReplicas: 1, updatedReadyReplicas: 0, conditions: [cond('Progressing', 'False', 'ProgressDeadlineExceeded', 'no progress for 60s: 0/3 pods updated and available')] } }),
+    cloneSet({
+      status: {
+        updatedReplicas: 1,
+        updatedReadyReplicas: 0,
+        conditions: [cond('Progressing', 'False', 'ProgressDeadlineExceeded', 'no progress for 60s: 0/3 pods updated and available')],
+      },
+    }),
     [pod('web-a', { waiting: 'CrashLoopBackOff', ready: false }), pod('web-b', { revision: OLD }), pod('web-c', { revision: OLD })],
     'blocked',
     /Progressing \(ProgressDeadlineExceeded\): no progress for 60s/,
@@ -234,21 +304,39 @@ const verdicts: Row[] = [
   ],
   [
     'paused with pods left to update: progressing, saying paused',
-    cloneSet({ strategy: { paused: true }, status: { updatedReplicas: 1, updatedReadyReplicas: 1, conditions: [cond('Progressing', 'Unknown', 'RolloutPaused', 'updateStrategy.paused is true')] } }),
+    cloneSet({
+      strategy: { paused: true },
+      status: {
+        updatedReplicas: 1,
+        updatedReadyReplicas: 1,
+        conditions: [cond('Progressing', 'Unknown', 'RolloutPaused', 'updateStrategy.paused is true')],
+      },
+    }),
     [pod('web-a'), pod('web-b', { revision: OLD }), pod('web-c', { revision: OLD })],
     'progressing',
     /rollout paused \(updateStrategy.paused\); waiting for rollout to finish: 1 of 3 pods updated/,
   ],
   [
     'scaled down, one old pod still counted: progressing',
-    cloneSet({ replicas: 2, status: { replicas: 3, readyReplicas: 3, updatedReplicas: 2, updatedReadyReplicas: 2, expectedUpdatedReplicas: 2 } }),
+    cloneSet({
+      replicas: 2,
+      status: { replicas: 3, readyReplicas: 3, updatedReplicas: 2, updatedReadyReplicas: 2, expectedUpdatedReplicas: 2 },
+    }),
     [pod('web-a'), pod('web-b'), pod('web-c', { revision: OLD })],
     'progressing',
     /1 old pod\(s\) pending termination/,
   ],
   [
     'FailedScale is a warning, not a verdict',
-    cloneSet({ status: { replicas: 2, readyReplicas: 2, updatedReplicas: 2, updatedReadyReplicas: 2, conditions: [cond('FailedScale', 'True', 'ScaleFailed', 'pods "web-x" is forbidden: exceeded quota')] } }),
+    cloneSet({
+      status: {
+        replicas: 2,
+        readyReplicas: 2,
+        updatedReplicas: 2,
+        updatedReadyReplicas: 2,
+        conditions: [cond('FailedScale', 'True', 'ScaleFailed', 'pods "web-x" is forbidden: exceeded quota')],
+      },
+    }),
     [pod('web-a'), pod('web-b')],
     'progressing',
     /2 of 3 pods exist/,
@@ -263,16 +351,29 @@ describe('buildStatusView verdicts', () => {
   });
 
   it('marks only FailedUpdate from a failed API call as transient', () => {
-    const failed = buildStatusView(cloneSet({ status: { conditions: [cond('FailedUpdate', 'True', 'UpdateFailed', 'PATCH pods/web-a: 409 Conflict')] } }), three(), NOW);
+    const failed = buildStatusView(
+      cloneSet({ status: { conditions: [cond('FailedUpdate', 'True', 'UpdateFailed', 'PATCH pods/web-a: 409 Conflict')] } }),
+      three(),
+      NOW,
+    );
     expect(failed.verdict).toBe('blocked');
-    expect(failed.blockers).toEqual([{ source: 'FailedUpdate', reason: 'UpdateFailed', message: 'PATCH pods/web-a: 409 Conflict', transient: true }]);
-    const notInPlace = buildStatusView(cloneSet({ status: { conditions: [cond('FailedUpdate', 'True', 'NotInPlaceUpdatable', 'x')] } }), three(), NOW);
+    expect(failed.blockers).toEqual([
+      { source: 'FailedUpdate', reason: 'UpdateFailed', message: 'PATCH pods/web-a: 409 Conflict', transient: true },
+    ]);
+    const notInPlace = buildStatusView(
+      cloneSet({ status: { conditions: [cond('FailedUpdate', 'True', 'NotInPlaceUpdatable', 'x')] } }),
+      three(),
+      NOW,
+    );
     expect(notInPlace.blockers[0]?.transient).toBe(false);
   });
 
   it('does not repeat a pod that ResizeBlocked already names', () => {
     const view = buildStatusView(
-      cloneSet({ strategy: { resizeStrategy: { onInfeasible: 'Wait' } }, status: { conditions: [cond('ResizeBlocked', 'True', 'Infeasible', 'web-a: Infeasible (too big)')] } }),
+      cloneSet({
+        strategy: { resizeStrategy: { onInfeasible: 'Wait' } },
+        status: { conditions: [cond('ResizeBlocked', 'True', 'Infeasible', 'web-a: Infeasible (too big)')] },
+      }),
       [pod('web-a', { resize: 'Infeasible' }), pod('web-ab', { resize: 'Infeasible' }), pod('web-c')],
       NOW,
     );
@@ -281,7 +382,19 @@ describe('buildStatusView verdicts', () => {
 
   it('lists an Infeasible pod from status.resize when the pods were not seen', () => {
     const view = buildStatusView(
-      cloneSet({ strategy: { resizeStrategy: { onInfeasible: 'Wait' } }, status: { resize: { resizing: 0, proposed: 0, inProgress: 0, deferred: 0, infeasible: 1, pods: [{ name: 'web-z', state: 'Infeasible', message: 'too big' }] } } }),
+      cloneSet({
+        strategy: { resizeStrategy: { onInfeasible: 'Wait' } },
+        status: {
+          resize: {
+            resizing: 0,
+            proposed: 0,
+            inProgress: 0,
+            deferred: 0,
+            infeasible: 1,
+            pods: [{ name: 'web-z', state: 'Infeasible', message: 'too big' }],
+          },
+        },
+      }),
       three(),
       NOW,
     );
@@ -309,11 +422,27 @@ describe('pod lines', () => {
   const byName = (name: string) => view.pods.find((p) => p.name === name);
 
   it.each([
-    ['an in-place updated pod is Done on the short update revision', 'web-e', { revision: '7c9d5fbb8x', updated: true, ready: true, inPlace: 'Done', resize: '-' }],
-    ['a pod on the old revision has no in-place state', 'web-d', { revision: '6d8f9c7b5q', updated: false, ready: true, inPlace: '-', resize: '-' }],
+    [
+      'an in-place updated pod is Done on the short update revision',
+      'web-e',
+      { revision: '7c9d5fbb8x', updated: true, ready: true, inPlace: 'Done', resize: '-' },
+    ],
+    [
+      'a pod on the old revision has no in-place state',
+      'web-d',
+      { revision: '6d8f9c7b5q', updated: false, ready: true, inPlace: '-', resize: '-' },
+    ],
     ['InPlaceUpdateReady False is Updating', 'web-c', { updated: true, ready: false, inPlace: 'Updating' }],
-    ['a Deferred resize shows the kubelet message and how long', 'web-b', { resize: 'Deferred', resizeDetail: "Node didn't have enough resource: cpu, for 5m" }],
-    ['a container that cannot start is a problem', 'web-a', { problem: 'container main: ImagePullBackOff: back-off 10s restarting failed container' }],
+    [
+      'a Deferred resize shows the kubelet message and how long',
+      'web-b',
+      { resize: 'Deferred', resizeDetail: "Node didn't have enough resource: cpu, for 5m" },
+    ],
+    [
+      'a container that cannot start is a problem',
+      'web-a',
+      { problem: 'container main: ImagePullBackOff: back-off 10s restarting failed container' },
+    ],
     ['an unschedulable pod says why', 'web-f', { problem: 'Unschedulable: 0/1 nodes are available: 1 Insufficient cpu.' }],
     ['a terminating pod is marked', 'web-g', { terminating: true, problem: 'Terminating' }],
   ] as [string, string, Partial<PodLine>][])('%s', (_what, name, expected) => {
@@ -365,7 +494,9 @@ describe('rendering', () => {
   });
 
   it('renders one summary line for logs', () => {
-    expect(renderSummaryLine(view)).toBe('web: [#####-----] 5/10 updated, 9/10 ready; progressing: waiting for rollout to finish: 5 of 10 pods updated');
+    expect(renderSummaryLine(view)).toBe(
+      'web: [#####-----] 5/10 updated, 9/10 ready; progressing: waiting for rollout to finish: 5 of 10 pods updated',
+    );
   });
 
   it('renders the full view with a pod table, capped at maxPods', () => {
@@ -385,7 +516,10 @@ describe('rendering', () => {
 
   it('renders what blocks and the resize counts', () => {
     const blocked = buildStatusView(
-      cloneSet({ strategy: { resizeStrategy: { onInfeasible: 'Wait' } }, status: { conditions: [cond('ResizeBlocked', 'True', 'Infeasible', 'web-a: Infeasible (too big)')] } }),
+      cloneSet({
+        strategy: { resizeStrategy: { onInfeasible: 'Wait' } },
+        status: { conditions: [cond('ResizeBlocked', 'True', 'Infeasible', 'web-a: Infeasible (too big)')] },
+      }),
       [pod('web-a', { resize: 'Infeasible' }), pod('web-b'), pod('web-c')],
       NOW,
     );
@@ -393,7 +527,9 @@ describe('rendering', () => {
     expect(text).toContain('Resize    1 Infeasible');
     expect(text).toContain('Blocked:');
     expect(text).toContain('  ResizeBlocked (Infeasible): web-a: Infeasible (too big)');
-    expect(text.find((l) => l.startsWith('web-a'))).toMatch(/Infeasible\s+Node didn't have enough capacity: cpu, requested: 500000, capacity: 4000, for 5m$/);
+    expect(text.find((l) => l.startsWith('web-a'))).toMatch(
+      /Infeasible\s+Node didn't have enough capacity: cpu, requested: 500000, capacity: 4000, for 5m$/,
+    );
     expect(text.at(-1)).toBe('Status: blocked: ResizeBlocked (Infeasible): web-a: Infeasible (too big)');
   });
 });

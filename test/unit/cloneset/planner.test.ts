@@ -56,7 +56,10 @@ describe('the planner draws every disruption from one budget', () => {
   });
 
   it('waits instead of recreating when onInfeasible is Wait, and says so', () => {
-    const { plan: p } = plan({ replicas: 2, maxUnavailable: 2, change: 'cpu', onInfeasible: 'Wait' }, names(2, { revision: NEW, resize: 'Infeasible' }));
+    const { plan: p } = plan(
+      { replicas: 2, maxUnavailable: 2, change: 'cpu', onInfeasible: 'Wait' },
+      names(2, { revision: NEW, resize: 'Infeasible' }),
+    );
     expect(intentsOf(p, 'delete')).toEqual([]);
     expect(condition(p, Conditions.ResizeBlocked)).toMatchObject({ status: 'True', reason: 'Infeasible' });
   });
@@ -98,7 +101,11 @@ describe('the planner draws every disruption from one budget', () => {
       nodeEvidence: new Map(),
     });
     expect(intentsOf(p, 'delete').map((d) => [d.pod.metadata?.name, d.reason])).toEqual([['stuck', 'ReplaceUnscheduled']]);
-    expect(intentsOf(p, 'patch').map((i) => i.pod.metadata?.name).sort()).toEqual(['p0', 'p1', 'p2']);
+    expect(
+      intentsOf(p, 'patch')
+        .map((i) => i.pod.metadata?.name)
+        .sort(),
+    ).toEqual(['p0', 'p1', 'p2']);
     expect(disruptedAvailable(p, objects)).toEqual([]);
   });
 
@@ -151,20 +158,36 @@ describe('the planner draws every disruption from one budget', () => {
 
   it('does not throw on annotations of any shape', () => {
     for (const value of ['null', '[]', '5', '{"changed": {"app": 5}}', '{"revision":"x","updateTimestamp":"now"}', 'not json']) {
-      expect(() => plan({ replicas: 2, change: 'image' }, [{ name: 'a', drained: true, revision: NEW, updateState: value }, { name: 'b' }])).not.toThrow();
+      expect(() =>
+        plan({ replicas: 2, change: 'image' }, [{ name: 'a', drained: true, revision: NEW, updateState: value }, { name: 'b' }]),
+      ).not.toThrow();
     }
   });
 
   it('releases a pod whose labels no longer match the selector and plans nothing else for it', () => {
-    const { plan: p } = plan({ replicas: 1 }, [{ name: 'gone', labels: { app: 'other' } }, { name: 'kept', revision: NEW }]);
+    const { plan: p } = plan({ replicas: 1 }, [
+      { name: 'gone', labels: { app: 'other' } },
+      { name: 'kept', revision: NEW },
+    ]);
     expect(intentsOf(p, 'release').map((r) => r.pod.metadata?.name)).toEqual(['gone']);
-    expect(p.intents.filter((i) => i.kind !== 'release' && i.kind !== 'create').map((i) => (i as { pod: Pod }).pod.metadata?.name)).not.toContain('gone');
+    expect(
+      p.intents.filter((i) => i.kind !== 'release' && i.kind !== 'create').map((i) => (i as { pod: Pod }).pod.metadata?.name),
+    ).not.toContain('gone');
   });
 });
 
 describe('the planner follows the one backend rule for resizes', () => {
-  const request = JSON.stringify({ revision: NEW, containers: { app: { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '200m', memory: '64Mi' } } } });
-  const kubeletResizes = JSON.stringify({ revision: NEW, state: 'Infeasible', reason: 'KubeletResizes', message: 'the kubelet resizes here', since: '2026-03-01T11:00:00Z' });
+  const request = JSON.stringify({
+    revision: NEW,
+    containers: { app: { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '200m', memory: '64Mi' } } },
+  });
+  const kubeletResizes = JSON.stringify({
+    revision: NEW,
+    state: 'Infeasible',
+    reason: 'KubeletResizes',
+    message: 'the kubelet resizes here',
+    since: '2026-03-01T11:00:00Z',
+  });
   const withEvidence = (kubeletResizesThere: boolean | undefined, pods: PodSpec[], backend: PlanInput['resizeBackend'] = 'auto') => {
     const templates = revisionTemplates('cpu');
     const objects = pods.map((p) => pod(p, templates));
@@ -245,7 +268,12 @@ const scenarioArb = fc
 function withUnreadFields(pod: Pod): Pod {
   const p = structuredClone(pod);
   p.metadata!.managedFields = [{ manager: 'kubectl', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: {} }];
-  p.spec!.containers = p.spec!.containers.map((c) => ({ ...c, env: [{ name: 'MODE', value: 'x' }], command: ['/bin/sh'], readinessProbe: { tcpSocket: { port: 8080 } } }));
+  p.spec!.containers = p.spec!.containers.map((c) => ({
+    ...c,
+    env: [{ name: 'MODE', value: 'x' }],
+    command: ['/bin/sh'],
+    readinessProbe: { tcpSocket: { port: 8080 } },
+  }));
   p.spec!.volumes = [{ name: 'data', emptyDir: {} }];
   p.spec!.tolerations = [{ key: 'k', operator: 'Exists' }];
   p.status!.hostIP = '198.18.0.1';
@@ -254,7 +282,12 @@ function withUnreadFields(pod: Pod): Pod {
 }
 
 function floorOf(spec: CloneSetSpec): number {
-  const { maxUnavailable } = resolveRolloutLimits({ replicas: spec.replicas, maxUnavailable: spec.maxUnavailable, maxSurge: spec.maxSurge, paused: spec.paused });
+  const { maxUnavailable } = resolveRolloutLimits({
+    replicas: spec.replicas,
+    maxUnavailable: spec.maxUnavailable,
+    maxSurge: spec.maxSurge,
+    paused: spec.paused,
+  });
   return spec.replicas - maxUnavailable;
 }
 
@@ -278,7 +311,9 @@ describe('planner properties (fast-check)', () => {
         const live = objects.filter((o) => !o.metadata?.deletionTimestamp);
         const updatedBefore = live.filter((o) => o.metadata?.labels?.['controller-revision-hash'] === NEW).length;
         const moved = intentsOf(p, 'patch').filter((i) => i.step.patch && JSON.stringify(i.step.patch).includes(NEW)).length;
-        const limit = input.cloneSet.spec.replicas - (p.status.expectedUpdatedReplicas === undefined ? 0 : input.cloneSet.spec.replicas - p.status.expectedUpdatedReplicas);
+        const limit =
+          input.cloneSet.spec.replicas -
+          (p.status.expectedUpdatedReplicas === undefined ? 0 : input.cloneSet.spec.replicas - p.status.expectedUpdatedReplicas);
         expect(updatedBefore + moved).toBeLessThanOrEqual(Math.max(updatedBefore, limit));
       }),
       { numRuns: 400 },
@@ -293,7 +328,11 @@ describe('planner properties (fast-check)', () => {
         const fromWhole = planReconcile({ ...whole.input, pods: noisy });
         const fromTrimmed = planReconcile({ ...whole.input, pods: noisy.map(trimPod) });
         const shape = (p: Plan) => ({
-          intents: p.intents.map((i) => [i.kind, i.kind === 'create' ? i.revision : i.pod.metadata?.name, i.kind === 'patch' ? i.step.patch : null]),
+          intents: p.intents.map((i) => [
+            i.kind,
+            i.kind === 'create' ? i.revision : i.pod.metadata?.name,
+            i.kind === 'patch' ? i.step.patch : null,
+          ]),
           status: p.status,
           budget: p.budget,
           wakeAt: p.wakeAt,
@@ -316,7 +355,9 @@ describe('planner properties (fast-check)', () => {
         expect(end).toBeGreaterThanOrEqual(Math.min(start, floorOf(spec)));
         const again = (kind: 'delete' | 'drain'): string[] => {
           const before = new Set(intentsOf(first.plan, kind).map((i) => i.pod.metadata?.name));
-          return intentsOf(second, kind).map((i) => i.pod.metadata?.name ?? '').filter((n) => before.has(n));
+          return intentsOf(second, kind)
+            .map((i) => i.pod.metadata?.name ?? '')
+            .filter((n) => before.has(n));
         };
         expect(again('delete')).toEqual([]);
         expect(again('drain')).toEqual([]);
@@ -331,7 +372,12 @@ describe('the pod cache', () => {
     const trimmed = trimPod(withUnreadFields(pod({ name: 'a', revision: NEW, resize: 'Infeasible', drained: true, updateState: '{}' })));
     expect(trimmed.metadata?.managedFields).toBeUndefined();
     expect(trimmed.spec?.volumes).toBeUndefined();
-    expect(trimmed.spec?.containers[0]).toEqual({ name: 'app', image: 'busybox:v2', resources: expect.anything(), resizePolicy: expect.anything() });
+    expect(trimmed.spec?.containers[0]).toEqual({
+      name: 'app',
+      image: 'busybox:v2',
+      resources: expect.anything(),
+      resizePolicy: expect.anything(),
+    });
     expect(trimmed.status?.hostIP).toBeUndefined();
     expect(trimmed.status?.conditions?.map((c) => c.type)).toContain('PodResizePending');
     expect(trimmed.metadata?.annotations?.['apps.tailor.dev/inplace-update-state']).toBe('{}');

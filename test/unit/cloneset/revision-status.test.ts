@@ -35,7 +35,13 @@ describe('revisions', () => {
 });
 
 describe('selectors', () => {
-  const selector = { matchLabels: { app: 'web' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }, { key: 'old', operator: 'DoesNotExist' }] };
+  const selector = {
+    matchLabels: { app: 'web' },
+    matchExpressions: [
+      { key: 'tier', operator: 'In', values: ['a', 'b'] },
+      { key: 'old', operator: 'DoesNotExist' },
+    ],
+  };
   it.each([
     [{ app: 'web', tier: 'a' }, true],
     [{ app: 'web', tier: 'c' }, false],
@@ -50,7 +56,14 @@ describe('selectors', () => {
 });
 
 describe('status', () => {
-  const pod = (name: string, revision: string, ready: boolean): PodSummary => ({ name, revision, nodeName: 'n', phase: 'Running', ready, available: ready });
+  const pod = (name: string, revision: string, ready: boolean): PodSummary => ({
+    name,
+    revision,
+    nodeName: 'n',
+    phase: 'Running',
+    ready,
+    available: ready,
+  });
   const input = (pods: PodSummary[], over: Partial<StatusInput> = {}): StatusInput => ({
     generation: 3,
     replicas: 3,
@@ -70,7 +83,14 @@ describe('status', () => {
 
   it('counts replicas by readiness and revision', () => {
     const s = computeStatus(input([pod('a', 'r1', true), pod('b', 'r2', true), pod('c', 'r2', false)]));
-    expect(s).toMatchObject({ observedGeneration: 3, replicas: 3, readyReplicas: 2, updatedReplicas: 2, updatedReadyReplicas: 1, currentRevision: 'r1' });
+    expect(s).toMatchObject({
+      observedGeneration: 3,
+      replicas: 3,
+      readyReplicas: 2,
+      updatedReplicas: 2,
+      updatedReadyReplicas: 1,
+      currentRevision: 'r1',
+    });
   });
   it('makes the update revision current once every pod runs it and is ready', () => {
     const s = computeStatus(input([pod('a', 'r2', true), pod('b', 'r2', true), pod('c', 'r2', true)]));

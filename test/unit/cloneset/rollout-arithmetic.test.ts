@@ -6,12 +6,7 @@
 import { describe, expect, it } from '@jest/globals';
 
 import type { IntOrString } from '../../../src/api/types.js';
-import {
-  compareActivePods,
-  parseDeletionCost,
-  rankForDeletion,
-  type PodSummary,
-} from '../../../src/cloneset/pod-state.js';
+import { compareActivePods, parseDeletionCost, rankForDeletion, type PodSummary } from '../../../src/cloneset/pod-state.js';
 import { planScale, type ScalePlan } from '../../../src/cloneset/scale.js';
 import {
   NO_DIFFS,
@@ -290,7 +285,12 @@ const diffRows: DiffRow[] = [
     pods: 'O O O O O n',
     expected: { scaleDown: 1, scaleDownAtCurrentRevision: 1, deleteReadyLimit: 2 },
   },
-  { name: 'maxUnavailable 40% rollout ends with four old pods and one new', spec: plain(5, '99%', '40%', '30%'), pods: 'O O O O n', expected: {} },
+  {
+    name: 'maxUnavailable 40% rollout ends with four old pods and one new',
+    spec: plain(5, '99%', '40%', '30%'),
+    pods: 'O O O O n',
+    expected: {},
+  },
   {
     name: 'maxUnavailable 30% rounds down to 1 of 5 when maxSurge 30% is in use',
     spec: plain(5, '99%', '30%', '30%'),
@@ -303,7 +303,12 @@ const diffRows: DiffRow[] = [
     pods: 'O O O O O n',
     expected: { scaleDown: 1, scaleDownAtCurrentRevision: 1, deleteReadyLimit: 1 },
   },
-  { name: 'maxUnavailable 30% rollout ends with four old pods and one new', spec: plain(5, '99%', '30%', '30%'), pods: 'O O O O n', expected: {} },
+  {
+    name: 'maxUnavailable 30% rollout ends with four old pods and one new',
+    spec: plain(5, '99%', '30%', '30%'),
+    pods: 'O O O O n',
+    expected: {},
+  },
 
   // Current revision equal to the update revision (no rollback possible)
   {
@@ -847,7 +852,10 @@ interface OrderRow {
 const deletionRows: OrderRow[] = [
   {
     name: 'an unscheduled pod goes before a scheduled one, even a pending one',
-    pods: [running('sched', { phase: 'Pending', ready: false, available: false }), running('unsched', { nodeName: '', phase: 'Pending', ready: false, available: false })],
+    pods: [
+      running('sched', { phase: 'Pending', ready: false, available: false }),
+      running('unsched', { nodeName: '', phase: 'Pending', ready: false, available: false }),
+    ],
     order: ['unsched', 'sched'],
   },
   {

@@ -13,21 +13,39 @@ const base: CloneSetStatus = {
   labelSelector: 'app=web',
   resize: { resizing: 0, proposed: 0, inProgress: 0, deferred: 0, infeasible: 0 },
   conditions: [
-    { type: 'Progressing', status: 'True', reason: 'Updating', message: '4/10 pods updated and available', lastUpdateTime: '2026-01-01T00:00:00Z' },
+    {
+      type: 'Progressing',
+      status: 'True',
+      reason: 'Updating',
+      message: '4/10 pods updated and available',
+      lastUpdateTime: '2026-01-01T00:00:00Z',
+    },
   ],
 };
 const progressing = (over: Record<string, string>) => [{ ...base.conditions![0]!, ...over }];
 
 const rows: [string, Partial<CloneSetStatus>, boolean][] = [
   ['ready and updated counts moving can wait', { readyReplicas: 10, updatedReplicas: 5 }, false],
-  ["Progressing's running count and clock can wait", { conditions: progressing({ message: '5/10 pods updated and available', lastUpdateTime: '2026-01-01T00:00:05Z' }) }, false],
+  [
+    "Progressing's running count and clock can wait",
+    { conditions: progressing({ message: '5/10 pods updated and available', lastUpdateTime: '2026-01-01T00:00:05Z' }) },
+    false,
+  ],
   ['status.resize counts can wait', { resize: { resizing: 3, proposed: 0, inProgress: 3, deferred: 0, infeasible: 0 } }, false],
   ['a newly observed generation goes out at once', { observedGeneration: 4 }, true],
   ['a new update revision goes out at once', { updateRevision: 'web-c' }, true],
   ['the rollout completing (currentRevision) goes out at once', { currentRevision: 'web-b' }, true],
   ['a collision goes out at once', { collisionCount: 1 }, true],
-  ['Progressing turning to RolloutComplete goes out at once', { conditions: progressing({ reason: 'RolloutComplete', message: 'all pods run the update revision and are available' }) }, true],
-  ['a ProgressDeadlineExceeded goes out at once', { conditions: progressing({ status: 'False', reason: 'ProgressDeadlineExceeded' }) }, true],
+  [
+    'Progressing turning to RolloutComplete goes out at once',
+    { conditions: progressing({ reason: 'RolloutComplete', message: 'all pods run the update revision and are available' }) },
+    true,
+  ],
+  [
+    'a ProgressDeadlineExceeded goes out at once',
+    { conditions: progressing({ status: 'False', reason: 'ProgressDeadlineExceeded' }) },
+    true,
+  ],
   [
     'a new failure condition goes out at once',
     { conditions: [...base.conditions!, { type: 'FailedScale', status: 'True', reason: 'ApiRefused', message: 'create pods: 403' }] },

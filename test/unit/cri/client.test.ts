@@ -53,12 +53,16 @@ describe('CriClient', () => {
     };
     const impl: grpc.UntypedServiceImplementation = {};
     for (const name of Object.keys(service)) {
-      impl[name] = handlers[name] ?? ((_call: unknown, cb: grpc.sendUnaryData<unknown>): void => cb({ code: grpc.status.UNIMPLEMENTED, details: 'fake' }));
+      impl[name] =
+        handlers[name] ??
+        ((_call: unknown, cb: grpc.sendUnaryData<unknown>): void => cb({ code: grpc.status.UNIMPLEMENTED, details: 'fake' }));
     }
     server = new grpc.Server();
     server.addService(service, impl);
     await new Promise<void>((resolve, reject) => {
-      server.bindAsync(`unix://${join(dir, 'cri.sock')}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve()));
+      server.bindAsync(`unix://${join(dir, 'cri.sock')}`, grpc.ServerCredentials.createInsecure(), (err) =>
+        err ? reject(err) : resolve(),
+      );
     });
     client = new CriClient(join(dir, 'cri.sock'), { timeoutMs: 2_000 });
   });
@@ -102,12 +106,27 @@ describe('CriClient', () => {
 
   test('ListContainers sends the filter and returns typed containers', async () => {
     received.length = 0;
-    const list = await client.listContainers({ podSandboxId: 's1', labelSelector: { 'tailor.dev/cri-test': 'true' }, state: 'CONTAINER_RUNNING' });
+    const list = await client.listContainers({
+      podSandboxId: 's1',
+      labelSelector: { 'tailor.dev/cri-test': 'true' },
+      state: 'CONTAINER_RUNNING',
+    });
     expect(received[0]).toMatchObject({
       filter: { pod_sandbox_id: 's1', label_selector: { 'tailor.dev/cri-test': 'true' }, state: { state: 'CONTAINER_RUNNING' } },
     });
     expect(list).toEqual([
-      { id: 'c1', podSandboxId: 's1', metadata: undefined, image: '', imageRef: '', imageId: '', state: 'CONTAINER_EXITED', createdAt: 1n, labels: { a: 'b' }, annotations: {} },
+      {
+        id: 'c1',
+        podSandboxId: 's1',
+        metadata: undefined,
+        image: '',
+        imageRef: '',
+        imageId: '',
+        state: 'CONTAINER_EXITED',
+        createdAt: 1n,
+        labels: { a: 'b' },
+        annotations: {},
+      },
     ]);
   });
 
@@ -135,7 +154,13 @@ describe('CriClient', () => {
     const err = await absent.updateContainerResources('c9', { cpuShares: 2n }).catch((e: unknown) => e);
     absent.close();
     expect(Date.now() - started).toBeLessThan(2_000);
-    expect(err).toMatchObject({ name: 'CriError', call: 'UpdateContainerResources', containerId: 'c9', code: 'Unavailable', retryable: true });
+    expect(err).toMatchObject({
+      name: 'CriError',
+      call: 'UpdateContainerResources',
+      containerId: 'c9',
+      code: 'Unavailable',
+      retryable: true,
+    });
     expect((err as Error).message).toMatch(/absent\.sock/);
   });
 

@@ -5,7 +5,12 @@ const base: PodTemplate = {
   metadata: { labels: { app: 'web' }, annotations: { team: 'a' } },
   spec: {
     containers: [
-      { name: 'app', image: 'img:v1', env: [{ name: 'A', value: '1' }], resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } } },
+      {
+        name: 'app',
+        image: 'img:v1',
+        env: [{ name: 'A', value: '1' }],
+        resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } },
+      },
       { name: 'side', image: 'side:v1' },
     ],
   },
@@ -22,8 +27,16 @@ const app = (t: PodTemplate) => t.spec!.containers[0]!;
 const table: [string, Edit, Partial<ReturnType<typeof diffTemplates>>][] = [
   ['no change', () => undefined, { images: {}, resources: {}, labels: {}, annotations: {}, recreateOnly: [] }],
   ['one container image', (t) => (app(t).image = 'img:v2'), { images: { app: 'img:v2' }, recreateOnly: [] }],
-  ['only the sidecar image in a multi-container pod', (t) => (t.spec!.containers[1]!.image = 'side:v2'), { images: { side: 'side:v2' }, recreateOnly: [] }],
-  ['a label added and one removed', (t) => (t.metadata!.labels = { app: 'web', tier: 'gold' }), { labels: { tier: 'gold' }, recreateOnly: [] }],
+  [
+    'only the sidecar image in a multi-container pod',
+    (t) => (t.spec!.containers[1]!.image = 'side:v2'),
+    { images: { side: 'side:v2' }, recreateOnly: [] },
+  ],
+  [
+    'a label added and one removed',
+    (t) => (t.metadata!.labels = { app: 'web', tier: 'gold' }),
+    { labels: { tier: 'gold' }, recreateOnly: [] },
+  ],
   ['an annotation removed', (t) => (t.metadata!.annotations = {}), { annotations: { team: null }, recreateOnly: [] }],
   ['env', (t) => (app(t).env = [{ name: 'A', value: '2' }]), { recreateOnly: ['spec.containers[app].env'] }],
   ['command', (t) => (app(t).command = ['/bin/sh']), { recreateOnly: ['spec.containers[app].command'] }],
@@ -32,19 +45,35 @@ const table: [string, Edit, Partial<ReturnType<typeof diffTemplates>>][] = [
   ['volumes', (t) => (t.spec!.volumes = [{ name: 'v', emptyDir: {} }]), { recreateOnly: ['spec.volumes'] }],
   ['init containers', (t) => (t.spec!.initContainers = [{ name: 'i', image: 'x' }]), { recreateOnly: ['spec.initContainers'] }],
   ['a container added', (t) => t.spec!.containers.push({ name: 'third', image: 'x' }), { recreateOnly: ['spec.containers[*].name'] }],
-  ['cpu request and memory limit values', (t) => {
-    app(t).resources = { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '200m', memory: '256Mi' } };
-  }, { resources: { app: { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '200m', memory: '256Mi' } } }, recreateOnly: [] }],
-  ['a limit removed', (t) => {
-    app(t).resources = { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '128Mi' } };
-  }, { resources: {}, recreateOnly: ['spec.containers[app].resources.limits.cpu (removed)'] }],
-  ['a non-resizable resource', (t) => {
-    app(t).resources = { ...app(t).resources, requests: { cpu: '100m', memory: '64Mi', 'ephemeral-storage': '1Gi' } };
-  }, { recreateOnly: ['spec.containers[app].resources.requests.ephemeral-storage'] }],
-  ['image and env together', (t) => {
-    app(t).image = 'img:v2';
-    app(t).env = [];
-  }, { images: { app: 'img:v2' }, recreateOnly: ['spec.containers[app].env'] }],
+  [
+    'cpu request and memory limit values',
+    (t) => {
+      app(t).resources = { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '200m', memory: '256Mi' } };
+    },
+    { resources: { app: { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '200m', memory: '256Mi' } } }, recreateOnly: [] },
+  ],
+  [
+    'a limit removed',
+    (t) => {
+      app(t).resources = { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '128Mi' } };
+    },
+    { resources: {}, recreateOnly: ['spec.containers[app].resources.limits.cpu (removed)'] },
+  ],
+  [
+    'a non-resizable resource',
+    (t) => {
+      app(t).resources = { ...app(t).resources, requests: { cpu: '100m', memory: '64Mi', 'ephemeral-storage': '1Gi' } };
+    },
+    { recreateOnly: ['spec.containers[app].resources.requests.ephemeral-storage'] },
+  ],
+  [
+    'image and env together',
+    (t) => {
+      app(t).image = 'img:v2';
+      app(t).env = [];
+    },
+    { images: { app: 'img:v2' }, recreateOnly: ['spec.containers[app].env'] },
+  ],
 ];
 
 describe('diffTemplates classifies each change', () => {

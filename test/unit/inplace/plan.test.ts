@@ -7,12 +7,29 @@ import type { Pod } from '../../../src/api/wire.js';
 const NOW = Date.parse('2026-01-01T00:01:00Z');
 const v1: PodTemplate = { metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'c', image: 'img:v1' }] } };
 const v2: PodTemplate = { metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'c', image: 'img:v2' }] } };
-const envChange: PodTemplate = { metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'c', image: 'img:v1', env: [{ name: 'X', value: '1' }] }] } };
+const envChange: PodTemplate = {
+  metadata: { labels: { app: 'a' } },
+  spec: { containers: [{ name: 'c', image: 'img:v1', env: [{ name: 'X', value: '1' }] }] },
+};
 const labelChange: PodTemplate = { metadata: { labels: { app: 'a', tier: 'gold' } }, spec: v1.spec };
 
-function pod(opts: { gate?: string; gateSince?: string; ready?: boolean; revision?: string; image?: string; imageID?: string; restarts?: number; state?: object }): Pod {
+function pod(opts: {
+  gate?: string;
+  gateSince?: string;
+  ready?: boolean;
+  revision?: string;
+  image?: string;
+  imageID?: string;
+  restarts?: number;
+  state?: object;
+}): Pod {
   const conditions = [{ type: 'Ready', status: opts.ready === false ? 'False' : 'True' }];
-  if (opts.gate) conditions.push({ type: CONDITION_INPLACE_UPDATE_READY, status: opts.gate, lastTransitionTime: opts.gateSince ?? '2026-01-01T00:00:00Z' } as never);
+  if (opts.gate)
+    conditions.push({
+      type: CONDITION_INPLACE_UPDATE_READY,
+      status: opts.gate,
+      lastTransitionTime: opts.gateSince ?? '2026-01-01T00:00:00Z',
+    } as never);
   return {
     metadata: {
       name: 'p',
@@ -23,7 +40,14 @@ function pod(opts: { gate?: string; gateSince?: string; ready?: boolean; revisio
     status: {
       conditions,
       containerStatuses: [
-        { name: 'c', image: opts.image ?? 'img:v1', imageID: opts.imageID ?? 'sha256:one', restartCount: opts.restarts ?? 0, ready: true, state: { running: {} } },
+        {
+          name: 'c',
+          image: opts.image ?? 'img:v1',
+          imageID: opts.imageID ?? 'sha256:one',
+          restartCount: opts.restarts ?? 0,
+          ready: true,
+          state: { running: {} },
+        },
       ],
     },
   };
@@ -46,8 +70,18 @@ describe('planInPlaceUpdate picks the next step', () => {
     ['an image change first drains the pod', pod({ gate: 'True' }), target({}), 'drain'],
     ['a drained pod still Ready in the cache waits for the cache', pod({ gate: 'False', ready: true }), target({}), 'wait'],
     ['a drained, unready pod is patched when no grace is set', pod({ gate: 'False', ready: false }), target({}), 'patch'],
-    ['a drained pod waits out the grace period', pod({ gate: 'False', ready: false, gateSince: '2026-01-01T00:00:50Z' }), target({ gracePeriodSeconds: 30 }), 'wait'],
-    ['after the grace period the pod is patched', pod({ gate: 'False', ready: false, gateSince: '2026-01-01T00:00:00Z' }), target({ gracePeriodSeconds: 30 }), 'patch'],
+    [
+      'a drained pod waits out the grace period',
+      pod({ gate: 'False', ready: false, gateSince: '2026-01-01T00:00:50Z' }),
+      target({ gracePeriodSeconds: 30 }),
+      'wait',
+    ],
+    [
+      'after the grace period the pod is patched',
+      pod({ gate: 'False', ready: false, gateSince: '2026-01-01T00:00:00Z' }),
+      target({ gracePeriodSeconds: 30 }),
+      'patch',
+    ],
     ['a label-only change is patched without draining', pod({ gate: 'True' }), target({ targetTemplate: labelChange }), 'patch'],
     ['InPlaceIfPossible recreates for an env change', pod({}), target({ targetTemplate: envChange }), 'recreate'],
     ['InPlaceOnly refuses an env change', pod({}), target({ strategy: 'InPlaceOnly', targetTemplate: envChange }), 'blocked'],
@@ -58,7 +92,9 @@ describe('planInPlaceUpdate picks the next step', () => {
   it('records previous image IDs and restart counts and sets the revision label in one patch', () => {
     const step = planInPlaceUpdate(pod({ gate: 'False', ready: false, imageID: 'sha256:one', restarts: 2 }), target({}));
     expect(step.kind).toBe('patch');
-    const patch = (step as unknown as { patch: { metadata: { labels: Record<string, string>; annotations: Record<string, string> }; spec: unknown } }).patch;
+    const patch = (
+      step as unknown as { patch: { metadata: { labels: Record<string, string>; annotations: Record<string, string> }; spec: unknown } }
+    ).patch;
     expect(patch.metadata.labels[LABEL_CONTROLLER_REVISION_HASH]).toBe('r2');
     expect(patch.spec).toEqual({ containers: [{ name: 'c', image: 'img:v2' }] });
     expect(JSON.parse(patch.metadata.annotations[ANNOTATION_INPLACE_UPDATE_STATE]!)).toMatchObject({
@@ -71,13 +107,34 @@ describe('planInPlaceUpdate picks the next step', () => {
 });
 
 describe('settleInPlaceUpdate decides when an update is finished', () => {
-  const state = { revision: 'r2', updateTimestamp: '2026-01-01T00:00:00Z', lastContainerImageIDs: { c: 'sha256:one' }, lastRestartCounts: { c: 0 }, changed: { c: ['image'] } };
+  const state = {
+    revision: 'r2',
+    updateTimestamp: '2026-01-01T00:00:00Z',
+    lastContainerImageIDs: { c: 'sha256:one' },
+    lastRestartCounts: { c: 0 },
+    changed: { c: ['image'] },
+  };
   it.each([
     ['a pod that is not drained has nothing to settle', pod({ gate: 'True' }), true, 'none'],
     ['containers not yet restarted are pending', pod({ gate: 'False', revision: 'r2', image: 'img:v2', state }), true, 'pending'],
-    ['a new imageID completes the update', pod({ gate: 'False', revision: 'r2', image: 'img:v2', imageID: 'sha256:two', state }), true, 'complete'],
-    ['a new tag with the same imageID completes once the container restarted', pod({ gate: 'False', revision: 'r2', image: 'img:v2', restarts: 1, state }), true, 'complete'],
-    ['a drained pod that is no longer selected is undrained (rollback during grace)', pod({ gate: 'False', revision: 'r1' }), false, 'undrain'],
+    [
+      'a new imageID completes the update',
+      pod({ gate: 'False', revision: 'r2', image: 'img:v2', imageID: 'sha256:two', state }),
+      true,
+      'complete',
+    ],
+    [
+      'a new tag with the same imageID completes once the container restarted',
+      pod({ gate: 'False', revision: 'r2', image: 'img:v2', restarts: 1, state }),
+      true,
+      'complete',
+    ],
+    [
+      'a drained pod that is no longer selected is undrained (rollback during grace)',
+      pod({ gate: 'False', revision: 'r1' }),
+      false,
+      'undrain',
+    ],
     ['a drained pod still selected waits for its patch', pod({ gate: 'False', revision: 'r1' }), true, 'none'],
   ])('%s', (_name, p, selected, expected) => {
     expect(settleInPlaceUpdate(p, selected)).toBe(expected);
@@ -85,32 +142,66 @@ describe('settleInPlaceUpdate decides when an update is finished', () => {
 });
 
 describe('containersAllReady (may Tailor say Ready when the update completes?)', () => {
-  const withStatuses = (statuses: { name: string; ready: boolean; running?: boolean }[], sidecar?: { ready: boolean }): Pod =>
-    ({
-      spec: {
-        containers: statuses.map((s) => ({ name: s.name, image: 'img' })),
-        ...(sidecar ? { initContainers: [{ name: 'proxy', image: 'img', restartPolicy: 'Always' }, { name: 'setup', image: 'img' }] } : {}),
-      },
-      status: {
-        containerStatuses: statuses.map((s) => ({ name: s.name, ready: s.ready, restartCount: 1, image: 'img', imageID: 'x', state: s.running === false ? { waiting: {} } : { running: {} } })),
-        ...(sidecar
-          ? {
-              initContainerStatuses: [
-                { name: 'proxy', ready: sidecar.ready, restartCount: 0, image: 'img', imageID: 'x', state: { running: {} } },
-                { name: 'setup', ready: false, restartCount: 0, image: 'img', imageID: 'x', state: { terminated: { exitCode: 0 } } },
-              ],
-            }
-          : {}),
-      },
-    });
+  const withStatuses = (statuses: { name: string; ready: boolean; running?: boolean }[], sidecar?: { ready: boolean }): Pod => ({
+    spec: {
+      containers: statuses.map((s) => ({ name: s.name, image: 'img' })),
+      ...(sidecar
+        ? {
+            initContainers: [
+              { name: 'proxy', image: 'img', restartPolicy: 'Always' },
+              { name: 'setup', image: 'img' },
+            ],
+          }
+        : {}),
+    },
+    status: {
+      containerStatuses: statuses.map((s) => ({
+        name: s.name,
+        ready: s.ready,
+        restartCount: 1,
+        image: 'img',
+        imageID: 'x',
+        state: s.running === false ? { waiting: {} } : { running: {} },
+      })),
+      ...(sidecar
+        ? {
+            initContainerStatuses: [
+              { name: 'proxy', ready: sidecar.ready, restartCount: 0, image: 'img', imageID: 'x', state: { running: {} } },
+              { name: 'setup', ready: false, restartCount: 0, image: 'img', imageID: 'x', state: { terminated: { exitCode: 0 } } },
+            ],
+          }
+        : {}),
+    },
+  });
 
   it.each([
-    ['every container ready and running', withStatuses([{ name: 'a', ready: true }, { name: 'b', ready: true }]), true],
-    ['one container not ready yet (its probe has not passed)', withStatuses([{ name: 'a', ready: true }, { name: 'b', ready: false }]), false],
+    [
+      'every container ready and running',
+      withStatuses([
+        { name: 'a', ready: true },
+        { name: 'b', ready: true },
+      ]),
+      true,
+    ],
+    [
+      'one container not ready yet (its probe has not passed)',
+      withStatuses([
+        { name: 'a', ready: true },
+        { name: 'b', ready: false },
+      ]),
+      false,
+    ],
     ['a container waiting to start', withStatuses([{ name: 'a', ready: true, running: false }]), false],
     ['a ready sidecar; a finished plain init container does not count', withStatuses([{ name: 'a', ready: true }], { ready: true }), true],
     ['a sidecar not ready', withStatuses([{ name: 'a', ready: true }], { ready: false }), false],
-    ['no status reported for a container', { spec: { containers: [{ name: 'a' }, { name: 'b' }] }, status: { containerStatuses: [{ name: 'a', ready: true, state: { running: {} } }] } } as unknown as Pod, false],
+    [
+      'no status reported for a container',
+      {
+        spec: { containers: [{ name: 'a' }, { name: 'b' }] },
+        status: { containerStatuses: [{ name: 'a', ready: true, state: { running: {} } }] },
+      } as unknown as Pod,
+      false,
+    ],
   ])('%s', (_name, pod, expected) => {
     expect(containersAllReady(pod)).toBe(expected);
   });

@@ -4,7 +4,13 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../../../src/api/types.js';
-import { agentSaysKubeletResizes, backendForPod, nodeResizeEvidence, staleResizeRequest, type NodeResizeEvidence } from '../../../src/resize/backend.js';
+import {
+  agentSaysKubeletResizes,
+  backendForPod,
+  nodeResizeEvidence,
+  staleResizeRequest,
+  type NodeResizeEvidence,
+} from '../../../src/resize/backend.js';
 import type { Node, Pod } from '../../../src/api/wire.js';
 
 type Shape = 'reports' | 'silent' | 'waiting';
@@ -51,9 +57,18 @@ describe('the backend of a pod', () => {
   const no: NodeResizeEvidence = { kubeletResizes: false, why: '' };
   const unknown: NodeResizeEvidence = { kubeletResizes: undefined, why: '' };
   const plain = pod('p', 'n1', 'waiting');
-  const answered = pod('p', 'n1', 'waiting', { [ANNOTATION_RESIZE_REQUEST]: request, [ANNOTATION_RESIZE_STATUS]: status('r2', 'KubeletResizes') });
-  const answeredOlder = pod('p', 'n1', 'waiting', { [ANNOTATION_RESIZE_REQUEST]: request, [ANNOTATION_RESIZE_STATUS]: status('r1', 'KubeletResizes') });
-  const infeasible = pod('p', 'n1', 'waiting', { [ANNOTATION_RESIZE_REQUEST]: request, [ANNOTATION_RESIZE_STATUS]: status('r2', 'ExceedsAllocatable') });
+  const answered = pod('p', 'n1', 'waiting', {
+    [ANNOTATION_RESIZE_REQUEST]: request,
+    [ANNOTATION_RESIZE_STATUS]: status('r2', 'KubeletResizes'),
+  });
+  const answeredOlder = pod('p', 'n1', 'waiting', {
+    [ANNOTATION_RESIZE_REQUEST]: request,
+    [ANNOTATION_RESIZE_STATUS]: status('r1', 'KubeletResizes'),
+  });
+  const infeasible = pod('p', 'n1', 'waiting', {
+    [ANNOTATION_RESIZE_REQUEST]: request,
+    [ANNOTATION_RESIZE_STATUS]: status('r2', 'ExceedsAllocatable'),
+  });
   it.each<[string, 'auto' | 'kubelet' | 'agent', NodeResizeEvidence, Pod, 'kubelet' | 'agent']>([
     ['auto with positive evidence is the kubelet', 'auto', yes, plain, 'kubelet'],
     ['auto with negative evidence is the agent', 'auto', no, plain, 'agent'],
@@ -70,12 +85,16 @@ describe('the backend of a pod', () => {
 
   it('under auto a pod is resized by the kubelet exactly when someone with evidence says so, else it goes to the agent, which always answers', () => {
     fc.assert(
-      fc.property(fc.constantFrom<Shape>('reports', 'silent', 'waiting'), fc.array(fc.constantFrom<Shape>('reports', 'silent', 'waiting'), { maxLength: 4 }), (own, others) => {
-        const pods = [pod('p', 'n1', own), ...others.map((s, i) => pod(`o${i}`, 'n1', s))];
-        const evidence = nodeResizeEvidence('n1', pods);
-        const backend = backendForPod('auto', evidence, pods[0] as Pod);
-        expect(backend === 'kubelet').toBe([own, ...others].includes('reports'));
-      }),
+      fc.property(
+        fc.constantFrom<Shape>('reports', 'silent', 'waiting'),
+        fc.array(fc.constantFrom<Shape>('reports', 'silent', 'waiting'), { maxLength: 4 }),
+        (own, others) => {
+          const pods = [pod('p', 'n1', own), ...others.map((s, i) => pod(`o${i}`, 'n1', s))];
+          const evidence = nodeResizeEvidence('n1', pods);
+          const backend = backendForPod('auto', evidence, pods[0] as Pod);
+          expect(backend === 'kubelet').toBe([own, ...others].includes('reports'));
+        },
+      ),
     );
   });
 });
@@ -91,7 +110,10 @@ describe('a stale resize request', () => {
   });
 
   it('follows from the agent answer KubeletResizes: the answered request is stale', () => {
-    const p = pod('p', 'n1', 'waiting', { [ANNOTATION_RESIZE_REQUEST]: request, [ANNOTATION_RESIZE_STATUS]: status('r2', 'KubeletResizes') });
+    const p = pod('p', 'n1', 'waiting', {
+      [ANNOTATION_RESIZE_REQUEST]: request,
+      [ANNOTATION_RESIZE_STATUS]: status('r2', 'KubeletResizes'),
+    });
     expect(agentSaysKubeletResizes(p)).toBe(true);
     expect(staleResizeRequest(p, backendForPod('auto', { kubeletResizes: undefined, why: '' }, p))).toBe(true);
   });

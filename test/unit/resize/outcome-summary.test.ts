@@ -26,33 +26,157 @@ const reCreate: ResizeOutcomeStrategy = { ...ifPossible, type: 'ReCreate' };
 const outcomes: [string, ResizeView, ResizeOutcomeStrategy, Partial<ResizeOutcome>][] = [
   ['a done resize needs nothing', { done: true }, ifPossible, { action: 'none' }],
   ['a pod with nothing pending needs nothing', { done: false }, ifPossible, { action: 'none' }],
-  ['Proposed for 100s of 300s waits until 300s after it began', { state: 'Proposed', since: ago(100), done: false }, ifPossible, { action: 'wait', nextCheckAt: at(200) }],
-  ['Proposed for 300s times out like Deferred', { state: 'Proposed', reason: 'NoAgentResponse', since: ago(300), done: false }, ifPossible, { action: 'recreate', reason: 'ProposedTimeout' }],
-  ['Proposed past its timeout with onTimeout Wait is blocked', { state: 'Proposed', since: ago(301), done: false }, waiting, { action: 'blocked', reason: 'ProposedTimeout' }],
-  ['InPlaceOnly never recreates a timed-out Proposed pod', { state: 'Proposed', since: ago(10_000), done: false }, inPlaceOnly, { action: 'blocked', reason: 'ProposedTimeout' }],
-  ['a Proposed pod with no known start waits one deferred timeout from now', { state: 'Proposed', done: false }, ifPossible, { action: 'wait', nextCheckAt: at(300) }],
-  ['Deferred for 100s of 300s waits until 300s after it began', { state: 'Deferred', since: ago(100), done: false }, ifPossible, { action: 'wait', nextCheckAt: at(200) }],
-  ['Deferred for 299s still waits, one second more', { state: 'Deferred', since: ago(299), done: false }, ifPossible, { action: 'wait', nextCheckAt: at(1) }],
-  ['Deferred for exactly 300s has timed out', { state: 'Deferred', since: ago(300), done: false }, ifPossible, { action: 'recreate', reason: 'DeferredTimeout' }],
-  ['Deferred for 301s with onTimeout Recreate recreates the pod', { state: 'Deferred', reason: 'Deferred', message: 'Node didn\'t have enough resource: cpu', since: ago(301), done: false }, ifPossible,
-    { action: 'recreate', reason: 'DeferredTimeout', message: 'resize Deferred for 301s (deferredTimeoutSeconds 300): Node didn\'t have enough resource: cpu' }],
-  ['Deferred past its timeout with onTimeout Wait is blocked', { state: 'Deferred', since: ago(301), done: false }, waiting, { action: 'blocked', reason: 'DeferredTimeout', nextCheckAt: undefined }],
-  ['InProgress for 30 minutes of 60 waits until the hour is up', { state: 'InProgress', since: ago(1800), done: false }, ifPossible, { action: 'wait', nextCheckAt: at(1800) }],
-  ['InProgress for 2 hours with onTimeout Recreate recreates the pod', { state: 'InProgress', since: ago(7200), done: false }, ifPossible, { action: 'recreate', reason: 'InProgressTimeout' }],
-  ['InProgress with a kubelet Error times out like any InProgress and names the error', { state: 'InProgress', reason: 'Error', message: 'memory limit (10240) below current usage', since: ago(3600), done: false }, waiting,
-    { action: 'blocked', reason: 'InProgressTimeout', message: 'resize InProgress for 3600s (inProgressTimeoutSeconds 3600): Error: memory limit (10240) below current usage' }],
-  ['the InProgress timer is measured from since, not from the Deferred timeout', { state: 'InProgress', since: ago(400), done: false }, ifPossible, { action: 'wait', nextCheckAt: at(3200) }],
-  ['Infeasible with onInfeasible Recreate recreates the pod at once', { state: 'Infeasible', message: 'Node didn\'t have enough capacity: cpu, requested: 64000, capacity: 4000', since: ago(1), done: false }, ifPossible,
-    { action: 'recreate', reason: 'Infeasible', message: 'resize is infeasible on this node: Node didn\'t have enough capacity: cpu, requested: 64000, capacity: 4000' }],
-  ['Infeasible with onInfeasible Wait is blocked', { state: 'Infeasible', since: ago(1), done: false }, waiting, { action: 'blocked', reason: 'Infeasible' }],
-  ['InPlaceOnly never recreates an Infeasible pod, even when told to', { state: 'Infeasible', since: ago(1), done: false }, inPlaceOnly, { action: 'blocked', reason: 'Infeasible' }],
-  ['InPlaceOnly never recreates a timed-out Deferred pod', { state: 'Deferred', since: ago(10_000), done: false }, inPlaceOnly, { action: 'blocked', reason: 'DeferredTimeout' }],
-  ['InPlaceOnly never recreates a timed-out InProgress pod', { state: 'InProgress', since: ago(10_000), done: false }, inPlaceOnly, { action: 'blocked', reason: 'InProgressTimeout' }],
-  ['InPlaceOnly still waits out the timer first', { state: 'Deferred', since: ago(10), done: false }, inPlaceOnly, { action: 'wait', nextCheckAt: at(290) }],
+  [
+    'Proposed for 100s of 300s waits until 300s after it began',
+    { state: 'Proposed', since: ago(100), done: false },
+    ifPossible,
+    { action: 'wait', nextCheckAt: at(200) },
+  ],
+  [
+    'Proposed for 300s times out like Deferred',
+    { state: 'Proposed', reason: 'NoAgentResponse', since: ago(300), done: false },
+    ifPossible,
+    { action: 'recreate', reason: 'ProposedTimeout' },
+  ],
+  [
+    'Proposed past its timeout with onTimeout Wait is blocked',
+    { state: 'Proposed', since: ago(301), done: false },
+    waiting,
+    { action: 'blocked', reason: 'ProposedTimeout' },
+  ],
+  [
+    'InPlaceOnly never recreates a timed-out Proposed pod',
+    { state: 'Proposed', since: ago(10_000), done: false },
+    inPlaceOnly,
+    { action: 'blocked', reason: 'ProposedTimeout' },
+  ],
+  [
+    'a Proposed pod with no known start waits one deferred timeout from now',
+    { state: 'Proposed', done: false },
+    ifPossible,
+    { action: 'wait', nextCheckAt: at(300) },
+  ],
+  [
+    'Deferred for 100s of 300s waits until 300s after it began',
+    { state: 'Deferred', since: ago(100), done: false },
+    ifPossible,
+    { action: 'wait', nextCheckAt: at(200) },
+  ],
+  [
+    'Deferred for 299s still waits, one second more',
+    { state: 'Deferred', since: ago(299), done: false },
+    ifPossible,
+    { action: 'wait', nextCheckAt: at(1) },
+  ],
+  [
+    'Deferred for exactly 300s has timed out',
+    { state: 'Deferred', since: ago(300), done: false },
+    ifPossible,
+    { action: 'recreate', reason: 'DeferredTimeout' },
+  ],
+  [
+    'Deferred for 301s with onTimeout Recreate recreates the pod',
+    { state: 'Deferred', reason: 'Deferred', message: "Node didn't have enough resource: cpu", since: ago(301), done: false },
+    ifPossible,
+    {
+      action: 'recreate',
+      reason: 'DeferredTimeout',
+      message: "resize Deferred for 301s (deferredTimeoutSeconds 300): Node didn't have enough resource: cpu",
+    },
+  ],
+  [
+    'Deferred past its timeout with onTimeout Wait is blocked',
+    { state: 'Deferred', since: ago(301), done: false },
+    waiting,
+    { action: 'blocked', reason: 'DeferredTimeout', nextCheckAt: undefined },
+  ],
+  [
+    'InProgress for 30 minutes of 60 waits until the hour is up',
+    { state: 'InProgress', since: ago(1800), done: false },
+    ifPossible,
+    { action: 'wait', nextCheckAt: at(1800) },
+  ],
+  [
+    'InProgress for 2 hours with onTimeout Recreate recreates the pod',
+    { state: 'InProgress', since: ago(7200), done: false },
+    ifPossible,
+    { action: 'recreate', reason: 'InProgressTimeout' },
+  ],
+  [
+    'InProgress with a kubelet Error times out like any InProgress and names the error',
+    { state: 'InProgress', reason: 'Error', message: 'memory limit (10240) below current usage', since: ago(3600), done: false },
+    waiting,
+    {
+      action: 'blocked',
+      reason: 'InProgressTimeout',
+      message: 'resize InProgress for 3600s (inProgressTimeoutSeconds 3600): Error: memory limit (10240) below current usage',
+    },
+  ],
+  [
+    'the InProgress timer is measured from since, not from the Deferred timeout',
+    { state: 'InProgress', since: ago(400), done: false },
+    ifPossible,
+    { action: 'wait', nextCheckAt: at(3200) },
+  ],
+  [
+    'Infeasible with onInfeasible Recreate recreates the pod at once',
+    { state: 'Infeasible', message: "Node didn't have enough capacity: cpu, requested: 64000, capacity: 4000", since: ago(1), done: false },
+    ifPossible,
+    {
+      action: 'recreate',
+      reason: 'Infeasible',
+      message: "resize is infeasible on this node: Node didn't have enough capacity: cpu, requested: 64000, capacity: 4000",
+    },
+  ],
+  [
+    'Infeasible with onInfeasible Wait is blocked',
+    { state: 'Infeasible', since: ago(1), done: false },
+    waiting,
+    { action: 'blocked', reason: 'Infeasible' },
+  ],
+  [
+    'InPlaceOnly never recreates an Infeasible pod, even when told to',
+    { state: 'Infeasible', since: ago(1), done: false },
+    inPlaceOnly,
+    { action: 'blocked', reason: 'Infeasible' },
+  ],
+  [
+    'InPlaceOnly never recreates a timed-out Deferred pod',
+    { state: 'Deferred', since: ago(10_000), done: false },
+    inPlaceOnly,
+    { action: 'blocked', reason: 'DeferredTimeout' },
+  ],
+  [
+    'InPlaceOnly never recreates a timed-out InProgress pod',
+    { state: 'InProgress', since: ago(10_000), done: false },
+    inPlaceOnly,
+    { action: 'blocked', reason: 'InProgressTimeout' },
+  ],
+  [
+    'InPlaceOnly still waits out the timer first',
+    { state: 'Deferred', since: ago(10), done: false },
+    inPlaceOnly,
+    { action: 'wait', nextCheckAt: at(290) },
+  ],
   ['ReCreate follows the configured action', { state: 'Infeasible', done: false }, reCreate, { action: 'recreate' }],
-  ['a Deferred pod with no known start (legacy form) waits one timeout from now', { state: 'Deferred', done: false }, ifPossible, { action: 'wait', nextCheckAt: at(300) }],
-  ['an unreadable since counts as unknown', { state: 'InProgress', since: 'yesterday', done: false }, ifPossible, { action: 'wait', nextCheckAt: at(3600) }],
-  ['a zero timeout acts at once', { state: 'Deferred', since: ago(0), done: false }, { ...ifPossible, deferredTimeoutSeconds: 0 }, { action: 'recreate', reason: 'DeferredTimeout' }],
+  [
+    'a Deferred pod with no known start (legacy form) waits one timeout from now',
+    { state: 'Deferred', done: false },
+    ifPossible,
+    { action: 'wait', nextCheckAt: at(300) },
+  ],
+  [
+    'an unreadable since counts as unknown',
+    { state: 'InProgress', since: 'yesterday', done: false },
+    ifPossible,
+    { action: 'wait', nextCheckAt: at(3600) },
+  ],
+  [
+    'a zero timeout acts at once',
+    { state: 'Deferred', since: ago(0), done: false },
+    { ...ifPossible, deferredTimeoutSeconds: 0 },
+    { action: 'recreate', reason: 'DeferredTimeout' },
+  ],
 ];
 
 describe('decideResizeOutcome applies the resize strategy', () => {
@@ -69,8 +193,12 @@ describe('summarizeResizes builds status.resize', () => {
   });
 
   it('done pods and pods with nothing pending are neither counted nor listed', () => {
-    expect(summarizeResizes([{ name: 'a', view: { done: true } }, { name: 'b', view: { done: false } }]))
-      .toEqual({ resizing: 0, proposed: 0, inProgress: 0, deferred: 0, infeasible: 0 });
+    expect(
+      summarizeResizes([
+        { name: 'a', view: { done: true } },
+        { name: 'b', view: { done: false } },
+      ]),
+    ).toEqual({ resizing: 0, proposed: 0, inProgress: 0, deferred: 0, infeasible: 0 });
   });
 
   it('counts each state, and resizing is proposed + inProgress + deferred without infeasible', () => {
@@ -100,11 +228,20 @@ describe('summarizeResizes builds status.resize', () => {
 
   it('keeps reason, message and since and leaves out fields that have no value', () => {
     const status = summarizeResizes([
-      { name: 'web-1', view: { state: 'Infeasible', reason: 'Infeasible', message: 'Node didn\'t have enough capacity: memory', since: ago(60), done: false } },
+      {
+        name: 'web-1',
+        view: {
+          state: 'Infeasible',
+          reason: 'Infeasible',
+          message: "Node didn't have enough capacity: memory",
+          since: ago(60),
+          done: false,
+        },
+      },
       { name: 'web-2', view: { state: 'Proposed', done: false } },
     ]);
     expect(status.pods).toEqual([
-      { name: 'web-1', state: 'Infeasible', reason: 'Infeasible', message: 'Node didn\'t have enough capacity: memory', since: ago(60) },
+      { name: 'web-1', state: 'Infeasible', reason: 'Infeasible', message: "Node didn't have enough capacity: memory", since: ago(60) },
       { name: 'web-2', state: 'Proposed' },
     ]);
   });

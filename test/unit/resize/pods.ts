@@ -27,7 +27,13 @@ export interface PodFixture {
   observedGeneration?: number;
   containers: ContainerFixture[];
   /** Conditions form: PodResizePending / PodResizeInProgress to add. */
-  resizeConditions?: { type: 'PodResizePending' | 'PodResizeInProgress'; reason?: string; message?: string; lastTransitionTime?: string; observedGeneration?: number }[];
+  resizeConditions?: {
+    type: 'PodResizePending' | 'PodResizeInProgress';
+    reason?: string;
+    message?: string;
+    lastTransitionTime?: string;
+    observedGeneration?: number;
+  }[];
   /** Legacy form: status.resize. */
   resize?: string;
   qosClass?: string;
@@ -66,7 +72,9 @@ export function makePod(f: PodFixture): Pod {
       creationTimestamp: '2025-06-01T09:59:55Z',
       labels: { app: 'web', 'controller-revision-hash': 'web-6d8f9c7b5', 'apps.tailor.dev/instance-id': '7x2kq' },
       ...(f.form === 'conditions' ? { generation: f.generation ?? 1 } : {}),
-      ownerReferences: [{ apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'c1', controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        { apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'c1', controller: true, blockOwnerDeletion: true },
+      ],
     },
     spec: {
       nodeName: 'worker-1',

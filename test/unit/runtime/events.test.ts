@@ -15,7 +15,12 @@ class RefusingClient extends KubeClient {
 
 function refusingClient(): RefusingClient {
   const kc = new k8s.KubeConfig();
-  kc.loadFromOptions({ clusters: [{ name: 'c', server: 'https://127.0.0.1:1' }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: 'https://127.0.0.1:1' }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
   return new RefusingClient(kc);
 }
 
@@ -53,11 +58,17 @@ class RecordingClient extends KubeClient {
 describe('EventRecorder.batch', () => {
   it('writes the first pod at once and the rest of the window as one summary', async () => {
     const kc = new k8s.KubeConfig();
-    kc.loadFromOptions({ clusters: [{ name: 'c', server: 'https://127.0.0.1:1' }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: 'https://127.0.0.1:1' }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
     const client = new RecordingClient(kc);
     const recorder = new EventRecorder({ client, component: 'test', logger: silentLogger(), batchWindowMs: 60_000 });
     const cs = { apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', metadata: { name: 'web', namespace: 'ns', uid: 'cs' } };
-    for (const name of ['a', 'b', 'c', 'd']) recorder.batch(cs, 'Normal', 'InPlaceUpdateCompleted', 'updated in place to revision r2', name);
+    for (const name of ['a', 'b', 'c', 'd'])
+      recorder.batch(cs, 'Normal', 'InPlaceUpdateCompleted', 'updated in place to revision r2', name);
     await recorder.flush();
     expect(client.messages).toEqual(['updated in place to revision r2: a', 'updated in place to revision r2: 3 pods: b, c, d']);
     recorder.batch(cs, 'Normal', 'InPlaceUpdateCompleted', 'updated in place to revision r2', 'e');

@@ -78,7 +78,11 @@ class ScriptedApi {
     };
   }
 
-  async request(_method: string, _path: string, options: RequestOptions = {}): Promise<{ statusCode: number; headers: Record<string, string>; body: NodeJS.ReadableStream }> {
+  async request(
+    _method: string,
+    _path: string,
+    options: RequestOptions = {},
+  ): Promise<{ statusCode: number; headers: Record<string, string>; body: NodeJS.ReadableStream }> {
     const stream = new ScriptedStream(options.signal);
     this.watches.push({ resourceVersion: String(options.query?.['resourceVersion']), stream });
     return { statusCode: 200, headers: {}, body: stream as unknown as NodeJS.ReadableStream };
@@ -229,7 +233,11 @@ describe('Informer', () => {
     const api = new ScriptedApi();
     const s = informerOn(api);
     running = s.informer;
-    s.informer.addHandler({ onAdd: () => { throw new Error('bad handler'); } });
+    s.informer.addHandler({
+      onAdd: () => {
+        throw new Error('bad handler');
+      },
+    });
     const after: string[] = [];
     s.informer.addHandler({ onAdd: (o) => void after.push(o.metadata?.name ?? '') });
     s.informer.start();

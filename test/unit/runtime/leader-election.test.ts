@@ -68,7 +68,10 @@ class FakeLeaseApi {
     try {
       await new Promise<never>((_, reject) => {
         const timeoutMs = call?.timeoutMs ?? 30_000;
-        const timer = setTimeout(() => reject(new KubeApiError(method, path, 0, undefined, { cause: new DeadlineExceededError(timeoutMs) })), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new KubeApiError(method, path, 0, undefined, { cause: new DeadlineExceededError(timeoutMs) })),
+          timeoutMs,
+        );
         call?.signal?.addEventListener('abort', () => {
           clearTimeout(timer);
           reject(new KubeApiError(method, path, 0, undefined, { cause: call.signal?.reason }));

@@ -12,7 +12,9 @@ const pod = (name: string, rv: string, owner?: string, tier?: string): KubeObjec
     name,
     resourceVersion: rv,
     labels: tier ? { tier } : {},
-    ownerReferences: owner ? [{ apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: owner, uid: `uid-${owner}`, controller: true }] : [],
+    ownerReferences: owner
+      ? [{ apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: owner, uid: `uid-${owner}`, controller: true }]
+      : [],
   },
 });
 const byTier = (o: KubeObject): string[] => (o.metadata?.labels?.['tier'] ? [o.metadata.labels['tier']] : []);
