@@ -33,7 +33,9 @@ interface Batch {
   type: EventType;
   reason: string;
   what: string;
+  /** Named in the summary: the subjects after the first, in order, each once. */
   subjects: string[];
+  seen: Set<string>;
   timer?: NodeJS.Timeout;
 }
 
@@ -101,11 +103,13 @@ export class EventRecorder {
     const key = `${object.metadata?.uid}\u0000${type}\u0000${reason}\u0000${what}`;
     const open = this.batches.get(key);
     if (open) {
-      open.subjects.push(subject);
+      // The same news about the same pod twice in a window (a round that repeats) is news once.
+      if (!open.seen.has(subject)) open.subjects.push(subject);
+      open.seen.add(subject);
       return;
     }
     this.event(object, type, reason, `${what}: ${subject}`);
-    const batch: Batch = { object, type, reason, what, subjects: [] };
+    const batch: Batch = { object, type, reason, what, subjects: [], seen: new Set([subject]) };
     batch.timer = setTimeout(() => this.closeBatch(key), this.options.batchWindowMs ?? 10_000);
     batch.timer.unref();
     this.batches.set(key, batch);

@@ -67,7 +67,7 @@ describe('EventRecorder.batch', () => {
     const client = new RecordingClient(kc);
     const recorder = new EventRecorder({ client, component: 'test', logger: silentLogger(), batchWindowMs: 60_000 });
     const cs = { apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', metadata: { name: 'web', namespace: 'ns', uid: 'cs' } };
-    for (const name of ['a', 'b', 'c', 'd'])
+    for (const name of ['a', 'b', 'c', 'b', 'a', 'd'])
       recorder.batch(cs, 'Normal', 'InPlaceUpdateCompleted', 'updated in place to revision r2', name);
     await recorder.flush();
     expect(client.messages).toEqual(['updated in place to revision r2: a', 'updated in place to revision r2: 3 pods: b, c, d']);
