@@ -50,7 +50,6 @@ type Of<K extends Intent['kind']> = Extract<Intent, { kind: K }>;
 
 export class PlanExecutor {
   private readonly pods: PodControl;
-  private signal: AbortSignal | undefined;
 
   constructor(private readonly deps: ExecutorDeps) {
     this.pods = new PodControl(deps.client, deps.scaleExpectations);
@@ -58,31 +57,23 @@ export class PlanExecutor {
 
   /** Runs the plan; once `signal` aborts, no further write starts and the abort reason is thrown. */
   async execute(cs: WireCloneSet, key: string, plan: Plan, signal?: AbortSignal): Promise<Failure[]> {
-    this.signal = signal;
     const { events } = this.deps;
     for (const e of plan.events) {
       if (e.on === 'cloneset' && e.batchPod !== undefined) events.batch(cs, e.type, e.reason, e.message, e.batchPod);
       else events.event(e.on === 'cloneset' ? cs : e.on, e.type, e.reason, e.message);
     }
-    const failures: Failure[] = [];
+    const attempts = new Attempts(signal);
     const byKind = <K extends Intent['kind']>(kind: K): Of<K>[] => plan.intents.filter((i): i is Of<K> => i.kind === kind);
 
     for (const { pod } of byKind('release')) {
-      await this.attempt(
-        failures,
-        Conditions.FailedUpdate,
-        EventReasons.FailedUpdate,
-        `release pod ${pod.metadata?.name}`,
-        [],
-        async () => {
-          await this.pods.release(cs, pod);
-          events.event(cs, 'Normal', EventReasons.ReleasedPod, `pod ${pod.metadata?.name} no longer matches the selector; released`);
-        },
-      );
+      await attempts.run(Conditions.FailedUpdate, EventReasons.FailedUpdate, `release pod ${pod.metadata?.name}`, [], async () => {
+        await this.pods.release(cs, pod);
+        events.event(cs, 'Normal', EventReasons.ReleasedPod, `pod ${pod.metadata?.name} no longer matches the selector; released`);
+      });
     }
     const creates = byKind('create');
     if (creates.length > 0) {
-      await this.attempt(failures, Conditions.FailedScale, EventReasons.FailedCreate, 'create pods', [], async () => {
+      await attempts.run(Conditions.FailedScale, EventReasons.FailedCreate, 'create pods', [], async () => {
         const names = await this.pods.create(cs, key, creates);
         events.event(cs, 'Normal', EventReasons.SuccessfulCreate, `created ${names.length} pod(s): ${names.join(', ')}`);
       });
@@ -90,7 +81,7 @@ export class PlanExecutor {
     for (const { pod, reason, message } of byKind('delete')) {
       const name = pod.metadata?.name ?? '';
       const condition = SCALE_DELETES.has(reason) ? Conditions.FailedScale : Conditions.FailedUpdate;
-      await this.attempt(failures, condition, EventReasons.FailedDelete, 'delete pod <pod>', [name], async () => {
+      await attempts.run(condition, EventReasons.FailedDelete, 'delete pod <pod>', [name], async () => {
         await this.pods.delete(key, pod);
         events.batch(cs, 'Normal', EventReasons.SuccessfulDelete, `deleted (${reason}): ${message}`, name);
         if (reason === 'RecreateFallback') this.deps.inPlace.metrics?.updates.inc({ result: 'recreated' });
@@ -105,9 +96,9 @@ export class PlanExecutor {
       return run ? [{ what: `${intent.kind} pod <pod> in place`, name, run }] : [];
     });
     await inBatches(writes, IN_PLACE_WRITES_AT_ONCE, (w) =>
-      this.attempt(failures, Conditions.FailedUpdate, EventReasons.FailedUpdate, w.what, [w.name], w.run),
+      attempts.run(Conditions.FailedUpdate, EventReasons.FailedUpdate, w.what, [w.name], w.run),
     );
-    return failures;
+    return attempts.failures;
   }
 
   private inPlaceWrite(cs: WireCloneSet, intent: Intent, updater: InPlaceUpdater): (() => Promise<void>) | undefined {
@@ -126,25 +117,33 @@ export class PlanExecutor {
         return undefined;
     }
   }
+}
 
-  /** Runs one write; a failure is recorded (once per condition, first wins) and evented. */
-  private async attempt(
-    failures: Failure[],
+/**
+ * One execution's writes: none starts once `signal` has aborted (lost lease, shutdown), and a
+ * failure is recorded once per condition, the first one winning.
+ */
+class Attempts {
+  readonly failures: Failure[] = [];
+
+  constructor(private readonly signal: AbortSignal | undefined) {}
+
+  async run(
     condition: Failure['condition'],
     eventReason: string,
     what: string,
     volatile: string[],
-    run: () => Promise<void>,
+    write: () => Promise<void>,
   ): Promise<void> {
     this.signal?.throwIfAborted();
     try {
-      await run();
+      await write();
     } catch (err) {
       const cause = err instanceof PodControlError ? err.cause : err;
       const names = err instanceof PodControlError ? [...volatile, ...err.podNames] : volatile;
       const info = describeFailure(what, cause, names);
-      if (!failures.some((f) => f.condition === condition)) {
-        failures.push({ condition, reason: eventReason, message: info.message, permanent: info.permanent, cause: err });
+      if (!this.failures.some((f) => f.condition === condition)) {
+        this.failures.push({ condition, reason: eventReason, message: info.message, permanent: info.permanent, cause: err });
       }
     }
   }
