@@ -3,8 +3,8 @@
 // then write the status the plan leads to with any failures folded in. A failed write is a
 // condition plus an event, and the reconcile then fails so the key backs off; a refusal that
 // retrying cannot fix backs off to the long end. Level-triggered and idempotent.
-// Must not: decide anything itself, keep state between rounds other than expectations, or PUT
-// typed objects.
+// Must not: decide anything itself, keep state between rounds other than expectations and when
+// each status was last written (only to space out count updates), or PUT typed objects.
 import { ConditionReasons, EventReasons } from '../api/reasons.js';
 import { CloneSetConditionTypes as Conditions, type CloneSetStatus } from '../api/types.js';
 import type { InPlaceUpdater } from '../inplace/engine.js';
@@ -15,7 +15,8 @@ import { SlowRetryError, type ReconcileResult } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
 import type { Informer } from '../runtime/informer.js';
-import { isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
+import type { Pod } from '../api/wire.js';
+import { isNotFound, type KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import { mergePatch } from '../api/json.js';
 import { PlanExecutor, type Failure } from './executor.js';
