@@ -174,8 +174,9 @@ class Timeline {
         const marks = this.seen.get(name) ?? {};
         const gate = p.status?.conditions?.find((c) => c.type === 'apps.tailor.dev/InPlaceUpdateReady')?.status;
         const ready = p.status?.conditions?.find((c) => c.type === 'Ready')?.status;
-        const image = p.spec?.containers?.[0]?.image ?? '';
-        const status = p.status?.containerStatuses?.[0];
+        // The app container is "web" in both kinds (the realistic pod lists its sidecar first).
+        const image = p.spec?.containers?.find((c) => c.name === 'web')?.image ?? '';
+        const status = p.status?.containerStatuses?.find((c) => c.name === 'web');
         if (gate === 'False') marks.drain ??= now;
         if (marks.drain !== undefined && image.endsWith(':v2')) marks.patch ??= now;
         if (marks.patch !== undefined && status?.image?.endsWith(':v2') && status.state?.running) marks.running ??= now;
