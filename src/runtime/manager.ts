@@ -21,7 +21,7 @@ import { EventRecorder } from './events.js';
 import { HttpEndpoints } from './http-server.js';
 import { Informer, type InformerOptions } from './informer.js';
 import { KubeClient, type KubeObject } from './kube-client.js';
-import { LeaderElector } from './leader-election.js';
+import { LeaderElector, type LeaderElectionOptions } from './leader-election.js';
 import type { Logger } from './logger.js';
 import { RuntimeMetrics } from './metrics.js';
 
@@ -31,14 +31,7 @@ export interface ManagerOptions {
   component: string;
   metricsAddress?: string;
   healthAddress?: string;
-  leaderElection?: {
-    namespace: string;
-    name: string;
-    identity: string;
-    leaseDurationMs?: number;
-    renewDeadlineMs?: number;
-    retryPeriodMs?: number;
-  };
+  leaderElection?: Pick<LeaderElectionOptions, 'namespace' | 'name' | 'identity' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'>;
   shutdownGraceMs?: number;
   metrics?: RuntimeMetrics;
   /** Re-deliver every cached object to the informers' handlers this often; 0 disables. Default 10 min. */
