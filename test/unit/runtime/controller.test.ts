@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import {
   Controller,
+  SlowRetryError,
   TerminalError,
   isTerminalError,
   type ReconcileContext,
@@ -152,6 +153,22 @@ describe('Controller', () => {
       }),
     ).toBe(2);
     expect(jest.getTimerCount()).toBe(0);
+  });
+
+  test('a SlowRetryError runs the key again only after retryAfterMs, also as the cause of another error, and counts as an error', async () => {
+    const runsAt: number[] = [];
+    const harness = startController((): Promise<ReconcileResult> => {
+      runsAt.push(performance.now());
+      return Promise.reject(new Error('create pods: 422 Invalid', { cause: new SlowRetryError('rejected', 300_000) }));
+    });
+    running = harness.controller;
+
+    harness.controller.queue.add('ns/web');
+    await jest.advanceTimersByTimeAsync(299_999);
+    expect(runsAt).toEqual([0]);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(runsAt).toEqual([0, 300_000]);
+    expect(await harness.reconcileTotal('error')).toBe(2);
   });
 
   test('a thrown non-Error value, or a synchronous throw, does not stop the worker loop', async () => {

@@ -13,7 +13,8 @@ class RefusingClient extends KubeClient {
   }
 }
 
-function refusingClient(): RefusingClient {
+/** A kubeconfig for a server nobody listens on: the fake clients never dial it. */
+function unusedKubeConfig(): k8s.KubeConfig {
   const kc = new k8s.KubeConfig();
   kc.loadFromOptions({
     clusters: [{ name: 'c', server: 'https://127.0.0.1:1' }],
@@ -21,8 +22,10 @@ function refusingClient(): RefusingClient {
     contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
     currentContext: 'x',
   });
-  return new RefusingClient(kc);
+  return kc;
 }
+
+const refusingClient = (): RefusingClient => new RefusingClient(unusedKubeConfig());
 
 const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns', uid: 'u1' } };
 
@@ -57,14 +60,7 @@ class RecordingClient extends KubeClient {
 
 describe('EventRecorder.batch', () => {
   it('writes the first pod at once and the rest of the window as one summary', async () => {
-    const kc = new k8s.KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: 'https://127.0.0.1:1' }],
-      users: [{ name: 'u' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
-    const client = new RecordingClient(kc);
+    const client = new RecordingClient(unusedKubeConfig());
     const recorder = new EventRecorder({ client, component: 'test', logger: silentLogger(), batchWindowMs: 60_000 });
     const cs = { apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', metadata: { name: 'web', namespace: 'ns', uid: 'cs' } };
     for (const name of ['a', 'b', 'c', 'b', 'a', 'd'])
