@@ -3,6 +3,7 @@
 // error naming the annotation and the first field that is wrong; callers treat it as absent and
 // report it on the pod. Owns the shapes only. Must not: do I/O or decide what an invalid value
 // means for a rollout.
+import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import { parseQuantity } from './quantity.js';
 import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from './types.js';
@@ -65,6 +66,20 @@ export function parseAnnotation<T>(
 ): AnnotationValue<T> {
   const raw = annotations?.[name];
   if (raw === undefined) return { ok: false, error: undefined };
+  // Every reconcile reads every pod's annotations, mostly unchanged since the last round: parse
+  // each distinct text once (one schema per annotation name). Callers never mutate the values.
+  const key = `${name}\u0000${raw}`;
+  const known = parsedTexts.get(key) as AnnotationValue<T> | undefined;
+  if (known) return known;
+  const parsed = parseText(name, raw, schema);
+  parsedTexts.set(key, parsed);
+  return parsed;
+}
+
+/** Parsed annotation texts by name and text; bounded, so forged or churning values cannot grow it. */
+const parsedTexts = new LRUCache<string, AnnotationValue<unknown>>({ max: 20_000 });
+
+function parseText<T>(name: string, raw: string, schema: z.ZodType<T>): AnnotationValue<T> {
   let json: unknown;
   try {
     json = JSON.parse(raw);
