@@ -2,7 +2,8 @@
 // revisions, conditions (FailedScale/FailedUpdate, Progressing with progressDeadlineSeconds).
 // Pure: the clock comes in as an argument. The reconciler writes the result only when it
 // differs from what is stored. Must not: decide scale or update actions.
-import type { CloneSetCondition, CloneSetResizeStatus, CloneSetStatus, ConditionStatus } from '../api/types.js';
+import type { CloneSetCondition, CloneSetResizeStatus, CloneSetStatus } from '../api/types.js';
+import type { ConditionWrite, ConditionWrites } from './intents.js';
 import { countsAsAvailable, countsAsReady, isActive, type PodSummary } from './pod-state.js';
 import { canonicalJSON } from '../api/json.js';
 
@@ -20,7 +21,7 @@ export interface StatusInput {
   paused: boolean;
   resize: CloneSetResizeStatus;
   /** Conditions to set this round (type → status/reason/message); others are kept. */
-  conditions: Record<string, { status: ConditionStatus; reason: string; message: string } | null>;
+  conditions: ConditionWrites;
   now: number;
 }
 
@@ -55,7 +56,7 @@ export function computeStatus(input: StatusInput): CloneSetStatus {
 export function setCondition(
   conditions: readonly CloneSetCondition[],
   type: string,
-  wanted: { status: ConditionStatus; reason: string; message: string },
+  wanted: ConditionWrite,
   now: number,
 ): CloneSetCondition[] {
   const stamp = isoSeconds(now);
