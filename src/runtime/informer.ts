@@ -249,7 +249,9 @@ export class Informer<T extends KubeObject> {
         for (const item of page.items) {
           if (page.apiVersion && item.apiVersion === undefined) item.apiVersion = page.apiVersion;
           if (kind && item.kind === undefined) item.kind = kind;
-          fresh.push(item);
+          // Trimmed now, page by page: the full objects of a 10,000-pod list are never all held
+          // at once (that peak, not the cache, set the process's resident size).
+          fresh.push(this.store.prepare(item));
         }
         continueToken = page.metadata?.continue || undefined;
         resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
@@ -260,7 +262,7 @@ export class Informer<T extends KubeObject> {
     }
     if (!this.isCurrent(attempt)) return;
     const wasSynced = this.synced;
-    for (const change of this.store.replace(fresh)) this.deliver(change);
+    for (const change of this.store.replace(fresh, { prepared: true })) this.deliver(change);
     this.lastEventAt = Date.now();
     if (wasSynced) this.completedRelists += 1;
     this.send({ type: 'listed', attempt, resourceVersion, now: Date.now() });

@@ -56,12 +56,20 @@ export class Store<T extends KubeObject> {
     return keys ? [...keys].map((k) => this.objects.get(k)).filter((o): o is T => o !== undefined) : [];
   }
 
-  /** Adds or replaces; nothing changes when the resourceVersion is the one already held. */
-  upsert(received: T): StoreChange<T> | undefined {
-    // managedFields (server-side apply bookkeeping) are often a third of an object and no
-    // controller decision reads them: the cache never holds them.
+  /**
+   * The object as the cache keeps it: without managedFields (server-side apply bookkeeping, often
+   * a third of an object, read by no controller decision) and trimmed by the transform. The
+   * informer prepares each page of a list as it arrives, so a 10,000-object list never has every
+   * object's full form in memory at once.
+   */
+  prepare(received: T): T {
     if (received.metadata?.managedFields) delete received.metadata.managedFields;
-    const obj = this.transform ? this.transform(received) : received;
+    return this.transform ? this.transform(received) : received;
+  }
+
+  /** Adds or replaces; nothing changes when the resourceVersion is the one already held. */
+  upsert(received: T, options: { prepared?: boolean } = {}): StoreChange<T> | undefined {
+    const obj = options.prepared ? received : this.prepare(received);
     const key = objectKey(obj);
     const old = this.objects.get(key);
     if (old && old.metadata?.resourceVersion === obj.metadata?.resourceVersion) return undefined;
@@ -80,8 +88,11 @@ export class Store<T extends KubeObject> {
     return { type: 'deleted', obj };
   }
 
-  /** Makes the contents equal `fresh`; returns deletions first, then additions and updates. */
-  replace(fresh: T[]): StoreChange<T>[] {
+  /**
+   * Makes the contents equal `fresh`; returns deletions first, then additions and updates.
+   * `prepared`: the objects already went through `prepare` (the informer's paged list).
+   */
+  replace(fresh: T[], options: { prepared?: boolean } = {}): StoreChange<T>[] {
     const keep = new Set(fresh.map(objectKey));
     const changes: StoreChange<T>[] = [];
     for (const [key, old] of [...this.objects]) {
@@ -90,7 +101,7 @@ export class Store<T extends KubeObject> {
       if (change) changes.push(change);
     }
     for (const obj of fresh) {
-      const change = this.upsert(obj);
+      const change = this.upsert(obj, options);
       if (change) changes.push(change);
     }
     return changes;

@@ -5,7 +5,7 @@
 // broken watch (backoff, then resume from the last resourceVersion), the periodic resync, stop.
 import { afterEach, beforeEach, describe, expect, jest, test } from '@jest/globals';
 import { Backoff } from '../../../src/runtime/backoff.js';
-import { Informer } from '../../../src/runtime/informer.js';
+import { Informer, type InformerOptions } from '../../../src/runtime/informer.js';
 import type { RequestOptions } from '../../../src/runtime/kube-client.js';
 import type { KubeList, KubeObject } from '../../../src/api/wire.js';
 import { KubeApiError } from '../../../src/runtime/kube-client.js';
@@ -91,7 +91,10 @@ class ScriptedApi {
 
 const NO_EVENT_MS = 30_000;
 
-function informerOn(api: ScriptedApi, options: { resyncPeriodMs?: number } = {}): { informer: Informer<Obj>; seen: string[] } {
+function informerOn(
+  api: ScriptedApi,
+  options: Pick<InformerOptions<Obj>, 'resyncPeriodMs' | 'pageSize' | 'transform'> = {},
+): { informer: Informer<Obj>; seen: string[] } {
   const informer = new Informer<Obj>({
     name: 'configmaps',
     client: api,
@@ -246,5 +249,81 @@ describe('Informer', () => {
     await jest.advanceTimersByTimeAsync(0);
     expect(after).toEqual(['x']);
     expect(s.informer.phase).toBe('watching');
+  });
+});
+
+/**
+ * Lists in pages, as the API server does with `limit` and `continue`; remembers each page's query
+ * and can fail one page request (an expired continue token, a dropped connection).
+ */
+class PagedApi extends ScriptedApi {
+  readonly pages: { limit: unknown; continue: unknown }[] = [];
+  failPage: number | undefined;
+  private requests = 0;
+
+  override async list<T>(_path?: string, query: RequestOptions['query'] = {}): Promise<KubeList<T>> {
+    this.requests += 1;
+    this.pages.push({ limit: query['limit'], continue: query['continue'] });
+    if (this.failPage === this.requests) throw new KubeApiError('GET', '/x', 410, { reason: 'Expired', message: 'continue token expired' });
+    const all = (await super.list<T>()).items;
+    const limit = Number(query['limit']);
+    const from = Number(query['continue'] ?? 0);
+    const next = from + limit;
+    return {
+      apiVersion: 'v1',
+      kind: 'ConfigMapList',
+      metadata: { resourceVersion: '500', ...(next < all.length ? { continue: String(next) } : {}) },
+      items: all.slice(from, next),
+    };
+  }
+}
+
+describe('Informer: the list in pages', () => {
+  const pagedInformer = (api: PagedApi, transform: (o: Obj) => Obj): Informer<Obj> => {
+    const { informer } = informerOn(api, { pageSize: 2, transform });
+    running = informer;
+    return informer;
+  };
+
+  test('asks for pages of pageSize with the continue token until none is left, and trims each page before asking for the next', async () => {
+    const api = new PagedApi();
+    for (const name of ['a', 'b', 'c', 'd', 'e']) api.put(name, `${name}-full`);
+    // Which page had been requested when each object was trimmed: the raw page is never kept.
+    const trimmedDuringPage: Record<string, number> = {};
+    const informer = pagedInformer(api, (o) => {
+      trimmedDuringPage[o.metadata?.name ?? ''] = api.pages.length;
+      return { ...o, data: 'trimmed' };
+    });
+    informer.start();
+    await informer.waitForSync();
+    expect(api.pages).toEqual([
+      { limit: 2, continue: undefined },
+      { limit: 2, continue: '2' },
+      { limit: 2, continue: '4' },
+    ]);
+    expect(trimmedDuringPage).toEqual({ a: 1, b: 1, c: 2, d: 2, e: 3 });
+    expect(informer.size()).toBe(5);
+    expect(new Set(informer.list().map((o) => o.data))).toEqual(new Set(['trimmed']));
+    // The watch starts from the list's resourceVersion (the last page's).
+    expect(api.watches[0]?.resourceVersion).toBe('500');
+  });
+
+  test('a page that fails leaves the cache as it was; the retry lists again from the first page', async () => {
+    const api = new PagedApi();
+    for (const name of ['a', 'b', 'c']) api.put(name, '1');
+    api.failPage = 2;
+    const informer = pagedInformer(api, (o) => o);
+    const added: string[] = [];
+    informer.addHandler({ onAdd: (o) => void added.push(o.metadata?.name ?? '') });
+    informer.start();
+    await jest.advanceTimersByTimeAsync(0);
+    expect(informer.phase).toBe('backingOff');
+    expect(informer.hasSynced()).toBe(false);
+    expect(informer.size()).toBe(0);
+    expect(added).toEqual([]);
+    await jest.advanceTimersByTimeAsync(1000);
+    await informer.waitForSync();
+    expect(api.pages.map((p) => p.continue)).toEqual([undefined, '2', undefined, '2']);
+    expect(added).toEqual(['a', 'b', 'c']);
   });
 });
