@@ -8,7 +8,7 @@ import { detectCgroupVersion } from '../cgroup/container.js';
 import { CriClient } from '../cri/client.js';
 import { createLogger, type LogLevel } from '../runtime/logger.js';
 import { Manager } from '../runtime/manager.js';
-import { loadKubeConfig } from './kubeconfig.js';
+import { loadKubeAuth } from './kubeconfig.js';
 import { runUntilSignal } from './run.js';
 
 export interface AgentFlags {
@@ -27,7 +27,7 @@ const address = (flag: string): string | undefined => (flag === '0' ? undefined 
 export async function runAgent(flags: AgentFlags): Promise<number> {
   if (flags.nodeName === '') throw new Error('--node-name must not be empty');
   const logger = createLogger(flags.logLevel, { component: 'tailor-agent', node: flags.nodeName });
-  const kubeConfig = await loadKubeConfig(flags.kubeconfig);
+  const kubeConfig = await loadKubeAuth(flags.kubeconfig);
   const cgroupVersion = await detectCgroupVersion(flags.cgroupRoot);
   const swapControllerAvailable = await detectSwapController(flags.cgroupRoot, cgroupVersion);
   const cri = new CriClient(flags.criEndpoint);

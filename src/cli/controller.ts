@@ -8,7 +8,7 @@ import { setupCloneSetController } from '../cloneset/setup.js';
 import { validateLeaderElectionTimings } from '../runtime/leader-election.js';
 import { createLogger, type LogLevel } from '../runtime/logger.js';
 import { Manager } from '../runtime/manager.js';
-import { loadKubeConfig } from './kubeconfig.js';
+import { loadKubeAuth } from './kubeconfig.js';
 import { runUntilSignal } from './run.js';
 
 export interface ControllerFlags {
@@ -37,7 +37,7 @@ const address = (flag: string): string | undefined => (flag === '0' ? undefined 
 
 export async function runController(flags: ControllerFlags): Promise<number> {
   const logger = createLogger(flags.logLevel, { component: 'tailor-controller' });
-  const kubeConfig = await loadKubeConfig(flags.kubeconfig);
+  const kubeConfig = await loadKubeAuth(flags.kubeconfig);
   const identity = process.env.POD_NAME ?? `${hostname()}-${process.pid}`;
   // Before anything starts: bad timings end with one clear line.
   if (flags.leaderElect) validateLeaderElectionTimings(flags.leaseDuration, flags.renewDeadline, flags.retryPeriod);

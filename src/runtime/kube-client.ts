@@ -11,7 +11,6 @@
 // Fencing: `fence(reason)` aborts every write in flight and fails every later write at once, so
 // a process that lost its lease cannot keep writing whatever its reconcilers do. Reads continue.
 // Must not: retry, cache, or interpret objects; callers decide what a failure means.
-import type * as k8s from '@kubernetes/client-node';
 import { setMaxListeners } from 'node:events';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
@@ -108,6 +107,15 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * What the client needs of a kubeconfig: the server, and the TLS material and headers of each
+ * request. client-node's KubeConfig fits; so does the controller's lighter loader (cli/kubeconfig.ts).
+ */
+export interface KubeAuth {
+  getCurrentCluster(): { server: string } | null;
+  applyToHTTPSOptions(options: https.RequestOptions): Promise<void>;
+}
+
 export class KubeClient {
   private agent: http.Agent | undefined;
   private readonly server: URL;
@@ -115,7 +123,7 @@ export class KubeClient {
   readonly requestTimeoutMs: number;
 
   constructor(
-    readonly config: k8s.KubeConfig,
+    readonly config: KubeAuth,
     private readonly observe: RequestObserver = () => undefined,
     options: KubeClientOptions = {},
   ) {

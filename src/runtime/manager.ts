@@ -15,18 +15,17 @@
 // `resyncPeriodMs` (default 10 min), so every CloneSet is reconciled periodically even when
 // nothing changes.
 // Must not: know what a controller does.
-import type * as k8s from '@kubernetes/client-node';
 import { Controller, type ControllerOptions } from './controller.js';
 import { EventRecorder } from './events.js';
 import { HttpEndpoints } from './http-server.js';
 import { Informer, type InformerOptions } from './informer.js';
-import { KubeClient, type KubeObject } from './kube-client.js';
+import { KubeClient, type KubeAuth, type KubeObject } from './kube-client.js';
 import { LeaderElector, type LeaderElectionOptions } from './leader-election.js';
 import type { Logger } from './logger.js';
 import { RuntimeMetrics } from './metrics.js';
 
 export interface ManagerOptions {
-  kubeConfig: k8s.KubeConfig;
+  kubeConfig: KubeAuth;
   logger: Logger;
   component: string;
   metricsAddress?: string;
