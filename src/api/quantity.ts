@@ -111,11 +111,32 @@ function magnitudeInNanos(digits: bigint, fractionDigits: number, suffix: Suffix
   return ceilDiv(scaled, pow10(-shift));
 }
 
+/**
+ * Parsed quantities by their text. Every reconcile compares every pod's cpu and memory, written
+ * in a handful of distinct texts ("10m", "16Mi"): parsing each once took a sixth of a 1,000-pod
+ * round. Bounded (cleared when full), so odd texts cannot grow it; values are frozen and shared.
+ */
+const parsed = new Map<string, Quantity>();
+const PARSED_MAX = 4096;
+
 /** Parse a Kubernetes quantity ("100m", "1.5Gi", "1e3"). Throws QuantityError on garbage. */
 export function parseQuantity(input: string, options: ParseQuantityOptions = {}): Quantity {
   if (typeof input !== 'string') {
     throw new QuantityError(`quantity must be a string, got ${typeof input}`);
   }
+  let quantity = parsed.get(input);
+  if (quantity === undefined) {
+    quantity = Object.freeze(parseText(input));
+    if (parsed.size >= PARSED_MAX) parsed.clear();
+    parsed.set(input, quantity);
+  }
+  if (options.allowNegative === false && quantity.nanos < 0n) {
+    throw new QuantityError(`quantity ${JSON.stringify(input)} must not be negative`);
+  }
+  return quantity;
+}
+
+function parseText(input: string): Quantity {
   const shape = SHAPE.exec(input);
   const [, sign = '', whole = '', fraction = '', suffixText = ''] = shape ?? [];
   if (shape === null || whole.length + fraction.length === 0) {
@@ -133,12 +154,7 @@ export function parseQuantity(input: string, options: ParseQuantityOptions = {})
   } else {
     nanos = magnitude;
   }
-  if (negative && nanos !== 0n) {
-    if (options.allowNegative === false) {
-      throw new QuantityError(`quantity ${JSON.stringify(input)} must not be negative`);
-    }
-    nanos = -nanos;
-  }
+  if (negative && nanos !== 0n) nanos = -nanos;
   // Like Kubernetes: a binary value strictly between 0 and 1 is shown in decimal ("0.5Ki" is 512,
   // but "0.0001Ki" is 102400u).
   const abs = nanos < 0n ? -nanos : nanos;

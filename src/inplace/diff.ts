@@ -27,7 +27,30 @@ const same = (a: unknown, b: unknown): boolean => canonicalJSON(a ?? null) === c
 
 const RESIZABLE = ['cpu', 'memory'];
 
+/**
+ * Diffs by the pair of template objects. A rollout diffs the same two revisions' templates for
+ * every pod of every round (half of a 1,000-pod round's CPU), and templates are values: they come
+ * from ControllerRevisions, which nobody edits in place. Held weakly; the diffs are frozen.
+ */
+const diffs = new WeakMap<PodTemplate, WeakMap<PodTemplate, TemplateDiff>>();
+
 export function diffTemplates(from: PodTemplate, to: PodTemplate): TemplateDiff {
+  let byTarget = diffs.get(from);
+  if (!byTarget) diffs.set(from, (byTarget = new WeakMap()));
+  let diff = byTarget.get(to);
+  if (!diff) {
+    diff = freezeDiff(computeDiff(from, to));
+    byTarget.set(to, diff);
+  }
+  return diff;
+}
+
+function freezeDiff(diff: TemplateDiff): TemplateDiff {
+  for (const part of Object.values(diff)) Object.freeze(part);
+  return Object.freeze(diff);
+}
+
+function computeDiff(from: PodTemplate, to: PodTemplate): TemplateDiff {
   const diff: TemplateDiff = { images: {}, resources: {}, labels: {}, annotations: {}, recreateOnly: [] };
   diff.labels = mapDiff(from.metadata?.labels, to.metadata?.labels);
   diff.annotations = mapDiff(from.metadata?.annotations, to.metadata?.annotations);

@@ -129,6 +129,11 @@ describe('parseQuantity', () => {
 
   it('accepts zero written with a minus sign when negatives are not allowed', () => {
     expect(parseQuantity('-0', { allowNegative: false }).nanos).toBe(0n);
+    // Parsed texts are shared between calls: the sign check still applies to each call.
+    expect(parseQuantity('-2').nanos).toBe(-2_000_000_000n);
+    expect(() => parseQuantity('-2', { allowNegative: false })).toThrow('must not be negative');
+    expect(parseQuantity('-2')).toBe(parseQuantity('-2'));
+    expect(Object.isFrozen(parseQuantity('-2'))).toBe(true);
   });
 
   it('rejects a value that is not a string', () => {

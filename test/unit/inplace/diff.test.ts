@@ -81,3 +81,15 @@ describe('diffTemplates classifies each change', () => {
     expect(diffTemplates(base, edited(edit))).toMatchObject(expected);
   });
 });
+
+describe('diffTemplates is computed once per pair of templates', () => {
+  it('returns the same frozen diff for the same two template objects, and a fresh one for another', () => {
+    const target = edited((t) => (app(t).image = 'img:v2'));
+    const first = diffTemplates(base, target);
+    expect(diffTemplates(base, target)).toBe(first);
+    expect(Object.isFrozen(first) && Object.isFrozen(first.images) && Object.isFrozen(first.recreateOnly)).toBe(true);
+    const other = edited((t) => (app(t).image = 'img:v3'));
+    expect(diffTemplates(base, other).images).toEqual({ app: 'img:v3' });
+    expect(diffTemplates(target, base).images).toEqual({ app: 'img:v1' });
+  });
+});
