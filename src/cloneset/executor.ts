@@ -31,8 +31,13 @@ export interface ExecutorDeps {
   inPlace: { updater: InPlaceUpdater; metrics?: InPlaceMetrics };
 }
 
-/** How many in-place pod writes are in flight at once. */
-export const IN_PLACE_WRITES_AT_ONCE = 16;
+/**
+ * How many in-place pod writes are in flight at once. A round's writes hold its CloneSet's key:
+ * at 1,000 pods a wave is ~100 drains, then ~100 patches, then ~100 completions, and each round
+ * took 100/16 API round trips, a second under load, three times per wave. 32 halves that and
+ * stays well inside the client's 64 sockets (the watches and events hold a few).
+ */
+export const IN_PLACE_WRITES_AT_ONCE = 32;
 
 /** Runs `fn` over `items`, at most `limit` at a time (a failed one does not stop the others). */
 async function inBatches<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {

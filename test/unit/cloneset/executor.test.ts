@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { InPlaceUpdater } from '../../../src/inplace/engine.js';
-import { PlanExecutor } from '../../../src/cloneset/executor.js';
+import { IN_PLACE_WRITES_AT_ONCE, PlanExecutor } from '../../../src/cloneset/executor.js';
 import type { Plan } from '../../../src/cloneset/intents.js';
 import type { EventRecorder } from '../../../src/runtime/events.js';
 import type { ScaleExpectations } from '../../../src/runtime/expectations.js';
@@ -35,7 +35,7 @@ const planOf = (n: number): Plan => ({
 });
 
 describe('PlanExecutor', () => {
-  it('writes to many pods 16 at a time and touches every one', async () => {
+  it('writes to many pods IN_PLACE_WRITES_AT_ONCE at a time and touches every one', async () => {
     const { updater, touched, maxInFlight } = recordingUpdater();
     const executor = new PlanExecutor({
       client: {} as KubeClient,
@@ -43,10 +43,10 @@ describe('PlanExecutor', () => {
       scaleExpectations: {} as ScaleExpectations,
       inPlace: { updater },
     });
-    const failures = await executor.execute(cloneSet({ replicas: 40 }), 'ns/web', planOf(40));
+    const failures = await executor.execute(cloneSet({ replicas: 80 }), 'ns/web', planOf(80));
     expect(failures).toEqual([]);
-    expect(touched).toHaveLength(40);
-    expect(maxInFlight()).toBe(16);
+    expect(touched).toHaveLength(80);
+    expect(maxInFlight()).toBe(IN_PLACE_WRITES_AT_ONCE);
   });
 
   it('starts no write once its signal has aborted (leadership lost)', async () => {
