@@ -47,8 +47,9 @@ running() { pid_of "$1" >/dev/null; }
 start() { # name, command...
   local name=$1; shift
   mkdir -p "$LOGS" "$PIDS"
-  # 8>&-: the component must not inherit (and hold for its lifetime) this script's lock.
-  setsid "$@" >>"$LOGS/$name.log" 2>&1 < /dev/null 8>&- &
+  # 3>&- … 9>&-: the component must not inherit (and hold for its lifetime) this script's lock
+  # (fd 8) or a caller's: flock(1) around `cluster.sh up` hands its lock down as fd 3.
+  setsid "$@" >>"$LOGS/$name.log" 2>&1 < /dev/null 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
   echo $! >"$PIDS/$name.pid"
 }
 
@@ -193,7 +194,9 @@ up_etcd() {
 }
 
 up_apiserver() {
-  if running kube-apiserver && apiserver_ready >/dev/null; then return 0; fi
+  # A running server that is not ready yet (etcd just came back) gets time; starting a second one
+  # would only fail to bind and leave its pid in the pid file.
+  if running kube-apiserver; then wait_for "running kube-apiserver ready" 60 apiserver_ready; return 0; fi
   port_free_or_ours $APISERVER_PORT kube-apiserver
   start kube-apiserver "$BIN/kube-apiserver" \
     --advertise-address "$NODE_IP" --bind-address "$NODE_IP" --secure-port "$APISERVER_PORT" \
