@@ -6,13 +6,32 @@
 // Pure. Must not: keep anything a planner, the in-place step machine or the resize view reads.
 import type { Pod } from '../api/wire.js';
 
+/**
+ * One copy of each string that many pods repeat (namespace, owner, revision, node, image, condition
+ * types, reasons and second-precision timestamps): JSON.parse gives every pod its own copies, which
+ * were a fifth of a cached pod. Names, UIDs and resourceVersions are unique and never pooled; the
+ * pool is cleared when full, which only costs sharing, never correctness.
+ */
+const pool = new Map<string, string>();
+const POOL_MAX = 50_000;
+function shared<S extends string | undefined>(s: S): S {
+  if (s === undefined) return s;
+  const known = pool.get(s);
+  if (known !== undefined) return known as S;
+  if (pool.size >= POOL_MAX) pool.clear();
+  pool.set(s, s);
+  return s;
+}
+const sharedValues = (record: Record<string, string> | undefined): Record<string, string> | undefined =>
+  record && Object.fromEntries(Object.entries(record).map(([k, v]) => [k, shared(v)]));
+
 type Spec = NonNullable<Pod['spec']>;
 type Status = NonNullable<Pod['status']>;
 type ContainerStatus = NonNullable<Status['containerStatuses']>[number];
 
 const container = (c: Spec['containers'][number]): Spec['containers'][number] => ({
   name: c.name,
-  ...(c.image !== undefined ? { image: c.image } : {}),
+  ...(c.image !== undefined ? { image: shared(c.image) } : {}),
   ...(c.resources !== undefined ? { resources: c.resources } : {}),
   ...(c.resizePolicy !== undefined ? { resizePolicy: c.resizePolicy } : {}),
   ...(c.restartPolicy !== undefined ? { restartPolicy: c.restartPolicy } : {}),
@@ -22,8 +41,8 @@ const containerStatus = (s: ContainerStatus): ContainerStatus => ({
   name: s.name,
   ready: s.ready,
   restartCount: s.restartCount,
-  image: s.image,
-  imageID: s.imageID,
+  image: shared(s.image),
+  imageID: shared(s.imageID),
   ...(s.containerID !== undefined ? { containerID: s.containerID } : {}),
   ...(s.started !== undefined ? { started: s.started } : {}),
   ...(s.state !== undefined ? { state: s.state } : {}),
@@ -37,20 +56,44 @@ export function trimPod(pod: Pod): Pod {
   const trimmed: Pod = { apiVersion: pod.apiVersion, kind: pod.kind };
   if (metadata) {
     const { managedFields: _managed, ...kept } = metadata;
-    trimmed.metadata = kept;
+    trimmed.metadata = {
+      ...kept,
+      ...(kept.namespace !== undefined ? { namespace: shared(kept.namespace) } : {}),
+      ...(kept.labels ? { labels: sharedValues(kept.labels) } : {}),
+      ...(kept.ownerReferences
+        ? {
+            ownerReferences: kept.ownerReferences.map((o) => ({
+              ...o,
+              apiVersion: shared(o.apiVersion),
+              kind: shared(o.kind),
+              name: shared(o.name),
+              uid: shared(o.uid),
+            })),
+          }
+        : {}),
+    };
   }
   if (spec) {
     trimmed.spec = {
       containers: spec.containers.map(container),
       ...(spec.initContainers ? { initContainers: spec.initContainers.map(container) } : {}),
-      ...(spec.nodeName !== undefined ? { nodeName: spec.nodeName } : {}),
+      ...(spec.nodeName !== undefined ? { nodeName: shared(spec.nodeName) } : {}),
       ...(spec.readinessGates ? { readinessGates: spec.readinessGates } : {}),
     };
   }
   if (status) {
     trimmed.status = {
       ...(status.phase !== undefined ? { phase: status.phase } : {}),
-      ...(status.conditions ? { conditions: status.conditions } : {}),
+      ...(status.conditions
+        ? {
+            conditions: status.conditions.map((c) => ({
+              ...c,
+              type: shared(c.type),
+              ...(c.reason !== undefined ? { reason: shared(c.reason) } : {}),
+              ...(c.lastTransitionTime !== undefined ? { lastTransitionTime: shared(c.lastTransitionTime) } : {}),
+            })),
+          }
+        : {}),
       ...(status.observedGeneration !== undefined ? { observedGeneration: status.observedGeneration } : {}),
       ...(status.resize !== undefined ? { resize: status.resize } : {}),
       ...(status.qosClass !== undefined ? { qosClass: status.qosClass } : {}),
