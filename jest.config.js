@@ -23,7 +23,14 @@ export default {
     { ...common, ...onCluster('control-plane'), displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
     { ...common, ...onCluster('full'), displayName: 'cri', testMatch: ['<rootDir>/test/cri/**/*.test.ts'] },
     { ...common, ...onCluster('full'), displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
-    // Faults injected into real controller processes mid-rollout; each scenario asserts nothing lost.
-    { ...common, ...onCluster('full'), displayName: 'fault', testMatch: ['<rootDir>/test/fault/**/*.test.ts'] },
+    // Faults injected mid-rollout (controller, API server, etcd, kubelet, containerd, agent); each
+    // scenario asserts nothing lost, and the tier ends with one table of recovery times.
+    {
+      ...common,
+      globalSetup: '<rootDir>/test/support/setup-fault.js',
+      globalTeardown: '<rootDir>/test/support/fault-teardown.js',
+      displayName: 'fault',
+      testMatch: ['<rootDir>/test/fault/**/*.test.ts'],
+    },
   ],
 };

@@ -1,21 +1,22 @@
-// The fault tier: an in-place image rollout of a 4-pod CloneSet, driven by real `tailor
-// controller` processes on the full test-bed cluster, hit mid-way by one fault per scenario:
-//   a. the leader SIGKILLed;            h. the leader sent SIGTERM (Lease released, the other
-//   k. a pod deleted by hand mid update;   replica continues within 2 s);
-//   j. another writer patching the same pods all along (a 409 storm);
-//   i. every open connection of the controller going silent (its watches stall; the watchdog relists);
-//   b. the API server frozen (SIGSTOP) for longer than the Lease;  c. the API server restarted.
+// The fault tier, rollout half: an in-place image rollout of a 4-pod CloneSet, driven by real
+// `tailor controller` processes on the full test-bed cluster, hit mid-way by one fault per scenario:
+//   a. the leader SIGKILLed;  h. the leader sent SIGTERM (Lease released, the other replica
+//   continues within 2 s);  k. a pod deleted by hand mid update;  j. another writer patching the
+//   same pods all along (a 409 storm);  i. every open connection of the controller going silent
+//   (its watches stall; the watchdog relists);  b. the API server frozen (SIGSTOP) for longer than
+//   the Lease;  c. the API server restarted;  d. etcd restarted;  e. the kubelet stopped for 45 s.
 // Each asserts nothing was lost — no pod updated twice, none recreated (but the one deleted on
-// purpose), no orphan, the rollout complete, the status converged — and prints its recovery
-// time; the file ends with one table of them (also written to .tailor/test-results/).
-// Owns: its namespaces, the controller processes and the proxy it starts. Scenarios b and c stop
-// the shared API server for seconds: run this tier only under /tmp/tailor-cluster.lock (make
-// test runs tiers one after another); the API server is always continued or restarted.
+// purpose), no orphan, the rollout complete, the status converged — and records its recovery time
+// for the tier's one table (test/support/fault-teardown.js). The agent's scenarios f and g are in
+// agent-faults.test.ts.
+// Owns: its namespaces, the controller processes and the proxy it starts. Scenarios b–e stop or
+// freeze a shared component for seconds: run this tier only under /tmp/tailor-cluster.lock (make
+// test runs tiers one after another); the component is always continued or started again.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { KubeClient, type Pod } from '../../src/runtime/kube-client.js';
-import { restartApiServer } from '../support/apiserver.js';
+import { freezeComponent, restartApiServer, restartComponent, waitForApiServerReady } from '../support/components.js';
 import { activePods, cloneSetPath, waitForCloneSet } from '../support/cloneset.js';
 import { ensureCrd } from '../support/crd.js';
 import {
@@ -26,16 +27,9 @@ import {
   writeKubeconfig,
   type ControllerProcess,
 } from '../support/fault-controllers.js';
-import { freezeComponent } from '../support/fault-components.js';
+
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
-import {
-  IMAGE_V2,
-  RolloutRecorder,
-  expectNothingLost,
-  printRecoveryTable,
-  recordRecovery,
-  slowReadyCloneSet,
-} from '../support/fault-rollout.js';
+import { IMAGE_V2, RolloutRecorder, expectNothingLost, recordRecovery, slowReadyCloneSet } from '../support/fault-rollout.js';
 import { createTestNamespace, loadTestKubeConfig } from '../support/kube.js';
 import { eventually } from '../support/testbed.js';
 
@@ -60,7 +54,6 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  printRecoveryTable();
   for (const ns of namespaces) await client.delete(`/api/v1/namespaces/${ns}`).catch(() => undefined);
   client.close();
 });
@@ -75,6 +68,17 @@ async function freshNamespace(prefix: string): Promise<string> {
 }
 
 const leaseHolder = (ns: string): Promise<string | undefined> => sharedLeaseHolder(client, ns);
+
+const podsAtV2 = async (ns: string): Promise<Pod[]> =>
+  (await activePods(client, ns, APP)).filter((p) => p.spec?.containers?.[0]?.image === IMAGE_V2);
+
+/** Pods whose kubelet reports the new image running and the pod Ready. */
+const podsRunningV2 = async (ns: string): Promise<Pod[]> =>
+  (await podsAtV2(ns)).filter(
+    (p) =>
+      p.status?.containerStatuses?.[0]?.image?.endsWith('busybox:v2') === true &&
+      p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true,
+  );
 
 /** Polls `probe` every 50 ms; resolves with the time it first held. */
 async function timeWhen(what: string, probe: () => Promise<boolean> | boolean, timeoutMs = 60_000): Promise<number> {
@@ -171,6 +175,47 @@ describe('an in-place rollout under faults loses nothing', () => {
       measured: 'the other replica holding the Lease',
     });
   }, 240_000);
+
+  it('d. survives etcd being restarted mid-rollout', async () => {
+    const ns = await freshNamespace('fault-etcd');
+    await twoReplicas(ns);
+    const rollout = await rolloutUnderWay(ns);
+    let updatedBefore = 0;
+    await restartComponent('etcd', {
+      downMs: 3_000,
+      whileDown: async () => void (updatedBefore = rollout.recorder.podsAt(IMAGE_V2).length),
+    });
+    await waitForApiServerReady();
+    const servingAt = Date.now();
+    const progressAt = await timeWhen('a replica to update another pod', async () => (await podsAtV2(ns)).length > updatedBefore, 120_000);
+    await finish(rollout, {
+      scenario: 'd. etcd restarted (down 3 s)',
+      recoveryMs: progressAt - servingAt,
+      measured: 'API ready → the next pod updated',
+    });
+  }, 300_000);
+
+  it('e. survives the kubelet stopped for 45 s mid-rollout: the pods it had not restarted are updated once it is back', async () => {
+    const ns = await freshNamespace('fault-kubelet');
+    await twoReplicas(ns);
+    const rollout = await rolloutUnderWay(ns);
+    let runningBefore = 0;
+    const { startedAt } = await restartComponent('kubelet', {
+      downMs: 45_000,
+      whileDown: async () => void (runningBefore = (await podsRunningV2(ns)).length),
+    });
+    // While the kubelet is away nothing can start the new image; what counts is how soon it does once back.
+    const progressAt = await timeWhen(
+      'the kubelet to run another pod at the new image',
+      async () => (await podsRunningV2(ns)).length > runningBefore,
+      180_000,
+    );
+    await finish(rollout, {
+      scenario: 'e. kubelet stopped 45 s',
+      recoveryMs: progressAt - startedAt,
+      measured: 'kubelet started → the next pod Ready at v2',
+    });
+  }, 360_000);
 
   it('h. survives SIGTERM mid-rollout: in-flight work finishes, the Lease is released and the other replica continues within 2 s', async () => {
     const ns = await freshNamespace('fault-term');
@@ -321,14 +366,7 @@ describe('an in-place rollout under faults loses nothing', () => {
     const updatedBefore = rollout.recorder.podsAt(IMAGE_V2).length;
     let readyAt = 0;
     await restartApiServer({ onceReady: async () => void (readyAt = Date.now()) });
-    const progressAt = await timeWhen(
-      'a replica to update another pod',
-      async () => {
-        const pods = await activePods(client, ns, APP);
-        return pods.filter((p) => p.spec?.containers?.[0]?.image === IMAGE_V2).length > updatedBefore;
-      },
-      120_000,
-    );
+    const progressAt = await timeWhen('a replica to update another pod', async () => (await podsAtV2(ns)).length > updatedBefore, 120_000);
     await finish(rollout, {
       scenario: 'c. API server restarted',
       recoveryMs: progressAt - readyAt,

@@ -13,7 +13,7 @@ import { Informer, objectKey } from '../../src/runtime/informer.js';
 import { KubeClient, type KubeObject } from '../../src/runtime/kube-client.js';
 import type { Logger } from '../../src/runtime/logger.js';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { restartApiServer } from '../support/apiserver.js';
+import { restartApiServer } from '../support/components.js';
 import { startFaultProxy } from '../support/fault-proxy.js';
 import { loadTestKubeConfig } from '../support/kube.js';
 import { eventually } from '../support/testbed.js';

@@ -2,10 +2,11 @@
 // pods that become Ready a little after each restart (so a rollout lasts long enough to be hit
 // mid-way), a recorder that watches the pods for the whole scenario (every UID ever seen, each
 // pod's image history and restart count), the end-state checks — no pod updated twice, none
-// recreated, no orphan, the rollout complete, the status converged — and the recovery-time table.
+// recreated, no orphan, the rollout complete, the status converged — and each scenario's recovery row.
 // Owns: its watch. Must not: write to the cluster.
 import { expect } from '@jest/globals';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { KubeClient } from '../../src/runtime/kube-client.js';
 import type { Pod } from '../../src/api/wire.js';
 import { activePods, cloneSetManifest, readCloneSet, type TestCloneSet } from './cloneset.js';
@@ -194,25 +195,11 @@ export interface RecoveryRow {
   rolloutMs: number;
 }
 
-const rows: RecoveryRow[] = [];
+/** Where the tier's rows gather across its test files; test/support/fault-teardown.js prints them as one table. */
+export const RECOVERY_ROWS = '.tailor/test-results/fault-recovery.jsonl';
 
 export function recordRecovery(row: RecoveryRow): void {
-  rows.push(row);
+  mkdirSync(dirname(RECOVERY_ROWS), { recursive: true });
+  appendFileSync(RECOVERY_ROWS, `${JSON.stringify(row)}\n`);
   process.stdout.write(`fault: ${row.scenario}: recovered in ${(row.recoveryMs / 1000).toFixed(1)} s (${row.measured})\n`);
-}
-
-/** Prints the one table of recovery times and writes it under .tailor/test-results/. */
-export function printRecoveryTable(): void {
-  const header = ['scenario', 'recovery', 'measured from fault to', 'whole rollout'];
-  const body = rows.map((r) => [r.scenario, `${(r.recoveryMs / 1000).toFixed(1)} s`, r.measured, `${(r.rolloutMs / 1000).toFixed(1)} s`]);
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const line = (cells: string[]): string =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
-  const table = [line(header), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
-  process.stdout.write(`\nfault tier: recovery times\n${table}\n`);
-  mkdirSync('.tailor/test-results', { recursive: true });
-  writeFileSync('.tailor/test-results/fault-recovery.txt', `${table}\n`);
 }

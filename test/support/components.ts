@@ -1,10 +1,13 @@
-// Test-side control of the test bed's kube-apiserver process, so integration tests can take the
-// API away and bring it back while the rest of the cluster (etcd, kubelet) keeps running.
-// Owns: stopping the one kube-apiserver process named in .tailor/cluster/pids and asking
-// hack/cluster.sh to start what is missing again. Must not: stop anything else, or take the whole
-// cluster down (other tests share it).
-import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+// Test-side control of the test bed's component processes (etcd, kube-apiserver, containerd,
+// kubelet), so integration and fault tests can take one away and bring it back while the rest of
+// the cluster keeps running: freeze (SIGSTOP/SIGCONT), stop, and start again — the API server
+// through hack/cluster.sh, the others with the very command line, environment and log file they
+// ran with (no second `cluster.sh up` racing for the API server's port).
+// Owns: the processes named in .tailor/cluster/pids, one at a time. Must not: stop more than the
+// one component asked for, leave a frozen process behind, or take the whole cluster down (other
+// tests share it).
+import { execFile, spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { KubeClient } from '../../src/runtime/kube-client.js';
@@ -14,8 +17,11 @@ const run = promisify(execFile);
 // Jest runs from the repository root (as test/support/kube.ts assumes).
 const repo = process.cwd();
 const clusterDir = process.env.CLUSTER_DIR ?? resolve(repo, '.tailor/cluster');
-const pidFile = resolve(clusterDir, 'pids/kube-apiserver.pid');
+const pidFileOf = (component: string): string => resolve(clusterDir, `pids/${component}.pid`);
+const pidFile = pidFileOf('kube-apiserver');
 const modeFile = resolve(clusterDir, 'mode');
+
+export type Component = 'etcd' | 'kube-apiserver' | 'containerd' | 'kubelet';
 
 /** The mode the test bed was brought up in: what `cluster.sh up` must restore. */
 export function clusterMode(): 'control-plane' | 'full' {
@@ -38,24 +44,118 @@ function alive(pid: number): boolean {
   }
 }
 
+function pidOf(component: Component): number {
+  const pid = Number(readFileSync(pidFileOf(component), 'utf8').trim());
+  if (!Number.isInteger(pid) || pid <= 1 || !alive(pid)) throw new Error(`${component} (pid file ${pidFileOf(component)}) is not running`);
+  return pid;
+}
+
+async function exitOf(pid: number, killAfterMs: number): Promise<void> {
+  const deadline = Date.now() + killAfterMs;
+  while (alive(pid)) {
+    if (Date.now() > deadline) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // exited meanwhile
+      }
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** SIGSTOPs `component` until `thaw()` (SIGCONT) is called, or the test process exits. */
+export function holdComponent(component: Component): { stoppedAt: number; thaw(): void } {
+  const pid = pidOf(component);
+  const thaw = (): void => {
+    process.off('exit', thaw);
+    try {
+      process.kill(pid, 'SIGCONT');
+    } catch {
+      // gone (killed while held)
+    }
+  };
+  process.once('exit', thaw);
+  process.kill(pid, 'SIGSTOP');
+  return { stoppedAt: Date.now(), thaw };
+}
+
+/** SIGSTOPs `component` for `ms`, then SIGCONTs it; resolves with when it was stopped and continued. */
+export async function freezeComponent(component: Component, ms: number): Promise<{ stoppedAt: number; continuedAt: number }> {
+  const { stoppedAt, thaw } = holdComponent(component);
+  try {
+    await new Promise((r) => setTimeout(r, ms));
+  } finally {
+    thaw();
+  }
+  return { stoppedAt, continuedAt: Date.now() };
+}
+
+/** How a component was started, read from /proc before it is stopped. */
+interface Launch {
+  argv: string[];
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+function launchOf(pid: number): Launch {
+  // NUL-terminated entries; an empty argument (etcd's --listen-metrics-urls "") must survive.
+  const split = (file: string): string[] => readFileSync(`/proc/${pid}/${file}`, 'utf8').split('\0').slice(0, -1);
+  const env: NodeJS.ProcessEnv = {};
+  for (const entry of split('environ')) {
+    const i = entry.indexOf('=');
+    if (i > 0) env[entry.slice(0, i)] = entry.slice(i + 1);
+  }
+  return { argv: split('cmdline'), env, cwd: readlinkSync(`/proc/${pid}/cwd`) };
+}
+
+export interface Outage {
+  /** When the old process was gone. */
+  stoppedAt: number;
+  /** When the new process was started (not yet necessarily serving). */
+  startedAt: number;
+}
+
+/**
+ * Stops `component` with `signal` (SIGKILL after 20 s; a frozen process is killed, as SIGTERM
+ * would wait for it to be continued), waits `downMs` while running `whileDown`, then starts it again
+ * as it was started, in its own session, its output appended to its log, its pid file updated.
+ * The caller waits for it to serve (each component answers differently).
+ */
+export async function restartComponent(
+  component: Exclude<Component, 'kube-apiserver'>,
+  options: { signal?: NodeJS.Signals; downMs?: number; whileDown?: () => Promise<void> } = {},
+): Promise<Outage> {
+  const pid = pidOf(component);
+  const launch = launchOf(pid);
+  process.kill(pid, options.signal ?? 'SIGTERM');
+  await exitOf(pid, 20_000);
+  const stoppedAt = Date.now();
+  try {
+    await Promise.all([new Promise((r) => setTimeout(r, options.downMs ?? 0)), options.whileDown?.()]);
+  } finally {
+    const log = openSync(resolve(clusterDir, `logs/${component}.log`), 'a');
+    try {
+      const [command, ...args] = launch.argv;
+      const child = spawn(command!, args, { cwd: launch.cwd, env: launch.env, detached: true, stdio: ['ignore', log, log] });
+      child.unref();
+      writeFileSync(pidFileOf(component), `${child.pid}\n`);
+    } finally {
+      closeSync(log);
+    }
+  }
+  return { stoppedAt, startedAt: Date.now() };
+}
+
 /**
  * SIGTERMs the kube-apiserver and resolves once the process has exited. Like cluster.sh's own stop,
  * it SIGKILLs after 20 s: the server closes its listener at once but then waits up to 60 s for
  * other components' open watch connections, and a shorter outage is kinder to tests sharing it.
  */
 export async function stopApiServer(): Promise<void> {
-  const pid = Number(readFileSync(pidFile, 'utf8').trim());
-  if (!Number.isInteger(pid) || pid <= 1 || !alive(pid)) throw new Error(`kube-apiserver (pid file ${pidFile}) is not running`);
+  const pid = pidOf('kube-apiserver');
   process.kill(pid, 'SIGTERM');
-  const deadline = Date.now() + 20_000;
-  while (alive(pid)) {
-    if (Date.now() > deadline) {
-      process.kill(pid, 'SIGKILL');
-      break;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  while (alive(pid)) await new Promise((r) => setTimeout(r, 100));
+  await exitOf(pid, 20_000);
 }
 
 /** Starts what is missing of the test bed (here: the API server); resolves when cluster.sh is done. */
