@@ -20,11 +20,32 @@
 // Owns: its namespace and the controller process, both removed at the end. Must not: start or
 // stop the cluster or kwok, or change anything outside its namespace.
 import * as k8s from '@kubernetes/client-node';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, openSync, readFileSync, writeFileSync, mkdirSync, closeSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { Informer } from '../src/runtime/informer.js';
-import { KubeClient, isAlreadyExists, type Pod } from '../src/runtime/kube-client.js';
+import { KubeClient, type Pod } from '../src/runtime/kube-client.js';
 import { silentLogger } from '../src/runtime/logger.js';
+import {
+  BenchProcess,
+  condition,
+  createNamespace,
+  deleteNamespace,
+  image,
+  kwokNodes,
+  live,
+  metricsText as metricsOf,
+  pool,
+  ready,
+  resetPeak,
+  samples,
+  seconds,
+  sleep,
+  startTailor,
+  template,
+  until,
+  usage,
+  verdict,
+  writes,
+} from './kwok-common.js';
 
 const PODS = Number(process.env.BENCH_SCALE_PODS ?? 1000);
 const CACHED = Number(process.env.BENCH_CACHED_PODS ?? 10_000);
@@ -48,109 +69,21 @@ const GOAL = {
   cachedRssMB: 150,
 };
 
-const verdict = (ok: boolean): string => (ok ? 'met' : 'MISSED');
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const seconds = (ms: number): string => (ms / 1000).toFixed(1);
-
 // ---------------------------------------------------------------- the controller process
 
-interface Usage {
-  rssKiB: number;
-  hwmKiB: number;
-  cpuMs: number;
-}
+/** Tailor's controller as its own process, scoped to the bench namespace. */
+const startController = (logFile: string): BenchProcess =>
+  startTailor({
+    controllerJs: CONTROLLER,
+    kubeconfig: KUBECONFIG,
+    namespace: ns,
+    metricsPort: METRICS_PORT,
+    healthPort: HEALTH_PORT,
+    logFile,
+  });
 
-const CLK_TCK = 100; // sysconf(_SC_CLK_TCK) on Linux x86-64
+const metricsText = (): Promise<string> => metricsOf(METRICS_PORT);
 
-function usage(pid: number): Usage {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kib = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  // Fields after the command name (which may contain spaces) start at field 3 (state).
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(rest[11]) + Number(rest[12]); // utime (14) + stime (15)
-  return { rssKiB: kib('VmRSS'), hwmKiB: kib('VmHWM'), cpuMs: (ticks * 1000) / CLK_TCK };
-}
-
-/** Resets VmHWM to the current RSS, so the next reading is the peak of the phase that follows. */
-function resetPeak(pid: number): void {
-  writeFileSync(`/proc/${pid}/clear_refs`, '5');
-}
-
-class ControllerProcess {
-  private constructor(
-    readonly child: ChildProcess,
-    readonly startedAt: number,
-  ) {}
-
-  static start(logFile: string): ControllerProcess {
-    const log = openSync(logFile, 'a');
-    const child = spawn(
-      process.execPath,
-      [
-        CONTROLLER,
-        'controller',
-        '--kubeconfig',
-        KUBECONFIG,
-        '--namespace',
-        ns,
-        '--metrics-bind-address',
-        `127.0.0.1:${METRICS_PORT}`,
-        '--health-probe-bind-address',
-        `127.0.0.1:${HEALTH_PORT}`,
-        '--log-level',
-        'warn',
-      ],
-      { stdio: ['ignore', log, log] },
-    );
-    closeSync(log);
-    return new ControllerProcess(child, Date.now());
-  }
-
-  get pid(): number {
-    if (this.child.pid === undefined) throw new Error('controller did not start');
-    return this.child.pid;
-  }
-
-  async stop(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-    this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 35_000);
-    await exited;
-    clearTimeout(timer);
-  }
-}
-
-async function metricsText(): Promise<string> {
-  const res = await fetch(`http://127.0.0.1:${METRICS_PORT}/metrics`);
-  if (!res.ok) throw new Error(`/metrics answered ${res.status}`);
-  return res.text();
-}
-
-interface Sample {
-  labels: Record<string, string>;
-  value: number;
-}
-
-function samples(text: string, name: string): Sample[] {
-  const out: Sample[] = [];
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(name)) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1] ?? ''] = l[2] ?? '';
-    out.push({ labels, value: Number(m[3]) });
-  }
-  return out;
-}
-
-const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-const writes = (text: string): number =>
-  samples(text, 'rest_client_requests_total')
-    .filter((s) => WRITE_METHODS.has(s.labels['method'] ?? ''))
-    .reduce((sum, s) => sum + s.value, 0);
 const reconciles = (text: string): number => samples(text, 'controller_runtime_reconcile_total').reduce((sum, s) => sum + s.value, 0);
 
 /** Cumulative bucket counts of the cloneset controller's reconcile-time histogram, by upper bound. */
@@ -186,47 +119,7 @@ function quantile(q: number, before: Map<number, number>, after: Map<number, num
 
 // ---------------------------------------------------------------- waiting on pods
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 100): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await Promise.resolve(check()).catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
-
-const condition = (pod: Pod, type: string): string | undefined => pod.status?.conditions?.find((c) => c.type === type)?.status;
-const ready = (pod: Pod): boolean => condition(pod, 'Ready') === 'True';
-const live = (pods: Pod[]): Pod[] => pods.filter((p) => !p.metadata?.deletionTimestamp);
-
 // ---------------------------------------------------------------- the workload
-
-const image = (tag: string): string => `tailor.local/busybox:${tag}`;
-const resources = (cpu: string, memory: string): Record<string, unknown> => ({ requests: { cpu, memory }, limits: { cpu, memory } });
-
-function template(app: string, tag: string, cpu: string, memory: string): Record<string, unknown> {
-  return {
-    metadata: { labels: { app } },
-    spec: {
-      schedulerName: 'tailor-kwok',
-      nodeSelector: { type: 'kwok' },
-      tolerations: [{ key: 'kwok.x-k8s.io/node', operator: 'Exists', effect: 'NoSchedule' }],
-      automountServiceAccountToken: false,
-      terminationGracePeriodSeconds: 1,
-      containers: [
-        {
-          name: 'app',
-          image: image(tag),
-          imagePullPolicy: 'IfNotPresent',
-          resources: resources(cpu, memory),
-          resizePolicy: [
-            { resourceName: 'cpu', restartPolicy: 'NotRequired' },
-            { resourceName: 'memory', restartPolicy: 'NotRequired' },
-          ],
-        },
-      ],
-    },
-  };
-}
 
 function cloneSet(name: string, replicas: number, paused: boolean): Record<string, unknown> {
   return {
@@ -242,18 +135,6 @@ function cloneSet(name: string, replicas: number, paused: boolean): Record<strin
   };
 }
 
-/** Runs `fn` over `items` with at most `limit` in flight. */
-async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await fn(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
 // ---------------------------------------------------------------- phases
 
 interface PhaseResult {
@@ -266,7 +147,7 @@ interface PhaseResult {
 }
 
 async function phase(
-  controller: ControllerProcess,
+  controller: BenchProcess,
   pods: number,
   act: () => Promise<void>,
   done: () => boolean,
@@ -316,18 +197,11 @@ async function main(): Promise<void> {
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(KUBECONFIG);
   const client = new KubeClient(kc);
-  const nodes = (await client.list<k8s.V1Node>('/api/v1/nodes', { labelSelector: 'type=kwok' })).items
-    .filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
-    .map((n) => n.metadata?.name ?? '');
-  if (nodes.length === 0) throw new Error("no Ready kwok nodes (label type=kwok): run 'hack/kwok/kwok.sh up' first");
+  const nodes = await kwokNodes(client);
 
   mkdirSync('.tailor/bench', { recursive: true });
   const logFile = `.tailor/bench/${ns}-controller.log`;
-  await client.create('/api/v1/namespaces', { metadata: { name: ns } });
-  // Pods need the default ServiceAccount; a control-plane-only test bed has no controller creating it.
-  await client.create(`/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'default' } }).catch((err: unknown) => {
-    if (!isAlreadyExists(err)) throw err;
-  });
+  await createNamespace(client, ns);
 
   const watched = new Informer<Pod>({
     name: 'bench-pods',
@@ -338,7 +212,7 @@ async function main(): Promise<void> {
   });
   watched.start();
   await watched.waitForSync();
-  let controller = ControllerProcess.start(logFile);
+  let controller = startController(logFile);
   try {
     await until('controller /readyz', async () => (await fetch(`http://127.0.0.1:${HEALTH_PORT}/readyz`)).ok, 60_000);
     console.log(`${nodes.length} simulated nodes (kwok); controller pid ${controller.pid}, namespace ${ns}, log ${logFile}`);
@@ -405,7 +279,7 @@ async function main(): Promise<void> {
       await addParkedPods(client, sample, extra, nodes);
       console.log(`${extra} more pods (9 paused CloneSets' worth, created by the bench) Running on kwok in ${seconds(Date.now() - t0)} s`);
     }
-    controller = ControllerProcess.start(logFile);
+    controller = startController(logFile);
     const started = controller.startedAt;
     let syncedAt = 0;
     let firstReconcileAt = 0;
@@ -451,7 +325,7 @@ async function main(): Promise<void> {
   } finally {
     await controller.stop();
     await watched.stop().catch(() => undefined);
-    await cleanup(client);
+    await deleteNamespace(client, ns, [CS_PATH]);
     client.close();
   }
 }
@@ -511,27 +385,6 @@ async function addParkedPods(client: KubeClient, sample: Pod, count: number, nod
     600_000,
     1000,
   );
-}
-
-async function cleanup(client: KubeClient): Promise<void> {
-  const path = `/api/v1/namespaces/${ns}`;
-  // Owners first (no controller is running to recreate pods), then the pods at once (in parallel:
-  // the API server's deletecollection removes them one by one), then the namespace.
-  await client.json('DELETE', CS_PATH).catch(() => undefined);
-  await client.json('DELETE', `/apis/apps/v1/namespaces/${ns}/controllerrevisions`).catch(() => undefined);
-  const names = (await client.list<Pod>(`${path}/pods`).catch(() => ({ items: [] as Pod[] }))).items.map((p) => p.metadata?.name ?? '');
-  await pool(
-    names,
-    32,
-    async (name) => void (await client.delete(`${path}/pods/${name}`, { gracePeriodSeconds: 0 }).catch(() => undefined)),
-  );
-  await until(
-    'bench pods gone',
-    async () => (await client.list<Pod>(`${path}/pods`, { limit: 1 })).items.length === 0,
-    120_000,
-    1000,
-  ).catch(() => console.error(`bench: pods left in ${ns}`));
-  await client.delete(path).catch(() => undefined);
 }
 
 main().catch((err: unknown) => {

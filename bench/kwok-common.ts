@@ -1,0 +1,220 @@
+// What the benchmarks on simulated nodes (scale, peer) share: a controller run as a child process
+// and read from /proc (RSS, its peak, CPU), its Prometheus text (writes from
+// rest_client_requests_total), waiting on pods, the pod template both controllers roll out, and the
+// namespace each run owns (created, then emptied and deleted).
+// Owns nothing by itself: every process and namespace belongs to the benchmark that asked for it.
+// Must not: start or stop the cluster or kwok, or print verdicts (each benchmark has its own goals).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { isAlreadyExists, type KubeClient, type Node, type Pod } from '../src/runtime/kube-client.js';
+
+export const verdict = (ok: boolean): string => (ok ? 'met' : 'MISSED');
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+export const seconds = (ms: number): string => (ms / 1000).toFixed(1);
+
+// ---------------------------------------------------------------- a controller as a process
+
+export interface Usage {
+  rssKiB: number;
+  hwmKiB: number;
+  cpuMs: number;
+}
+
+const CLK_TCK = 100; // sysconf(_SC_CLK_TCK) on Linux x86-64
+
+export function usage(pid: number): Usage {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  // Fields after the command name (which may contain spaces) start at field 3 (state).
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(rest[11]) + Number(rest[12]); // utime (14) + stime (15)
+  return { rssKiB: kib('VmRSS'), hwmKiB: kib('VmHWM'), cpuMs: (ticks * 1000) / CLK_TCK };
+}
+
+/** Resets VmHWM to the current RSS, so the next reading is the peak of the phase that follows. */
+export function resetPeak(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}
+
+/** A controller binary (Tailor's node process or a peer's) with its output appended to a log file. */
+export class BenchProcess {
+  private constructor(
+    readonly child: ChildProcess,
+    readonly startedAt: number,
+  ) {}
+
+  static start(command: string, args: readonly string[], logFile: string, env?: NodeJS.ProcessEnv): BenchProcess {
+    const log = openSync(logFile, 'a');
+    const child = spawn(command, args, { stdio: ['ignore', log, log], env: env ?? process.env });
+    closeSync(log);
+    return new BenchProcess(child, Date.now());
+  }
+
+  get exited(): boolean {
+    return this.child.exitCode !== null || this.child.signalCode !== null;
+  }
+
+  get pid(): number {
+    if (this.child.pid === undefined) throw new Error('controller did not start');
+    return this.child.pid;
+  }
+
+  async stop(): Promise<void> {
+    if (this.exited) return;
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 35_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+export interface TailorProcessOptions {
+  controllerJs: string;
+  kubeconfig: string;
+  namespace: string;
+  metricsPort: number;
+  healthPort: number;
+  logFile: string;
+}
+
+/** Tailor's controller (`node dist/cli/main.js controller`) scoped to one namespace, logging warnings only. */
+export function startTailor(o: TailorProcessOptions): BenchProcess {
+  const args = ['controller', '--kubeconfig', o.kubeconfig, '--namespace', o.namespace, '--log-level', 'warn'];
+  args.push('--metrics-bind-address', `127.0.0.1:${o.metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${o.healthPort}`);
+  return BenchProcess.start(process.execPath, [o.controllerJs, ...args], o.logFile);
+}
+
+// ---------------------------------------------------------------- Prometheus text
+
+export async function metricsText(port: number): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+  if (!res.ok) throw new Error(`/metrics answered ${res.status}`);
+  return res.text();
+}
+
+export interface Sample {
+  labels: Record<string, string>;
+  value: number;
+}
+
+export function samples(text: string, name: string): Sample[] {
+  const out: Sample[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const labels: Record<string, string> = {};
+    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1] ?? ''] = l[2] ?? '';
+    out.push({ labels, value: Number(m[3]) });
+  }
+  return out;
+}
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** Every write the process sent (rest_client_requests_total, POST/PUT/PATCH/DELETE, events included). */
+export const writes = (text: string): number =>
+  samples(text, 'rest_client_requests_total')
+    .filter((s) => WRITE_METHODS.has(s.labels['method'] ?? ''))
+    .reduce((sum, s) => sum + s.value, 0);
+
+// ---------------------------------------------------------------- waiting on pods
+
+export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 100): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await Promise.resolve(check()).catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+export const condition = (pod: Pod, type: string): string | undefined => pod.status?.conditions?.find((c) => c.type === type)?.status;
+export const ready = (pod: Pod): boolean => condition(pod, 'Ready') === 'True';
+export const live = (pods: Pod[]): Pod[] => pods.filter((p) => !p.metadata?.deletionTimestamp);
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+export async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await fn(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+// ---------------------------------------------------------------- the workload
+
+export const image = (tag: string): string => `tailor.local/busybox:${tag}`;
+const resources = (cpu: string, memory: string): Record<string, unknown> => ({ requests: { cpu, memory }, limits: { cpu, memory } });
+
+/** A pod template for kwok's nodes: schedulerName tailor-kwok, nodeSelector type=kwok, its taint tolerated. */
+export function template(app: string, tag: string, cpu: string, memory: string): Record<string, unknown> {
+  return {
+    metadata: { labels: { app } },
+    spec: {
+      schedulerName: 'tailor-kwok',
+      nodeSelector: { type: 'kwok' },
+      tolerations: [{ key: 'kwok.x-k8s.io/node', operator: 'Exists', effect: 'NoSchedule' }],
+      automountServiceAccountToken: false,
+      terminationGracePeriodSeconds: 1,
+      containers: [
+        {
+          name: 'app',
+          image: image(tag),
+          imagePullPolicy: 'IfNotPresent',
+          resources: resources(cpu, memory),
+          resizePolicy: [
+            { resourceName: 'cpu', restartPolicy: 'NotRequired' },
+            { resourceName: 'memory', restartPolicy: 'NotRequired' },
+          ],
+        },
+      ],
+    },
+  };
+}
+
+// ---------------------------------------------------------------- nodes and namespaces
+
+/** The Ready kwok nodes (label type=kwok); throws when there are none. */
+export async function kwokNodes(client: KubeClient): Promise<string[]> {
+  const nodes = (await client.list<Node>('/api/v1/nodes', { labelSelector: 'type=kwok' })).items
+    .filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+    .map((n) => n.metadata?.name ?? '');
+  if (nodes.length === 0) throw new Error("no Ready kwok nodes (label type=kwok): run 'hack/kwok/kwok.sh up' first");
+  return nodes;
+}
+
+export async function createNamespace(client: KubeClient, ns: string): Promise<void> {
+  await client.create('/api/v1/namespaces', { metadata: { name: ns } });
+  // Pods need the default ServiceAccount; a control-plane-only test bed has no controller creating it.
+  await client.create(`/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'default' } }).catch((err: unknown) => {
+    if (!isAlreadyExists(err)) throw err;
+  });
+}
+
+/**
+ * Deletes a namespace a benchmark owns, with its controller already stopped: the owners first (no
+ * controller is running to recreate pods), then the pods at once (in parallel: the API server's
+ * deletecollection removes them one by one), then the namespace.
+ */
+export async function deleteNamespace(client: KubeClient, ns: string, ownerCollections: readonly string[]): Promise<void> {
+  const path = `/api/v1/namespaces/${ns}`;
+  for (const owners of ownerCollections) await client.json('DELETE', owners).catch(() => undefined);
+  await client.json('DELETE', `/apis/apps/v1/namespaces/${ns}/controllerrevisions`).catch(() => undefined);
+  const names = (await client.list<Pod>(`${path}/pods`).catch(() => ({ items: [] as Pod[] }))).items.map((p) => p.metadata?.name ?? '');
+  await pool(
+    names,
+    32,
+    async (name) => void (await client.delete(`${path}/pods/${name}`, { gracePeriodSeconds: 0 }).catch(() => undefined)),
+  );
+  await until(
+    'bench pods gone',
+    async () => (await client.list<Pod>(`${path}/pods`, { limit: 1 })).items.length === 0,
+    120_000,
+    1000,
+  ).catch(() => console.error(`bench: pods left in ${ns}`));
+  await client.delete(path).catch(() => undefined);
+}
