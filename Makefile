@@ -5,7 +5,7 @@ MODE ?= control-plane
 export PATH := $(HOME)/.cache/tailor/node-tools:$(PATH)
 
 .PHONY: help deps build typecheck lint format test test-unit test-integration test-cri test-e2e test-fault \
-        cluster-up cluster-down cluster-status cluster-clean dev bench kube-binaries kwok-binaries image
+        cluster-up cluster-down cluster-status cluster-clean dev bench kube-binaries kwok-binaries kruise-binaries image
 
 help:
 	@echo "make dev     local cluster with Tailor running in it and a sample applied"
@@ -44,6 +44,10 @@ kube-binaries:
 # kwok (simulated nodes for the scale benchmark), pinned in hack/versions.sh, cached like the above.
 kwok-binaries:
 	bash hack/build-kwok.sh
+
+# OpenKruise's kruise-manager (the peer in bench/peer.bench.ts), pinned in hack/versions.sh.
+kruise-binaries:
+	bash hack/build-kruise.sh
 
 test: deps
 	bash hack/test.sh all
