@@ -5,8 +5,11 @@
 # issue 16 goals ("met" / "MISSED"):
 #   runtime            no cluster (a stand-in API server in a child process)
 #   rollout, resize-*  the full test bed (real kubelet): brought up here if it is not running
-#   scale              the test bed's API server plus simulated nodes (hack/kwok/kwok.sh up ... down)
-# The scale bench runs last: resize-backends restarts the control plane to switch feature gates,
+#   peer, scale        the test bed's API server plus simulated nodes (hack/kwok/kwok.sh up ... down);
+#                      peer also runs OpenKruise's kruise-manager, built first by hack/build-kruise.sh
+#                      (its log in .tailor/bench/build-kruise.log; a failed build leaves the peer
+#                      column "unavailable", it does not stop the bench)
+# The kwok benches run last: resize-backends restarts the control plane to switch feature gates,
 # which kwok must not see. BENCH=scale (or a space-separated list of names) runs only those.
 # A benchmark that misses a goal still prints; one that crashes makes this script exit non-zero
 # after the others have run.
@@ -31,7 +34,7 @@ wanted() { [ -z "${BENCH:-}" ] || [[ " $BENCH " == *" $(name_of "$1") "* ]]; }
 needs() { # bench file -> none | full | kwok
   case $(name_of "$1") in
     runtime) echo none ;;
-    scale) echo kwok ;;
+    scale | peer) echo kwok ;;
     *) echo full ;;
   esac
 }
@@ -63,6 +66,15 @@ ensure_kwok() {
   bash hack/kwok/kwok.sh up "${BENCH_KWOK_NODES:-20}"
 }
 
+# The peer bench's kruise-manager: cached after the first build (long: a Go module on 2 cores).
+build_kruise() {
+  mkdir -p .tailor/bench
+  echo "bench: hack/build-kruise.sh (log: .tailor/bench/build-kruise.log)"
+  bash hack/build-kruise.sh >.tailor/bench/build-kruise.log 2>&1 && return 0
+  echo "bench: hack/build-kruise.sh failed; the peer column will be unavailable:"
+  tail -n 5 .tailor/bench/build-kruise.log
+}
+
 run() { # bench file
   local ts=$1 js="$out/${1%.ts}.js" t0=$SECONDS
   echo "=== $ts"
@@ -75,6 +87,8 @@ rc=0
 for need in none full kwok; do
   for ts in "${all[@]}"; do
     [ "$(needs "$ts")" = "$need" ] && wanted "$ts" || continue
+    # Before the cluster is needed: a first build is long and must not hold the test bed idle.
+    [ "$(name_of "$ts")" = peer ] && build_kruise
     case $need in
       full) ensure_full || { echo "bench: $ts skipped: no full test bed"; rc=1; continue; } ;;
       kwok) ensure_kwok || { echo "bench: $ts skipped: no simulated nodes"; rc=1; continue; } ;;
