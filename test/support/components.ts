@@ -64,20 +64,30 @@ async function exitOf(pid: number, killAfterMs: number): Promise<void> {
   }
 }
 
-/** SIGSTOPs `component` until `thaw()` (SIGCONT) is called, or the test process exits. */
+const heldThaws = new Set<() => void>();
+
+/**
+ * SIGSTOPs `component` until `thaw()` (SIGCONT) is called; thawAll() in an afterEach continues
+ * whatever a failed test left held (an 'exit' hook would not run: Jest sandboxes `process`).
+ */
 export function holdComponent(component: Component): { stoppedAt: number; thaw(): void } {
   const pid = pidOf(component);
   const thaw = (): void => {
-    process.off('exit', thaw);
+    heldThaws.delete(thaw);
     try {
       process.kill(pid, 'SIGCONT');
     } catch {
       // gone (killed while held)
     }
   };
-  process.once('exit', thaw);
+  heldThaws.add(thaw);
   process.kill(pid, 'SIGSTOP');
   return { stoppedAt: Date.now(), thaw };
+}
+
+/** Continues every component still held. */
+export function thawAll(): void {
+  for (const thaw of [...heldThaws]) thaw();
 }
 
 /** SIGSTOPs `component` for `ms`, then SIGCONTs it; resolves with when it was stopped and continued. */
