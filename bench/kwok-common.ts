@@ -119,6 +119,18 @@ export const writes = (text: string): number =>
     .filter((s) => WRITE_METHODS.has(s.labels['method'] ?? ''))
     .reduce((sum, s) => sum + s.value, 0);
 
+/** The writes by "METHOD code" (e.g. "PATCH 409"), for saying which writes a phase's count is made of. */
+export const writesByKind = (text: string): Map<string, number> => {
+  const out = new Map<string, number>();
+  for (const s of samples(text, 'rest_client_requests_total')) {
+    const method = s.labels['method'] ?? '';
+    if (!WRITE_METHODS.has(method)) continue;
+    const kind = `${method} ${s.labels['code'] ?? '?'}`;
+    out.set(kind, (out.get(kind) ?? 0) + s.value);
+  }
+  return out;
+};
+
 // ---------------------------------------------------------------- waiting on pods
 
 export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 100): Promise<void> {

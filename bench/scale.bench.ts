@@ -24,6 +24,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { Informer } from '../src/runtime/informer.js';
 import { KubeClient, type Pod } from '../src/runtime/kube-client.js';
 import { silentLogger } from '../src/runtime/logger.js';
+import { Timeline, describeShare } from './timeline.js';
 import {
   BenchProcess,
   condition,
@@ -45,6 +46,7 @@ import {
   usage,
   verdict,
   writes,
+  writesByKind,
 } from './kwok-common.js';
 
 const PODS = Number(process.env.BENCH_SCALE_PODS ?? 1000);
@@ -140,6 +142,8 @@ function cloneSet(name: string, replicas: number, paused: boolean): Record<strin
 interface PhaseResult {
   ms: number;
   writesPerPod: number;
+  /** Each "METHOD code" of the phase's writes, per pod, largest first. */
+  writesByKind: string;
   peakRssMiB: number;
   cpuMsPerPod: number;
   p99Ms: number;
@@ -168,6 +172,12 @@ async function phase(
   return {
     ms,
     writesPerPod: (writes(after) - writes(before)) / pods,
+    writesByKind: [...writesByKind(after)]
+      .map(([kind, n]): [string, number] => [kind, (n - (writesByKind(before).get(kind) ?? 0)) / pods])
+      .filter(([, n]) => n > 0)
+      .sort((a, b) => b[1] - a[1])
+      .map(([kind, n]) => `${kind} ${n.toFixed(2)}`)
+      .join(', '),
     peakRssMiB: u1.hwmKiB / 1024,
     cpuMsPerPod: (u1.cpuMs - u0.cpuMs) / pods,
     p99Ms: p99.value * 1000,
@@ -178,7 +188,7 @@ async function phase(
 function report(name: string, r: PhaseResult, rolloutGoal: boolean): void {
   console.log(`${name}: ${seconds(r.ms)} s${rolloutGoal ? ` (goal <= ${GOAL.rolloutS} s: ${verdict(r.ms <= GOAL.rolloutS * 1000)})` : ''}`);
   console.log(
-    `  API writes per pod (controller's rest_client_requests_total): ${r.writesPerPod.toFixed(2)} (goal <= ${GOAL.writesPerPod}: ${verdict(r.writesPerPod <= GOAL.writesPerPod)})`,
+    `  API writes per pod (controller's rest_client_requests_total): ${r.writesPerPod.toFixed(2)} (goal <= ${GOAL.writesPerPod}: ${verdict(r.writesPerPod <= GOAL.writesPerPod)}): ${r.writesByKind}`,
   );
   console.log(
     `  controller peak RSS: ${r.peakRssMiB.toFixed(0)} MiB (goal <= ${GOAL.peakRssMiB} MiB: ${verdict(r.peakRssMiB <= GOAL.peakRssMiB)})`,
@@ -236,6 +246,10 @@ async function main(): Promise<void> {
       pod.status?.containerStatuses?.[0]?.image === image('v2') &&
       condition(pod, GATE) === 'True' &&
       ready(pod);
+    // Where each pod's update spends its time, from the watch (the handler sees every pod change).
+    const timeline = new Timeline('app', image('v2'));
+    let following = true;
+    watched.addHandler({ onUpdate: (_old, pod) => void (following && timeline.observe(pod, Date.now())) });
     const rollout = await phase(
       controller,
       PODS,
@@ -247,7 +261,9 @@ async function main(): Promise<void> {
       'image rollout',
     );
     const waves = Math.ceil(PODS / Math.max(1, Math.floor(PODS * 0.1)));
+    following = false;
     report(`in-place image rollout of ${PODS} pods at maxUnavailable 10%`, rollout, true);
+    console.log(`  per-pod timeline (from the watch): ${describeShare(timeline.share(), 'kwok')}`);
     console.log(
       `  simulated kubelets' floor: ${waves} waves x ${KWOK_RESTART_S[0]}–${KWOK_RESTART_S[1]} s restart = ${(waves * KWOK_RESTART_S[0]).toFixed(0)}–${(waves * KWOK_RESTART_S[1]).toFixed(0)} s`,
     );
