@@ -8,6 +8,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { isAlreadyExists, type KubeClient, type Node, type Pod } from '../src/runtime/kube-client.js';
 
+/**
+ * Labels of every CloneSet a benchmark creates (also those on the real kubelet). The test bed often
+ * runs `make dev`'s in-cluster Tailor, which acts on every CloneSet but those labelled
+ * tailor.dev/test (config/local); without the label two controllers would update the bench's pods.
+ */
+export const BENCH_CLONESET_LABELS = { 'tailor.dev/test': 'true' } as const;
+
 export const verdict = (ok: boolean): string => (ok ? 'met' : 'MISSED');
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 export const seconds = (ms: number): string => (ms / 1000).toFixed(1);

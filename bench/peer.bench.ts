@@ -35,6 +35,7 @@ import { Informer } from '../src/runtime/informer.js';
 import { KubeClient, isAlreadyExists, isNotFound, type KubeObject, type Pod } from '../src/runtime/kube-client.js';
 import { silentLogger } from '../src/runtime/logger.js';
 import {
+  BENCH_CLONESET_LABELS,
   BenchProcess,
   condition,
   createNamespace,
@@ -114,7 +115,7 @@ const tailor: Side = {
   cloneSet: (replicas) => ({
     apiVersion: 'apps.tailor.dev/v1alpha1',
     kind: 'CloneSet',
-    metadata: { name: APP },
+    metadata: { name: APP, labels: BENCH_CLONESET_LABELS },
     spec: {
       replicas,
       selector: { matchLabels: { app: APP } },

@@ -9,7 +9,8 @@ import * as k8s from '@kubernetes/client-node';
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { setupCloneSetController } from '../src/cloneset/setup.js';
-import { KubeClient, type Pod } from '../src/runtime/kube-client.js';
+import { KubeClient, isNotFound, type Pod } from '../src/runtime/kube-client.js';
+import { BENCH_CLONESET_LABELS } from './kwok-common.js';
 import { silentLogger } from '../src/runtime/logger.js';
 import { Manager } from '../src/runtime/manager.js';
 
@@ -71,7 +72,7 @@ async function main(): Promise<void> {
     await client.create(cs, {
       apiVersion: 'apps.tailor.dev/v1alpha1',
       kind: 'CloneSet',
-      metadata: { name: 'web' },
+      metadata: { name: 'web', labels: BENCH_CLONESET_LABELS },
       spec: {
         replicas: 3,
         selector: { matchLabels: { app: 'web' } },
@@ -124,7 +125,13 @@ async function main(): Promise<void> {
     profile('InPlacePodVerticalScaling=true');
     await manager.stop();
     await run;
-    await client.delete(`/api/v1/namespaces/${ns}`).catch(() => undefined);
+    // The API server was just restarted (profile): retry, or the pods stay and crowd the next bench off the node.
+    await until('the namespace deleted', async () => {
+      await client.delete(`/api/v1/namespaces/${ns}`).catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+      return true;
+    });
     client.close();
   }
 }

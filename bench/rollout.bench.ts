@@ -18,6 +18,7 @@ import { KubeClient, type Pod } from '../src/runtime/kube-client.js';
 import { silentLogger } from '../src/runtime/logger.js';
 import { Manager } from '../src/runtime/manager.js';
 import { Timeline, describeShare, type TimelineShare } from './timeline.js';
+import { BENCH_CLONESET_LABELS } from './kwok-common.js';
 
 const N = Number(process.env.BENCH_PODS ?? 10);
 const KUBECONFIG = process.env.TAILOR_KUBECONFIG ?? '.tailor/cluster/kubeconfig';
@@ -113,7 +114,7 @@ async function round(
   await client.create(cs, {
     apiVersion: 'apps.tailor.dev/v1alpha1',
     kind: 'CloneSet',
-    metadata: { name: kind },
+    metadata: { name: kind, labels: BENCH_CLONESET_LABELS },
     spec: {
       replicas: N,
       selector: { matchLabels: { app: kind } },

@@ -26,6 +26,7 @@ import { KubeClient, type Pod } from '../src/runtime/kube-client.js';
 import { silentLogger } from '../src/runtime/logger.js';
 import { Timeline, describeShare } from './timeline.js';
 import {
+  BENCH_CLONESET_LABELS,
   BenchProcess,
   condition,
   createNamespace,
@@ -127,7 +128,7 @@ function cloneSet(name: string, replicas: number, paused: boolean): Record<strin
   return {
     apiVersion: 'apps.tailor.dev/v1alpha1',
     kind: 'CloneSet',
-    metadata: { name },
+    metadata: { name, labels: BENCH_CLONESET_LABELS },
     spec: {
       replicas,
       selector: { matchLabels: { app: name } },
