@@ -41,7 +41,14 @@ log() { echo "cluster: $*"; }
 kubectl() { "$BIN/kubectl" --kubeconfig "$CLUSTER_DIR/kubeconfig" "$@"; }
 
 # ---------------------------------------------------------------- process bookkeeping
-pid_of() { local f=$PIDS/$1.pid; [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && cat "$f"; }
+# A zombie counts as gone: a stopped component whose parent shell has exited may wait for a reaper
+# that never comes (PID 1 of a container), and kill -0 still succeeds on it.
+pid_of() {
+  local f=$PIDS/$1.pid pid
+  [ -f "$f" ] && pid=$(cat "$f") && kill -0 "$pid" 2>/dev/null || return 1
+  [ "$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)" != Z ] || return 1
+  echo "$pid"
+}
 running() { pid_of "$1" >/dev/null; }
 
 start() { # name, command...
