@@ -9,7 +9,7 @@
 // default profile is restored afterwards.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
-import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet } from '../support/cloneset.js';
+import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/cloneset.js';
 import { controllerTestBed } from '../support/controller-testbed.js';
 import { grantPodPatch } from '../support/rbac.js';
 import { eventually, kubectl, podCgroupFile, sizedContainer } from '../support/testbed.js';
@@ -37,7 +37,7 @@ describe('resize through the node agent', () => {
       cloneSetPath(ns),
       cloneSetManifest('web', { replicas: 3, updateStrategy: { type: 'InPlaceIfPossible' } }, { containers: [container('100m', '64Mi')] }),
     );
-    await waitForCloneSet(client, ns, 'web', '3 ready', (cs, pods) => pods.length === 3 && cs.status?.readyReplicas === 3, 120_000);
+    await waitForReady(client, ns, 'web', 3, 120_000);
     const before = await activePods(client, ns, 'web');
     expect(before.every((p) => p.status?.containerStatuses?.[0]?.resources === undefined)).toBe(true);
 
@@ -104,7 +104,7 @@ describe('resize through the node agent', () => {
         { containers: [container('50m', '32Mi')] },
       ),
     );
-    await waitForCloneSet(client, ns, 'big', '1 ready', (cs, pods) => pods.length === 1 && cs.status?.readyReplicas === 1, 120_000);
+    await waitForReady(client, ns, 'big', 1, 120_000);
     await client.patch(cloneSetPath(ns, 'big'), { spec: { template: { spec: { containers: [container('500', '32Mi')] } } } }, 'merge');
     const cs = await waitForCloneSet(client, ns, 'big', 'Infeasible', (c) => c.status?.resize?.infeasible === 1, 60_000);
     expect(cs.status?.conditions?.find((c) => c.type === 'ResizeBlocked')?.status).toBe('True');

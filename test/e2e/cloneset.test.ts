@@ -3,7 +3,7 @@
 // `kubectl scale clone`, and are garbage-collected when the CloneSet is deleted.
 import { describe, expect, it } from '@jest/globals';
 import { controllerTestBed } from '../support/controller-testbed.js';
-import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet } from '../support/cloneset.js';
+import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/cloneset.js';
 import { eventually, kubectl } from '../support/testbed.js';
 
 const { client, ns } = controllerTestBed('cloneset-e2e');
@@ -26,7 +26,7 @@ describe('a CloneSet on a real kubelet', () => {
         { containers: [container('tailor.local/busybox:v1')] },
       ),
     );
-    await waitForCloneSet(client, ns, 'web', '3 ready pods', (cs, pods) => pods.length === 3 && cs.status?.readyReplicas === 3, 90_000);
+    await waitForReady(client, ns, 'web', 3, 90_000);
 
     await client.patch(
       cloneSetPath(ns, 'web'),
@@ -46,7 +46,7 @@ describe('a CloneSet on a real kubelet', () => {
     );
 
     expect(kubectl(['-n', ns, 'scale', 'clone', 'web', '--replicas=2'])).toContain('scaled');
-    await waitForCloneSet(client, ns, 'web', '2 ready pods', (cs, pods) => pods.length === 2 && cs.status?.readyReplicas === 2, 60_000);
+    await waitForReady(client, ns, 'web', 2, 60_000);
     const columns = kubectl(['-n', ns, 'get', 'clone', 'web']);
     expect(columns.split('\n')[0]).toMatch(/DESIRED\s+UPDATED\s+UPDATED_READY\s+READY/);
 

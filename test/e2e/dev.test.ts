@@ -6,7 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { loadTestKubeConfig } from '../support/kube.js';
 import { KubeClient, type Pod } from '../../src/runtime/kube-client.js';
-import { activePods, cloneSetPath, readCloneSet, waitForCloneSet } from '../support/cloneset.js';
+import { activePods, cloneSetPath, readCloneSet, waitForCloneSet, waitForReady } from '../support/cloneset.js';
 import { eventually } from '../support/testbed.js';
 
 const client = new KubeClient(loadTestKubeConfig());
@@ -32,7 +32,7 @@ describe('make dev', () => {
     );
     expect(agent.status?.numberReady).toBe(agent.status?.desiredNumberScheduled);
     expect(agent.status?.numberReady).toBe(1);
-    await waitForCloneSet(client, ns, 'web', 'sample ready', (cs, pods) => pods.length === 3 && cs.status?.readyReplicas === 3, 120_000);
+    await waitForReady(client, ns, 'web', 3, 120_000);
     const uids = new Set((await activePods(client, ns, 'web')).map((p) => p.metadata?.uid));
 
     // An image edit, carried out in place by the in-cluster controller.

@@ -5,7 +5,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { controllerTestBed } from '../support/controller-testbed.js';
 import type { Pod } from '../../src/api/wire.js';
-import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet } from '../support/cloneset.js';
+import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/cloneset.js';
 import { PodWatch } from '../support/pod-watch.js';
 import { kubectl } from '../support/testbed.js';
 
@@ -40,7 +40,7 @@ describe('in-place image update on a real kubelet', () => {
         },
       ),
     );
-    await waitForCloneSet(client, ns, 'web', '4 ready pods', (cs, pods) => pods.length === 4 && cs.status?.readyReplicas === 4, 120_000);
+    await waitForReady(client, ns, 'web', 4, 120_000);
     const before = new Map((await activePods(client, ns, 'web')).map((p) => [p.metadata?.uid ?? '', p]));
 
     // For each pod: when it left the ready endpoints, and when its container started again.

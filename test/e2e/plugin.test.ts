@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { KubeClient } from '../../src/runtime/kube-client.js';
-import { cloneSetManifest, cloneSetPath, waitForCloneSet } from '../support/cloneset.js';
+import { cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/cloneset.js';
 import { startController, type RunningController } from '../support/controller.js';
 import { ensureCrd } from '../support/crd.js';
 import { kubeconfigPath, loadTestKubeConfig } from '../support/kube.js';
@@ -95,7 +95,7 @@ describe('kubectl tailor status', () => {
         { containers: [container('50m')] },
       ),
     );
-    await waitForCloneSet(client, ns, 'web', '2 ready pods', (cs, pods) => pods.length === 2 && cs.status?.readyReplicas === 2, 120_000);
+    await waitForReady(client, ns, 'web', 2, 120_000);
     await client.patch(
       cloneSetPath(ns, 'web'),
       { spec: { template: { spec: { containers: [container('50m', 'tailor.local/busybox:v2')] } } } },
@@ -138,7 +138,7 @@ describe('kubectl tailor status', () => {
         { containers: [container('50m')] },
       ),
     );
-    await waitForCloneSet(client, ns, 'big', '1 ready pod', (cs, pods) => pods.length === 1 && cs.status?.readyReplicas === 1, 120_000);
+    await waitForReady(client, ns, 'big', 1, 120_000);
     await client.patch(cloneSetPath(ns, 'big'), { spec: { template: { spec: { containers: [container('500')] } } } }, 'merge');
 
     const result = await status('big', '--timeout', '120s');

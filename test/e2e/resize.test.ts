@@ -5,7 +5,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { controllerTestBed } from '../support/controller-testbed.js';
 import type { Pod } from '../../src/api/wire.js';
-import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet } from '../support/cloneset.js';
+import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet, waitForReady } from '../support/cloneset.js';
 import { eventually, podCgroupFile, sizedContainer } from '../support/testbed.js';
 
 const { client, ns } = controllerTestBed('resize-e2e');
@@ -30,7 +30,7 @@ describe('in-place resize through the kubelet', () => {
         },
       ),
     );
-    await waitForCloneSet(client, ns, 'web', '3 ready pods', (cs, pods) => pods.length === 3 && cs.status?.readyReplicas === 3, 120_000);
+    await waitForReady(client, ns, 'web', 3, 120_000);
     const before = new Map((await activePods(client, ns, 'web')).map((p) => [p.metadata?.uid ?? '', p]));
 
     // Record status.resize as the user would watch it.
@@ -86,7 +86,7 @@ describe('in-place resize through the kubelet', () => {
         { containers: [container('50m', '32Mi')] },
       ),
     );
-    await waitForCloneSet(client, ns, 'big', '1 ready pod', (cs, pods) => pods.length === 1 && cs.status?.readyReplicas === 1, 120_000);
+    await waitForReady(client, ns, 'big', 1, 120_000);
     const [pod] = await activePods(client, ns, 'big');
     await client.patch(cloneSetPath(ns, 'big'), { spec: { template: { spec: { containers: [container('500', '32Mi')] } } } }, 'merge');
     const cs = await waitForCloneSet(
@@ -113,14 +113,7 @@ describe('in-place resize through the kubelet', () => {
         { containers: [container('100m', '32Mi')] },
       ),
     );
-    await waitForCloneSet(
-      client,
-      ns,
-      'deferred',
-      '1 ready pod',
-      (cs, pods) => pods.length === 1 && cs.status?.readyReplicas === 1,
-      120_000,
-    );
+    await waitForReady(client, ns, 'deferred', 1, 120_000);
     // Free the node of this file's earlier CloneSets so the arithmetic below has room to work with.
     for (const name of ['web', 'big']) await client.delete(cloneSetPath(ns, name)).catch(() => undefined);
     await eventually(
@@ -175,7 +168,7 @@ describe('in-place resize through the kubelet', () => {
       cloneSetPath(ns),
       cloneSetManifest('restart', { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible' } }, { containers: [restarting('64Mi')] }),
     );
-    await waitForCloneSet(client, ns, 'restart', '1 ready pod', (cs, pods) => pods.length === 1 && cs.status?.readyReplicas === 1, 120_000);
+    await waitForReady(client, ns, 'restart', 1, 120_000);
     const [pod] = await activePods(client, ns, 'restart');
     await client.patch(cloneSetPath(ns, 'restart'), { spec: { template: { spec: { containers: [restarting('128Mi')] } } } }, 'merge');
     await waitForCloneSet(
@@ -213,14 +206,7 @@ describe('in-place resize through the kubelet', () => {
         { containers: [container('50m', '32Mi')] },
       ),
     );
-    await waitForCloneSet(
-      client,
-      ns,
-      'recreate',
-      '1 ready pod',
-      (cs, pods) => pods.length === 1 && cs.status?.readyReplicas === 1,
-      120_000,
-    );
+    await waitForReady(client, ns, 'recreate', 1, 120_000);
     const [pod] = await activePods(client, ns, 'recreate');
     await client.patch(cloneSetPath(ns, 'recreate'), { spec: { template: { spec: { containers: [container('500', '32Mi')] } } } }, 'merge');
     const replacement = await eventually(

@@ -4,7 +4,7 @@
 // ResizeBlocked says why. Reverting the template heals the CloneSet in place.
 import { describe, expect, it } from '@jest/globals';
 import { controllerTestBed } from '../support/controller-testbed.js';
-import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, type TestCloneSet } from '../support/cloneset.js';
+import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady, type TestCloneSet } from '../support/cloneset.js';
 import { PodWatch } from '../support/pod-watch.js';
 import { sizedContainer } from '../support/testbed.js';
 
@@ -31,7 +31,7 @@ describe('an Infeasible resize on 4 pods with maxUnavailable 1', () => {
         },
       ),
     );
-    await waitForCloneSet(client, ns, 'typo', '4 ready pods', (cs, pods) => pods.length === 4 && cs.status?.readyReplicas === 4, 120_000);
+    await waitForReady(client, ns, 'typo', 4, 120_000);
     const original = new Set((await activePods(client, ns, 'typo')).map((p) => p.metadata?.uid));
     const watch = await PodWatch.start(client, ns, 'app=typo', 4);
     try {

@@ -16,7 +16,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Pod } from '../../src/api/wire.js';
 import { KubeClient } from '../../src/runtime/kube-client.js';
-import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, type TestCloneSet } from '../support/cloneset.js';
+import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady, type TestCloneSet } from '../support/cloneset.js';
 import { holdComponent, restartComponent, thawAll } from '../support/components.js';
 import { ensureCrd } from '../support/crd.js';
 import { killAllControllers, leaseHolder, startControllerProcess } from '../support/fault-controllers.js';
@@ -119,14 +119,7 @@ async function resizeUnderWay(prefix: string): Promise<Resize & { thaw(): void }
       { containers: [sizedContainer('50m', '64Mi')] },
     ),
   );
-  await waitForCloneSet(
-    client,
-    ns,
-    APP,
-    `${REPLICAS} ready`,
-    (cs, pods) => pods.length === REPLICAS && cs.status?.readyReplicas === REPLICAS,
-    120_000,
-  );
+  await waitForReady(client, ns, APP, REPLICAS, 120_000);
   const before = await activePods(client, ns, APP);
   const held = holdComponent('containerd');
   const editedAt = Date.now();
@@ -190,6 +183,14 @@ async function expectResizedInPlace(resize: Resize, cs: TestCloneSet): Promise<v
   }
 }
 
+/** Ends a scenario: every pod resized, the recovery since `faultAt` recorded, nothing lost. */
+async function finishResize(resize: Resize, row: { scenario: string; faultAt: number; measured: string }): Promise<void> {
+  const cs = await resize.settled();
+  const doneAt = Date.now();
+  recordRecovery({ scenario: row.scenario, measured: row.measured, recoveryMs: doneAt - row.faultAt, rolloutMs: doneAt - resize.editedAt });
+  await expectResizedInPlace(resize, cs);
+}
+
 describe('a resize through the node agent under faults loses nothing', () => {
   it('f. survives containerd restarted mid-resize: no pod restarted or recreated, every cgroup resized', async () => {
     const resize = await resizeUnderWay('fault-containerd');
@@ -199,14 +200,11 @@ describe('a resize through the node agent under faults loses nothing', () => {
     } finally {
       resize.thaw();
     }
-    const cs = await resize.settled();
-    recordRecovery({
+    await finishResize(resize, {
       scenario: 'f. containerd restarted mid-resize',
-      recoveryMs: Date.now() - startedAt,
+      faultAt: startedAt,
       measured: 'containerd started → every pod resized',
-      rolloutMs: Date.now() - resize.editedAt,
     });
-    await expectResizedInPlace(resize, cs);
   }, 300_000);
 
   it('g. survives the agent killed mid-resize: its restart finishes every resize, no pod restarted', async () => {
@@ -235,14 +233,7 @@ describe('a resize through the node agent under faults loses nothing', () => {
     } finally {
       resize.thaw();
     }
-    const cs = await resize.settled();
-    recordRecovery({
-      scenario: 'g. agent killed mid-resize',
-      recoveryMs: Date.now() - killedAt,
-      measured: 'agent killed → every pod resized',
-      rolloutMs: Date.now() - resize.editedAt,
-    });
-    await expectResizedInPlace(resize, cs);
+    await finishResize(resize, { scenario: 'g. agent killed mid-resize', faultAt: killedAt, measured: 'agent killed → every pod resized' });
     expect(agentRestarts()).toBe(restartsBefore + 1);
   }, 300_000);
 });

@@ -17,7 +17,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { KubeClient, type Pod } from '../../src/runtime/kube-client.js';
 import { freezeComponent, restartApiServer, restartComponent, waitForApiServerReady } from '../support/components.js';
-import { activePods, cloneSetPath, waitForCloneSet } from '../support/cloneset.js';
+import { activePods, cloneSetPath, waitForCloneSet, waitForReady } from '../support/cloneset.js';
 import { ensureCrd } from '../support/crd.js';
 import {
   electedPair,
@@ -80,6 +80,10 @@ const podsRunningV2 = async (ns: string): Promise<Pod[]> =>
       p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true,
   );
 
+/** When a replica has asked for the new image on more pods than `updatedBefore` (read from the API). */
+const nextPodUpdated = (ns: string, updatedBefore: number): Promise<number> =>
+  timeWhen('a replica to update another pod', async () => (await podsAtV2(ns)).length > updatedBefore, 120_000);
+
 /** Polls `probe` every 50 ms; resolves with the time it first held. */
 async function timeWhen(what: string, probe: () => Promise<boolean> | boolean, timeoutMs = 60_000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
@@ -102,14 +106,7 @@ interface Rollout {
 /** A converged 4-pod CloneSet at v1, then the image edit to v2; resolves once one pod is at v2. */
 async function rolloutUnderWay(ns: string): Promise<Rollout> {
   await client.create(cloneSetPath(ns), slowReadyCloneSet(APP, REPLICAS));
-  await waitForCloneSet(
-    client,
-    ns,
-    APP,
-    `${REPLICAS} ready pods`,
-    (cs, pods) => pods.length === REPLICAS && cs.status?.readyReplicas === REPLICAS,
-    120_000,
-  );
+  await waitForReady(client, ns, APP, REPLICAS, 120_000);
   const before = new Set((await activePods(client, ns, APP)).map((p) => p.metadata?.uid ?? ''));
   const recorder = await RolloutRecorder.start(client, ns, APP);
   const startedAt = Date.now();
@@ -187,7 +184,7 @@ describe('an in-place rollout under faults loses nothing', () => {
     });
     await waitForApiServerReady();
     const servingAt = Date.now();
-    const progressAt = await timeWhen('a replica to update another pod', async () => (await podsAtV2(ns)).length > updatedBefore, 120_000);
+    const progressAt = await nextPodUpdated(ns, updatedBefore);
     await finish(rollout, {
       scenario: 'd. etcd restarted (down 3 s)',
       recoveryMs: progressAt - servingAt,
@@ -366,7 +363,7 @@ describe('an in-place rollout under faults loses nothing', () => {
     const updatedBefore = rollout.recorder.podsAt(IMAGE_V2).length;
     let readyAt = 0;
     await restartApiServer({ onceReady: async () => void (readyAt = Date.now()) });
-    const progressAt = await timeWhen('a replica to update another pod', async () => (await podsAtV2(ns)).length > updatedBefore, 120_000);
+    const progressAt = await nextPodUpdated(ns, updatedBefore);
     await finish(rollout, {
       scenario: 'c. API server restarted',
       recoveryMs: progressAt - readyAt,

@@ -6,7 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 import { controllerTestBed } from '../support/controller-testbed.js';
 import { CONDITION_INPLACE_UPDATE_READY } from '../../src/api/types.js';
 import type { Pod } from '../../src/api/wire.js';
-import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet } from '../support/cloneset.js';
+import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/cloneset.js';
 import { FAKE_SCHEDULER } from '../support/fake-kubelet.js';
 import { PodWatch } from '../support/pod-watch.js';
 import { eventually } from '../support/testbed.js';
@@ -31,13 +31,7 @@ async function createReady(name: string, replicas: number, updateStrategy: Recor
       { schedulerName: FAKE_SCHEDULER, containers: [main('tailor.local/busybox:v1'), sidecar] },
     ),
   );
-  await waitForCloneSet(
-    client,
-    ns,
-    name,
-    `${replicas} ready`,
-    (cs, pods) => pods.length === replicas && cs.status?.readyReplicas === replicas,
-  );
+  await waitForReady(client, ns, name, replicas);
   return new Map((await activePods(client, ns, name)).map((p) => [p.metadata?.uid ?? '', p]));
 }
 
@@ -179,7 +173,7 @@ describe('the agent backend (a kubelet that cannot resize)', () => {
         { schedulerName: FAKE_SCHEDULER, containers: [withResources('100m')] },
       ),
     );
-    await waitForCloneSet(client, ns, 'agent', '2 ready', (cs, pods) => pods.length === 2 && cs.status?.readyReplicas === 2);
+    await waitForReady(client, ns, 'agent', 2);
     const before = new Set((await activePods(client, ns, 'agent')).map((p) => p.metadata?.uid));
     await setContainers('agent', [withResources('200m')]);
     // No agent answers here: the resize stays Proposed and says why.

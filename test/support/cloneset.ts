@@ -69,3 +69,15 @@ export async function waitForCloneSet(
     throw new Error(`${(err as Error).message}; last seen ${last}`, { cause: err });
   }
 }
+
+/** Waits until the CloneSet has exactly `replicas` pods and reports them all ready. */
+export function waitForReady(client: KubeClient, ns: string, name: string, replicas: number, timeoutMs = 120_000): Promise<TestCloneSet> {
+  return waitForCloneSet(
+    client,
+    ns,
+    name,
+    `${replicas} ready pods`,
+    (cs, pods) => pods.length === replicas && cs.status?.readyReplicas === replicas,
+    timeoutMs,
+  );
+}
