@@ -16,6 +16,7 @@
 // least one digit ("", "-", "." are errors, Kubernetes reads the last two as 0), and a decimal
 // value beyond 2^63-1 units is an error instead of an arbitrarily large inf.Dec (binary values are
 // capped at 2^63-1 like Kubernetes does).
+import { LRUCache } from 'lru-cache';
 
 export type QuantityFormat = 'DecimalSI' | 'BinarySI' | 'DecimalExponent';
 
@@ -114,10 +115,9 @@ function magnitudeInNanos(digits: bigint, fractionDigits: number, suffix: Suffix
 /**
  * Parsed quantities by their text. Every reconcile compares every pod's cpu and memory, written
  * in a handful of distinct texts ("10m", "16Mi"): parsing each once took a sixth of a 1,000-pod
- * round. Bounded (cleared when full), so odd texts cannot grow it; values are frozen and shared.
+ * round. Bounded, so odd texts cannot grow it; values are frozen and shared.
  */
-const parsed = new Map<string, Quantity>();
-const PARSED_MAX = 4096;
+const parsed = new LRUCache<string, Quantity>({ max: 4096 });
 
 /** Parse a Kubernetes quantity ("100m", "1.5Gi", "1e3"). Throws QuantityError on garbage. */
 export function parseQuantity(input: string, options: ParseQuantityOptions = {}): Quantity {
@@ -127,7 +127,6 @@ export function parseQuantity(input: string, options: ParseQuantityOptions = {})
   let quantity = parsed.get(input);
   if (quantity === undefined) {
     quantity = Object.freeze(parseText(input));
-    if (parsed.size >= PARSED_MAX) parsed.clear();
     parsed.set(input, quantity);
   }
   if (options.allowNegative === false && quantity.nanos < 0n) {

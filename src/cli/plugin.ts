@@ -8,7 +8,7 @@
 // Must not: write to the cluster, or judge a rollout itself.
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { readFileSync } from 'node:fs';
-import { parseDuration as parseGoDuration } from '../api/duration.js';
+import { parseDuration } from '../api/duration.js';
 import type { CloneSet } from '../api/types.js';
 import { selectorString } from '../cloneset/selector.js';
 import { API_GROUP, API_VERSION, CLONESET_PLURAL } from '../api/types.js';
@@ -41,16 +41,16 @@ export interface StatusOptions {
 }
 
 /** A duration flag: 30s, 5m, 1h30m, 500ms; a bare number is seconds; 0 is none. */
-export function parseDuration(value: string): number {
+function durationFlag(value: string): number {
   try {
-    return parseGoDuration(value);
+    return parseDuration(value);
   } catch (err) {
     throw new InvalidArgumentError(`${err instanceof Error ? err.message : String(err)}, or 0 for no limit`);
   }
 }
 
 const parseInterval = (value: string): number => {
-  const ms = parseDuration(value);
+  const ms = durationFlag(value);
   if (ms <= 0) throw new InvalidArgumentError('the interval must be greater than 0');
   return ms;
 };
@@ -320,7 +320,7 @@ export function buildProgram(): Command {
     .argument('<clone>', 'CloneSet name')
     .option('-n, --namespace <ns>', 'namespace (default: the kubeconfig context\'s namespace, else "default")')
     .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)')
-    .option('--timeout <duration>', 'give up after this long, e.g. 5m; 0 waits without a limit', parseDuration, 0)
+    .option('--timeout <duration>', 'give up after this long, e.g. 5m; 0 waits without a limit', durationFlag, 0)
     .option('--interval <duration>', 'how often to read the CloneSet and its pods', parseInterval, 1000)
     .option('-w, --watch', 'keep watching until the rollout is complete or blocked (default)', true)
     .option('--no-watch', 'print the current status once and exit')

@@ -14,8 +14,6 @@ import type { Logger } from './logger.js';
 
 import type { EventType } from '../api/reasons.js';
 
-export type { EventType } from '../api/reasons.js';
-
 export interface EventRecorderOptions {
   client: KubeClient;
   component: string;
@@ -33,9 +31,8 @@ interface Batch {
   type: EventType;
   reason: string;
   what: string;
-  /** Named in the summary: the subjects after the first, in order, each once. */
-  subjects: string[];
-  seen: Set<string>;
+  /** Every subject of the window, in order, each once; the summary names those after the first. */
+  subjects: Set<string>;
   timer?: NodeJS.Timeout;
 }
 
@@ -104,12 +101,11 @@ export class EventRecorder {
     const open = this.batches.get(key);
     if (open) {
       // The same news about the same pod twice in a window (a round that repeats) is news once.
-      if (!open.seen.has(subject)) open.subjects.push(subject);
-      open.seen.add(subject);
+      open.subjects.add(subject);
       return;
     }
     this.event(object, type, reason, `${what}: ${subject}`);
-    const batch: Batch = { object, type, reason, what, subjects: [], seen: new Set([subject]) };
+    const batch: Batch = { object, type, reason, what, subjects: new Set([subject]) };
     batch.timer = setTimeout(() => this.closeBatch(key), this.options.batchWindowMs ?? 10_000);
     batch.timer.unref();
     this.batches.set(key, batch);
@@ -126,7 +122,7 @@ export class EventRecorder {
     if (!batch) return;
     clearTimeout(batch.timer);
     this.batches.delete(key);
-    const { subjects } = batch;
+    const subjects = [...batch.subjects].slice(1);
     if (subjects.length === 0) return;
     const named = subjects.slice(0, MAX_NAMED_SUBJECTS).join(', ');
     const more = subjects.length > MAX_NAMED_SUBJECTS ? ` and ${subjects.length - MAX_NAMED_SUBJECTS} more` : '';

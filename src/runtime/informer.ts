@@ -262,7 +262,7 @@ export class Informer<T extends KubeObject> {
     }
     if (!this.isCurrent(attempt)) return;
     const wasSynced = this.synced;
-    for (const change of this.store.replace(fresh, { prepared: true })) this.deliver(change);
+    for (const change of this.store.replace(fresh)) this.deliver(change);
     this.lastEventAt = Date.now();
     if (wasSynced) this.completedRelists += 1;
     this.send({ type: 'listed', attempt, resourceVersion, now: Date.now() });

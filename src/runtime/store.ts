@@ -68,8 +68,11 @@ export class Store<T extends KubeObject> {
   }
 
   /** Adds or replaces; nothing changes when the resourceVersion is the one already held. */
-  upsert(received: T, options: { prepared?: boolean } = {}): StoreChange<T> | undefined {
-    const obj = options.prepared ? received : this.prepare(received);
+  upsert(received: T): StoreChange<T> | undefined {
+    return this.put(this.prepare(received));
+  }
+
+  private put(obj: T): StoreChange<T> | undefined {
     const key = objectKey(obj);
     const old = this.objects.get(key);
     if (old && old.metadata?.resourceVersion === obj.metadata?.resourceVersion) return undefined;
@@ -89,10 +92,11 @@ export class Store<T extends KubeObject> {
   }
 
   /**
-   * Makes the contents equal `fresh`; returns deletions first, then additions and updates.
-   * `prepared`: the objects already went through `prepare` (the informer's paged list).
+   * Makes the contents equal `fresh`, objects that already went through `prepare` (the informer
+   * prepares each page of its list as it arrives); returns deletions first, then additions and
+   * updates.
    */
-  replace(fresh: T[], options: { prepared?: boolean } = {}): StoreChange<T>[] {
+  replace(fresh: T[]): StoreChange<T>[] {
     const keep = new Set(fresh.map(objectKey));
     const changes: StoreChange<T>[] = [];
     for (const [key, old] of [...this.objects]) {
@@ -101,7 +105,7 @@ export class Store<T extends KubeObject> {
       if (change) changes.push(change);
     }
     for (const obj of fresh) {
-      const change = this.upsert(obj, options);
+      const change = this.put(obj);
       if (change) changes.push(change);
     }
     return changes;
