@@ -41,7 +41,7 @@ import { nodeResizeEvidence } from '../resize/backend.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { admit, holdsResources, nodeAllocatable, type AdmissionResult } from './admission.js';
 import { cloneSetOwner, qosClassChange, requestNotInRevision, restartRequiredBy, type ControllerRevision } from './authorize.js';
-import { planResize } from './order.js';
+import { planResize, type PlanStep } from './order.js';
 import { podCgroupFromContainer, readPodCgroup, writePodCgroup, type PodCgroupOptions } from '../cgroup/pod.js';
 
 export const AgentReasons = {
@@ -464,7 +464,7 @@ export class AgentReconciler {
    * runtime accepted but the cgroup does not show.
    */
   private async applySteps(
-    steps: ReturnType<typeof planResize>,
+    steps: readonly PlanStep[],
     podPath: string,
     running: Map<string, { id: string }>,
   ): Promise<{ changed: boolean; notActuated?: { container: string; resource: string } }> {
@@ -588,7 +588,7 @@ export class AgentReconciler {
 function currentResources(
   pod: Pod,
   running: Map<string, { id: string }>,
-  record: { containers: Record<string, ContainerResources & { containerID?: string }> } | undefined,
+  record: AppliedRecord | undefined,
 ): Record<string, ContainerResources> {
   const current: Record<string, ContainerResources> = {};
   for (const c of resizableContainers(pod)) {

@@ -4,6 +4,7 @@
 // Failure that names the condition to raise, with a message that is the same on every attempt.
 // Events come from the catalogue in src/api/reasons.ts.
 // Must not: decide anything (the planner has), write the CloneSet's status, or retry.
+import PQueue from 'p-queue';
 import { EventReasons } from '../api/reasons.js';
 import { CloneSetConditionTypes as Conditions } from '../api/types.js';
 import type { InPlaceUpdater } from '../inplace/engine.js';
@@ -38,15 +39,6 @@ export interface ExecutorDeps {
  * stays well inside the client's 64 sockets (the watches and events hold a few).
  */
 export const IN_PLACE_WRITES_AT_ONCE = 32;
-
-/** Runs `fn` over `items`, at most `limit` at a time (a failed one does not stop the others). */
-async function inBatches<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) await fn(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
 
 /** Deletions that scale the CloneSet; the others are part of an update. */
 const SCALE_DELETES: ReadonlySet<DeleteReason> = new Set(['ScaleDown', 'PodsToDelete']);
@@ -100,8 +92,9 @@ export class PlanExecutor {
       const name = intent.kind === 'create' ? '' : (intent.pod.metadata?.name ?? '');
       return run ? [{ what: `${intent.kind} pod <pod> in place`, name, run }] : [];
     });
-    await inBatches(writes, IN_PLACE_WRITES_AT_ONCE, (w) =>
-      attempts.run(Conditions.FailedUpdate, EventReasons.FailedUpdate, w.what, [w.name], w.run),
+    const inFlight = new PQueue({ concurrency: IN_PLACE_WRITES_AT_ONCE });
+    await inFlight.addAll(
+      writes.map((w) => () => attempts.run(Conditions.FailedUpdate, EventReasons.FailedUpdate, w.what, [w.name], w.run)),
     );
     return attempts.failures;
   }

@@ -367,7 +367,7 @@ const STUCK_WAITING = new Set([
 ]);
 
 /** How long a pod may be on its way into service before it counts as holding the rollout up. */
-export const STUCK_AFTER_MS = 30_000;
+const STUCK_AFTER_MS = 30_000;
 
 /**
  * Since when a pod that does not count as available has been out of service, if that is long

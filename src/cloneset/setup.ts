@@ -73,12 +73,10 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
   cloneSets.addHandler({
     onAdd: (cs) => queue.add(objectKey(cs)),
     onUpdate: (old, cs) => {
-      const uid = cs.metadata?.uid ?? '';
-      const awaited = !podExpectations.satisfied(uid);
-      podExpectations.observe(uid, cs.metadata?.resourceVersion ?? '');
       // A status write (ours, mostly) must not start the next round by itself, unless a round
       // is waiting to see it: that round would otherwise sleep out its 200 ms cache-lag poll.
-      if (!onlyStatusChanged(old, cs) || (awaited && podExpectations.satisfied(uid))) queue.add(objectKey(cs));
+      const awaitedRoundSeesIt = podExpectations.observe(cs.metadata?.uid ?? '', cs.metadata?.resourceVersion ?? '');
+      if (awaitedRoundSeesIt || !onlyStatusChanged(old, cs)) queue.add(objectKey(cs));
     },
     onDelete: (cs) => queue.add(objectKey(cs)),
   });

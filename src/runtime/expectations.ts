@@ -140,12 +140,15 @@ export class ResourceVersionExpectations {
     this.#expected.set(uid, rv);
   }
 
-  /** Records that the cache showed `rvSeen` for `uid`; clears the expectation once it is reached. */
-  observe(uid: string, rvSeen: string): void {
+  /**
+   * Records that the cache showed `rvSeen` for `uid`; clears the expectation once it is reached.
+   * True when this very sighting cleared one (a round was waiting for it).
+   */
+  observe(uid: string, rvSeen: string): boolean {
     const expected = this.#expected.get(uid);
-    if (expected !== undefined && isResourceVersionAtLeast(rvSeen, expected)) {
-      this.#expected.delete(uid);
-    }
+    if (expected === undefined || !isResourceVersionAtLeast(rvSeen, expected)) return false;
+    this.#expected.delete(uid);
+    return true;
   }
 
   /** True when no version is awaited for `uid`, or the wait expired (then dropped and reported). */
