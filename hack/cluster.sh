@@ -43,10 +43,10 @@ kubectl() { "$BIN/kubectl" --kubeconfig "$CLUSTER_DIR/kubeconfig" "$@"; }
 # ---------------------------------------------------------------- process bookkeeping
 # A zombie counts as gone: a stopped component whose parent shell has exited may wait for a reaper
 # that never comes (PID 1 of a container), and kill -0 still succeeds on it.
+alive() { kill -0 "$1" 2>/dev/null && [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)" != Z ]; }
 pid_of() {
   local f=$PIDS/$1.pid pid
-  [ -f "$f" ] && pid=$(cat "$f") && kill -0 "$pid" 2>/dev/null || return 1
-  [ "$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)" != Z ] || return 1
+  [ -f "$f" ] && pid=$(cat "$f") && alive "$pid" || return 1
   echo "$pid"
 }
 running() { pid_of "$1" >/dev/null; }
@@ -64,8 +64,8 @@ stop() { # name: TERM, wait up to 20 s, then KILL
   local name=$1 pid
   pid=$(pid_of "$name") || { rm -f "$PIDS/$name.pid"; return 0; }
   kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-  kill -0 "$pid" 2>/dev/null && { log "$name did not stop on TERM; killing"; kill -KILL "$pid" 2>/dev/null || true; sleep 0.5; }
+  for _ in $(seq 1 100); do alive "$pid" || break; sleep 0.2; done
+  alive "$pid" && { log "$name did not stop on TERM; killing"; kill -KILL "$pid" 2>/dev/null || true; sleep 0.5; }
   rm -f "$PIDS/$name.pid"
   log "stopped $name"
 }
@@ -304,11 +304,18 @@ EOF
 EOF
 }
 
+# ctr answers as soon as containerd serves, but its CRI plugin finishes starting a moment later and
+# until then answers "server is not initialized yet", on which a starting kubelet exits. containerd
+# logs "Start streaming server" right before it marks the CRI server initialized.
+cri_started_since() { tail -n +"$(($1 + 1))" "$LOGS/containerd.log" | grep -q 'Start streaming server'; }
+
 up_containerd() {
   if running containerd && ctr_ version >/dev/null 2>&1; then return 0; fi
   write_containerd_config
+  local log_lines; log_lines=$(cat "$LOGS/containerd.log" 2>/dev/null | wc -l)
   start containerd containerd --config "$CLUSTER_DIR/containerd/config.toml"
   wait_for containerd 30 ctr_ version
+  wait_for "containerd's CRI plugin" 30 cri_started_since "$log_lines"
   log "containerd up at $CONTAINERD_SOCK"
 }
 
