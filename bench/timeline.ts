@@ -23,7 +23,7 @@ export interface TimelineShare {
   patchToRunning: Span;
   /** New container running → InPlaceUpdateReady True (Tailor). */
   runningToGate: Span;
-  /** InPlaceUpdateReady True → Ready (the kubelet, when Tailor cannot say Ready). */
+  /** InPlaceUpdateReady True → Ready (the kubelet: it owns Ready, decision 0007). */
   gateToReady: Span;
 }
 

@@ -8,7 +8,7 @@ import type { EventRecorder } from '../runtime/events.js';
 import type { ResourceVersionExpectations } from '../runtime/expectations.js';
 import { isNotFound, type KubeClient, type KubeObject, type Pod } from '../runtime/kube-client.js';
 import type { InPlaceMetrics } from './metrics.js';
-import { containersAllReady, readUpdateState, type InPlaceStep, type Settlement } from './plan.js';
+import { readUpdateState, type InPlaceStep, type Settlement } from './plan.js';
 
 const stamp = (now: number): string => new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
@@ -48,7 +48,10 @@ export class InPlaceUpdater {
   async settle(owner: KubeObject, pod: Pod, settlement: Exclude<Settlement, 'pending' | 'none'>): Promise<void> {
     const completed = settlement === 'complete';
     const time = stamp(this.now());
-    const conditions = [
+    // Only the gate: Ready is the kubelet's, and it re-syncs the pod as soon as it sees the gate
+    // turn True. A Ready True written here flips back to False when the kubelet's status reconcile
+    // finds it differs from the status it last computed, a second pod out of service (decision 0007).
+    await this.patchStatus(pod, [
       {
         type: CONDITION_INPLACE_UPDATE_READY,
         status: 'True',
@@ -56,10 +59,7 @@ export class InPlaceUpdater {
         message: completed ? 'every changed container restarted with its new image' : 'the update no longer applies; nothing was restarted',
         lastTransitionTime: time,
       },
-    ];
-    // The kubelet's floor: it would only re-read the gate and say Ready a second later.
-    if (containersAllReady(pod)) conditions.push({ type: 'Ready', status: 'True', reason: '', message: '', lastTransitionTime: time });
-    await this.patchStatus(pod, conditions);
+    ]);
     this.metrics?.updates.inc({ result: completed ? 'succeeded' : 'reverted' });
     const state = readUpdateState(pod);
     if (completed && state) this.metrics?.duration.observe((this.now() - Date.parse(state.updateTimestamp)) / 1000);

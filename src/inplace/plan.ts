@@ -168,21 +168,6 @@ export function updateStateProblem(pod: Pod): string | undefined {
 export type Settlement = 'complete' | 'undrain' | 'pending' | 'none';
 
 /**
- * Every container and sidecar reports ready in the pod's status: the kubelet would turn the pod
- * Ready as soon as it sees InPlaceUpdateReady True, so Tailor may say Ready itself in the same
- * write (decision 0007). One status snapshot, so the flags belong to the restarted containers.
- */
-export function containersAllReady(pod: Pod): boolean {
-  const sidecars = new Set((pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always').map((c) => c.name));
-  const statuses = [
-    ...(pod.status?.containerStatuses ?? []),
-    ...(pod.status?.initContainerStatuses ?? []).filter((s) => sidecars.has(s.name)),
-  ];
-  const expected = (pod.spec?.containers?.length ?? 0) + sidecars.size;
-  return expected > 0 && statuses.length === expected && statuses.every((s) => s.ready === true && s.state?.running !== undefined);
-}
-
-/**
  * For a pod whose InPlaceUpdateReady is False: 'complete' when every container the update changed
  * runs again after the change; 'undrain' when it was drained for an update it is no longer
  * getting (`selected` false) and nothing was patched; 'pending' while containers restart.

@@ -54,7 +54,7 @@ describe('an Infeasible resize on 4 pods with maxUnavailable 1', () => {
       await sleep(10_000);
       const during = await activePods(client, ns, 'typo');
       expect(during.filter((p) => original.has(p.metadata?.uid)).length).toBe(3);
-      expect(watch.maxUnavailable).toBeLessThanOrEqual(1);
+      watch.expectUnavailableAtMost(1);
       process.stdout.write(`[safe-rollouts] worst moment while Infeasible: ${watch.maxUnavailable} of 4 pods out of service\n`);
 
       // The fix: back to 50m. The three original pods resize back in place; the replacement that
@@ -80,7 +80,7 @@ describe('an Infeasible resize on 4 pods with maxUnavailable 1', () => {
       expect(healed.status?.readyReplicas).toBe(4);
       const after = await activePods(client, ns, 'typo');
       expect(after.filter((p) => original.has(p.metadata?.uid)).length).toBe(3);
-      expect(watch.maxUnavailable).toBeLessThanOrEqual(1);
+      watch.expectUnavailableAtMost(1);
       process.stdout.write(`[safe-rollouts] worst moment overall (typo, then revert): ${watch.maxUnavailable} of 4 pods out of service\n`);
     } finally {
       watch.stop();

@@ -80,7 +80,7 @@ describe('CloneSet ReCreate rollout', () => {
     expect(byRevision.get(after.status?.updateRevision ?? '')).toBe(3);
     expect(byRevision.get(before.status?.updateRevision ?? '')).toBe(2);
     expect(after.status?.expectedUpdatedReplicas).toBe(3);
-    expect(watcher.maxUnavailable).toBeLessThanOrEqual(1);
+    watcher.expectUnavailableAtMost(1);
   });
 
   it('rolling back to the previous template reuses its revision', async () => {
@@ -128,6 +128,6 @@ describe('CloneSet ReCreate rollout', () => {
     watcher.stop();
     // The 4 original pods and exactly 4 replacements: the restart caused no duplicate create.
     expect(watcher.uidsEverSeen.size).toBe(8);
-    expect(watcher.maxUnavailable).toBeLessThanOrEqual(1);
+    watcher.expectUnavailableAtMost(1);
   });
 });

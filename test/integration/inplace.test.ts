@@ -64,7 +64,7 @@ describe('InPlaceIfPossible', () => {
       expect(pod.spec?.nodeName).toBe(old.spec?.nodeName);
     }
     expect(watch.uidsEverSeen.size).toBe(4);
-    expect(watch.maxUnavailable).toBeLessThanOrEqual(1);
+    watch.expectUnavailableAtMost(1);
   });
 
   it('changes pod labels in place without restarting anything', async () => {

@@ -8,6 +8,9 @@ export class PodWatch {
   readonly uidsEverSeen = new Set<string>();
   private readonly ready = new Map<string, boolean>();
   private maxUnavailableSeen = 0;
+  private readonly started = Date.now();
+  /** Every change of a pod's Ready (or its going), with the conditions that came with it. */
+  private readonly transitions: string[] = [];
   private readonly abort = new AbortController();
 
   private constructor(private readonly desired: number) {}
@@ -20,6 +23,7 @@ export class PodWatch {
     const initial = await client.list<Pod>(path, { labelSelector });
     for (const pod of initial.items) w.record({ type: 'ADDED', object: pod });
     w.maxUnavailableSeen = 0;
+    w.transitions.length = 0;
     const response = await client.request('GET', path, {
       query: { watch: true, labelSelector, resourceVersion: initial.metadata?.resourceVersion },
       signal: w.abort.signal,
@@ -42,6 +46,14 @@ export class PodWatch {
     return this.maxUnavailableSeen;
   }
 
+  /** Fails with every Ready transition seen when more than `budget` pods were ever unavailable at once. */
+  expectUnavailableAtMost(budget: number): void {
+    if (this.maxUnavailableSeen <= budget) return;
+    throw new Error(
+      `${this.maxUnavailableSeen} pods were unavailable at once (budget ${budget}); Ready transitions:\n${this.transitions.join('\n')}`,
+    );
+  }
+
   stop(): void {
     this.abort.abort();
   }
@@ -50,9 +62,16 @@ export class PodWatch {
     const meta = event.object.metadata;
     if (!meta?.name) return;
     if (meta.uid) this.uidsEverSeen.add(meta.uid);
+    const was = this.ready.get(meta.name);
     if (event.type === 'DELETED' || meta.deletionTimestamp) this.ready.delete(meta.name);
     else this.ready.set(meta.name, event.object.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false);
+    const now = this.ready.get(meta.name);
     const readyNow = [...this.ready.values()].filter(Boolean).length;
     this.maxUnavailableSeen = Math.max(this.maxUnavailableSeen, this.desired - readyNow);
+    if (now !== was) {
+      const conditions = (event.object.status?.conditions ?? []).map((c) => `${c.type}=${c.status}${c.reason ? `(${c.reason})` : ''}`);
+      const at = ((Date.now() - this.started) / 1000).toFixed(2);
+      this.transitions.push(`+${at}s ${meta.name} ready=${now ?? 'gone'} unavailable=${this.desired - readyNow} ${conditions.join(' ')}`);
+    }
   }
 }

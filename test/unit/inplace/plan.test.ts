@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { ANNOTATION_INPLACE_UPDATE_STATE, CONDITION_INPLACE_UPDATE_READY, LABEL_CONTROLLER_REVISION_HASH } from '../../../src/api/types.js';
 import type { PodTemplate } from '../../../src/inplace/diff.js';
-import { containersAllReady, planInPlaceUpdate, settleInPlaceUpdate, type UpdateTarget } from '../../../src/inplace/plan.js';
+import { planInPlaceUpdate, settleInPlaceUpdate, type UpdateTarget } from '../../../src/inplace/plan.js';
 import type { Pod } from '../../../src/api/wire.js';
 
 const NOW = Date.parse('2026-01-01T00:01:00Z');
@@ -138,71 +138,5 @@ describe('settleInPlaceUpdate decides when an update is finished', () => {
     ['a drained pod still selected waits for its patch', pod({ gate: 'False', revision: 'r1' }), true, 'none'],
   ])('%s', (_name, p, selected, expected) => {
     expect(settleInPlaceUpdate(p, selected)).toBe(expected);
-  });
-});
-
-describe('containersAllReady (may Tailor say Ready when the update completes?)', () => {
-  const withStatuses = (statuses: { name: string; ready: boolean; running?: boolean }[], sidecar?: { ready: boolean }): Pod => ({
-    spec: {
-      containers: statuses.map((s) => ({ name: s.name, image: 'img' })),
-      ...(sidecar
-        ? {
-            initContainers: [
-              { name: 'proxy', image: 'img', restartPolicy: 'Always' },
-              { name: 'setup', image: 'img' },
-            ],
-          }
-        : {}),
-    },
-    status: {
-      containerStatuses: statuses.map((s) => ({
-        name: s.name,
-        ready: s.ready,
-        restartCount: 1,
-        image: 'img',
-        imageID: 'x',
-        state: s.running === false ? { waiting: {} } : { running: {} },
-      })),
-      ...(sidecar
-        ? {
-            initContainerStatuses: [
-              { name: 'proxy', ready: sidecar.ready, restartCount: 0, image: 'img', imageID: 'x', state: { running: {} } },
-              { name: 'setup', ready: false, restartCount: 0, image: 'img', imageID: 'x', state: { terminated: { exitCode: 0 } } },
-            ],
-          }
-        : {}),
-    },
-  });
-
-  it.each([
-    [
-      'every container ready and running',
-      withStatuses([
-        { name: 'a', ready: true },
-        { name: 'b', ready: true },
-      ]),
-      true,
-    ],
-    [
-      'one container not ready yet (its probe has not passed)',
-      withStatuses([
-        { name: 'a', ready: true },
-        { name: 'b', ready: false },
-      ]),
-      false,
-    ],
-    ['a container waiting to start', withStatuses([{ name: 'a', ready: true, running: false }]), false],
-    ['a ready sidecar; a finished plain init container does not count', withStatuses([{ name: 'a', ready: true }], { ready: true }), true],
-    ['a sidecar not ready', withStatuses([{ name: 'a', ready: true }], { ready: false }), false],
-    [
-      'no status reported for a container',
-      {
-        spec: { containers: [{ name: 'a' }, { name: 'b' }] },
-        status: { containerStatuses: [{ name: 'a', ready: true, state: { running: {} } }] },
-      } as unknown as Pod,
-      false,
-    ],
-  ])('%s', (_name, pod, expected) => {
-    expect(containersAllReady(pod)).toBe(expected);
   });
 });
