@@ -19,7 +19,7 @@ import {
   type CloneSetCondition,
   type ResizeState,
 } from '../api/types.js';
-import { podCountsAsReady } from '../cloneset/pods.js';
+import { podCountsAsReady, whyPodCannotStart } from '../cloneset/pods.js';
 import { readUpdateState } from '../inplace/plan.js';
 import type { Pod, Wire } from '../api/wire.js';
 import { podResizeView } from '../resize/state.js';
@@ -89,18 +89,6 @@ type WireCloneSet = Wire<CloneSet>;
 type WireStatus = NonNullable<WireCloneSet['status']>;
 type WireCondition = Wire<CloneSetCondition>;
 
-/** Container waiting reasons that mean the container cannot start without someone's help. */
-const FAILING_WAITING_REASONS = new Set([
-  'CrashLoopBackOff',
-  'ImagePullBackOff',
-  'ErrImagePull',
-  'ErrImageNeverPull',
-  'InvalidImageName',
-  'CreateContainerConfigError',
-  'CreateContainerError',
-  'RunContainerError',
-]);
-
 const condition = (conditions: WireCondition[] | undefined, type: string): WireCondition | undefined =>
   conditions?.find((c) => c.type === type);
 
@@ -120,17 +108,8 @@ export function formatAge(ms: number): string {
 
 function podProblem(pod: Pod): string | undefined {
   if (pod.metadata?.deletionTimestamp) return 'Terminating';
-  const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
-  if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') {
-    return `Unschedulable${scheduled.message ? `: ${scheduled.message}` : ''}`;
-  }
-  const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
-  for (const s of statuses) {
-    const waiting = s.state?.waiting;
-    if (waiting?.reason && FAILING_WAITING_REASONS.has(waiting.reason)) {
-      return `container ${s.name}: ${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`;
-    }
-  }
+  const cannotStart = whyPodCannotStart(pod);
+  if (cannotStart) return cannotStart;
   if (pod.status?.phase === 'Failed') return `Failed${pod.status.reason ? `: ${pod.status.reason}` : ''}`;
   return undefined;
 }

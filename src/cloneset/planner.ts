@@ -14,7 +14,7 @@ import type { Pod } from '../api/wire.js';
 import { allocate, disruptionBudget, disruptionCost } from './budget.js';
 import type { ConditionWrites, Intent, Plan, PlannedEvent } from './intents.js';
 import { countsAsAvailable, isSpecifiedDelete, type PodSummary } from './pod-state.js';
-import { availableAt, needsReadinessGateCondition, summarizePod, type DefaultedWireCloneSet } from './pods.js';
+import { availableAt, needsReadinessGateCondition, summarizePod, whyPodCannotStart, type DefaultedWireCloneSet } from './pods.js';
 import { backendForPod, type NodeResizeEvidence } from '../resize/backend.js';
 import { followResizes, rerouteToKubelet, type ResizeBackend, type ResizeFollowUp } from './resizes.js';
 import { planScale, type ScalePlan } from './scale.js';
@@ -355,17 +355,6 @@ function notInPlaceUpdatable(fields: readonly string[]): ConditionWrites[string]
   };
 }
 
-/** Reasons a kubelet gives for a container that will not start without a change. */
-const STUCK_WAITING = new Set([
-  'CrashLoopBackOff',
-  'ImagePullBackOff',
-  'ErrImagePull',
-  'InvalidImageName',
-  'CreateContainerConfigError',
-  'CreateContainerError',
-  'RunContainerError',
-]);
-
 /** How long a pod may be on its way into service before it counts as holding the rollout up. */
 const STUCK_AFTER_MS = 30_000;
 
@@ -377,12 +366,8 @@ const STUCK_AFTER_MS = 30_000;
  * the rollout moving, not blocked. `at` is when it will count as stuck, for a wake-up.
  */
 function stuck(pod: Pod, now: number): { now: boolean; at?: number } {
-  const conditions = pod.status?.conditions ?? [];
-  const scheduled = conditions.find((c) => c.type === 'PodScheduled');
-  if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') return { now: true };
-  const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
-  if (statuses.some((c) => STUCK_WAITING.has(c.state?.waiting?.reason ?? ''))) return { now: true };
-  const ready = conditions.find((c) => c.type === 'Ready');
+  if (whyPodCannotStart(pod) !== undefined) return { now: true };
+  const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
   const since = Date.parse((ready?.status === 'False' ? ready.lastTransitionTime : undefined) ?? pod.metadata?.creationTimestamp ?? '');
   if (Number.isNaN(since)) return { now: true };
   const at = since + STUCK_AFTER_MS;

@@ -16,6 +16,37 @@ export const defaulted = (cs: WireCloneSet): DefaultedWireCloneSet =>
 
 const condition = (pod: Pod, type: string): Wire<k8s.V1PodCondition> | undefined => pod.status?.conditions?.find((c) => c.type === type);
 
+/** Container waiting reasons that mean the container will not start without someone's help. */
+const CANNOT_START_REASONS = new Set([
+  'CrashLoopBackOff',
+  'ImagePullBackOff',
+  'ErrImagePull',
+  'ErrImageNeverPull',
+  'InvalidImageName',
+  'CreateContainerConfigError',
+  'CreateContainerError',
+  'RunContainerError',
+]);
+
+/**
+ * Why the pod will not come into service without a change, as a user should read it: no node fits
+ * it, or one of its containers will not start (crash loop, image pull, bad config). Undefined
+ * while nothing says so. The planner's RolloutBlocked and `kubectl tailor status` both use it.
+ */
+export function whyPodCannotStart(pod: Pod): string | undefined {
+  const scheduled = condition(pod, 'PodScheduled');
+  if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') {
+    return `Unschedulable${scheduled.message ? `: ${scheduled.message}` : ''}`;
+  }
+  for (const s of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) {
+    const waiting = s.state?.waiting;
+    if (waiting?.reason && CANNOT_START_REASONS.has(waiting.reason)) {
+      return `container ${s.name}: ${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`;
+    }
+  }
+  return undefined;
+}
+
 export function isPodReady(pod: Pod): boolean {
   return condition(pod, 'Ready')?.status === 'True';
 }

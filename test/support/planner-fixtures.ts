@@ -69,6 +69,8 @@ export interface PodSpec {
   annotations?: Record<string, string>;
   /** When the Ready condition last changed (default LONG_AGO). */
   readySince?: string;
+  /** The app container is waiting with this reason (e.g. CrashLoopBackOff) instead of running. */
+  waiting?: string;
 }
 
 /** A running (or pending) pod of the CloneSet; its spec follows its revision's template. */
@@ -131,7 +133,7 @@ export function pod(s: PodSpec, templates: ReadonlyMap<string, PodTemplate> = re
                 imageID: `sha256:${container.image}`,
                 restartCount: 0,
                 ready,
-                state: { running: { startedAt: LONG_AGO } },
+                state: s.waiting ? { waiting: { reason: s.waiting } } : { running: { startedAt: LONG_AGO } },
                 // What the node runs: the old revision's resources while a resize is pending.
                 resources: s.resize ? TEMPLATES.old.spec!.containers[0]!.resources : container.resources,
               },

@@ -127,6 +127,24 @@ describe('the planner draws every disruption from one budget', () => {
     expect(p.wakeAt).toBe(NOW - 5_000 + 30_000);
   });
 
+  it.each([
+    ['CrashLoopBackOff', true],
+    ['ImagePullBackOff', true],
+    ['ErrImagePull', true],
+    ['ErrImageNeverPull', true],
+    ['InvalidImageName', true],
+    ['CreateContainerConfigError', true],
+    ['CreateContainerError', true],
+    ['RunContainerError', true],
+    ['ContainerCreating', false],
+    ['PodInitializing', false],
+  ])('a container waiting with %s, 5 s after its restart, is stuck at once: %s', (reason, isStuck) => {
+    const justRestarted = new Date(NOW - 5_000).toISOString();
+    const pods = [{ name: 'waiting', revision: NEW, ready: false, readySince: justRestarted, waiting: reason }, ...names(3)];
+    const { plan: p } = plan({ replicas: 4, maxUnavailable: 1, change: 'image' }, pods);
+    expect(condition(p, Conditions.RolloutBlocked)?.message?.includes('stuck: waiting') ?? false).toBe(isStuck);
+  });
+
   it('calls a pod no node fits stuck at once', () => {
     const pods = [{ name: 'homeless', revision: NEW, scheduled: false, readySince: new Date(NOW).toISOString() }, ...names(3)];
     const { plan: p } = plan({ replicas: 4, maxUnavailable: 1, change: 'image' }, pods);
