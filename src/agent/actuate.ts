@@ -97,14 +97,18 @@ export function cpuMatches(target: ResourceTarget, current: CgroupReading): bool
 
 /**
  * The kubelet's refusal: a memory limit that is added or lowered must stay above current usage.
- * Returns the message when refused, undefined when the limit may be applied.
+ * Returns the message when refused, undefined when the limit may be applied. `subject` names the
+ * cgroup for the message ("container <id>", "pod cgroup <path>"); containers and pods share the rule.
  */
-export function memoryRefusal(containerId: string, target: ResourceTarget, current: CgroupReading): string | undefined {
-  const limit = target.memoryLimitInBytes ?? 0n;
-  if (limit <= 0n) return undefined;
+export function memoryRefusal(
+  subject: string,
+  limit: bigint | undefined,
+  current: { readonly memoryLimitInBytes: bigint; readonly memoryUsageInBytes: bigint },
+): string | undefined {
+  if (limit === undefined || limit <= 0n) return undefined;
   const lowering = current.memoryLimitInBytes === -1n || limit < current.memoryLimitInBytes;
   if (!lowering || current.memoryUsageInBytes < limit) return undefined;
-  return `memory limit ${limit} is not above current usage ${current.memoryUsageInBytes} of container ${containerId}`;
+  return `memory limit ${limit} is not above current usage ${current.memoryUsageInBytes} of ${subject}`;
 }
 
 function memoryStep(target: ResourceTarget): Partial<LinuxContainerResources> {
@@ -142,7 +146,7 @@ export async function applyContainerResources(
   if (!memoryDiffers && !cpuDiffers) return { outcome: 'Unchanged', current: before };
 
   if (memoryDiffers) {
-    const refusal = memoryRefusal(containerId, target, before);
+    const refusal = memoryRefusal(`container ${containerId}`, target.memoryLimitInBytes, before);
     if (refusal !== undefined) {
       return {
         outcome: 'ResizeRefused',

@@ -17,7 +17,7 @@
 import { Counter, type Registry } from 'prom-client';
 import { canonicalJSON } from '../api/json.js';
 import { ANNOTATION_RESIZE_STATUS, LABEL_CONTROLLER_REVISION_HASH, type ResizeState } from '../api/types.js';
-import { applyContainerResources, cpuMatches, memoryMatches, type ApplyResult } from './actuate.js';
+import { applyContainerResources, cpuMatches, memoryMatches, memoryRefusal, type ApplyResult } from './actuate.js';
 import type { CgroupReading } from '../cgroup/container.js';
 import type { Container, CriClient } from '../cri/client.js';
 import { toLinuxResources, type ConvertOptions } from '../cri/convert.js';
@@ -488,10 +488,8 @@ export class AgentReconciler {
 
   /** A pod memory limit that would not be above what the pod uses now is refused, never applied. */
   private async refuseBelowUsage(podPath: string, limit: bigint): Promise<void> {
-    const now = await readPodCgroup(podPath, this.o.cgroup);
-    if (limit > 0n && (now.memoryLimitInBytes === -1n || limit < now.memoryLimitInBytes) && now.memoryUsageInBytes >= limit) {
-      throw new Refused(`pod memory limit ${limit} is not above current usage ${now.memoryUsageInBytes} of pod cgroup ${podPath}`);
-    }
+    const refusal = memoryRefusal(`pod cgroup ${podPath}`, limit, await readPodCgroup(podPath, this.o.cgroup));
+    if (refusal !== undefined) throw new Refused(refusal);
   }
 
   private async actuate(pod: Pod, request: ResizeRequest, prev: ResizeStatus | undefined, log: Logger): Promise<ReconcileResult> {

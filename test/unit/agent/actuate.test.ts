@@ -109,15 +109,11 @@ describe('applyContainerResources', () => {
   });
 
   test('a limit added where there was none is checked against usage too', () => {
-    expect(memoryRefusal('c', { memoryLimitInBytes: 16n * Mi }, v1({ memoryLimitInBytes: -1n, memoryUsageInBytes: 20n * Mi }))).toMatch(
-      /not above/,
-    );
+    expect(memoryRefusal('container c', 16n * Mi, v1({ memoryLimitInBytes: -1n, memoryUsageInBytes: 20n * Mi }))).toMatch(/not above/);
   });
 
   test('raising a limit is never refused, even when usage is above the new value', () => {
-    expect(
-      memoryRefusal('c', { memoryLimitInBytes: 64n * Mi }, v1({ memoryLimitInBytes: 32n * Mi, memoryUsageInBytes: 100n * Mi })),
-    ).toBeUndefined();
+    expect(memoryRefusal('container c', 64n * Mi, v1({ memoryLimitInBytes: 32n * Mi, memoryUsageInBytes: 100n * Mi }))).toBeUndefined();
   });
 
   test('a reported mismatch after the calls is not actuated', async () => {
