@@ -712,7 +712,9 @@ export class CriClient {
           { deadline },
           (err, value) => {
             if (err !== null) {
-              reject(fail(criCodeName(err.code), err.details || err.message, err));
+              // grpc-js ends a connection failure with "Resolution note: " even when it has none.
+              const details = (err.details || err.message).replace(/ Resolution note: *$/, '');
+              reject(fail(criCodeName(err.code), details, err));
             } else if (value === undefined) {
               reject(fail('Internal', 'empty reply'));
             } else {

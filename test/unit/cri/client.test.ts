@@ -162,6 +162,7 @@ describe('CriClient', () => {
       retryable: true,
     });
     expect((err as Error).message).toMatch(/absent\.sock/);
+    expect((err as Error).message).not.toMatch(/Resolution note/);
   });
 
   test('the same client reconnects once the runtime listens on the socket again', async () => {
