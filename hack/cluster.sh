@@ -9,7 +9,9 @@
 # .tailor/cluster), containerd state under /run/tailor, the node address on lo and the pod bridge.
 # Must not: touch a process it did not start, route traffic off the machine (all addresses are in
 # 198.18.0.0/15, blackholed on the host; no masquerade, no default route in pods).
-set -euo pipefail
+set -Eeuo pipefail
+# set -e would otherwise stop the script without a word: say which command failed.
+trap 'rc=$?; echo "cluster: error: line $LINENO: \"$BASH_COMMAND\" exited $rc; see $LOGS/" >&2' ERR
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -307,12 +309,14 @@ EOF
 # ctr answers as soon as containerd serves, but its CRI plugin finishes starting a moment later and
 # until then answers "server is not initialized yet", on which a starting kubelet exits. containerd
 # logs "Start streaming server" right before it marks the CRI server initialized.
-cri_started_since() { tail -n +"$(($1 + 1))" "$LOGS/containerd.log" | grep -q 'Start streaming server'; }
+# (grep without -q: under pipefail an early exit would fail the pipeline with tail's SIGPIPE.)
+cri_started_since() { tail -n +"$(($1 + 1))" "$LOGS/containerd.log" | grep 'Start streaming server' >/dev/null; }
 
 up_containerd() {
   if running containerd && ctr_ version >/dev/null 2>&1; then return 0; fi
   write_containerd_config
-  local log_lines; log_lines=$(cat "$LOGS/containerd.log" 2>/dev/null | wc -l)
+  local log_lines=0
+  [ ! -f "$LOGS/containerd.log" ] || log_lines=$(wc -l <"$LOGS/containerd.log")
   start containerd containerd --config "$CLUSTER_DIR/containerd/config.toml"
   wait_for containerd 30 ctr_ version
   wait_for "containerd's CRI plugin" 30 cri_started_since "$log_lines"

@@ -21,7 +21,14 @@ export function clusterSetup(mode) {
   return async function setup() {
     const before = currentMode();
     const covers = before === 'full' || before === mode;
-    execFileSync('bash', [resolve(repo, 'hack/cluster.sh'), 'up', covers ? before : mode], { stdio: 'inherit' });
+    try {
+      execFileSync('bash', [resolve(repo, 'hack/cluster.sh'), 'up', covers ? before : mode], { stdio: 'inherit' });
+    } catch (err) {
+      // A half-started test bed this run began would otherwise outlive it, and the next tier would
+      // find its components in the way.
+      if (before === 'down') spawnSync('bash', [resolve(repo, 'hack/cluster.sh'), 'down'], { stdio: 'inherit' });
+      throw err;
+    }
     if (before === 'down') writeFileSync(marker, mode);
     process.env.TAILOR_KUBECONFIG = resolve(clusterDir, 'kubeconfig');
   };
