@@ -10,7 +10,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { setupCloneSetController } from '../src/cloneset/setup.js';
 import { KubeClient, isNotFound, type Pod } from '../src/runtime/kube-client.js';
-import { BENCH_CLONESET_LABELS } from './kwok-common.js';
+import { BENCH_CLONESET_LABELS, until } from './kwok-common.js';
 import { silentLogger } from '../src/runtime/logger.js';
 import { Manager } from '../src/runtime/manager.js';
 
@@ -26,13 +26,8 @@ const container = (cpu: string, memory: string): Record<string, unknown> => ({
   resources: { requests: { cpu, memory }, limits: { cpu, memory } },
 });
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Polled every 20 ms: the resize latencies below are measured by these waits. */
+const waitFor = (what: string, check: () => boolean | Promise<boolean>): Promise<void> => until(what, check, 120_000, 20);
 
 const pods = async (client: KubeClient): Promise<Pod[]> =>
   (await client.list<Pod>(`/api/v1/namespaces/${ns}/pods`, { labelSelector: 'app=web' })).items.filter(
@@ -50,7 +45,7 @@ async function resize(client: KubeClient, cpu: string): Promise<number> {
   const t0 = Date.now();
   await client.patch(`${cs}/web`, { spec: { template: { spec: { containers: [container(cpu, '64Mi')] } } } }, 'merge');
   const want = String((parseInt(cpu, 10) * 100_000) / 1000);
-  await until(`cgroups at ${cpu}`, async () => list.every((p) => quota(p) === want));
+  await waitFor(`cgroups at ${cpu}`, async () => list.every((p) => quota(p) === want));
   return Date.now() - t0;
 }
 
@@ -83,7 +78,7 @@ async function main(): Promise<void> {
         },
       },
     });
-    await until(
+    await waitFor(
       '3 running pods',
       async () => (await pods(client)).filter((p) => p.status?.containerStatuses?.[0]?.state?.running).length === 3,
     );
@@ -108,9 +103,9 @@ async function main(): Promise<void> {
       ],
       { stdio: 'ignore' },
     );
-    await until('agent ready', async () => (await fetch('http://127.0.0.1:18291/readyz')).ok);
+    await waitFor('agent ready', async () => (await fetch('http://127.0.0.1:18291/readyz')).ok);
     // The controller's caches have caught up with the restarted API server once it sees no resources reported.
-    await until('kubelet no longer reports resources', async () =>
+    await waitFor('kubelet no longer reports resources', async () =>
       (await pods(client)).every((p) => p.status?.containerStatuses?.[0]?.resources === undefined),
     );
     const agentMs = await resize(client, '300m');
@@ -126,7 +121,7 @@ async function main(): Promise<void> {
     await manager.stop();
     await run;
     // The API server was just restarted (profile): retry, or the pods stay and crowd the next bench off the node.
-    await until('the namespace deleted', async () => {
+    await waitFor('the namespace deleted', async () => {
       await client.delete(`/api/v1/namespaces/${ns}`).catch((err: unknown) => {
         if (!isNotFound(err)) throw err;
       });

@@ -18,7 +18,7 @@ import { KubeClient, type Pod } from '../src/runtime/kube-client.js';
 import { silentLogger } from '../src/runtime/logger.js';
 import { Manager } from '../src/runtime/manager.js';
 import { Timeline, describeShare, type TimelineShare } from './timeline.js';
-import { BENCH_CLONESET_LABELS } from './kwok-common.js';
+import { BENCH_CLONESET_LABELS, sleep, until, verdict } from './kwok-common.js';
 
 const N = Number(process.env.BENCH_PODS ?? 10);
 const KUBECONFIG = process.env.TAILOR_KUBECONFIG ?? '.tailor/cluster/kubeconfig';
@@ -66,13 +66,7 @@ const podSpec = (kind: Kind, image: string, cpu?: string, memory?: string): Reco
         ],
       };
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 600_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const WAIT_MS = 600_000;
 
 const pods = async (client: KubeClient, app: string): Promise<Pod[]> =>
   (await client.list<Pod>(`/api/v1/namespaces/${ns}/pods`, { labelSelector: `app=${app}` })).items.filter(
@@ -103,17 +97,17 @@ async function round(client: KubeClient, manager: Manager, kind: Kind): Promise<
       template: { metadata: { labels: { app: deploy } }, spec: podSpec(kind, 'tailor.local/busybox:v1') },
     },
   });
-  await until(`${deploy} ready`, async () => allOn(await pods(client, deploy), 'busybox:v1'));
+  await until(`${deploy} ready`, async () => allOn(await pods(client, deploy), 'busybox:v1'), WAIT_MS);
   let t0 = Date.now();
   await client.patch(
     `/apis/apps/v1/namespaces/${ns}/deployments/${deploy}`,
     { spec: { template: { spec: podSpec(kind, 'tailor.local/busybox:v2') } } },
     'strategic',
   );
-  await until(`${deploy} rolled`, async () => allOn(await pods(client, deploy), 'busybox:v2'));
+  await until(`${deploy} rolled`, async () => allOn(await pods(client, deploy), 'busybox:v2'), WAIT_MS);
   const recreateMs = Date.now() - t0;
   await client.delete(`/apis/apps/v1/namespaces/${ns}/deployments/${deploy}`, { propagationPolicy: 'Foreground' });
-  await until(`${deploy} pods gone`, async () => (await pods(client, deploy)).length === 0);
+  await until(`${deploy} pods gone`, async () => (await pods(client, deploy)).length === 0, WAIT_MS);
 
   const cs = `/apis/apps.tailor.dev/v1alpha1/namespaces/${ns}/clonesets`;
   await client.create(cs, {
@@ -127,8 +121,8 @@ async function round(client: KubeClient, manager: Manager, kind: Kind): Promise<
       template: { metadata: { labels: { app: kind } }, spec: podSpec(kind, 'tailor.local/busybox:v1') },
     },
   });
-  await until(`${kind} cloneset ready`, async () => allOn(await pods(client, kind), 'busybox:v1'));
-  await new Promise((r) => setTimeout(r, 1000));
+  await until(`${kind} cloneset ready`, async () => allOn(await pods(client, kind), 'busybox:v1'), WAIT_MS);
+  await sleep(1000);
   const writesBefore = await writes(manager);
   // The app container is "web" in both kinds (the realistic pod lists its sidecar first).
   const timeline = new Timeline('web', ':v2');
@@ -136,18 +130,18 @@ async function round(client: KubeClient, manager: Manager, kind: Kind): Promise<
   const watching = follow(client, kind, timeline, () => rolled);
   t0 = Date.now();
   await client.patch(`${cs}/${kind}`, { spec: { template: { spec: podSpec(kind, 'tailor.local/busybox:v2') } } }, 'merge');
-  await until(`${kind} cloneset rolled in place`, async () => allOn(await pods(client, kind), 'busybox:v2'));
+  await until(`${kind} cloneset rolled in place`, async () => allOn(await pods(client, kind), 'busybox:v2'), WAIT_MS);
   const inPlaceMs = Date.now() - t0;
   rolled = true;
   await watching;
   // Count-only status writes are spaced 5 s apart: wait for the last one before counting.
-  await new Promise((r) => setTimeout(r, 6000));
+  await sleep(6000);
   const writesPerPod = ((await writes(manager)) - writesBefore) / N;
   const eventsPerPod = (await eventWrites(client, t0)) / N;
   // The realistic CloneSet goes; the plain one stays for the resize round.
   if (kind !== 'plain') {
     await client.delete(`${cs}/${kind}`);
-    await until(`${kind} pods gone`, async () => (await pods(client, kind)).length === 0);
+    await until(`${kind} pods gone`, async () => (await pods(client, kind)).length === 0, WAIT_MS);
   }
   return { recreateMs, inPlaceMs, writesPerPod, eventsPerPod, share: timeline.share() };
 }
@@ -170,7 +164,7 @@ async function follow(client: KubeClient, app: string, timeline: Timeline, stopp
   while (!stopped()) {
     const now = Date.now();
     for (const p of await pods(client, app)) timeline.observe(p, now);
-    await new Promise((r) => setTimeout(r, 25));
+    await sleep(25);
   }
 }
 
@@ -180,7 +174,7 @@ async function main(): Promise<void> {
   kc.loadFromFile(KUBECONFIG);
   const client = new KubeClient(kc);
   await client.create('/api/v1/namespaces', { metadata: { name: ns } });
-  await until('service account', async () => !!(await client.get(`/api/v1/namespaces/${ns}/serviceaccounts/default`)));
+  await until('service account', async () => !!(await client.get(`/api/v1/namespaces/${ns}/serviceaccounts/default`)), WAIT_MS);
   const manager = new Manager({ kubeConfig: kc, logger: silentLogger(), component: COMPONENT });
   setupCloneSetController(manager, { namespace: ns, workers: 4, logger: silentLogger() });
   const run = manager.run();
@@ -193,19 +187,20 @@ async function main(): Promise<void> {
     // Resize of 3 pods through the kubelet (the plain CloneSet, kept by round()).
     const cs = `/apis/apps.tailor.dev/v1alpha1/namespaces/${ns}/clonesets`;
     await client.patch(`${cs}/plain`, { spec: { replicas: 3 } }, 'merge');
-    await until('3 pods', async () => (await pods(client, 'plain')).length === 3);
+    await until('3 pods', async () => (await pods(client, 'plain')).length === 3, WAIT_MS);
     const t0 = Date.now();
     await client.patch(
       `${cs}/plain`,
       { spec: { template: { spec: podSpec('plain', 'tailor.local/busybox:v2', '100m', '64Mi') } } },
       'merge',
     );
-    await until('resized', async () =>
-      (await pods(client, 'plain')).every((p) => p.status?.containerStatuses?.[0]?.resources?.limits?.['memory'] === '64Mi'),
+    await until(
+      'resized',
+      async () => (await pods(client, 'plain')).every((p) => p.status?.containerStatuses?.[0]?.resources?.limits?.['memory'] === '64Mi'),
+      WAIT_MS,
     );
     const resizeMs = Date.now() - t0;
 
-    const verdict = (ok: boolean): string => (ok ? 'met' : 'MISSED');
     for (const [kind, goal] of [
       ['plain', 2.0],
       ['realistic', 0.3],
