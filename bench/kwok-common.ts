@@ -1,10 +1,12 @@
-// What the benchmarks on simulated nodes (scale, peer) share: a controller run as a child process
+// What the benchmarks on simulated nodes (scale, peer) share, and the small helpers every benchmark
+// uses (waiting, verdicts, the bench label): a controller run as a child process
 // and read from /proc (RSS, its peak, CPU), its Prometheus text (writes from
 // rest_client_requests_total), waiting on pods, the pod template both controllers roll out, and the
 // namespace each run owns (created, then emptied and deleted).
 // Owns nothing by itself: every process and namespace belongs to the benchmark that asked for it.
 // Must not: start or stop the cluster or kwok, or print verdicts (each benchmark has its own goals).
 import { spawn, type ChildProcess } from 'node:child_process';
+import PQueue from 'p-queue';
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { isAlreadyExists, type KubeClient, type Node, type Pod } from '../src/runtime/kube-client.js';
 
@@ -154,14 +156,7 @@ export const live = (pods: Pod[]): Pod[] => pods.filter((p) => !p.metadata?.dele
 
 /** Runs `fn` over `items` with at most `limit` in flight. */
 export async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await fn(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  await new PQueue({ concurrency: limit }).addAll(items.map((item) => () => fn(item)));
 }
 
 // ---------------------------------------------------------------- the workload
