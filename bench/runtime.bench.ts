@@ -14,7 +14,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Controller, type ControllerLogger } from '../src/runtime/controller.js';
-import { Informer, byControllerUid, byNodeName } from '../src/runtime/informer.js';
+import { Informer, byNodeName } from '../src/runtime/informer.js';
+import { byControllerOf } from '../src/runtime/handlers.js';
+import { CLONESET_OWNER } from '../src/cloneset/pods.js';
 import { KubeClient, type Pod } from '../src/runtime/kube-client.js';
 import { silentLogger } from '../src/runtime/logger.js';
 import { RuntimeMetrics } from '../src/runtime/metrics.js';
@@ -388,7 +390,7 @@ async function measureInformerRss(withoutManagedFields: boolean): Promise<void> 
     labelSelector: 'apps.tailor.dev/instance-id',
     logger: silentLogger(),
   });
-  informer.addIndex('owner', byControllerUid);
+  informer.addIndex('owner', byControllerOf(CLONESET_OWNER));
   informer.addIndex('node', byNodeName);
   let modified = 0;
   let allModified!: () => void;

@@ -2,7 +2,14 @@
 // pod a CloneSet creates for a revision (labels, owner reference, the in-place readiness gate).
 // Pure: the clock comes in as an argument. Must not: call the API.
 import type * as k8s from '@kubernetes/client-node';
-import { CONDITION_INPLACE_UPDATE_READY, LABEL_CONTROLLER_REVISION_HASH, LABEL_INSTANCE_ID, type CloneSet } from '../api/types.js';
+import {
+  API_GROUP,
+  CLONESET_KIND,
+  CONDITION_INPLACE_UPDATE_READY,
+  LABEL_CONTROLLER_REVISION_HASH,
+  LABEL_INSTANCE_ID,
+  type CloneSet,
+} from '../api/types.js';
 import { withDefaults, type DefaultedCloneSet } from '../api/defaults.js';
 import type { Pod, Wire } from '../api/wire.js';
 import { countsAsReady, parseDeletionCost, type PodPhase, type PodSummary } from './pod-state.js';
@@ -117,6 +124,9 @@ export function newPod(cloneSet: WireCloneSet, revisionName: string, template: W
     spec,
   };
 }
+
+/** What owns a CloneSet's pods and revisions: a controller reference of this group and kind. */
+export const CLONESET_OWNER = { group: API_GROUP, kind: CLONESET_KIND } as const;
 
 export function controllerRef(cloneSet: WireCloneSet): Wire<k8s.V1OwnerReference> {
   return {

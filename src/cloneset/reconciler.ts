@@ -14,6 +14,7 @@ import type { ResizeMetrics } from '../resize/metrics.js';
 import { SlowRetryError, type ReconcileResult } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
+import { ownedIndexValue } from '../runtime/handlers.js';
 import type { Informer } from '../runtime/informer.js';
 import type { Pod } from '../api/wire.js';
 import { isNotFound, type KubeClient } from '../runtime/kube-client.js';
@@ -83,7 +84,7 @@ export class CloneSetReconciler {
     const cs = defaulted(stored);
     const waitFor = this.cacheLag(key, cs);
     if (waitFor !== undefined) return waitFor;
-    const pods = this.deps.pods.byIndex(OWNER_INDEX, cs.metadata?.uid ?? '');
+    const pods = this.deps.pods.byIndex(OWNER_INDEX, ownedIndexValue(cs.metadata?.namespace, cs.metadata?.uid));
     let revisions: Awaited<ReturnType<RevisionStore['sync']>>;
     try {
       revisions = await this.store.sync(cs);
@@ -127,7 +128,7 @@ export class CloneSetReconciler {
     const uid = cs.metadata?.uid ?? '';
     podExpectations.observe(uid, cs.metadata?.resourceVersion ?? '');
     if (!podExpectations.satisfied(uid)) return { requeueAfterMs: 200 };
-    for (const pod of this.deps.pods.byIndex(OWNER_INDEX, uid)) {
+    for (const pod of this.deps.pods.byIndex(OWNER_INDEX, ownedIndexValue(cs.metadata?.namespace, uid))) {
       // The watch may deliver our own write before its response arrives: compare with the cache.
       podExpectations.observe(pod.metadata?.uid ?? '', pod.metadata?.resourceVersion ?? '');
       if (!podExpectations.satisfied(pod.metadata?.uid ?? '')) return { requeueAfterMs: 200 };

@@ -4,6 +4,7 @@
 // revisionHistoryLimit. Decisions are the pure functions of revision.ts; this module does the
 // I/O. Must not: touch pods.
 import { LABEL_CONTROLLER_REVISION_HASH, type CloneSetStatus } from '../api/types.js';
+import { ownedIndexValue } from '../runtime/handlers.js';
 import type { Informer } from '../runtime/informer.js';
 import { isAlreadyExists, isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
 import { controllerRef, type WireCloneSet } from './pods.js';
@@ -18,7 +19,8 @@ export interface ControllerRevision {
   data?: { template?: unknown };
 }
 
-export const OWNER_INDEX = 'controllerUid';
+/** The pods' and revisions' index by controlling CloneSet: namespace/uid (runtime/handlers.ts ownedIndexValue). */
+export const OWNER_INDEX = 'ownerCloneSet';
 export const CLONESET_LABEL = 'apps.tailor.dev/cloneset';
 
 export class RevisionStore {
@@ -33,7 +35,7 @@ export class RevisionStore {
   ): Promise<{ updateRevision: string; currentRevision: string; templates: Map<string, unknown> } | 'collision'> {
     const client = this.client;
     const ns = cs.metadata?.namespace ?? 'default';
-    const owned = this.revisions.byIndex(OWNER_INDEX, cs.metadata?.uid ?? '');
+    const owned = this.revisions.byIndex(OWNER_INDEX, ownedIndexValue(cs.metadata?.namespace, cs.metadata?.uid));
     const summaries: RevisionSummary[] = owned.map((r) => ({
       name: r.metadata?.name ?? '',
       revision: r.revision,
@@ -88,7 +90,7 @@ export class RevisionStore {
 
   /** Deletes history beyond revisionHistoryLimit, never a revision a pod or the status uses. */
   async prune(cs: WireCloneSet, pods: Pod[], status: CloneSetStatus): Promise<void> {
-    const owned = this.revisions.byIndex(OWNER_INDEX, cs.metadata?.uid ?? '');
+    const owned = this.revisions.byIndex(OWNER_INDEX, ownedIndexValue(cs.metadata?.namespace, cs.metadata?.uid));
     const live = new Set<string>([status.currentRevision ?? '', status.updateRevision ?? '']);
     for (const p of pods) live.add(p.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '');
     const summaries = owned.map((r) => ({ name: r.metadata?.name ?? '', revision: r.revision, data: '' }));

@@ -2,14 +2,15 @@
 // ControllerRevisions (indexed by owner), event handlers that turn changes into CloneSet keys and
 // feed the expectations, and the controller that runs CloneSetReconciler. Must not: decide
 // anything about a CloneSet.
-import { API_GROUP, API_VERSION, CLONESET_KIND, LABEL_INSTANCE_ID } from '../api/types.js';
+import { API_GROUP, API_VERSION, LABEL_INSTANCE_ID } from '../api/types.js';
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
-import { byControllerUid, byNodeName, objectKey } from '../runtime/informer.js';
+import { byControllerOf, enqueueOwner, ownerKey as ownerKeyOf } from '../runtime/handlers.js';
+import { byNodeName, objectKey } from '../runtime/informer.js';
 import type { KubeObject, Pod } from '../api/wire.js';
 import type { Manager } from '../runtime/manager.js';
 import type { Logger } from '../runtime/logger.js';
 import { CLONESET_LABEL, CloneSetReconciler, NODE_INDEX, OWNER_INDEX, type ControllerRevision } from './reconciler.js';
-import type { WireCloneSet } from './pods.js';
+import { CLONESET_OWNER, type WireCloneSet } from './pods.js';
 import { InPlaceUpdater } from '../inplace/engine.js';
 import { trimPod } from './pod-cache.js';
 import { InPlaceMetrics } from '../inplace/metrics.js';
@@ -39,9 +40,9 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
     path: `/apis/apps/v1${scope}/controllerrevisions`,
     labelSelector: CLONESET_LABEL,
   });
-  pods.addIndex(OWNER_INDEX, byControllerUid);
+  pods.addIndex(OWNER_INDEX, byControllerOf(CLONESET_OWNER));
   pods.addIndex(NODE_INDEX, byNodeName);
-  revisions.addIndex(OWNER_INDEX, byControllerUid);
+  revisions.addIndex(OWNER_INDEX, byControllerOf(CLONESET_OWNER));
 
   const onExpired = (kind: string): void => manager.metrics.expectationsExpiredTotal.inc({ kind });
   const scaleExpectations = new ScaleExpectations({ onExpired });
@@ -66,10 +67,7 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
   });
   const queue = controller.queue;
 
-  const ownerKey = (obj: KubeObject): string | undefined => {
-    const ref = obj.metadata?.ownerReferences?.find((o) => o.controller && o.kind === CLONESET_KIND);
-    return ref ? `${obj.metadata?.namespace}/${ref.name}` : undefined;
-  };
+  const ownerKey = (obj: KubeObject): string | undefined => ownerKeyOf(obj, CLONESET_OWNER);
   cloneSets.addHandler({
     onAdd: (cs) => queue.add(objectKey(cs)),
     onUpdate: (old, cs) => {
@@ -104,15 +102,7 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
       queue.add(key);
     },
   });
-  revisions.addHandler({
-    onAdd: (r) => enqueueOwner(r),
-    onUpdate: (_, r) => enqueueOwner(r),
-    onDelete: (r) => enqueueOwner(r),
-  });
-  function enqueueOwner(obj: KubeObject): void {
-    const key = ownerKey(obj);
-    if (key) queue.add(key);
-  }
+  revisions.addHandler(enqueueOwner(queue, CLONESET_OWNER));
   return reconciler;
 }
 

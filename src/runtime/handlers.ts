@@ -23,10 +23,50 @@ export interface KeyQueue {
   add(key: string): void;
 }
 
-/** The key of `obj`'s controller owner of `kind` ("namespace/ownerName"), if it has one. */
-export function ownerKey(obj: KubeObject, kind: string): string | undefined {
-  const ref = obj.metadata?.ownerReferences?.find((o) => o.controller && o.kind === kind);
+/** The kind of a controlling owner: its API group ("" for the core group) and kind. */
+export interface OwnerKind {
+  group: string;
+  kind: string;
+}
+
+type OwnerReference = NonNullable<NonNullable<KubeObject['metadata']>['ownerReferences']>[number];
+
+const groupOf = (apiVersion: string | undefined): string => {
+  const slash = (apiVersion ?? '').indexOf('/');
+  return slash < 0 ? '' : (apiVersion ?? '').slice(0, slash);
+};
+
+/**
+ * `obj`'s controller owner reference when the controller is of `owner`'s group and kind. Kind
+ * alone is not enough: another group's "CloneSet" (OpenKruise's) is not ours.
+ */
+export function controllerOf(obj: KubeObject, owner: OwnerKind): OwnerReference | undefined {
+  return obj.metadata?.ownerReferences?.find(
+    (o) => o.controller === true && o.kind === owner.kind && groupOf(o.apiVersion) === owner.group,
+  );
+}
+
+/** The key of `obj`'s controller owner of `owner`'s kind ("namespace/ownerName"), if it has one. */
+export function ownerKey(obj: KubeObject, owner: OwnerKind): string | undefined {
+  const ref = controllerOf(obj, owner);
   return ref ? `${obj.metadata?.namespace ? `${obj.metadata.namespace}/` : ''}${ref.name}` : undefined;
+}
+
+/**
+ * The index value that finds what a controller owns: its namespace and UID. Owner references
+ * cannot cross namespaces, so an object in another namespace that names the same UID is never
+ * the owner's, whatever its labels say (the garbage collector would remove it; until then it
+ * must not count).
+ */
+export const ownedIndexValue = (namespace: string | undefined, ownerUid: string | undefined): string =>
+  `${namespace ?? ''}/${ownerUid ?? ''}`;
+
+/** An index function: the objects controlled by an owner of `owner`'s kind, by ownedIndexValue. */
+export function byControllerOf(owner: OwnerKind): (obj: KubeObject) => string[] {
+  return (obj) => {
+    const ref = controllerOf(obj, owner);
+    return ref ? [ownedIndexValue(obj.metadata?.namespace, ref.uid)] : [];
+  };
 }
 
 /** Wakes the object's own key on every change. */
@@ -35,10 +75,10 @@ export function enqueueObject(queue: KeyQueue): InformerHandler<KubeObject> {
   return { onAdd: add, onUpdate: (_old, obj) => add(obj), onDelete: add };
 }
 
-/** Wakes the key of the object's controller owner of `kind`; on an update, of the old owner too. */
-export function enqueueOwner(queue: KeyQueue, kind: string): InformerHandler<KubeObject> {
+/** Wakes the key of the object's controller owner of `owner`'s kind; on an update, of the old owner too. */
+export function enqueueOwner(queue: KeyQueue, owner: OwnerKind): InformerHandler<KubeObject> {
   const add = (...objs: KubeObject[]): void => {
-    for (const key of new Set(objs.map((o) => ownerKey(o, kind)))) if (key) queue.add(key);
+    for (const key of new Set(objs.map((o) => ownerKey(o, owner)))) if (key) queue.add(key);
   };
   return { onAdd: (obj) => add(obj), onUpdate: (old, obj) => add(old, obj), onDelete: (obj) => add(obj) };
 }

@@ -346,10 +346,6 @@ export class Informer<T extends KubeObject> {
   }
 }
 
-/** Pods by the UID of their controller owner. */
-export const byControllerUid: IndexFunc<KubeObject> = (obj) =>
-  (obj.metadata?.ownerReferences ?? []).filter((o) => o.controller).map((o) => o.uid);
-
 /** Pods by the node they are bound to. */
 export const byNodeName: IndexFunc<{ spec?: { nodeName?: string } }> = (obj) => (obj.spec?.nodeName ? [obj.spec.nodeName] : []);
 

@@ -2,7 +2,7 @@
 // yields exactly the changes from the old contents to the new, and events map to the keys
 // controller-runtime's EnqueueRequestForObject / EnqueueRequestForOwner would wake.
 import { describe, expect, test } from '@jest/globals';
-import { enqueueObject, enqueueOwner, ownerKey } from '../../../src/runtime/handlers.js';
+import { byControllerOf, enqueueObject, enqueueOwner, ownedIndexValue, ownerKey } from '../../../src/runtime/handlers.js';
 import type { KubeObject } from '../../../src/api/wire.js';
 import { Store } from '../../../src/runtime/store.js';
 
@@ -53,12 +53,12 @@ describe('Store', () => {
 describe('handlers', () => {
   test("enqueueOwner wakes the controller owner's key, and on an update the old owner's too", () => {
     const keys: string[] = [];
-    const h = enqueueOwner({ add: (k) => void keys.push(k) }, 'CloneSet');
+    const h = enqueueOwner({ add: (k) => void keys.push(k) }, { group: 'apps.tailor.dev', kind: 'CloneSet' });
     h.onAdd?.(pod('p', '1', 'web'));
     h.onUpdate?.(pod('p', '1', 'web'), pod('p', '2', 'api'));
     h.onDelete?.(pod('orphan', '1'));
     expect(keys).toEqual(['ns/web', 'ns/web', 'ns/api']);
-    expect(ownerKey(pod('p', '1', 'web'), 'ReplicaSet')).toBeUndefined();
+    expect(ownerKey(pod('p', '1', 'web'), { group: 'apps', kind: 'ReplicaSet' })).toBeUndefined();
   });
 
   test("enqueueObject wakes the object's own key on every change", () => {
@@ -69,4 +69,27 @@ describe('handlers', () => {
     h.onDelete?.(pod('a', '2'));
     expect(keys).toEqual(['ns/a', 'ns/a', 'ns/a']);
   });
+
+  // Issue 20.1: owner references never cross namespaces, and only our group's CloneSet owns.
+  test.each([
+    ['the owner in its own namespace', 'ns', 'apps.tailor.dev/v1alpha1', 'CloneSet', true, ['ns/uid-web']],
+    ['a pod in another namespace naming the same UID', 'tenant-b', 'apps.tailor.dev/v1alpha1', 'CloneSet', true, ['tenant-b/uid-web']],
+    ["OpenKruise's CloneSet with the same UID", 'ns', 'apps.kruise.io/v1alpha1', 'CloneSet', true, []],
+    ['a ReplicaSet of the same UID', 'ns', 'apps/v1', 'ReplicaSet', true, []],
+    ['a non-controlling owner reference', 'ns', 'apps.tailor.dev/v1alpha1', 'CloneSet', false, []],
+  ])(
+    'the owned index files %s under namespace/uid only when group and kind match',
+    (_, namespace, apiVersion, kind, controller, expected) => {
+      const obj: KubeObject = {
+        metadata: { namespace, name: 'p', ownerReferences: [{ apiVersion, kind, name: 'web', uid: 'uid-web', controller }] },
+      };
+      const index = byControllerOf({ group: 'apps.tailor.dev', kind: 'CloneSet' });
+      expect(index(obj)).toEqual(expected);
+      const store = new Store<KubeObject>();
+      store.addIndex('owner', index);
+      store.upsert(obj);
+      // The victim's lookup is by its own namespace: another namespace's pod is never among its pods.
+      expect(store.byIndex('owner', ownedIndexValue('ns', 'uid-web')).length).toBe(namespace === 'ns' && expected.length > 0 ? 1 : 0);
+    },
+  );
 });
