@@ -27,6 +27,8 @@ export const EventReasons = {
   InPlaceUpdateCompleted: 'InPlaceUpdateCompleted',
   InPlaceUpdateCancelled: 'InPlaceUpdateCancelled',
   InvalidAnnotation: 'InvalidAnnotation',
+  /** The stored spec cannot be planned (a value the CRD of today refuses, stored before it did). */
+  InvalidSpec: 'InvalidSpec',
 } as const;
 export type EventReason = (typeof EventReasons)[keyof typeof EventReasons];
 
@@ -44,4 +46,6 @@ export const ConditionReasons = {
   MaxUnavailable: 'MaxUnavailable',
   Infeasible: 'Infeasible',
   Timeout: 'Timeout',
+  /** The stored spec cannot be planned; fixed by editing the CloneSet. */
+  InvalidSpec: 'InvalidSpec',
 } as const;

@@ -71,7 +71,7 @@ export class PlanExecutor {
     const creates = byKind('create');
     if (creates.length > 0) {
       await attempts.run(Conditions.FailedScale, EventReasons.FailedCreate, 'create pods', [], async () => {
-        const names = await this.pods.create(cs, key, creates);
+        const names = await this.pods.create(cs, key, creates, plan.instanceIdsInUse);
         events.event(cs, 'Normal', EventReasons.SuccessfulCreate, `created ${names.length} pod(s): ${names.join(', ')}`);
       });
     }

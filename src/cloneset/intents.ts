@@ -62,4 +62,6 @@ export interface Plan {
   budget: { total: number; used: number };
   /** Seconds each resize that finished this round took, for the duration histogram. */
   resizeDurations: number[];
+  /** Instance ids of every pod the CloneSet has (terminating ones too): a new pod takes none of them. */
+  instanceIdsInUse: ReadonlySet<string>;
 }

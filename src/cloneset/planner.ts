@@ -7,7 +7,7 @@
 // Pure: the clock and the resize backend come in as input. Must not: perform I/O, generate
 // names, or read anything but its input.
 import { ConditionReasons, EventReasons } from '../api/reasons.js';
-import { CloneSetConditionTypes as Conditions, LABEL_CONTROLLER_REVISION_HASH } from '../api/types.js';
+import { CloneSetConditionTypes as Conditions, LABEL_CONTROLLER_REVISION_HASH, LABEL_INSTANCE_ID } from '../api/types.js';
 import type { PodTemplate } from '../inplace/diff.js';
 import { planInPlaceUpdate, settleInPlaceUpdate, updateStateProblem, type InPlaceStep } from '../inplace/plan.js';
 import type { Pod } from '../api/wire.js';
@@ -69,6 +69,9 @@ interface Round {
 
 const nameOf = (pod: Pod): string => pod.metadata?.name ?? '';
 
+/** Pods created in one round at most, as the ReplicaSet controller's burst (its 500). */
+export const CREATES_PER_ROUND = 500;
+
 export function planReconcile(input: PlanInput): Plan {
   const round = observe(input);
   const scale = planScale(round.rollout);
@@ -85,7 +88,7 @@ function observe(input: PlanInput): Round {
   const { cloneSet: cs, now } = input;
   const strategy = cs.spec.updateStrategy;
   const replicas = cs.spec.replicas ?? 1;
-  const podsToDelete = cs.spec.scaleStrategy?.podsToDelete ?? [];
+  const podsToDelete = new Set(cs.spec.scaleStrategy?.podsToDelete);
   const intents: Intent[] = [];
   const events: PlannedEvent[] = [];
   const pods: Pod[] = [];
@@ -136,7 +139,10 @@ function observe(input: PlanInput): Round {
 
 function planCreates(round: Round, scale: ScalePlan): void {
   const { currentRevision, updateRevision, templates } = round.input.revisions;
-  for (let i = 0; i < scale.create; i++) {
+  // Bounded like the ReplicaSet controller's burst: the next round, once the cache has seen
+  // these, creates the next share. One CloneSet's `replicas: 1000000` cannot hold the event loop.
+  const count = Math.min(scale.create, CREATES_PER_ROUND);
+  for (let i = 0; i < count; i++) {
     const revision = i < scale.createAtCurrentRevision ? currentRevision : updateRevision;
     round.intents.push({ kind: 'create', revision, template: templates.get(revision) ?? round.cs.spec.template });
   }
@@ -148,7 +154,8 @@ function planCreates(round: Round, scale: ScalePlan): void {
 
 /** Scale-down victims were chosen within the budget by the arithmetic (deleteReadyLimit). */
 function planScaleDown(round: Round, scale: ScalePlan): void {
-  for (const pod of round.pods.filter((p) => scale.delete.includes(nameOf(p)))) {
+  const victims = new Set(scale.delete);
+  for (const pod of round.pods.filter((p) => victims.has(nameOf(p)))) {
     const specified = isSpecifiedDelete(round.summaryOf(pod), round.rollout.podsToDelete);
     const message = specified ? 'named in scaleStrategy.podsToDelete' : `replicas is ${round.replicas}`;
     round.intents.push({ kind: 'delete', pod, reason: specified ? 'PodsToDelete' : 'ScaleDown', message });
@@ -253,6 +260,7 @@ function finish(round: Round): Plan {
     status,
     budget: round.budget,
     resizeDurations: round.resizes.durations,
+    instanceIdsInUse: new Set(input.pods.flatMap((p) => p.metadata?.labels?.[LABEL_INSTANCE_ID] ?? [])),
   };
   if (wakeAt !== undefined) plan.wakeAt = wakeAt;
   return plan;

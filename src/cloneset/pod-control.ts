@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ScaleExpectations } from '../runtime/expectations.js';
 import { isConflict, isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
-import { newPod, type WireCloneSet } from './pods.js';
+import { newInstanceIds, newPod, type WireCloneSet } from './pods.js';
 
 /** A create or delete that failed, with the pod names it was about. */
 export class PodControlError extends Error {
@@ -26,22 +26,31 @@ export class PodControl {
     private readonly expectations: ScaleExpectations,
   ) {}
 
-  /** Creates one pod per template; returns the names created before any failure. */
-  async create(cs: WireCloneSet, key: string, wanted: readonly { revision: string; template: unknown }[]): Promise<string[]> {
+  /**
+   * Creates one pod per template, with instance ids none of `idsInUse` has; returns the names
+   * created before any failure. Each batch's pods are built just before it is sent, so a refusal
+   * of the first costs one pod object, not one per wanted pod.
+   */
+  async create(
+    cs: WireCloneSet,
+    key: string,
+    wanted: readonly { revision: string; template: unknown }[],
+    idsInUse: ReadonlySet<string>,
+  ): Promise<string[]> {
     const ns = cs.metadata?.namespace ?? 'default';
-    const planned = wanted.map((w) => newPod(cs, w.revision, w.template as Parameters<typeof newPod>[2], instanceId()));
-    const names = planned.map((p) => p.metadata?.name ?? '');
+    const ids = newInstanceIds(wanted.length, idsInUse, randomBytes);
+    const names = ids.map((id) => `${cs.metadata?.name}-${id}`);
     this.expectations.expectCreations(key, names);
     let next = 0;
-    for (let batch = 1; next < planned.length; batch *= 2) {
-      const slice = planned.slice(next, next + batch);
+    for (let batch = 1; next < wanted.length; batch *= 2) {
+      const first = next;
+      const slice = wanted.slice(first, first + batch).map((w, i) => newPod(cs, w.revision, w.template as PodTemplate, ids[first + i]!));
       next += slice.length;
       const results = await Promise.allSettled(slice.map((pod) => this.client.create<Pod>(`/api/v1/namespaces/${ns}/pods`, pod)));
-      const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [{ pod: slice[i]!, err: r.reason as unknown }] : []));
+      const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [{ name: names[first + i]!, err: r.reason as unknown }] : []));
       if (failed.length > 0) {
         // The cache will never see pods that were not created: stop expecting them.
-        const notCreated = [...failed.map((f) => f.pod), ...planned.slice(next)].map((p) => p.metadata?.name ?? '');
-        for (const name of notCreated) this.expectations.observeCreation(key, name);
+        for (const name of [...failed.map((f) => f.name), ...names.slice(next)]) this.expectations.observeCreation(key, name);
         throw new PodControlError('creating pods failed', names, { cause: failed[0]!.err });
       }
     }
@@ -74,8 +83,4 @@ export class PodControl {
   }
 }
 
-/** Kruise-style instance IDs: 5 lowercase alphanumerics, also the pod name suffix. */
-function instanceId(): string {
-  const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
-  return Array.from(randomBytes(5), (b) => alphabet[b % alphabet.length]).join('');
-}
+type PodTemplate = Parameters<typeof newPod>[2];

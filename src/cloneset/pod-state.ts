@@ -59,8 +59,11 @@ export function countsAsAvailable(pod: PodSummary): boolean {
   return countsAsReady(pod) && pod.available;
 }
 
-export function isSpecifiedDelete(pod: PodSummary, podsToDelete: readonly string[] = []): boolean {
-  return pod.specifiedDelete === true || podsToDelete.includes(pod.name);
+/** No pod names: the default of podsToDelete. */
+export const NONE: ReadonlySet<string> = new Set();
+
+export function isSpecifiedDelete(pod: PodSummary, podsToDelete: ReadonlySet<string> = NONE): boolean {
+  return pod.specifiedDelete === true || podsToDelete.has(pod.name);
 }
 
 const INT32_MIN = -2147483648;

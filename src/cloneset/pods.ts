@@ -58,7 +58,7 @@ export function isPodReady(pod: Pod): boolean {
   return condition(pod, 'Ready')?.status === 'True';
 }
 
-export function summarizePod(pod: Pod, options: { minReadySeconds: number; now: number; podsToDelete?: readonly string[] }): PodSummary {
+export function summarizePod(pod: Pod, options: { minReadySeconds: number; now: number; podsToDelete?: ReadonlySet<string> }): PodSummary {
   const ready = isPodReady(pod);
   const readySince = readySinceOf(pod);
   const name = pod.metadata?.name ?? '';
@@ -76,7 +76,7 @@ export function summarizePod(pod: Pod, options: { minReadySeconds: number; now: 
     deletionCost: parseDeletionCost(meta.annotations?.['controller.kubernetes.io/pod-deletion-cost']),
     restarts: Math.max(0, ...(pod.status?.containerStatuses ?? []).map((c) => c.restartCount ?? 0)),
     createdAt: meta.creationTimestamp ? Date.parse(meta.creationTimestamp) : 0,
-    specifiedDelete: options.podsToDelete?.includes(name) ?? false,
+    specifiedDelete: options.podsToDelete?.has(name) ?? false,
     inPlaceUpdating: condition(pod, CONDITION_INPLACE_UPDATE_READY)?.status === 'False',
   };
 }
@@ -98,6 +98,28 @@ export function availableAt(pod: Pod, minReadySeconds: number): number | undefin
   const since = condition(pod, 'Ready')?.lastTransitionTime;
   if (!isPodReady(pod) || !since || minReadySeconds <= 0) return undefined;
   return Date.parse(since) + minReadySeconds * 1000;
+}
+
+/** The alphabet of instance ids: lowercase consonants and digits, so no id spells a word. */
+const INSTANCE_ID_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+/** Kruise's length: 27^5 ≈ 14.3 million ids; at 100,000 pods a random draw is taken 0.7% of the time. */
+const INSTANCE_ID_LENGTH = 5;
+
+/**
+ * `count` Kruise-style instance ids (also the pod name suffix), distinct from each other and from
+ * `inUse`: a random id that is taken is drawn again, so ids never collide however many pods
+ * exist (drawn blindly, 100,000 ids held ~380 duplicates). `random(n)` gives n random bytes.
+ */
+export function newInstanceIds(count: number, inUse: ReadonlySet<string>, random: (n: number) => Uint8Array): string[] {
+  const taken = new Set(inUse);
+  const ids: string[] = [];
+  while (ids.length < count) {
+    const id = Array.from(random(INSTANCE_ID_LENGTH), (b) => INSTANCE_ID_ALPHABET[b % INSTANCE_ID_ALPHABET.length]).join('');
+    if (taken.has(id)) continue;
+    taken.add(id);
+    ids.push(id);
+  }
+  return ids;
 }
 
 export function newPod(cloneSet: WireCloneSet, revisionName: string, template: Wire<k8s.V1PodTemplateSpec>, instanceId: string): Pod {

@@ -20,6 +20,7 @@ import type { Pod } from '../api/wire.js';
 import { isNotFound, type KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import { mergePatch } from '../api/json.js';
+import { IntOrPercentError } from '../api/intorpercent.js';
 import { PlanExecutor, type Failure } from './executor.js';
 import { describeFailure } from './failures.js';
 import type { ConditionWrites, Plan } from './intents.js';
@@ -94,25 +95,46 @@ export class CloneSetReconciler {
     if (revisions === 'collision') return { requeue: true };
 
     const now = this.now();
-    const plan = planReconcile({
-      cloneSet: cs,
-      pods,
-      revisions,
-      now,
-      resizeBackend: this.deps.resize.backend,
-      nodeEvidence: this.nodeEvidence(pods),
-    });
+    let plan: Plan;
+    try {
+      plan = planReconcile({
+        cloneSet: cs,
+        pods,
+        revisions,
+        now,
+        resizeBackend: this.deps.resize.backend,
+        nodeEvidence: this.nodeEvidence(pods),
+      });
+    } catch (err) {
+      if (!(err instanceof IntOrPercentError)) throw err;
+      // Only a CloneSet stored before the CRD bounded these values gets here: say what to fix.
+      const message = `the spec cannot be planned: ${err.message}; edit the CloneSet`;
+      return await this.failRound(
+        stored,
+        cs,
+        Conditions.FailedUpdate,
+        EventReasons.InvalidSpec,
+        { message, permanent: true, reason: ConditionReasons.InvalidSpec },
+        err,
+      );
+    }
     this.deps.logger.debug({ cloneset: key, intents: plan.intents.map((i) => i.kind), budget: plan.budget }, 'plan');
     const failures = await this.executor.execute(stored, key, plan, signal);
     this.recordMetrics(cs, plan);
     const { status, wakeAt } = await this.writeRoundStatus(key, stored, cs, plan, failures, now);
+    // History is pruned whatever else failed this round: a refusal that lasts must not keep
+    // every revision of the meantime (15 kept with a limit of 2).
+    const pruneError = await this.store.prune(cs, pods, status).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     if (failures.length > 0) {
       // One event when a refusal starts or changes, like its condition; the retries stay quiet.
       for (const f of failures)
         if (!alreadyReported(cs, f.condition, f.message)) this.deps.events.event(stored, 'Warning', f.reason, f.message);
       throw reconcileFailure(failures);
     }
-    await this.store.prune(cs, pods, status);
+    if (pruneError !== undefined) throw new Error('pruning ControllerRevisions failed', { cause: pruneError });
     if (wakeAt !== undefined) return { requeueAfterMs: Math.max(100, wakeAt - now) };
     return;
   }
@@ -177,10 +199,21 @@ export class CloneSetReconciler {
   /** A revision that cannot be created is a FailedRevision condition and event, then a failure. */
   private async failRevision(stored: WireCloneSet, cs: DefaultedWireCloneSet, err: unknown): Promise<never> {
     const info = describeFailure('create the ControllerRevision of the template', err);
-    const condition = { status: 'True' as const, reason: conditionReason(info.permanent), message: info.message };
-    const status = withConditions(cs.status ?? {}, { [Conditions.FailedRevision]: condition }, this.now());
-    if (!alreadyReported(cs, Conditions.FailedRevision, info.message))
-      this.deps.events.event(stored, 'Warning', EventReasons.FailedRevision, info.message);
+    return this.failRound(stored, cs, Conditions.FailedRevision, EventReasons.FailedRevision, info, err);
+  }
+
+  /** A round that cannot go on: its condition and (once) its event, then a failure that backs off. */
+  private async failRound(
+    stored: WireCloneSet,
+    cs: DefaultedWireCloneSet,
+    type: string,
+    eventReason: string,
+    info: { message: string; permanent: boolean; reason?: string },
+    err: unknown,
+  ): Promise<never> {
+    const condition = { status: 'True' as const, reason: info.reason ?? conditionReason(info.permanent), message: info.message };
+    const status = withConditions(cs.status ?? {}, { [type]: condition }, this.now());
+    if (!alreadyReported(cs, type, info.message)) this.deps.events.event(stored, 'Warning', eventReason, info.message);
     await this.writeStatus(stored, cs, status);
     throw reconcileFailure([{ ...info, cause: err }]);
   }

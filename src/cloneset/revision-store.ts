@@ -8,6 +8,7 @@ import { ownedIndexValue } from '../runtime/handlers.js';
 import type { Informer } from '../runtime/informer.js';
 import { isAlreadyExists, isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
 import { controllerRef, type WireCloneSet } from './pods.js';
+import { LRUCache } from 'lru-cache';
 import { canonicalJSON } from '../api/json.js';
 import { findEqualRevision, nextRevisionNumber, revisionName, revisionsToPrune, templateHash, type RevisionSummary } from './revision.js';
 
@@ -23,11 +24,41 @@ export interface ControllerRevision {
 export const OWNER_INDEX = 'ownerCloneSet';
 export const CLONESET_LABEL = 'apps.tailor.dev/cloneset';
 
+/** Characters of canonical templates kept across rounds (each CloneSet's current template). */
+const TEMPLATE_CACHE_CHARS = 64 * 1024 * 1024;
+
 export class RevisionStore {
+  /**
+   * Canonical form of each cached revision's template, by the template object: the informer
+   * replaces the object when the revision changes, so an entry is never stale, and it goes
+   * with the object. Serialising every template every round cost 6.4 s at 20 revisions of 1.4 MB.
+   */
+  private readonly revisionData = new WeakMap<object, string>();
+  /** Canonical form of each CloneSet's template, by uid/generation (a template change bumps it). */
+  private readonly templateData = new LRUCache<string, string>({
+    maxSize: TEMPLATE_CACHE_CHARS,
+    sizeCalculation: (s) => Math.max(1, s.length),
+  });
+
   constructor(
     private readonly client: KubeClient,
     private readonly revisions: Informer<ControllerRevision>,
   ) {}
+
+  private canonicalOfRevision(r: ControllerRevision): string {
+    const template = r.data?.template;
+    if (typeof template !== 'object' || template === null) return canonicalJSON(template ?? {});
+    let data = this.revisionData.get(template);
+    if (data === undefined) this.revisionData.set(template, (data = canonicalJSON(template)));
+    return data;
+  }
+
+  private canonicalOfTemplate(cs: WireCloneSet): string {
+    const key = `${cs.metadata?.uid}/${cs.metadata?.generation}`;
+    let data = this.templateData.get(key);
+    if (data === undefined) this.templateData.set(key, (data = canonicalJSON(cs.spec.template)));
+    return data;
+  }
 
   /** Finds or creates the revision for the current template; returns both revisions in use. */
   async sync(
@@ -39,10 +70,10 @@ export class RevisionStore {
     const summaries: RevisionSummary[] = owned.map((r) => ({
       name: r.metadata?.name ?? '',
       revision: r.revision,
-      data: canonicalJSON(r.data?.template ?? {}),
+      data: this.canonicalOfRevision(r),
     }));
     const templates = new Map<string, unknown>(owned.map((r) => [r.metadata?.name ?? '', r.data?.template]));
-    const data = canonicalJSON(cs.spec.template);
+    const data = this.canonicalOfTemplate(cs);
     const equal = findEqualRevision(summaries, data);
     let updateRevision: string;
     if (equal) {

@@ -13,8 +13,11 @@ import { CLONESET_LABEL, CloneSetReconciler, NODE_INDEX, OWNER_INDEX, type Contr
 import { CLONESET_OWNER, type WireCloneSet } from './pods.js';
 import { InPlaceUpdater } from '../inplace/engine.js';
 import { trimPod } from './pod-cache.js';
+import { trimAdmissionLimit, wakeRefusedOnLimitChange, writesRefused, type AdmissionLimit } from './refusal-handlers.js';
 import { InPlaceMetrics } from '../inplace/metrics.js';
 import { ResizeMetrics } from '../resize/metrics.js';
+
+const NAMESPACE_INDEX = 'namespace';
 
 export interface CloneSetControllerOptions {
   namespace?: string;
@@ -40,6 +43,11 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
     path: `/apis/apps/v1${scope}/controllerrevisions`,
     labelSelector: CLONESET_LABEL,
   });
+  // A refused CloneSet is woken when what refused it changes (refusal-handlers.ts).
+  const admissionLimits = ['resourcequotas', 'limitranges'].map((resource) =>
+    manager.informer<AdmissionLimit>({ name: resource, path: `/api/v1${scope}/${resource}`, transform: trimAdmissionLimit }),
+  );
+  cloneSets.addIndex(NAMESPACE_INDEX, (cs) => [cs.metadata?.namespace ?? '']);
   pods.addIndex(OWNER_INDEX, byControllerOf(CLONESET_OWNER));
   pods.addIndex(NODE_INDEX, byNodeName);
   revisions.addIndex(OWNER_INDEX, byControllerOf(CLONESET_OWNER));
@@ -103,6 +111,8 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
     },
   });
   revisions.addHandler(enqueueOwner(queue, CLONESET_OWNER));
+  const refusedIn = (namespace: string): string[] => cloneSets.byIndex(NAMESPACE_INDEX, namespace).filter(writesRefused).map(objectKey);
+  for (const limits of admissionLimits) limits.addHandler(wakeRefusedOnLimitChange(queue, refusedIn));
   return reconciler;
 }
 

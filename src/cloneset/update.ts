@@ -7,7 +7,7 @@
 
 import { getScaledValueFromIntOrPercent as resolveIntOrPercent } from '../api/intorpercent.js';
 import type { IntOrString } from '../api/types.js';
-import { activePods, compareActivePods, countsAsAvailable, isSpecifiedDelete, type PodSummary } from './pod-state.js';
+import { activePods, compareActivePods, countsAsAvailable, isSpecifiedDelete, NONE, type PodSummary } from './pod-state.js';
 import { disruptionBudget, disruptionCost } from './budget.js';
 
 /** The spec fields the arithmetic reads (names as in the CloneSet spec). */
@@ -24,7 +24,7 @@ export interface RolloutSpec {
   /** scaleStrategy.maxUnavailable: caps creations while pods are unavailable; default unlimited. */
   readonly scaleMaxUnavailable?: IntOrString;
   /** scaleStrategy.podsToDelete (merged with each summary's specifiedDelete flag). */
-  readonly podsToDelete?: readonly string[];
+  readonly podsToDelete?: ReadonlySet<string>;
   /**
    * Let a raised partition move updated pods back to the current revision. Kruise gates this
    * (CloneSetPartitionRollback, off by default); so is it here: false unless set.
@@ -123,7 +123,7 @@ interface RevisionCounts {
   unavailable: number;
 }
 
-function countRevision(pods: readonly PodSummary[], podsToDelete: readonly string[]): RevisionCounts {
+function countRevision(pods: readonly PodSummary[], podsToDelete: ReadonlySet<string>): RevisionCounts {
   const counts: RevisionCounts = { total: pods.length, toDelete: 0, unavailable: 0 };
   for (const pod of pods) {
     // A pod on its way out is counted as such, not as unavailable.
@@ -186,7 +186,7 @@ function surgeToUse(
  */
 export function calculateDiffs(input: RolloutInput): RolloutDiffs {
   const { replicas, updateRevision, currentRevision } = input;
-  const podsToDelete = input.podsToDelete ?? [];
+  const podsToDelete = input.podsToDelete ?? NONE;
   const { partition, maxSurge, maxUnavailable, scaleMaxUnavailable } = resolveRolloutLimits(input);
 
   const pods = activePods(input.pods);

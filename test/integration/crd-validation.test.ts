@@ -257,6 +257,60 @@ const invalid: InvalidCase[] = [
     },
     expect: ['spec.revisionHistoryLimit', 'greater than or equal to 0'],
   },
+  // Issue 20: bounded input, and no label Tailor sets per pod in the selector or template.
+  {
+    name: 'replicas above 100000',
+    mutate: (m) => {
+      spec(m).replicas = 1_000_000;
+    },
+    expect: ['spec.replicas', 'less than or equal to 100000'],
+  },
+  {
+    name: 'a revisionHistoryLimit above 100',
+    mutate: (m) => {
+      spec(m).revisionHistoryLimit = 101;
+    },
+    expect: ['spec.revisionHistoryLimit', 'less than or equal to 100'],
+  },
+  {
+    name: 'a pod named twice in podsToDelete',
+    mutate: (m) => {
+      spec(m).scaleStrategy = { podsToDelete: ['web-a', 'web-a'] };
+    },
+    expect: ['spec.scaleStrategy.podsToDelete[1]', 'Duplicate value'],
+  },
+  {
+    name: 'a partition above 2^53',
+    mutate: (m) => updateStrategy(m, { partition: 2 ** 53 + 2 }),
+    expect: ['spec.updateStrategy.partition', 'partition must not exceed 2147483647'],
+  },
+  {
+    name: 'a maxSurge above int32',
+    mutate: (m) => updateStrategy(m, { maxSurge: 2 ** 31 }),
+    expect: ['spec.updateStrategy.maxSurge', 'maxSurge must not exceed 2147483647'],
+  },
+  {
+    name: 'a selector on controller-revision-hash',
+    mutate: (m) => {
+      spec(m).selector = { matchLabels: { app: 'web', 'controller-revision-hash': 'web-abc' } };
+      (template(m).metadata as { labels: Record<string, string> }).labels['controller-revision-hash'] = 'web-abc';
+    },
+    expect: ['spec.selector', 'selector must not use controller-revision-hash or apps.tailor.dev/instance-id'],
+  },
+  {
+    name: 'a selector expression on the instance id',
+    mutate: (m) => {
+      spec(m).selector = { matchLabels: { app: 'web' }, matchExpressions: [{ key: 'apps.tailor.dev/instance-id', operator: 'Exists' }] };
+    },
+    expect: ['spec.selector', 'selector must not use controller-revision-hash or apps.tailor.dev/instance-id'],
+  },
+  {
+    name: 'a template label apps.tailor.dev/instance-id',
+    mutate: (m) => {
+      (template(m).metadata as { labels: Record<string, string> }).labels['apps.tailor.dev/instance-id'] = 'abcde';
+    },
+    expect: ['spec.template.metadata.labels', 'are set by Tailor on each pod'],
+  },
 ];
 
 let kc: k8s.KubeConfig;

@@ -123,4 +123,66 @@ describe('a CloneSet whose pod creates are refused', () => {
     const { rate } = await measure('invalid', 20_000);
     expect(rate).toBeLessThan(0.5);
   });
+
+  // Issue 20.16: the refusal's cause going away is seen at once, not after the backoff.
+  it('heals a scale-up refused by a ResourceQuota within seconds of the quota being deleted, after 30 s of refusals', async () => {
+    const quota = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'two-pods' }, spec: { hard: { pods: '2' } } };
+    await client.create(`/api/v1/namespaces/${ns}/resourcequotas`, quota);
+    // The quota controller fills in status.used before admission enforces the quota.
+    await sleep(2000);
+    await client.create(cloneSetPath(ns), cloneSetManifest('quota', { replicas: 4 }, fake));
+    await waitForCloneSet(client, ns, 'quota', 'a FailedScale condition', (cs) => failedScale(cs) !== undefined);
+    const { rate } = await measure('quota', 30_000);
+    expect(rate).toBeLessThan(2);
+    const lifted = Date.now();
+    await client.delete(`/api/v1/namespaces/${ns}/resourcequotas/two-pods`);
+    await waitForCloneSet(client, ns, 'quota', '4 pods and no FailedScale', (cs, pods) => pods.length >= 4 && !failedScale(cs), 90_000);
+    const healSeconds = (Date.now() - lifted) / 1000;
+    process.stdout.write(`[refusals] quota: healed ${healSeconds.toFixed(1)} s after the quota was deleted\n`);
+    // Before, the backoff after 30 s of refusals (~30 s and growing) decided when it healed.
+    expect(healSeconds).toBeLessThan(10);
+  });
+
+  // Issue 20.10: history is pruned even while every pod write is refused.
+  it('prunes revisions beyond revisionHistoryLimit while its pod creates are rejected', async () => {
+    const container = (image: string) => ({
+      name: 'main',
+      image,
+      imagePullPolicy: 'Never',
+      command: ['/bin/sleep', '3600'],
+      resources: { requests: { cpu: '200m' }, limits: { cpu: '100m' } },
+    });
+    await client.create(
+      cloneSetPath(ns),
+      cloneSetManifest(
+        'history',
+        { replicas: 1, revisionHistoryLimit: 1 },
+        { ...fake, containers: [container('tailor.local/busybox:v0')] },
+      ),
+    );
+    await waitForCloneSet(client, ns, 'history', 'a FailedScale condition', (cs) => failedScale(cs) !== undefined);
+    for (let i = 1; i <= 5; i++) {
+      await client.patch(
+        cloneSetPath(ns, 'history'),
+        { spec: { template: { spec: { containers: [container(`tailor.local/busybox:v${i}`)] } } } },
+        'merge',
+      );
+      await waitForCloneSet(
+        client,
+        ns,
+        'history',
+        `revision ${i + 1}`,
+        (cs) => cs.status?.observedGeneration === (cs.metadata?.generation ?? 0),
+      );
+    }
+    const revisions = async (): Promise<number> =>
+      (
+        await client.get<{ items: unknown[] }>(`/apis/apps/v1/namespaces/${ns}/controllerrevisions`, {
+          labelSelector: 'apps.tailor.dev/cloneset=history',
+        })
+      ).items.length;
+    // The limit, plus the current and the update revision.
+    for (const deadline = Date.now() + 20_000; (await revisions()) > 3 && Date.now() < deadline;) await sleep(500);
+    expect(await revisions()).toBeLessThanOrEqual(3);
+  });
 });

@@ -32,6 +32,7 @@ const planOf = (n: number): Plan => ({
   status: {},
   budget: { total: n, used: n },
   resizeDurations: [],
+  instanceIdsInUse: new Set(),
 });
 
 describe('PlanExecutor', () => {

@@ -488,7 +488,7 @@ const diffRows: DiffRow[] = [
   { name: 'a partition above replicas is clamped to replicas (ours)', spec: plain(3, 7, 1, 0), pods: 'O O O', expected: {} },
   {
     name: 'a pod named in podsToDelete counts as marked (ours)',
-    spec: { ...plain(3, 0, 1, 0), podsToDelete: ['p1'] },
+    spec: { ...plain(3, 0, 1, 0), podsToDelete: new Set(['p1']) },
     pods: 'N N N',
     expected: { deleteReadyLimit: 1 },
   },
@@ -566,7 +566,7 @@ const scaleRows: ScaleRow[] = [
   },
   {
     name: 'a pod named in podsToDelete is deleted',
-    spec: { replicas: 3, maxUnavailable: 1, podsToDelete: ['p1'] },
+    spec: { replicas: 3, maxUnavailable: 1, podsToDelete: new Set(['p1']) },
     pods: 'N N N',
     current: 'new',
     expected: { delete: ['p1'] },
