@@ -1,15 +1,19 @@
-# Tailor — every entry point a developer or CI needs. The pinned Kubernetes version lives in
-# hack/versions.sh; the test-bed cluster in hack/cluster.sh; test tiers in hack/test.sh.
+# Tailor — every entry point a developer or CI needs. The Kubernetes releases live in
+# hack/versions.sh (the default, and the matrix `make test` covers); KUBE_VERSION=<listed release>
+# in the environment points any target at another one (`KUBE_VERSION=1.34.4 make dev`). The
+# test-bed cluster is hack/cluster.sh; test tiers and the matrix, hack/test.sh.
 SHELL := /bin/bash
 MODE ?= control-plane
 export PATH := $(HOME)/.cache/tailor/node-tools:$(PATH)
 
 .PHONY: help deps build typecheck lint format test test-unit test-integration test-cri test-e2e test-fault \
-        cluster-up cluster-down cluster-status cluster-clean dev bench kube-binaries kwok-binaries kruise-binaries image
+        cluster-up cluster-down cluster-status cluster-clean dev bench kube-binaries kube-binaries-all kwok-binaries kruise-binaries image
 
 help:
 	@echo "make dev     local cluster with Tailor running in it and a sample applied"
-	@echo "make test    lint + typecheck + unit + integration + cri + e2e + fault (starts and stops its own cluster)"
+	@echo "make test    lint + typecheck + unit + integration + cri + e2e + fault on the default Kubernetes,"
+	@echo "             then cri + e2e on the other releases in hack/versions.sh (starts and stops its own cluster)"
+	@echo "KUBE_VERSION=1.34.4 make dev | test | test-e2e | cluster-up ...   the same on one listed release"
 	@echo "make lint    ESLint, Prettier --check, layering (dependency-cruiser); make format rewrites"
 	@echo "make cluster-up [MODE=control-plane|full] | cluster-down | cluster-status | cluster-clean"
 	@echo "make bench   benchmarks (prints measured ratios)"
@@ -38,8 +42,12 @@ lint: deps
 format: deps
 	npx prettier --write "src/**/*.ts" "test/**/*.ts" "bench/**/*.ts"
 
+# The default release, or KUBE_VERSION's; kube-binaries-all builds every release `make test` runs.
 kube-binaries:
 	bash hack/build-k8s.sh
+
+kube-binaries-all:
+	@. hack/versions.sh && for v in $$KUBE_VERSIONS; do KUBE_VERSION=$$v bash hack/build-k8s.sh || exit 1; done
 
 # kwok (simulated nodes for the scale benchmark), pinned in hack/versions.sh, cached like the above.
 kwok-binaries:

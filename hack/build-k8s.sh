@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds the pinned Kubernetes release (and the etcd it is tested with) from Go modules, into
+# Builds a Kubernetes release of hack/versions.sh (KUBE_VERSION: the environment's, else the
+# default) and the etcd it is tested with from Go modules, into
 # ~/.cache/tailor/kubernetes/v$KUBE_VERSION/bin. Owns nothing else: it never starts a process.
-# A second run with every binary present builds nothing.
+# A second run with every binary present builds nothing; each release has its own directory.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/versions.sh"
+. "$here/versions.sh" || exit 1
 cache=${TAILOR_CACHE:-$HOME/.cache/tailor}
 out=$cache/kubernetes/v$KUBE_VERSION/bin
 binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kube-proxy)
@@ -21,7 +22,7 @@ if [ ${#missing[@]} -eq 0 ]; then echo "kubernetes v$KUBE_VERSION binaries cache
 echo "building ${missing[*]} (first run: about 25 minutes on 2 cores; cached afterwards)"
 
 [ -x /usr/local/go/bin/go ] && PATH=$PATH:/usr/local/go/bin
-command -v go >/dev/null || { echo "error: no Go toolchain on PATH: install Go >= 1.24 (https://go.dev/dl) and retry" >&2; exit 1; }
+command -v go >/dev/null || { echo "error: no Go toolchain on PATH: install Go >= 1.26 (https://go.dev/dl) and retry" >&2; exit 1; }
 
 work=$cache/kubernetes/v$KUBE_VERSION/module
 mkdir -p "$work"

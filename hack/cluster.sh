@@ -5,6 +5,10 @@
 #   hack/cluster.sh down                      stop every process this script started
 #   hack/cluster.sh status                    one line per component
 #
+# The release is hack/versions.sh's KUBE_VERSION (the environment overrides it). $CLUSTER_DIR/version
+# records the release the cluster's state belongs to: `up` on another release stops the cluster and
+# starts it afresh (new etcd data and kubelet state; certificates and images are kept).
+#
 # Owns: certificates, kubeconfigs, configs, processes, logs under $CLUSTER_DIR (default
 # .tailor/cluster), containerd state under /run/tailor, the node address on lo and the pod bridge.
 # Must not: touch a process it did not start, route traffic off the machine (all addresses are in
@@ -15,7 +19,7 @@ trap 'rc=$?; echo "cluster: error: line $LINENO: \"$BASH_COMMAND\" exited $rc; s
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
-. "$here/versions.sh"
+. "$here/versions.sh" || exit 1
 CACHE=${TAILOR_CACHE:-$HOME/.cache/tailor}
 BIN=$CACHE/kubernetes/v$KUBE_VERSION/bin
 CLUSTER_DIR=${CLUSTER_DIR:-$repo/.tailor/cluster}
@@ -24,8 +28,22 @@ LOGS=$CLUSTER_DIR/logs
 PIDS=$CLUSTER_DIR/pids
 RUN_DIR=/run/tailor
 CONTAINERD_SOCK=$RUN_DIR/containerd/containerd.sock
-# Kubelet feature gates for this profile; the agent's e2e profile sets InPlacePodVerticalScaling=false.
-FEATURE_GATES=${FEATURE_GATES:-InPlacePodVerticalScaling=true}
+# Feature gates for this profile; the agent's e2e profile sets InPlacePodVerticalScaling=false.
+# From 1.35 that gate is GA and locked on: the default profile passes no gate there, a request to
+# turn it off is refused, and =true is dropped (a locked gate is removed a few releases later, and
+# then naming it stops the components from starting). Decision 60.
+if [ "$KUBE_MINOR" -lt 35 ]; then
+  FEATURE_GATES=${FEATURE_GATES:-InPlacePodVerticalScaling=true}
+else
+  case ",${FEATURE_GATES:-}," in
+    *,InPlacePodVerticalScaling=false,*)
+      echo "cluster: error: Kubernetes v$KUBE_VERSION cannot turn InPlacePodVerticalScaling off (locked on from 1.35); the node agent's profile runs on 1.34.4: KUBE_VERSION=1.34.4" >&2
+      exit 1 ;;
+  esac
+  FEATURE_GATES=$(echo "${FEATURE_GATES:-}" | tr ',' '\n' | grep -v '^InPlacePodVerticalScaling=true$' | paste -sd, -) || true
+fi
+# Each component's flag, empty when the profile names no gate.
+gate_flags=(); [ -z "$FEATURE_GATES" ] || gate_flags=(--feature-gates "$FEATURE_GATES")
 
 NODE_NAME=tailor-node
 NODE_IP=198.18.0.1
@@ -217,8 +235,7 @@ up_apiserver() {
     --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
     --service-account-issuer https://kubernetes.default.svc.cluster.local \
     --authorization-mode Node,RBAC --allow-privileged=true \
-    --feature-gates "$FEATURE_GATES" \
-    --profiling=false --v=1
+    "${gate_flags[@]}" --profiling=false --v=1
   wait_for kube-apiserver 90 apiserver_ready
   log "kube-apiserver v$KUBE_VERSION up at https://$NODE_IP:$APISERVER_PORT"
 }
@@ -235,7 +252,7 @@ up_controller_manager() {
     --service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
     --cluster-signing-cert-file "$PKI/ca.crt" --cluster-signing-key-file "$PKI/ca.key" \
     --service-cluster-ip-range "$SERVICE_CIDR" --allocate-node-cidrs=false \
-    --feature-gates "$FEATURE_GATES" --v=1
+    "${gate_flags[@]}" --v=1
   wait_for kube-controller-manager 60 "${ok[@]}"
   log "kube-controller-manager up"
 }
@@ -248,7 +265,7 @@ up_scheduler() {
     --kubeconfig "$CLUSTER_DIR/scheduler.kubeconfig" \
     --authentication-kubeconfig "$CLUSTER_DIR/scheduler.kubeconfig" \
     --authorization-kubeconfig "$CLUSTER_DIR/scheduler.kubeconfig" \
-    --bind-address 127.0.0.1 --leader-elect=false --feature-gates "$FEATURE_GATES" --v=1
+    --bind-address 127.0.0.1 --leader-elect=false "${gate_flags[@]}" --v=1
   wait_for kube-scheduler 60 "${ok[@]}"
   log "kube-scheduler up"
 }
@@ -379,8 +396,7 @@ serializeImagePulls: false
 imageGCHighThresholdPercent: 95
 imageGCLowThresholdPercent: 90
 evictionHard: {memory.available: 100Mi, nodefs.available: 1%, nodefs.inodesFree: 1%, imagefs.available: 1%}
-featureGates:
-$(echo "$FEATURE_GATES" | tr ',' '\n' | sed 's/^\(.*\)=\(.*\)$/  \1: \2/')
+featureGates: {$(echo "$FEATURE_GATES" | tr ',' '\n' | sed -n 's/^\(.*\)=\(.*\)$/\1: \2/p' | paste -sd, - | sed 's/,/, /g')}
 EOF
 }
 
@@ -403,6 +419,26 @@ up_kubelet() {
 }
 
 # ---------------------------------------------------------------- commands
+anything_running() {
+  local c
+  for c in etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet; do running "$c" && return 0; done
+  return 1
+}
+
+# State that belongs to one release: etcd's data (a newer etcd's data dir is not readable by an
+# older one, and the API server's storage versions differ) and the kubelet's checkpoints.
+ensure_release() {
+  local recorded=
+  [ -f "$CLUSTER_DIR/version" ] && recorded=$(cat "$CLUSTER_DIR/version")
+  [ "$recorded" = "$KUBE_VERSION" ] && return 0
+  if [ -n "$recorded" ] || [ -d "$CLUSTER_DIR/etcd" ]; then
+    log "the cluster's state is v${recorded:-unknown}, wanted v$KUBE_VERSION: stopping it and starting afresh"
+    cmd_down
+    rm -rf "$CLUSTER_DIR/etcd" "$CLUSTER_DIR/kubelet/root" "$CLUSTER_DIR/feature-gates"
+  fi
+  echo "$KUBE_VERSION" >"$CLUSTER_DIR/version"
+}
+
 cmd_up() {
   local mode=${1:-control-plane}
   case $mode in control-plane|full) ;; *) die "unknown MODE '$mode': use MODE=control-plane or MODE=full" ;; esac
@@ -412,9 +448,10 @@ cmd_up() {
   ensure_binaries "$mode"
   ensure_network
   ensure_pki
+  ensure_release
   # A different feature-gate profile (e.g. the agent's: InPlacePodVerticalScaling=false) restarts
   # the components that read it; pods keep running and the kubelet adopts them again.
-  local running_gates=InPlacePodVerticalScaling=true
+  local running_gates=$FEATURE_GATES
   [ -f "$CLUSTER_DIR/feature-gates" ] && running_gates=$(cat "$CLUSTER_DIR/feature-gates")
   if running kube-apiserver && [ "$running_gates" != "$FEATURE_GATES" ]; then
     log "feature gates change to $FEATURE_GATES: restarting the components that read them"
@@ -432,7 +469,7 @@ cmd_up() {
     up_kubelet
   fi
   echo "$mode" >"$CLUSTER_DIR/mode"
-  log "ready ($mode): export KUBECONFIG=$CLUSTER_DIR/kubeconfig"
+  log "ready ($mode, v$KUBE_VERSION): export KUBECONFIG=$CLUSTER_DIR/kubeconfig"
 }
 
 remove_pod_sandboxes() {
@@ -468,6 +505,7 @@ cmd_down() {
 
 cmd_status() {
   local c state
+  [ ! -f "$CLUSTER_DIR/version" ] || echo "release                  v$(cat "$CLUSTER_DIR/version")"
   for c in etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet; do
     if running "$c"; then state="running (pid $(pid_of "$c"))"; else state="stopped"; fi
     printf '%-24s %s\n' "$c" "$state"

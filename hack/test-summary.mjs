@@ -6,41 +6,79 @@
 // without a failing test (lint, typecheck, build, a failed global setup or teardown) each count as one
 // failure, and a line on stderr says why. Exits non-zero when anything failed.
 // Without a `planned` file (results from an older run) it sums the JSON files it finds.
+// Before that line, one line per step (result and seconds) and one per Kubernetes release, so a
+// matrix run (hack/test.sh: <tier>@<release> for a release other than the default) shows what
+// each release passed and took.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const dir = process.argv[2] ?? '.tailor/test-results';
-const NOT_JEST = new Set(['lint', 'typecheck', 'build']);
+const NOT_JEST = new Set(['lint', 'typecheck', 'build', 'kubernetes']);
 const read = (file) => (existsSync(join(dir, file)) ? readFileSync(join(dir, file), 'utf8') : undefined);
 
 const plannedText = read('planned');
 const planned = plannedText
-  ? plannedText.split('\n').map((s) => s.trim()).filter(Boolean)
-  : readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => f.replace(/\.json$/, ''));
+  ? plannedText
+      .split('\n')
+      .map((s) => s.trim())
+      .filter(Boolean)
+  : readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => f.replace(/\.json$/, ''));
+
+const gateOffOnly = new Set((read('gate-off-only') ?? '').split('\n').filter(Boolean));
+const defaultRelease = read('default-release')?.trim() ?? 'default';
+const RELEASE_FREE = new Set(['lint', 'typecheck', 'unit', 'build']);
+const release = (step) =>
+  step.includes('@')
+    ? `Kubernetes v${step.slice(step.indexOf('@') + 1)}`
+    : RELEASE_FREE.has(step)
+      ? 'no cluster'
+      : `Kubernetes v${defaultRelease}`;
 
 let passed = 0;
 let failed = 0;
 let skipped = 0;
 const why = [];
+const lines = [];
+const byRelease = new Map();
+const count = (step, p, f, seconds) => {
+  const r = byRelease.get(release(step)) ?? { passed: 0, failed: 0, seconds: 0 };
+  byRelease.set(release(step), { passed: r.passed + p, failed: r.failed + f, seconds: r.seconds + seconds });
+};
 for (const step of planned) {
   const rcText = read(`${step}.rc`);
   const code = rcText === undefined ? undefined : Number(rcText.trim());
+  const seconds = Number(read(`${step}.seconds`)?.trim() ?? 0);
+  const tier = step.split('@')[0];
+  const failedBefore = failed;
+  const passedBefore = passed;
+  const note = gateOffOnly.has(step) ? ' (gate-off scenarios only)' : '';
+  const record = () => {
+    count(step, passed - passedBefore, failed - failedBefore, seconds);
+    const outcome =
+      NOT_JEST.has(tier) && failed === failedBefore ? 'ok' : `${passed - passedBefore} passed, ${failed - failedBefore} failed`;
+    lines.push(`  ${step.padEnd(24)} ${String(seconds).padStart(5)} s  ${code === undefined ? 'not run' : outcome}${note}`);
+  };
   if (plannedText && code === undefined) {
     failed += 1;
-    why.push(`${step}: did not run (an earlier step stopped the run)`);
+    why.push(`${step}: did not run (an earlier step stopped the run, or its Kubernetes release did not build)`);
+    record();
     continue;
   }
-  if (NOT_JEST.has(step)) {
+  if (NOT_JEST.has(tier)) {
     if (code !== 0) {
       failed += 1;
       why.push(`${step}: failed (exit ${code})`);
     }
+    record();
     continue;
   }
   const json = read(`${step}.json`);
   if (json === undefined) {
     failed += 1;
     why.push(`${step}: no results (exit ${code ?? '?'}): its cluster failed to start or Jest crashed before running tests`);
+    record();
     continue;
   }
   const r = JSON.parse(json);
@@ -60,6 +98,14 @@ for (const step of planned) {
           ? 'no tests found'
           : `Jest exited ${code} (global setup or teardown failed?)`;
     why.push(`${step}: Jest reported failure with no failed test (${cause})`);
+  }
+  record();
+}
+if (lines.length > 0) {
+  console.log(`steps (seconds):\n${lines.join('\n')}`);
+  for (const [name, r] of byRelease) {
+    const minutes = (r.seconds / 60).toFixed(1);
+    console.log(`${name}: ${r.passed} passed, ${r.failed} failed in ${minutes} min`);
   }
 }
 for (const line of why) console.error(line);

@@ -1,46 +1,106 @@
 #!/usr/bin/env bash
 # Runs the test tiers in order and records, under .tailor/test-results/, what each step did:
-# <step>.rc (its exit code) for every step that ran, <tier>.json (Jest's results) for Jest tiers,
-# and `planned` (the steps this run meant to run), so hack/test-summary.mjs can count a tier that
-# never produced results (its cluster failed to start, Jest crashed, the run stopped before it)
-# as failed instead of leaving it out.
+# <step>.rc (its exit code) and <step>.seconds for every step that ran, <step>.json (Jest's
+# results) for Jest tiers, and `planned` (the steps this run meant to run), so
+# hack/test-summary.mjs can count a tier that never produced results (its cluster failed to start,
+# Jest crashed, the run stopped before it) as failed instead of leaving it out.
 #   hack/test.sh all | lint | typecheck | unit | integration | cri | e2e | fault
+# The Kubernetes release is hack/versions.sh's (decision 60):
+#   - `all` with no KUBE_VERSION in the environment is the matrix: every tier on the default
+#     release, then the cri and e2e tiers on each other listed release (and there, on a release
+#     whose kubelet can turn InPlacePodVerticalScaling off when the default cannot, the fault
+#     tier's gate-off scenarios, which the default release cannot run);
+#   - anything else runs on KUBE_VERSION (the environment's, else the default) alone.
+# A step on a release other than the default is named <tier>@<release> (e2e@1.34.4.json); the
+# `kubernetes` step builds (or finds cached) a release's binaries before its first cluster tier.
 # Cluster tiers start the test-bed cluster they need through their Jest global setup
-# (test/support/cluster-setup.js) and stop it again if they started it. They run the built CLI
-# (dist/) as real processes, so the build runs once before the first of them, and a failed build
-# stops the run: no cluster tier ever tests a stale dist/.
+# (test/support/cluster-setup.js) and stop it again if they started it; a cluster on another
+# release is replaced (hack/cluster.sh), so the releases never share etcd data or kubelet state.
+# They run the built CLI (dist/) as real processes, so the build runs once before the first of
+# them, and a failed build stops the run: no cluster tier ever tests a stale dist/.
 # Ends with the plain line "N passed, N failed[, N skipped]" and exits non-zero when anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 results=.tailor/test-results
 mkdir -p "$results"
-tiers=("$@"); [ "${1:-all}" = all ] && tiers=(lint typecheck unit integration cri e2e fault)
-[ "${1:-all}" = all ] && rm -f "$results"/*.json "$results"/*.rc
-needs_build=false
-for tier in "${tiers[@]}"; do case $tier in lint|typecheck|unit) ;; *) needs_build=true ;; esac; done
+chosen=${KUBE_VERSION:-}
+default=$(env -u KUBE_VERSION bash -c '. hack/versions.sh && echo "$KUBE_VERSION"') || exit 1
+. hack/versions.sh || exit 1 # KUBE_VERSIONS; refuses an unlisted KUBE_VERSION
+gate_off_runs() { [ "$(echo "$1" | cut -d. -f2)" -lt 35 ]; } # as test/support/kube-version.js
+
+step_name() { # tier, release: lint, typecheck, unit and build do not depend on the release
+  case $1 in lint | typecheck | unit | build) echo "$1" ;; *) if [ "$2" = "$default" ]; then echo "$1"; else echo "$1@$2"; fi ;; esac
+}
+release_of() { case $1 in *@*) echo "${1#*@}" ;; *) echo "$default" ;; esac; }
+tier_of() { echo "${1%@*}"; }
+
 planned=()
-for tier in "${tiers[@]}"; do
-  case $tier in lint|typecheck|unit) ;; *) if $needs_build && [[ ! " ${planned[*]-} " == *" build "* ]]; then planned+=(build); fi ;; esac
-  planned+=("$tier")
-done
+gate_off_only=() # fault steps that run only the gate-off scenarios
+plan_tiers() { # release, tiers...
+  local release=$1 tier built=false; shift
+  for tier in "$@"; do
+    case $tier in
+      lint | typecheck | unit) ;;
+      *)
+        if [[ ! " ${planned[*]-} " == *" build "* ]]; then planned+=(build); fi
+        # hack/cluster.sh would build a missing release too, inside a tier's global setup; as its
+        # own step the build is timed, and a failed one skips that release's tiers.
+        $built || { planned+=("$(step_name kubernetes "$release")"); built=true; } ;;
+    esac
+    planned+=("$(step_name "$tier" "$release")")
+  done
+}
+if [ "${1:-all}" = all ]; then
+  rm -f "$results"/*.json "$results"/*.rc "$results"/*.seconds
+  if [ -n "$chosen" ]; then
+    plan_tiers "$chosen" lint typecheck unit integration cri e2e fault
+  else
+    plan_tiers "$default" lint typecheck unit integration cri e2e fault
+    for release in $KUBE_VERSIONS; do
+      [ "$release" = "$default" ] && continue
+      extra=()
+      if gate_off_runs "$release" && ! gate_off_runs "$default"; then
+        extra=(fault)
+        gate_off_only+=("$(step_name fault "$release")")
+      fi
+      plan_tiers "$release" cri e2e "${extra[@]}"
+    done
+  fi
+else
+  plan_tiers "$KUBE_VERSION" "$@"
+fi
 printf '%s\n' "${planned[@]}" >"$results/planned"
-for step in "${planned[@]}"; do rm -f "$results/$step.json" "$results/$step.rc"; done
+printf '%s\n' "${gate_off_only[@]}" >"$results/gate-off-only"
+echo "$default" >"$results/default-release"
+for step in "${planned[@]}"; do rm -f "$results/$step.json" "$results/$step.rc" "$results/$step.seconds"; done
 
 rc=0
+unbuilt=() # releases whose binaries failed to build: their tiers are not run
 for step in "${planned[@]}"; do
-  echo "=== $step"
-  case $step in
+  release=$(release_of "$step")
+  tier=$(tier_of "$step")
+  if [[ " ${unbuilt[*]-} " == *" $release "* ]]; then
+    echo "=== $step: not run (Kubernetes v$release did not build)" >&2
+    continue
+  fi
+  case $tier in lint | typecheck | unit | build) echo "=== $step" ;; *) echo "=== $step (Kubernetes v$release)" ;; esac
+  started=$SECONDS
+  case $tier in
     lint) make --no-print-directory lint; code=$? ;;
     typecheck) npx tsc --noEmit -p tsconfig.json; code=$? ;;
     build) npx tsc -p tsconfig.build.json; code=$? ;;
+    kubernetes) KUBE_VERSION=$release bash hack/build-k8s.sh; code=$? ;;
     *)
-      inband=(); [ "$step" = unit ] || inband=(--runInBand)  # cluster tiers share one node
-      NODE_OPTIONS=--experimental-vm-modules npx jest --selectProjects "$step" "${inband[@]}" \
-        --json --outputFile "$results/$step.json"
+      inband=(); [ "$tier" = unit ] || inband=(--runInBand) # cluster tiers share one node
+      only=0; [[ " ${gate_off_only[*]-} " == *" $step "* ]] && only=1
+      KUBE_VERSION=$release TAILOR_GATE_OFF_ONLY=$only NODE_OPTIONS=--experimental-vm-modules \
+        npx jest --selectProjects "$tier" "${inband[@]}" --json --outputFile "$results/$step.json"
       code=$? ;;
   esac
   echo "$code" >"$results/$step.rc"
+  echo $((SECONDS - started)) >"$results/$step.seconds"
   [ "$code" = 0 ] || rc=1
+  if [ "$tier" = kubernetes ] && [ "$code" != 0 ]; then unbuilt+=("$release"); fi
   if [ "$step" = build ] && [ "$code" != 0 ]; then
     echo "=== build failed: the cluster tiers are not run (they would test a stale dist/)" >&2
     break

@@ -1,7 +1,23 @@
-# The one place the test bed's pinned versions live. Sourced by hack/*.sh and read by the Makefile.
-KUBE_VERSION=1.34.4
+# The one place the test bed's pinned versions live. Sourced by hack/*.sh; read by
+# test/support/kube-version.js for Jest and the tests (keep the KUBE_ lines in this shape).
+#
+# The Kubernetes release the test bed runs. The environment overrides it for one command
+# (`KUBE_VERSION=1.34.4 make dev`); a version that is not listed below is refused.
+KUBE_VERSION=${KUBE_VERSION:-1.34.4}
+# The matrix `make test` runs: every tier on the default above, then the cri and e2e tiers on each
+# of the others (hack/test.sh; decision 60). 1.34.4 is the oldest, and the newest whose kubelet can still
+# turn InPlacePodVerticalScaling off (locked on from 1.35): the node agent's profile runs on it.
+KUBE_VERSIONS="1.37.2 1.34.4"
 # kwok (simulated nodes for the scale benchmark), built from its Go module by hack/build-kwok.sh.
 KWOK_VERSION=0.8.0
 # OpenKruise's kruise-manager (the peer in the scale bench), built from its Go module by
 # hack/build-kruise.sh. v1.8.2 is the newest release the module proxy serves here.
 KRUISE_VERSION=1.8.2
+
+case " $KUBE_VERSIONS " in
+  *" $KUBE_VERSION "*) ;;
+  *) echo "error: KUBE_VERSION=$KUBE_VERSION is not one of the test bed's versions ($KUBE_VERSIONS, in hack/versions.sh)" >&2; return 1 2>/dev/null || exit 1 ;;
+esac
+# Minor release, for version-dependent choices (feature gates, kubelet config).
+KUBE_MINOR=$(echo "$KUBE_VERSION" | cut -d. -f2)
+export KUBE_VERSION

@@ -6,7 +6,7 @@
 // after a build), never synchronously, so the in-process controller keeps reconciling meanwhile.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { KubeClient } from '../../src/runtime/kube-client.js';
@@ -14,6 +14,7 @@ import { cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '.
 import { startController, type RunningController } from '../support/controller.js';
 import { ensureCrd } from '../support/crd.js';
 import { kubeconfigPath, loadTestKubeConfig } from '../support/kube.js';
+import { kubeBinary } from '../support/kube-version.js';
 import { eventually } from '../support/testbed.js';
 
 const kc = loadTestKubeConfig();
@@ -21,8 +22,7 @@ const client = new KubeClient(kc);
 const ns = `plugin-e2e-${Date.now().toString(36)}`;
 const kubeconfig = resolve(kubeconfigPath());
 const plugin = resolve('bin/kubectl-tailor');
-const kubeVersion = /KUBE_VERSION=(\S+)/.exec(readFileSync('hack/versions.sh', 'utf8'))?.[1];
-const kubectlBin = `${process.env.HOME}/.cache/tailor/kubernetes/v${kubeVersion}/bin/kubectl`;
+const kubectlBin = kubeBinary('kubectl');
 const scratch = mkdtempSync(join(tmpdir(), 'kubectl-tailor-'));
 let controller: RunningController | undefined;
 

@@ -2,6 +2,7 @@
 // Owns nothing at runtime: hack/cluster.sh is the source of truth; keep these in step with it.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { kubeBinary } from './kube-version.js';
 
 export const CONTAINERD_SOCKET = '/run/tailor/containerd/containerd.sock';
 export const NODE_NAME = 'tailor-node';
@@ -29,11 +30,9 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
   }
 }
 
-/** The pinned release's kubectl, pointed at the test bed; returns stdout. */
+/** The targeted release's kubectl (KUBE_VERSION, else the default), pointed at the test bed; returns stdout. */
 export function kubectl(args: string[], input?: string): string {
-  const version = /KUBE_VERSION=(\S+)/.exec(readFileSync('hack/versions.sh', 'utf8'))?.[1];
-  const bin = `${process.env.HOME}/.cache/tailor/kubernetes/v${version}/bin/kubectl`;
-  return execFileSync(bin, ['--kubeconfig', process.env.TAILOR_KUBECONFIG ?? '.tailor/cluster/kubeconfig', ...args], {
+  return execFileSync(kubeBinary('kubectl'), ['--kubeconfig', process.env.TAILOR_KUBECONFIG ?? '.tailor/cluster/kubeconfig', ...args], {
     encoding: 'utf8',
     input,
   });

@@ -1,0 +1,5 @@
+// Types of test/support/kube-version.js (plain JS so that Jest's config can load it).
+export declare function kubeVersions(): string[];
+export declare function kubeVersion(): string;
+export declare function kubeBinary(name: string): string;
+export declare function gateOffProfileRuns(version?: string): boolean;

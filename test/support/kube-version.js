@@ -1,0 +1,42 @@
+// The Kubernetes release the test bed runs, for Jest's config, the cluster tiers' global setup and
+// the tests: KUBE_VERSION from the environment, else hack/versions.sh's default — the rule every
+// hack/ script follows, so a test never drives a cluster of another version than the one it started.
+// Owns: reading hack/versions.sh. Must not: start or stop anything.
+// Plain JS: jest.config.js and the global setup load it outside the ts-jest transform.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+const versionsFile = resolve(import.meta.dirname, '../../hack/versions.sh');
+
+function versionsText() {
+  return readFileSync(versionsFile, 'utf8');
+}
+
+/** The releases `make test` covers, the default first. */
+export function kubeVersions() {
+  const listed = /^KUBE_VERSIONS="([^"]+)"$/m.exec(versionsText())?.[1];
+  if (!listed) throw new Error(`no KUBE_VERSIONS="…" line in ${versionsFile}`);
+  return listed.split(/\s+/).filter(Boolean);
+}
+
+/** The release this process targets: $KUBE_VERSION, else the default in hack/versions.sh. */
+export function kubeVersion() {
+  if (process.env.KUBE_VERSION) return process.env.KUBE_VERSION;
+  const fallback = /^KUBE_VERSION=\$\{KUBE_VERSION:-([^}]+)\}$/m.exec(versionsText())?.[1];
+  if (!fallback) throw new Error(`no KUBE_VERSION=\${KUBE_VERSION:-…} line in ${versionsFile}`);
+  return fallback;
+}
+
+/** A binary of the targeted release, as hack/build-k8s.sh caches it. */
+export function kubeBinary(name) {
+  const cache = process.env.TAILOR_CACHE ?? `${process.env.HOME}/.cache/tailor`;
+  return `${cache}/kubernetes/v${kubeVersion()}/bin/${name}`;
+}
+
+/**
+ * Whether the release's kubelet can run with InPlacePodVerticalScaling=false, the node agent's
+ * test profile: up to 1.34; from 1.35 the gate is locked on (decision 60).
+ */
+export function gateOffProfileRuns(version = kubeVersion()) {
+  return Number(version.split('.')[1]) < 35;
+}
