@@ -4,16 +4,23 @@
 // (containers that shrink before those that grow, so the pod never holds both at once). A resource
 // whose pod values go up and down at once (cpu limit up, request down) gets the raised values
 // first and the final ones last.
-// Pod-level values are the kubelet's ResourceConfigForPod: cpu shares from the sum of the cpu
-// requests; a cpu quota and a memory limit only when every container has that limit (their sum),
-// unlimited (-1) otherwise. Plain init containers are not counted (they have finished by the
-// time a running pod is resized; the kubelet's max(init, sum) only matters while they run).
+// Pod-level values are the kubelet's ResourceConfigForPod over the whole pod spec, so a resize of
+// one resource never rewrites another's pod value (a pod's RuntimeClass overhead and its init
+// containers are in the cgroup the kubelet made): requests and limits each add up over the
+// regular containers and the sidecars (restartable init containers); a plain init container runs
+// with the sidecars started before it, and that sum counts as a maximum; pod-level resources
+// (spec.resources) replace the containers' totals; the overhead adds to the requests, and to a
+// limit only when there is one. Cpu shares come from the requests (a BestEffort pod gets the
+// minimum); a cpu quota and a memory limit only when every container declares that limit (a plain
+// init container counts with the sidecars before it, as the kubelet counts it), or the pod does,
+// unlimited (-1) otherwise.
 // Owns: that arithmetic and the order. Must not: do I/O, compare with cgroup reality beyond the
 // current pod values it is given (actuate.ts skips container steps that are already applied),
 // or decide whether the resize is allowed (admission.ts).
 import {
   milliCpuToQuota,
   milliCpuToShares,
+  MIN_SHARES,
   QUOTA_PERIOD,
   toLinuxResources,
   type ConvertOptions,
@@ -41,31 +48,105 @@ function value(resource: 'cpu' | 'memory', text: string | undefined): bigint | u
   return resource === 'cpu' ? toMilli(q) : toBytes(q);
 }
 
-/**
- * The pod cgroup values for containers with these resources (every container of the pod that a
- * resize counts: regular containers and sidecars). Throws on an unreadable quantity.
- */
-export function podCgroupValues(containers: Readonly<Record<string, ContainerResources>>): PodCgroupValues {
-  let cpuRequests = 0n;
-  let cpuLimits = 0n;
-  let memoryLimits = 0n;
-  let everyCpuLimit = true;
-  let everyMemoryLimit = true;
-  for (const r of Object.values(containers)) {
-    const cpuLimit = value('cpu', r.limits?.cpu);
-    const memoryLimit = value('memory', r.limits?.memory);
-    cpuRequests += value('cpu', r.requests?.cpu) ?? cpuLimit ?? 0n;
-    if (cpuLimit === undefined) everyCpuLimit = false;
-    else cpuLimits += cpuLimit;
-    if (memoryLimit === undefined) everyMemoryLimit = false;
-    else memoryLimits += memoryLimit;
+/** A container of a pod spec as the pod cgroup values read it (a wire V1Container fits). */
+export interface PodCgroupContainer {
+  readonly name: string;
+  readonly restartPolicy?: string | undefined;
+  readonly resources?: ContainerResources | undefined;
+}
+
+/** The parts of a pod spec its pod cgroup values come from (a wire V1PodSpec fits). */
+export interface PodCgroupSpec {
+  readonly containers?: readonly PodCgroupContainer[] | undefined;
+  readonly initContainers?: readonly PodCgroupContainer[] | undefined;
+  /** The RuntimeClass's pod overhead, set by the API server at admission. */
+  readonly overhead?: Readonly<Record<string, string>> | undefined;
+  /** Pod-level requests and limits (PodLevelResources). */
+  readonly resources?: ContainerResources | undefined;
+}
+
+type Resource = 'cpu' | 'memory';
+const RESOURCES: readonly Resource[] = ['cpu', 'memory'];
+const maxOf = (a: bigint, b: bigint): bigint => (a > b ? a : b);
+
+/** One resource's pod totals, summed the way the kubelet sums them. */
+interface Totals {
+  request: bigint;
+  limit: bigint;
+  /** Every container (a plain init container with the sidecars before it) declares a limit. */
+  everyLimit: boolean;
+}
+
+function totals(spec: PodCgroupSpec, resource: Resource, resourcesOf: (c: PodCgroupContainer) => ContainerResources | undefined): Totals {
+  const t: Totals = { request: 0n, limit: 0n, everyLimit: true };
+  const read = (c: PodCgroupContainer): { request: bigint; limit: bigint } => {
+    const r = resourcesOf(c);
+    const limit = value(resource, r?.limits?.[resource]) ?? 0n;
+    // An absent request takes the limit (the API server's defaulting of pods).
+    return { request: value(resource, r?.requests?.[resource]) ?? limit, limit };
+  };
+  for (const c of spec.containers ?? []) {
+    const { request, limit } = read(c);
+    t.request += request;
+    t.limit += limit;
+    if (limit === 0n) t.everyLimit = false;
   }
-  const any = Object.keys(containers).length > 0;
+  const sidecars = { request: 0n, limit: 0n };
+  const initPeak = { request: 0n, limit: 0n };
+  for (const c of spec.initContainers ?? []) {
+    const { request, limit } = read(c);
+    let running: { request: bigint; limit: bigint };
+    if (c.restartPolicy === 'Always') {
+      t.request += request;
+      t.limit += limit;
+      sidecars.request += request;
+      sidecars.limit += limit;
+      running = { ...sidecars };
+    } else {
+      running = { request: request + sidecars.request, limit: limit + sidecars.limit };
+    }
+    if (running.limit === 0n) t.everyLimit = false;
+    initPeak.request = maxOf(initPeak.request, running.request);
+    initPeak.limit = maxOf(initPeak.limit, running.limit);
+  }
+  t.request = maxOf(t.request, initPeak.request);
+  t.limit = maxOf(t.limit, initPeak.limit);
+
+  const podRequest = value(resource, spec.resources?.requests?.[resource]);
+  const podLimit = value(resource, spec.resources?.limits?.[resource]);
+  if (podRequest !== undefined) t.request = podRequest;
+  if (podLimit !== undefined) t.limit = podLimit;
+  if (podLimit !== undefined && podLimit > 0n) t.everyLimit = true;
+
+  const overhead = value(resource, spec.overhead?.[resource]) ?? 0n;
+  t.request += overhead;
+  if (t.limit > 0n) t.limit += overhead;
+  return t;
+}
+
+/** No container and no pod-level resources ask for any cpu or memory: the pod is BestEffort. */
+function bestEffort(spec: PodCgroupSpec, resourcesOf: (c: PodCgroupContainer) => ContainerResources | undefined): boolean {
+  const asks = (r: ContainerResources | undefined): boolean =>
+    RESOURCES.some((name) => (value(name, r?.requests?.[name]) ?? 0n) > 0n || (value(name, r?.limits?.[name]) ?? 0n) > 0n);
+  const containers = [...(spec.initContainers ?? []), ...(spec.containers ?? [])];
+  return !containers.some((c) => asks(resourcesOf(c))) && !asks(spec.resources);
+}
+
+/**
+ * The pod cgroup values the kubelet gives a pod with this spec, with `resources[name]` in place of
+ * the spec's resources for the containers it names (the resized ones). Throws on an unreadable
+ * quantity.
+ */
+export function podCgroupValues(spec: PodCgroupSpec, resources: Readonly<Record<string, ContainerResources>> = {}): PodCgroupValues {
+  const resourcesOf = (c: PodCgroupContainer): ContainerResources | undefined => resources[c.name] ?? c.resources;
+  if (bestEffort(spec, resourcesOf)) return { cpuShares: MIN_SHARES, cpuQuota: -1n, cpuPeriod: QUOTA_PERIOD, memoryLimitInBytes: -1n };
+  const cpu = totals(spec, 'cpu', resourcesOf);
+  const memory = totals(spec, 'memory', resourcesOf);
   return {
-    cpuShares: milliCpuToShares(cpuRequests),
-    cpuQuota: any && everyCpuLimit ? milliCpuToQuota(cpuLimits, QUOTA_PERIOD) : -1n,
+    cpuShares: milliCpuToShares(cpu.request),
+    cpuQuota: cpu.everyLimit && cpu.limit > 0n ? milliCpuToQuota(cpu.limit, QUOTA_PERIOD) : -1n,
     cpuPeriod: QUOTA_PERIOD,
-    memoryLimitInBytes: any && everyMemoryLimit ? memoryLimits : -1n,
+    memoryLimitInBytes: memory.everyLimit && memory.limit > 0n ? memory.limit : -1n,
   };
 }
 
@@ -78,11 +159,13 @@ function limitBelow(a: bigint, b: bigint): boolean {
 const limitMax = (a: bigint, b: bigint): bigint => (a <= 0n || b <= 0n ? -1n : a > b ? a : b);
 
 export interface PlanInput {
+  /** The pod's spec (all its containers, overhead, pod-level resources): the pod values count all of it. */
+  readonly pod: PodCgroupSpec;
   /** The pod cgroup's values now. */
   readonly currentPod: PodCgroupValues;
-  /** Every counted container's resources in effect now. */
+  /** The resizable containers' resources in effect now. */
   readonly current: Readonly<Record<string, ContainerResources>>;
-  /** Every counted container's resources after the resize (the request's over the current). */
+  /** The resizable containers' resources after the resize (the request's over the current); others count with their spec. */
   readonly desired: Readonly<Record<string, ContainerResources>>;
   /** The containers to update (the request's); others only count for the pod values. */
   readonly resize: readonly string[];
@@ -91,7 +174,7 @@ export interface PlanInput {
 
 /** The steps, in order. Throws on an unreadable quantity. */
 export function planResize(input: PlanInput): PlanStep[] {
-  const desiredPod = podCgroupValues(input.desired);
+  const desiredPod = podCgroupValues(input.pod, input.desired);
   const cur = input.currentPod;
   const convert = (r: ContainerResources | undefined): CpuMemoryResources => toLinuxResources(r ?? {}, input.convert);
   const containers = input.resize.map((name) => ({ name, now: convert(input.current[name]), next: convert(input.desired[name]) }));

@@ -512,7 +512,7 @@ export class AgentReconciler {
       if (first === undefined) throw new Error('a resize request names no container');
       const podPath = podCgroupFromContainer(await this.o.containerCgroupPath(first.id));
       const currentPod = await readPodCgroup(podPath, this.o.cgroup);
-      const steps = planResize({ currentPod, current, desired, resize: names, convert: this.o.convert });
+      const steps = planResize({ pod: pod.spec ?? {}, currentPod, current, desired, resize: names, convert: this.o.convert });
       const outcome = await this.applySteps(steps, podPath, running);
       if (outcome.notActuated) {
         await this.writeStatus(pod, prev, request.revision, {
