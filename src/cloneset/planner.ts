@@ -363,6 +363,9 @@ function notInPlaceUpdatable(fields: readonly string[]): ConditionWrites[string]
   };
 }
 
+/** Stuck pods RolloutBlocked names (with why) before it counts the rest: the message stays short. */
+const NAMED_STUCK_PODS = 5;
+
 /** How long a pod may be on its way into service before it counts as holding the rollout up. */
 const STUCK_AFTER_MS = 30_000;
 
@@ -395,18 +398,28 @@ function rolloutBlocked(round: Round): { condition: ConditionWrites[string]; wak
   const pending = live.filter((p) => !onTarget(p)).length;
   const wanted = update.expectedUpdatedReplicas - live.filter(onTarget).length;
   if (round.cs.spec.updateStrategy.paused || update.toUpdate.length > 0 || pending === 0 || wanted <= 0) return { condition: null };
-  const out = live.filter((p) => !round.summaryOf(p).inPlaceUpdating && !countsAsAvailable(round.summaryOf(p)));
+  // A pod mid in-place update is the rollout at work, unless it will not start without help (an
+  // image that cannot be pulled): then it is what holds the rollout, and the user must see it.
+  const out = live.filter((p) => {
+    const summary = round.summaryOf(p);
+    return !countsAsAvailable(summary) && (!summary.inPlaceUpdating || whyPodCannotStart(p) !== undefined);
+  });
   const missing = Math.max(0, replicas - live.length);
   if (out.length + missing === 0 || out.length + missing < maxUnavailable) return { condition: null };
-  const verdicts = out.map((p) => ({ name: nameOf(p), ...stuck(p, round.input.now) }));
-  const stuckNames = verdicts
+  const verdicts = out.map((p) => ({ pod: p, ...stuck(p, round.input.now) }));
+  const stuckPods = verdicts
     .filter((v) => v.now)
-    .map((v) => v.name)
-    .sort();
-  if (stuckNames.length === 0) {
+    .map((v) => v.pod)
+    .sort((a, b) => nameOf(a).localeCompare(nameOf(b)));
+  if (stuckPods.length === 0) {
     return { condition: null, wakeAt: Math.min(...verdicts.map((v) => v.at ?? Infinity)) };
   }
-  const names = [...stuckNames, ...(missing > 0 ? [`${missing} pod(s) not yet created`] : [])];
+  const described = stuckPods.slice(0, NAMED_STUCK_PODS).map((p) => {
+    const why = whyPodCannotStart(p);
+    return why === undefined ? nameOf(p) : `${nameOf(p)} (${why.slice(0, 300)})`;
+  });
+  const more = stuckPods.length - described.length;
+  const names = [...described, ...(more > 0 ? [`${more} more`] : []), ...(missing > 0 ? [`${missing} pod(s) not yet created`] : [])];
   return {
     condition: {
       status: 'True',

@@ -37,8 +37,12 @@ export const NODE_INDEX = 'nodeName';
 
 /** How long a key waits after a refusal that retrying cannot fix (the periodic resync comes too). */
 export const SLOW_RETRY_MS = 5 * 60_000;
-/** Status changes that only move counts are written at most this often per CloneSet. */
-export const STATUS_COUNTS_INTERVAL_MS = 5_000;
+/**
+ * Status changes that only move counts are written at most this often per CloneSet: the changes
+ * of one second are coalesced into one write, and status is never more than a second behind the
+ * pods (tools that poll status, Kruise's e2e among them, read counts within a few seconds).
+ */
+export const STATUS_COUNTS_INTERVAL_MS = 1_000;
 
 export interface CloneSetReconcilerDeps {
   client: KubeClient;

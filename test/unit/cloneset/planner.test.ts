@@ -145,6 +145,27 @@ describe('the planner draws every disruption from one budget', () => {
     expect(condition(p, Conditions.RolloutBlocked)?.message?.includes('stuck: waiting') ?? false).toBe(isStuck);
   });
 
+  // Issue 20.17: the pod an unpullable image holds mid in-place update is named, with the kubelet's reason.
+  it.each([
+    ['ErrImagePull', true],
+    ['ImagePullBackOff', true],
+    [undefined, false],
+  ])('names a pod mid in-place update whose container waits with %s: %s', (waiting, named) => {
+    const pods = [{ name: 'pulling', revision: NEW, drained: true, ...(waiting ? { waiting } : {}) }, ...names(3)];
+    const { plan: p } = plan({ replicas: 4, maxUnavailable: 1, change: 'image' }, pods);
+    const message = condition(p, Conditions.RolloutBlocked)?.message ?? '';
+    expect(message.includes(`stuck: pulling (container app: ${waiting})`)).toBe(named);
+  });
+
+  it('names at most five stuck pods and counts the rest, so the message stays short', () => {
+    const pods = [
+      ...names(8, { revision: NEW, waiting: 'CrashLoopBackOff', ready: false }),
+      ...names(2).map((p) => ({ ...p, name: `ok${p.name}` })),
+    ];
+    const { plan: p } = plan({ replicas: 10, maxUnavailable: 1, change: 'image' }, pods);
+    expect(condition(p, Conditions.RolloutBlocked)?.message).toMatch(/stuck: p0 \(container app: CrashLoopBackOff\), .*p4 \(.*\), 3 more;/);
+  });
+
   it('calls a pod no node fits stuck at once', () => {
     const pods = [{ name: 'homeless', revision: NEW, scheduled: false, readySince: new Date(NOW).toISOString() }, ...names(3)];
     const { plan: p } = plan({ replicas: 4, maxUnavailable: 1, change: 'image' }, pods);
