@@ -510,7 +510,7 @@ export class AgentReconciler {
       const desired = { ...current, ...request.containers };
       const first = running.get(names[0] ?? '');
       if (first === undefined) throw new Error('a resize request names no container');
-      const podPath = podCgroupFromContainer(await this.o.containerCgroupPath(first.id));
+      const podPath = podCgroupFromContainer(await this.o.containerCgroupPath(first.id), pod.metadata?.uid ?? '');
       const currentPod = await readPodCgroup(podPath, this.o.cgroup);
       const steps = planResize({ pod: pod.spec ?? {}, currentPod, current, desired, resize: names, convert: this.o.convert });
       const outcome = await this.applySteps(steps, podPath, running);

@@ -4,10 +4,10 @@
 // memory.limit_in_bytes under <root>/<controller>/…) and v2 (cpu.weight with the kubelet's linear
 // shares map, cpu.max, memory.max under <root>/…). The root is configurable (--cgroup-root).
 // Owns: the pod cgroup's path (cgroupfs and systemd drivers, or the parent of a container's
-// cgroup) and its files. Must not: decide values or order (agent/order.ts), touch container cgroups
+// cgroup, checked to be named for the pod's UID) and its files. Must not: decide values or order (agent/order.ts), touch container cgroups
 // (those go through CRI), or retry. Every file is named through path.ts (checked under the root).
 import { access, readFile, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { cgroupDir, cgroupFile } from './path.js';
 import { readCgroup, type CgroupReading, type CgroupVersion } from './container.js';
 import { cpuMaxValue, memoryMaxValue, sharesToCpuWeight, MAX_SHARES, MIN_SHARES } from '../cri/convert.js';
@@ -39,9 +39,27 @@ export function podCgroupPath(uid: string, qos: QosClass, driver: CgroupDriver =
   return `/kubepods.slice/kubepods-${q}.slice/kubepods-${q}-pod${id}.slice`;
 }
 
-/** A pod's cgroup from one of its containers' cgroups (the kubelet nests containers directly in it). */
-export function podCgroupFromContainer(containerCgroupPath: string): string {
-  return dirname(containerCgroupPath);
+/** The names the kubelet gives a pod's own cgroup: pod<uid> (cgroupfs), kubepods[-<qos>]-pod<uid_>.slice (systemd). */
+function podCgroupNames(uid: string): string[] {
+  const id = uid.replaceAll('-', '_');
+  return [`pod${uid}`, `kubepods-pod${id}.slice`, `kubepods-burstable-pod${id}.slice`, `kubepods-besteffort-pod${id}.slice`];
+}
+
+/**
+ * A pod's cgroup from one of its containers' cgroups (the kubelet nests containers directly in
+ * it). The parent must be named for this pod's UID, as the kubelet names it: a container path
+ * from the runtime that points elsewhere (another pod's cgroup, a QoS or node-level cgroup) is
+ * refused with an Error rather than resized as if it were the pod's.
+ */
+export function podCgroupFromContainer(containerCgroupPath: string, podUid: string): string {
+  const parent = dirname(containerCgroupPath);
+  const name = basename(parent);
+  if (podUid === '' || !podCgroupNames(podUid).includes(name)) {
+    throw new Error(
+      `pod cgroup: the parent ${parent} of container cgroup ${containerCgroupPath} is not the cgroup of pod ${podUid || '(no UID)'}`,
+    );
+  }
+  return parent;
 }
 
 /** A pod cgroup's values and memory usage. */

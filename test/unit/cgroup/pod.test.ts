@@ -26,8 +26,30 @@ describe('podCgroupPath', () => {
     expect(podCgroupPath('a-b', qos, driver)).toBe(want);
   });
 
-  test('from a container cgroup', () => {
-    expect(podCgroupFromContainer('/kubepods/burstable/poda-b/abc123')).toBe('/kubepods/burstable/poda-b');
+  test.each([
+    ['cgroupfs, burstable', '/kubepods/burstable/poda-b/abc123', '/kubepods/burstable/poda-b'],
+    ['cgroupfs, guaranteed', '/kubepods/poda-b/abc123', '/kubepods/poda-b'],
+    [
+      'systemd, burstable',
+      '/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-poda_b.slice/cri-containerd-abc.scope',
+      '/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-poda_b.slice',
+    ],
+    ['systemd, guaranteed', '/kubepods.slice/kubepods-poda_b.slice/cri-containerd-abc.scope', '/kubepods.slice/kubepods-poda_b.slice'],
+  ])('the pod cgroup is the parent of a container cgroup named for the pod (%s)', (_, container, want) => {
+    expect(podCgroupFromContainer(container, 'a-b')).toBe(want);
+  });
+
+  test.each([
+    ["another pod's cgroup", '/kubepods/burstable/podc-d/abc123'],
+    ['a QoS cgroup', '/kubepods/burstable/abc123'],
+    ['the root', '/abc123'],
+    ['a pod whose UID only starts the same', '/kubepods/burstable/poda-b-c/abc123'],
+  ])('a container cgroup whose parent is not the pod is refused: %s', (_, container) => {
+    expect(() => podCgroupFromContainer(container, 'a-b')).toThrow(/is not the cgroup of pod a-b/);
+  });
+
+  test('a pod without a UID has no pod cgroup', () => {
+    expect(() => podCgroupFromContainer('/kubepods/burstable/pod/abc123', '')).toThrow(/not the cgroup of pod \(no UID\)/);
   });
 
   test.each([2n, 100n, 1024n, 262_144n])('cpuWeightToShares inverts the linear map for %s shares', (shares) => {
