@@ -122,6 +122,15 @@ export function newInstanceIds(count: number, inUse: ReadonlySet<string>, random
   return ids;
 }
 
+/**
+ * The template's annotations without Tailor's own (`apps.tailor.dev/…`): the CRD refuses them in
+ * a template, but a CloneSet stored before that rule may still hold them, and a pod must not be
+ * born with a forged resize request or update state.
+ */
+const templateAnnotations = (template: Wire<k8s.V1PodTemplateSpec>): Record<string, string> =>
+  Object.fromEntries(Object.entries(template.metadata?.annotations ?? {}).filter(([key]) => !key.startsWith(TAILOR_ANNOTATION_PREFIX)));
+const TAILOR_ANNOTATION_PREFIX = 'apps.tailor.dev/';
+
 export function newPod(cloneSet: WireCloneSet, revisionName: string, template: Wire<k8s.V1PodTemplateSpec>, instanceId: string): Pod {
   const name = `${cloneSet.metadata?.name}-${instanceId}`;
   const spec = structuredClone<NonNullable<Pod['spec']>>(template.spec ?? { containers: [] });
@@ -140,7 +149,7 @@ export function newPod(cloneSet: WireCloneSet, revisionName: string, template: W
         [LABEL_CONTROLLER_REVISION_HASH]: revisionName,
         [LABEL_INSTANCE_ID]: instanceId,
       },
-      annotations: { ...(template.metadata?.annotations ?? {}) },
+      annotations: templateAnnotations(template),
       ownerReferences: [controllerRef(cloneSet)],
     },
     spec,

@@ -4,7 +4,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { CREATES_PER_ROUND, planReconcile } from '../../../src/cloneset/planner.js';
-import { newInstanceIds } from '../../../src/cloneset/pods.js';
+import { newInstanceIds, newPod } from '../../../src/cloneset/pods.js';
 import { LABEL_INSTANCE_ID } from '../../../src/api/types.js';
 import { NEW, NOW, OLD, cloneSet, intentsOf, pod, revisionTemplates, type PodSpec } from '../../support/planner-fixtures.js';
 
@@ -70,5 +70,20 @@ describe('instance ids', () => {
         },
       ),
     );
+  });
+});
+
+describe('a pod built from a template', () => {
+  // Issue 20.13: a CloneSet stored before the CRD refused them must not hand Tailor's annotations to its pods.
+  it("carries the template's annotations except Tailor's own", () => {
+    const cs = cloneSet({ replicas: 1 });
+    const template = {
+      metadata: {
+        labels: { app: 'web' },
+        annotations: { note: 'kept', 'apps.tailor.dev/resize-request': '{"forged":true}', 'apps.tailor.dev/inplace-update-state': '{}' },
+      },
+      spec: { containers: [{ name: 'app', image: 'a' }] },
+    };
+    expect(newPod(cs, 'web-rev', template, 'bcdfg').metadata?.annotations).toEqual({ note: 'kept' });
   });
 });
