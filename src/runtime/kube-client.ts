@@ -8,8 +8,14 @@
 // Deadlines: a plain request's deadline covers the whole exchange, body included (default
 // `requestTimeoutMs`, 30 s). A streaming request (`timeoutMs: 0`, e.g. a watch) must get its
 // response headers within `requestTimeoutMs`; after that only the caller's signal ends it.
+// A request waiting for a socket of a full pool is within its deadline too: an abort or the
+// deadline fails it at once, and the pool drops it unsent when a socket frees up.
 // Fencing: `fence(reason)` aborts every write in flight and fails every later write at once, so
 // a process that lost its lease cannot keep writing whatever its reconcilers do. Reads continue.
+// The write guard (`writeGuard`, e.g. the leader's "is my lease still valid") is asked right
+// before a write is sent and again when it gets its socket; a refusal fails it unsent
+// (WriteRefusedError), decided on the spot rather than by a timer a busy loop may run late
+// (docs/decisions/0040-*.md).
 // Must not: retry, cache, or interpret objects; callers decide what a failure means.
 import { setMaxListeners } from 'node:events';
 import http, { type IncomingHttpHeaders } from 'node:http';
@@ -76,6 +82,18 @@ export class DeadlineExceededError extends Error {
   }
 }
 
+/** A write the client's write guard refused; it was never sent. */
+export class WriteRefusedError extends Error {
+  constructor(reason: Error) {
+    super(`write refused, not sent: ${reason.message}`, { cause: reason });
+    this.name = 'WriteRefusedError';
+  }
+}
+
+/** The write was refused by the client's write guard, unsent. */
+export const isWriteRefused = (err: unknown): boolean =>
+  err instanceof KubeApiError && err.statusCode === 0 && err.cause instanceof WriteRefusedError;
+
 /** Per-call options of the convenience methods. */
 export interface CallOptions {
   /** Deadline of this request; default the client's requestTimeoutMs. */
@@ -87,6 +105,13 @@ export interface CallOptions {
 export interface KubeClientOptions {
   /** Default deadline of every request (of a watch: until its headers arrive). Default 30 s. */
   requestTimeoutMs?: number;
+  /** Connections to the API server at once; more requests wait for one. Default 64. */
+  maxSockets?: number;
+  /**
+   * Asked synchronously right before each write (POST, PUT, PATCH, DELETE) is sent and again
+   * when it gets its socket: an Error refuses the write, unsent, with a WriteRefusedError cause.
+   */
+  writeGuard?: () => Error | undefined;
 }
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -121,6 +146,8 @@ export class KubeClient {
   private readonly server: URL;
   private readonly fenced = new AbortController();
   readonly requestTimeoutMs: number;
+  private readonly maxSockets: number;
+  private readonly writeGuard: (() => Error | undefined) | undefined;
 
   constructor(
     readonly config: KubeAuth,
@@ -132,6 +159,10 @@ export class KubeClient {
     this.server = new URL(cluster.server);
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     if (!(this.requestTimeoutMs > 0)) throw new RangeError(`requestTimeoutMs must be > 0, got ${this.requestTimeoutMs}`);
+    this.maxSockets = options.maxSockets ?? 64;
+    if (!(Number.isInteger(this.maxSockets) && this.maxSockets > 0))
+      throw new RangeError(`maxSockets must be a positive integer, got ${this.maxSockets}`);
+    this.writeGuard = options.writeGuard;
     // Every write in flight listens on the fence; hundreds at once are normal, not a leak.
     setMaxListeners(0, this.fenced.signal);
   }
@@ -207,10 +238,10 @@ export class KubeClient {
     // A plain-HTTP server (kubectl proxy, a local stand-in API) is valid in a kubeconfig too.
     const plain = this.server.protocol === 'http:';
     const agent = (this.agent ??= plain
-      ? new http.Agent({ keepAlive: true, maxSockets: 64 })
+      ? new http.Agent({ keepAlive: true, maxSockets: this.maxSockets })
       : new https.Agent({
           keepAlive: true,
-          maxSockets: 64,
+          maxSockets: this.maxSockets,
           ca: auth.ca,
           cert: auth.cert,
           key: auth.key,
@@ -227,25 +258,37 @@ export class KubeClient {
       headers['Content-Length'] = String(payload.length);
     }
     // Until the headers arrive: the caller's signal, the fence for writes, and a deadline.
+    const isWrite = WRITE_METHODS.has(method);
     const headersDeadline = new Deadline(options.timeoutMs || this.requestTimeoutMs);
-    const fence = WRITE_METHODS.has(method) ? this.fenced.signal : undefined;
+    const fence = isWrite ? this.fenced.signal : undefined;
     const untilHeaders = linkSignals(headersDeadline.signal, options.signal, fence);
     const signal = untilHeaders.signal;
     const stream = linkSignals(options.signal, fence);
     const streamSignal = stream.signal;
     return new Promise((resolve, reject) => {
-      if (signal.aborted) {
+      let settled = false;
+      // Ends the request without a response. Disposing `untilHeaders` detaches its signal from
+      // every source, so the request's abort listener can never fire after this.
+      const fail = (cause: unknown): void => {
+        if (settled) return;
+        settled = true;
         headersDeadline.clear();
         untilHeaders.dispose();
         stream.dispose();
         this.observe(method, '<error>', this.server.host);
-        reject(new KubeApiError(method, path, 0, undefined, { cause: signal.reason }));
-        return;
-      }
+        reject(new KubeApiError(method, path, 0, undefined, { cause }));
+      };
+      if (signal.aborted) return fail(signal.reason);
+      const refusal = isWrite ? this.refuseWrite() : undefined;
+      if (refusal) return fail(refusal);
       const req = (plain ? http : https).request(url, { method, agent, headers }, (res) => {
+        if (settled) {
+          res.destroy();
+          return;
+        }
+        settled = true;
         headersDeadline.clear();
         untilHeaders.dispose();
-        signal.removeEventListener('abort', onAbort);
         // From here the stream lives as long as the caller wants (a plain request's json() holds
         // its own deadline around the body); a later abort ends the stream with the reason.
         const endStream = (): void => void res.destroy(streamSignal.reason instanceof Error ? streamSignal.reason : new Error('aborted'));
@@ -260,18 +303,35 @@ export class KubeClient {
         this.observe(method, String(res.statusCode ?? 0), this.server.host);
         resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: res });
       });
-      const onAbort = (): void => void req.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+      const onAbort = (): void => {
+        req.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+        // At once: a request still waiting for a socket would otherwise report only when it got one.
+        fail(signal.reason);
+      };
       signal.addEventListener('abort', onAbort, { once: true });
-      req.on('error', (err) => {
-        headersDeadline.clear();
-        untilHeaders.dispose();
-        stream.dispose();
-        signal.removeEventListener('abort', onAbort);
-        this.observe(method, '<error>', this.server.host);
-        reject(new KubeApiError(method, path, 0, undefined, { cause: signal.aborted ? signal.reason : err }));
+      req.on('error', (err) => fail(signal.aborted ? signal.reason : err));
+      if (!isWrite) {
+        req.end(payload);
+        return;
+      }
+      // A write's bytes leave only once it has a socket and the guard still allows it: a write
+      // that waited behind a full pool past the deadline is dropped here, unsent.
+      req.once('socket', () => {
+        const late = this.refuseWrite();
+        if (!late) {
+          req.end(payload);
+          return;
+        }
+        req.destroy(late);
+        fail(late);
       });
-      req.end(payload);
     });
+  }
+
+  /** The write guard's refusal, if any, as the cause of a failed write. */
+  private refuseWrite(): WriteRefusedError | undefined {
+    const reason = this.writeGuard?.();
+    return reason ? new WriteRefusedError(reason) : undefined;
   }
 
   /** Closes idle keep-alive sockets so a stopping process has no open handles. */

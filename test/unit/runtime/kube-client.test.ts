@@ -1,12 +1,22 @@
 // KubeClient against a local HTTP server that answers late, never, or only half: every request
 // ends at its deadline or at the caller's abort with the cause attached, a watch-style stream
 // lives past the deadline once its headers arrived, and a fenced client writes nothing more.
+// A request waiting for a socket of a full pool ends at its own deadline, and a write whose
+// guard refuses it (leadership expired) never reaches the server, even one already queued.
 // Real sockets and short real delays: Node's HTTP stack does not run under Jest's fake timers.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DeadlineExceededError, KubeApiError, KubeClient, isTimeout, linkSignals } from '../../../src/runtime/kube-client.js';
+import {
+  DeadlineExceededError,
+  KubeApiError,
+  KubeClient,
+  isTimeout,
+  isWriteRefused,
+  linkSignals,
+  type KubeClientOptions,
+} from '../../../src/runtime/kube-client.js';
 
 let server: http.Server;
 let baseUrl = '';
@@ -24,6 +34,10 @@ beforeAll(async () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.write('{"items": [');
       return; // the body never ends
+    }
+    if (path.startsWith('/delayed')) {
+      setTimeout(() => res.writeHead(200).end('{}'), 300);
+      return;
     }
     if (path.startsWith('/slow-write')) {
       setTimeout(() => res.writeHead(200).end('{}'), 150);
@@ -47,7 +61,7 @@ afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 
-function client(requestTimeoutMs = 100): KubeClient {
+function client(requestTimeoutMs = 100, options: Omit<KubeClientOptions, 'requestTimeoutMs'> = {}): KubeClient {
   const kc = new k8s.KubeConfig();
   kc.loadFromOptions({
     clusters: [{ name: 'local', server: baseUrl, skipTLSVerify: true }],
@@ -55,7 +69,7 @@ function client(requestTimeoutMs = 100): KubeClient {
     contexts: [{ name: 'c', cluster: 'local', user: 'u' }],
     currentContext: 'c',
   });
-  return new KubeClient(kc, undefined, { requestTimeoutMs });
+  return new KubeClient(kc, undefined, { requestTimeoutMs, ...options });
 }
 
 async function failure(promise: Promise<unknown>): Promise<KubeApiError> {
@@ -143,6 +157,60 @@ describe('KubeClient deadlines and cancellation', () => {
     expect((refused.cause as Error).message).toBe('lost the lease');
     expect(writesSeen.length).toBe(before);
     await expect(c.get('/ok')).resolves.toEqual({ ok: true });
+    c.close();
+  });
+});
+
+/** The default pool's size: this many requests in flight and the next one waits for a socket. */
+const POOL_SIZE = 64;
+
+describe('KubeClient on a full connection pool', () => {
+  test('a request waiting for a socket fails at its own deadline, not when a socket frees up', async () => {
+    const c = client(10_000);
+    const holding = Array.from({ length: POOL_SIZE }, () => failure(c.get('/never', undefined, { timeoutMs: 1_500 })));
+    const started = performance.now();
+    const err = await failure(c.get('/ok', undefined, { timeoutMs: 100 }));
+    const waitedMs = performance.now() - started;
+    expect(isTimeout(err)).toBe(true);
+    expect(waitedMs).toBeLessThan(1_000);
+    await Promise.all(holding);
+    c.close();
+  });
+});
+
+describe('KubeClient write guard', () => {
+  const leadership = (validForMs: number): (() => Error | undefined) => {
+    const validUntil = performance.now() + validForMs;
+    return () => (performance.now() < validUntil ? undefined : new Error('lease ns/lease not renewed within 10000 ms'));
+  };
+
+  test("a write past the guard's deadline is refused without being sent; reads go on", async () => {
+    const c = client(10_000, { writeGuard: leadership(0) });
+    const before = writesSeen.length;
+    const err = await failure(c.patch('/pods/refused', {}, 'merge'));
+    expect(isWriteRefused(err)).toBe(true);
+    expect(err.message).toContain('not sent');
+    expect(err.message).toContain('lease ns/lease not renewed within 10000 ms');
+    expect(writesSeen.length).toBe(before);
+    await expect(c.get('/ok')).resolves.toEqual({ ok: true });
+    c.close();
+  });
+
+  test('a write within the deadline is sent', async () => {
+    const c = client(10_000, { writeGuard: leadership(60_000) });
+    await expect(c.create('/things/allowed', {})).resolves.toEqual({ ok: true });
+    expect(writesSeen).toContain('POST /things/allowed');
+    c.close();
+  });
+
+  test('a write queued for a socket is not sent if the deadline passes while it waits', async () => {
+    const c = client(10_000, { writeGuard: leadership(100) });
+    const holding = Array.from({ length: POOL_SIZE }, () => c.get('/delayed'));
+    const queued = failure(c.patch('/pods/queued', {}, 'merge'));
+    await Promise.all(holding);
+    const err = await queued;
+    expect(isWriteRefused(err)).toBe(true);
+    expect(writesSeen).not.toContain('PATCH /pods/queued');
     c.close();
   });
 });
