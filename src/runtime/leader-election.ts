@@ -6,6 +6,13 @@
 //    of the renew deadline, and a leader that has not renewed within `renewDeadlineMs` stops
 //    leading at that instant (a timer, not the next round, decides), a full
 //    `leaseDurationMs - renewDeadlineMs` before any other replica may take over;
+//  - a renewal counts from when its round *started* (the others observe the write no earlier),
+//    never from when the answer arrived, so a late answer cannot stretch leadership;
+//  - every duration is measured on the monotonic clock: a step of the wall clock neither ends
+//    leadership nor lets a candidate take a live lease (docs/decisions/0040-*.md);
+//  - `writeRefusal()` answers "may this process write now" from the clock alone, so the client
+//    can refuse a write the instant the deadline has passed, even if a stalled event loop has
+//    not yet run the deadline's timer.
 //  - every write carries the resourceVersion read, so two candidates never both win a round;
 //  - release writes only with the resourceVersion of this process's own last write as a
 //    precondition: a lease someone else wrote since is never erased.
@@ -30,6 +37,8 @@ export interface LeaderElectionOptions {
   onStartedLeading: () => void;
   /** Leadership ended without stop() being called (renewal failed past the deadline, or lost). */
   onStoppedLeading: () => void;
+  /** Milliseconds on a clock that never steps (default performance.now); tests inject a stall. */
+  monotonicNow?: () => number;
 }
 
 interface Lease {
@@ -72,12 +81,15 @@ export class LeaderElector {
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
+  private readonly now: () => number;
   private state: ElectorState = 'new';
   private observedRecord = '';
+  /** Monotonic instant the Lease's record was last seen to change. */
   private observedAt = 0;
   /** resourceVersion of the Lease as this process last wrote it; the release precondition. */
   private ownResourceVersion: string | undefined;
-  private lastRenewAt = 0;
+  /** Monotonic instant leadership ends without another renewal: the last successful round's start + renewDeadline. */
+  private leadingUntil = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
   /** Aborts the requests of the round in flight when leadership is lost. */
@@ -89,10 +101,26 @@ export class LeaderElector {
     this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
     validateLeaderElectionTimings(this.leaseDurationMs, this.renewDeadlineMs, this.retryPeriodMs);
+    this.now = options.monotonicNow ?? (() => performance.now());
   }
 
   isLeader(): boolean {
-    return this.state === 'leading';
+    return this.writeRefusal() === undefined;
+  }
+
+  /**
+   * Why this process may not write at this instant (not leading, or the renew deadline has
+   * passed on the monotonic clock), or undefined while it leads. Decided from the clock alone,
+   * so it holds even when the loop was too busy to run the deadline's timer.
+   */
+  writeRefusal(): Error | undefined {
+    const lease = `${this.options.namespace}/${this.options.name}`;
+    if (this.state !== 'leading') return new Error(`not the leader of lease ${lease} (${this.state})`);
+    const overdueMs = this.now() - this.leadingUntil;
+    if (overdueMs >= 0) {
+      return new Error(`lease ${lease} not renewed within ${this.renewDeadlineMs} ms (${Math.round(overdueMs)} ms overdue)`);
+    }
+    return undefined;
   }
 
   start(): void {
@@ -127,14 +155,27 @@ export class LeaderElector {
 
   private async round(): Promise<void> {
     const log = this.options.logger;
+    // A loop stalled past the deadline: the deadline's timer is late, and renewing now would
+    // hide that this process could not have kept the others out meanwhile.
+    if (this.state === 'leading' && this.now() >= this.leadingUntil) {
+      this.lose();
+      return;
+    }
+    const startedAt = this.now();
     let acquired = false;
     try {
-      acquired = await this.tryAcquireOrRenew(this.callOptions());
+      acquired = await this.tryAcquireOrRenew(this.callOptions(startedAt));
     } catch (err) {
       if (this.state !== 'stopped') log.warn({ err, lease: this.options.name }, 'leader election round failed');
     }
     if (this.state === 'stopped' || !acquired) return;
-    this.lastRenewAt = Date.now();
+    const leadingUntil = startedAt + this.renewDeadlineMs;
+    if (this.now() >= leadingUntil) {
+      if (this.state === 'leading') this.lose();
+      else log.warn({ lease: this.options.name }, 'took the lease too late in the round to lead on it; trying again');
+      return;
+    }
+    this.leadingUntil = leadingUntil;
     this.armRenewDeadline();
     if (this.state === 'candidate') {
       this.state = 'leading';
@@ -148,14 +189,14 @@ export class LeaderElector {
    * none outlives the client's own request deadline, so one hung socket costs one attempt, not
    * the whole renew deadline.
    */
-  private callOptions(): CallOptions {
-    const left = this.state === 'leading' ? Math.max(1, this.lastRenewAt + this.renewDeadlineMs - Date.now()) : this.renewDeadlineMs;
+  private callOptions(startedAt: number): CallOptions {
+    const left = this.state === 'leading' ? Math.max(1, this.leadingUntil - startedAt) : this.renewDeadlineMs;
     return { timeoutMs: Math.min(left, this.options.client.requestTimeoutMs ?? left), signal: this.roundAbort.signal };
   }
 
   private armRenewDeadline(): void {
     clearTimeout(this.deadlineTimer);
-    this.deadlineTimer = setTimeout(() => this.lose(), Math.max(0, this.lastRenewAt + this.renewDeadlineMs - Date.now()));
+    this.deadlineTimer = setTimeout(() => this.lose(), Math.max(0, this.leadingUntil - this.now()));
   }
 
   /** The renew deadline passed without a renewal: stop leading now, whatever is in flight. */
@@ -163,6 +204,7 @@ export class LeaderElector {
     if (this.state !== 'leading') return;
     this.state = 'stopped';
     clearTimeout(this.retryTimer);
+    clearTimeout(this.deadlineTimer);
     const reason = new Error(`leader election: lease ${this.options.name} not renewed within ${this.renewDeadlineMs} ms`);
     this.roundAbort.abort(reason);
     this.options.logger.error({ identity: this.options.identity, lease: this.options.name }, 'lost the lease; stopping');
@@ -171,6 +213,7 @@ export class LeaderElector {
 
   private async tryAcquireOrRenew(call: CallOptions): Promise<boolean> {
     const { client, identity } = this.options;
+    // Wall-clock time, only to be written into the Lease for people and other tools to read.
     const now = new Date();
     let lease: Lease;
     try {
@@ -199,10 +242,10 @@ export class LeaderElector {
     const record = `${spec.holderIdentity ?? ''}/${spec.renewTime ?? ''}`;
     if (record !== this.observedRecord) {
       this.observedRecord = record;
-      this.observedAt = Date.now();
+      this.observedAt = this.now();
     }
     const heldByOther = !!spec.holderIdentity && spec.holderIdentity !== identity;
-    if (heldByOther && this.observedAt + (spec.leaseDurationSeconds ?? 15) * 1000 > Date.now()) return false;
+    if (heldByOther && this.observedAt + (spec.leaseDurationSeconds ?? 15) * 1000 > this.now()) return false;
     const ours = spec.holderIdentity === identity;
     const transitions = (spec.leaseTransitions ?? 0) + (ours ? 0 : 1);
     const acquireTime = ours && spec.acquireTime ? new Date(spec.acquireTime) : now;

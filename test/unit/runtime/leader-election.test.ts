@@ -2,11 +2,14 @@
 // (a write whose resourceVersion is stale gets 409), under Jest's fake timers: the durations
 // nest as client-go requires, a leader whose renewals hang or fail stops leading exactly at the
 // renew deadline (before anyone else may take over), a lease held by another is waited out, and
-// release never erases a lease written by someone else.
+// release never erases a lease written by someone else. Every deadline runs on the monotonic
+// clock (Jest fakes performance.now; jest.setSystemTime steps only the wall clock): a renewal
+// counts from when its round began, a wall-clock step changes nothing, and writes are refused
+// the instant the renew deadline has passed even if no timer has run since (a stalled loop).
 import { afterEach, beforeEach, describe, expect, jest, test } from '@jest/globals';
 import type { CallOptions } from '../../../src/runtime/kube-client.js';
 import { DeadlineExceededError, KubeApiError } from '../../../src/runtime/kube-client.js';
-import { LeaderElector, validateLeaderElectionTimings } from '../../../src/runtime/leader-election.js';
+import { LeaderElector, validateLeaderElectionTimings, type LeaderElectionOptions } from '../../../src/runtime/leader-election.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
 
 interface LeaseSpec {
@@ -21,10 +24,14 @@ interface Lease {
   spec: LeaseSpec;
 }
 
-/** One Lease with resourceVersion preconditions; `mode` makes every request hang or fail. */
+/**
+ * One Lease with resourceVersion preconditions; `mode` makes every request hang or fail, or
+ * answer after `latencyMs` (within the caller's deadline, like a real server).
+ */
 class FakeLeaseApi {
   lease: Lease | undefined;
-  mode: 'ok' | 'hang' | 'fail' = 'ok';
+  mode: 'ok' | 'hang' | 'fail' | 'slow' = 'ok';
+  latencyMs = 0;
   pending = 0;
   private rv = 0;
 
@@ -60,22 +67,29 @@ class FakeLeaseApi {
     return structuredClone(this.lease) as T;
   }
 
-  /** Answers at once, fails with 500, or hangs until the caller's deadline or abort. */
+  /** Answers at once, fails with 500, answers after latencyMs, or hangs until the caller's deadline or abort. */
   private async answer(method: string, path: string, call?: CallOptions): Promise<void> {
     if (this.mode === 'ok') return;
     if (this.mode === 'fail') throw new KubeApiError(method, path, 500, { reason: 'InternalError' });
+    const answerAfterMs = this.mode === 'slow' ? this.latencyMs : undefined;
     this.pending += 1;
     try {
-      await new Promise<never>((_, reject) => {
+      await new Promise<void>((resolve, reject) => {
         const timeoutMs = call?.timeoutMs ?? 30_000;
-        const timer = setTimeout(
-          () => reject(new KubeApiError(method, path, 0, undefined, { cause: new DeadlineExceededError(timeoutMs) })),
-          timeoutMs,
+        const timers: NodeJS.Timeout[] = [];
+        const settle = (error?: KubeApiError): void => {
+          for (const timer of timers) clearTimeout(timer);
+          if (error) reject(error);
+          else resolve();
+        };
+        timers.push(
+          setTimeout(
+            () => settle(new KubeApiError(method, path, 0, undefined, { cause: new DeadlineExceededError(timeoutMs) })),
+            timeoutMs,
+          ),
         );
-        call?.signal?.addEventListener('abort', () => {
-          clearTimeout(timer);
-          reject(new KubeApiError(method, path, 0, undefined, { cause: call.signal?.reason }));
-        });
+        if (answerAfterMs !== undefined) timers.push(setTimeout(() => settle(), answerAfterMs));
+        call?.signal?.addEventListener('abort', () => settle(new KubeApiError(method, path, 0, undefined, { cause: call.signal?.reason })));
       });
     } finally {
       this.pending -= 1;
@@ -85,7 +99,11 @@ class FakeLeaseApi {
 
 const TIMINGS = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 
-function elector(api: FakeLeaseApi, identity = 'me'): { elector: LeaderElector; started: () => number; stopped: () => number } {
+function elector(
+  api: FakeLeaseApi,
+  identity = 'me',
+  clock: Pick<LeaderElectionOptions, 'monotonicNow'> = {},
+): { elector: LeaderElector; started: () => number; stopped: () => number } {
   let started = 0;
   let stopped = 0;
   const e = new LeaderElector({
@@ -94,6 +112,7 @@ function elector(api: FakeLeaseApi, identity = 'me'): { elector: LeaderElector; 
     name: 'lease',
     identity,
     ...TIMINGS,
+    ...clock,
     logger: silentLogger(),
     onStartedLeading: () => void (started += 1),
     onStoppedLeading: () => void (stopped += 1),
@@ -247,5 +266,91 @@ describe('LeaderElector', () => {
     const { elector: e } = await leading(api);
     await e.stop();
     expect(jest.getTimerCount()).toBe(0);
+  });
+});
+
+describe('LeaderElector on the monotonic clock', () => {
+  test("a renewal answered late keeps leadership only until its round's start plus the renew deadline", async () => {
+    const api = new FakeLeaseApi();
+    const { elector: e, stopped } = await leading(api);
+    const leadingSince = performance.now();
+    api.mode = 'slow';
+    api.latencyMs = 3_000;
+    // The round that starts one retry period later is answered 6 s after it started (GET, PATCH).
+    const roundStartedAt = leadingSince + TIMINGS.retryPeriodMs;
+    const renewedBefore = api.lease?.spec.renewTime;
+    await jest.advanceTimersByTimeAsync(TIMINGS.retryPeriodMs + 2 * api.latencyMs);
+    expect(api.lease?.spec.renewTime).not.toBe(renewedBefore);
+    api.mode = 'hang';
+    await jest.advanceTimersByTimeAsync(roundStartedAt + TIMINGS.renewDeadlineMs - 1 - performance.now());
+    expect(e.isLeader()).toBe(true);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(e.isLeader()).toBe(false);
+    expect(stopped()).toBe(1);
+    await e.stop();
+  });
+
+  test('a forward step of the wall clock does not end leadership', async () => {
+    const api = new FakeLeaseApi();
+    const { elector: e, stopped } = await leading(api);
+    api.mode = 'slow';
+    api.latencyMs = 5;
+    await jest.advanceTimersByTimeAsync(500);
+    jest.setSystemTime(Date.now() + 10_000);
+    await jest.advanceTimersByTimeAsync(TIMINGS.leaseDurationMs * 2);
+    expect(e.isLeader()).toBe(true);
+    expect(e.writeRefusal()).toBeUndefined();
+    expect(stopped()).toBe(0);
+    const stopping = e.stop(); // after the round in flight, answered in latencyMs
+    await jest.advanceTimersByTimeAsync(api.latencyMs * 2);
+    await stopping;
+  });
+
+  test('a forward step of the wall clock does not let a candidate take a lease its holder keeps renewing', async () => {
+    const api = new FakeLeaseApi();
+    api.writeAsOther({ holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: 'r0' });
+    const { elector: e } = elector(api);
+    e.start();
+    await jest.advanceTimersByTimeAsync(500);
+    let renewals = 0;
+    // The holder renews half way between the candidate's rounds.
+    const holder = setInterval(() => api.writeAsOther({ renewTime: `r${++renewals}` }), TIMINGS.retryPeriodMs);
+    jest.setSystemTime(Date.now() + 20_000);
+    await jest.advanceTimersByTimeAsync(TIMINGS.leaseDurationMs * 2);
+    clearInterval(holder);
+    expect(renewals).toBeGreaterThan(10);
+    expect(e.isLeader()).toBe(false);
+    expect(api.lease?.spec.holderIdentity).toBe('other');
+    await e.stop();
+  });
+
+  test('once the renew deadline has passed, writes are refused at once, before any timer has run (a stalled event loop)', async () => {
+    const api = new FakeLeaseApi();
+    let stalledMs = 0;
+    const { elector: e, stopped } = elector(api, 'me', { monotonicNow: () => performance.now() + stalledMs });
+    e.start();
+    await jest.advanceTimersByTimeAsync(0);
+    expect(e.writeRefusal()).toBeUndefined();
+    stalledMs = TIMINGS.renewDeadlineMs - 1;
+    expect(e.writeRefusal()).toBeUndefined();
+    stalledMs = TIMINGS.renewDeadlineMs;
+    expect(e.isLeader()).toBe(false);
+    expect(e.writeRefusal()?.message).toMatch(/lease ns\/lease not renewed within 10000 ms/);
+    // When the loop runs again, the overdue renewal round does not revive it: it stops leading.
+    await jest.advanceTimersByTimeAsync(TIMINGS.retryPeriodMs);
+    expect(stopped()).toBe(1);
+    expect(e.writeRefusal()).toBeInstanceOf(Error);
+    await e.stop();
+  });
+
+  test('a candidate refuses writes: only a leader may write', async () => {
+    const api = new FakeLeaseApi();
+    api.writeAsOther({ holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: 'r0' });
+    const { elector: e } = elector(api);
+    expect(e.writeRefusal()?.message).toContain('not the leader');
+    e.start();
+    await jest.advanceTimersByTimeAsync(TIMINGS.retryPeriodMs);
+    expect(e.writeRefusal()?.message).toContain('not the leader');
+    await e.stop();
   });
 });
