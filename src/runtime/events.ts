@@ -2,13 +2,17 @@
 // Aggregates like client-go's recorder: the same type/reason/message on the same object within
 // 10 minutes bumps `count` on the existing Event instead of creating another; and a per-object
 // token bucket (burst 25, one token per 5 minutes) drops floods so a hot loop cannot spam etcd.
-// Recording never throws and never blocks a reconcile: writes are chained in the background and
-// `flush()` awaits them on shutdown. `batch()` folds routine per-pod news into one event per
+// Recording never throws and never blocks a reconcile: writes run in the background, at most
+// `maxConcurrentWrites` (4) at a time so a burst of events cannot fill the client's connection
+// pool ahead of the controller's own writes, with at most `maxQueuedWrites` (1,000, as client-go's
+// broadcaster) waiting; beyond that an event is dropped and counted. `flush()` awaits them on
+// shutdown. `batch()` folds routine per-pod news into one event per
 // object and reason per window (the first at once, the rest as one summary when the window
 // ends), so a 1,000-pod rollout costs a handful of event writes, not one per pod.
 // Must not: decide when to emit.
 import { LRUCache } from 'lru-cache';
 import { randomBytes } from 'node:crypto';
+import PQueue from 'p-queue';
 import type { KubeClient, KubeObject } from './kube-client.js';
 import type { Logger } from './logger.js';
 
@@ -23,6 +27,10 @@ export interface EventRecorderOptions {
   aggregateWindowMs?: number;
   /** Window of batch(): subjects arriving within it share one summary event. Default 10 s. */
   batchWindowMs?: number;
+  /** Event writes in flight at once. Default 4. */
+  maxConcurrentWrites?: number;
+  /** Event writes waiting for a turn; an event beyond them is dropped. Default 1,000. */
+  maxQueuedWrites?: number;
   now?: () => number;
 }
 
@@ -53,7 +61,8 @@ interface Bucket {
 export class EventRecorder {
   private readonly recent: LRUCache<string, Aggregate>;
   private readonly buckets = new LRUCache<string, Bucket>({ max: 10_000 });
-  private pending: Promise<void> = Promise.resolve();
+  private readonly writes: PQueue;
+  private readonly maxQueuedWrites: number;
   private readonly now: () => number;
   private dropped = 0;
   private readonly batches = new Map<string, Batch>();
@@ -61,6 +70,8 @@ export class EventRecorder {
   constructor(private readonly options: EventRecorderOptions) {
     this.now = options.now ?? Date.now;
     this.recent = new LRUCache({ max: 4096, ttl: options.aggregateWindowMs ?? 10 * 60_000, ttlAutopurge: false });
+    this.writes = new PQueue({ concurrency: options.maxConcurrentWrites ?? 4 });
+    this.maxQueuedWrites = options.maxQueuedWrites ?? 1_000;
   }
 
   get droppedEvents(): number {
@@ -76,19 +87,26 @@ export class EventRecorder {
       this.options.logger.debug({ reason, object: meta.name }, 'event dropped by rate limit');
       return;
     }
+    if (this.writes.size >= this.maxQueuedWrites) {
+      this.dropped++;
+      this.options.logger.debug({ reason, object: meta.name, queued: this.writes.size }, 'event dropped: too many waiting to be written');
+      return;
+    }
     const namespace = meta.namespace ?? 'default';
     const aggregateKey = `${objectKey}\u0000${type}\u0000${reason}\u0000${message}`;
-    const existing = this.recent.get(aggregateKey);
+    // Looked up when the write's turn comes, so an event queued behind its twin bumps it.
+    const write = async (): Promise<void> => {
+      const existing = this.recent.get(aggregateKey);
+      if (existing) {
+        await this.bump(existing);
+        return;
+      }
+      const created = await this.create(object, namespace, type, reason, message);
+      if (created) this.recent.set(aggregateKey, created);
+    };
     // The failure handler is attached at once: a rejection left for later would be unhandled
     // and end the process.
-    const write = (
-      existing
-        ? this.bump(existing)
-        : this.create(object, namespace, type, reason, message).then((created) => {
-            if (created) this.recent.set(aggregateKey, created);
-          })
-    ).catch((err: unknown) => this.options.logger.warn({ err, reason, object: meta.name }, 'could not record event'));
-    this.pending = this.pending.then(() => write);
+    this.writes.add(write).catch((err: unknown) => this.options.logger.warn({ err, reason, object: meta.name }, 'could not record event'));
   }
 
   /**
@@ -114,7 +132,7 @@ export class EventRecorder {
   /** Resolves when every event recorded so far, batched ones included, has been written (or failed). */
   async flush(): Promise<void> {
     for (const key of [...this.batches.keys()]) this.closeBatch(key);
-    await this.pending;
+    await this.writes.onIdle();
   }
 
   private closeBatch(key: string): void {

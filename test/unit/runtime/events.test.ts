@@ -72,3 +72,40 @@ describe('EventRecorder.batch', () => {
     expect(client.messages.at(-1)).toBe('updated in place to revision r2: e');
   });
 });
+
+/** A client whose writes each take a few milliseconds, counting how many are in flight at once. */
+class SlowClient extends KubeClient {
+  inFlight = 0;
+  maxInFlight = 0;
+  written = 0;
+  override async json<T>(): Promise<T> {
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    this.inFlight--;
+    this.written++;
+    return {} as T;
+  }
+}
+
+const podNamed = (i: number): typeof pod => ({ ...pod, metadata: { name: `p${i}`, namespace: 'ns', uid: `u${i}` } });
+
+describe('EventRecorder write concurrency', () => {
+  it('writes a burst of events a few at a time, and every one in the end', async () => {
+    const client = new SlowClient(unusedKubeConfig());
+    const recorder = new EventRecorder({ client, component: 'test', logger: silentLogger(), maxConcurrentWrites: 3 });
+    for (let i = 0; i < 40; i++) recorder.event(podNamed(i), 'Normal', 'Reason', 'message');
+    await recorder.flush();
+    expect(client.written).toBe(40);
+    expect(client.maxInFlight).toBe(3);
+  });
+
+  it('drops and counts events beyond its backlog instead of queueing them without end', async () => {
+    const client = new SlowClient(unusedKubeConfig());
+    const recorder = new EventRecorder({ client, component: 'test', logger: silentLogger(), maxConcurrentWrites: 2, maxQueuedWrites: 5 });
+    for (let i = 0; i < 20; i++) recorder.event(podNamed(i), 'Normal', 'Reason', 'message');
+    await recorder.flush();
+    expect(client.written).toBe(7);
+    expect(recorder.droppedEvents).toBe(13);
+  });
+});
