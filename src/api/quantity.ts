@@ -117,7 +117,11 @@ function magnitudeInNanos(digits: bigint, fractionDigits: number, suffix: Suffix
  * in a handful of distinct texts ("10m", "16Mi"): parsing each once took a sixth of a 1,000-pod
  * round. Bounded, so odd texts cannot grow it; values are frozen and shared.
  */
-const parsed = new LRUCache<string, Quantity>({ max: 4096 });
+const parsed = new LRUCache<string, Quantity>({
+  max: 4096,
+  maxSize: 256 * 1024,
+  sizeCalculation: (_value, key) => Math.max(1, key.length),
+});
 
 /** Parse a Kubernetes quantity ("100m", "1.5Gi", "1e3"). Throws QuantityError on garbage. */
 export function parseQuantity(input: string, options: ParseQuantityOptions = {}): Quantity {

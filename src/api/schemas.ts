@@ -76,8 +76,15 @@ export function parseAnnotation<T>(
   return parsed;
 }
 
-/** Parsed annotation texts by name and text; bounded, so forged or churning values cannot grow it. */
-const parsedTexts = new LRUCache<string, AnnotationValue<unknown>>({ max: 20_000 });
+/**
+ * Parsed annotation texts by name and text; bounded by count and by the characters of the texts
+ * it keys on (an annotation value may be 256 KiB), so forged or churning values cannot grow it.
+ */
+const parsedTexts = new LRUCache<string, AnnotationValue<unknown>>({
+  max: 20_000,
+  maxSize: 16 * 1024 * 1024,
+  sizeCalculation: (_value, key) => Math.max(1, key.length),
+});
 
 function parseText<T>(name: string, raw: string, schema: z.ZodType<T>): AnnotationValue<T> {
   let json: unknown;

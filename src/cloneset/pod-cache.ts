@@ -50,14 +50,32 @@ const containerStatus = (s: ContainerStatus): ContainerStatus => ({
   ...(s.allocatedResources !== undefined ? { allocatedResources: s.allocatedResources } : {}),
 });
 
+/** Annotations of other domains that a decision reads. */
+const READ_ANNOTATIONS: ReadonlySet<string> = new Set(['controller.kubernetes.io/pod-deletion-cost']);
+const isTailorKey = (key: string): boolean => {
+  const domain = key.slice(0, Math.max(0, key.indexOf('/')));
+  return domain === 'apps.tailor.dev' || domain.endsWith('.apps.tailor.dev');
+};
+
+/**
+ * Only the annotations some decision reads: Tailor's own and the deletion cost. Anyone who may
+ * create a pod can give it 256 KiB of annotations; the cache must not keep them.
+ */
+function readAnnotations(annotations: Record<string, string>): Record<string, string> | undefined {
+  const kept = Object.entries(annotations).filter(([key]) => isTailorKey(key) || READ_ANNOTATIONS.has(key));
+  return kept.length > 0 ? Object.fromEntries(kept) : undefined;
+}
+
 /** The pod as the controller's cache keeps it. */
 export function trimPod(pod: Pod): Pod {
   const { metadata, spec, status } = pod;
   const trimmed: Pod = { apiVersion: pod.apiVersion, kind: pod.kind };
   if (metadata) {
-    const { managedFields: _managed, ...kept } = metadata;
+    const { managedFields: _managed, annotations, ...kept } = metadata;
+    const read = annotations && readAnnotations(annotations);
     trimmed.metadata = {
       ...kept,
+      ...(read ? { annotations: read } : {}),
       ...(kept.namespace !== undefined ? { namespace: shared(kept.namespace) } : {}),
       ...(kept.labels ? { labels: sharedValues(kept.labels) } : {}),
       ...(kept.ownerReferences

@@ -83,6 +83,9 @@ export class CloneSetReconciler {
     if (!stored) {
       this.deps.scaleExpectations.delete(key);
       this.statusWrittenAt.delete(key);
+      const [namespace = '', name = ''] = key.split('/');
+      // A deleted CloneSet's series would otherwise be scraped forever.
+      this.deps.resize.metrics?.forget(namespace, name);
       return;
     }
     if (stored.metadata?.deletionTimestamp) return;

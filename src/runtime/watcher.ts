@@ -177,6 +177,14 @@ function stepWatching(state: Extract<WatcherState, { phase: 'watching' }>, input
     }
     case 'watchFailed': {
       const reset: WatcherEffect[] = input.now - state.since >= config.healthyAfterMs ? [{ kind: 'resetBackoff' }] : [];
+      // A watch refused with 410 as soon as it opened, from a list just made, would otherwise
+      // relist and be refused again in a tight loop: that one waits its backoff first.
+      if (input.gone && input.now - state.since < config.minWatchMs) {
+        return backOff(state, 'list', state.resourceVersion, [
+          { kind: 'disarmWatchdog' },
+          { kind: 'log', level: 'warn', msg: 'resourceVersion expired (410 Gone) as soon as the watch opened; relisting after a backoff' },
+        ]);
+      }
       if (input.gone) {
         return list(state, 'gone', [
           ...reset,

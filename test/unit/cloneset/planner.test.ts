@@ -422,4 +422,23 @@ describe('the pod cache', () => {
     expect(trimmed.metadata?.annotations?.['apps.tailor.dev/inplace-update-state']).toBe('{}');
     expect(trimmed.spec?.readinessGates).toHaveLength(1);
   });
+
+  // Issue 20.14: anyone who may create a pod can make its annotations large; the cache keeps only what is read.
+  it("keeps only Tailor's annotations and the deletion cost", () => {
+    const big = pod({
+      name: 'a',
+      annotations: {
+        'example.com/blob': 'x'.repeat(200_000),
+        'controller.kubernetes.io/pod-deletion-cost': '5',
+        'apps.tailor.dev/resize-status': '{}',
+        'lifecycle.apps.tailor.dev/timestamp': 't',
+        'notapps.tailor.dev/x': 'y',
+      },
+    });
+    expect(trimPod(big).metadata?.annotations).toEqual({
+      'controller.kubernetes.io/pod-deletion-cost': '5',
+      'apps.tailor.dev/resize-status': '{}',
+      'lifecycle.apps.tailor.dev/timestamp': 't',
+    });
+  });
 });

@@ -64,9 +64,16 @@ describe('watcher step', () => {
   });
 
   test('410 Gone relists at once, without backing off', () => {
-    const t = step(watching(2), { type: 'watchFailed', attempt: 2, gone: true, error: new Error('gone'), now: 10 }, CONFIG);
+    const t = step(watching(2), { type: 'watchFailed', attempt: 2, gone: true, error: new Error('gone'), now: 5_000 }, CONFIG);
     expect(t.state).toMatchObject({ phase: 'listing', attempt: 3, reason: 'gone' });
     expect(kinds(t.effects)).toEqual(['disarmWatchdog', 'log', 'list']);
+  });
+
+  // Issue 20.14: a server that answers every watch with 410 must not be relisted in a tight loop.
+  test('410 Gone as soon as the watch opened backs off before relisting', () => {
+    const t = step(watching(2, 0), { type: 'watchFailed', attempt: 2, gone: true, error: new Error('gone'), now: 10 }, CONFIG);
+    expect(t.state).toMatchObject({ phase: 'backingOff', then: 'list', attempt: 3 });
+    expect(kinds(t.effects)).toEqual(['disarmWatchdog', 'log', 'scheduleRetry']);
   });
 
   test('a failed watch backs off, then watches again from the last resourceVersion', () => {
