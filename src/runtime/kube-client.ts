@@ -15,7 +15,7 @@
 // The write guard (`writeGuard`, e.g. the leader's "is my lease still valid") is asked right
 // before a write is sent and again when it gets its socket; a refusal fails it unsent
 // (WriteRefusedError), decided on the spot rather than by a timer a busy loop may run late
-// (docs/decisions/0040-*.md).
+// (docs/decisions/0040-monotonic-leadership-write-guard-and-the-lease-connection.md).
 // Must not: retry, cache, or interpret objects; callers decide what a failure means.
 import { setMaxListeners } from 'node:events';
 import http, { type IncomingHttpHeaders } from 'node:http';

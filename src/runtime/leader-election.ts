@@ -9,7 +9,8 @@
 //  - a renewal counts from when its round *started* (the others observe the write no earlier),
 //    never from when the answer arrived, so a late answer cannot stretch leadership;
 //  - every duration is measured on the monotonic clock: a step of the wall clock neither ends
-//    leadership nor lets a candidate take a live lease (docs/decisions/0040-*.md);
+//    leadership nor lets a candidate take a live lease
+//    (docs/decisions/0040-monotonic-leadership-write-guard-and-the-lease-connection.md);
 //  - `writeRefusal()` answers "may this process write now" from the clock alone, so the client
 //    can refuse a write the instant the deadline has passed, even if a stalled event loop has
 //    not yet run the deadline's timer.

@@ -5,8 +5,14 @@
 //          cannot fill yet (e.g. its CRD is not installed; the informer retries) does not stop
 //          the replicas from deciding who leads.
 //   stop:  no new work → in-flight reconciles finish within the grace period → informers stop
-//          → lease released → events flushed → endpoints and sockets closed. Nothing is left
-//          holding the event loop, so the process exits on its own.
+//          → events flushed (while still leading, so they may be written) → lease released →
+//          endpoints and sockets closed. Nothing is left holding the event loop, so the
+//          process exits on its own.
+// With leader election, the shared client's every write first asks the elector whether the
+// lease is still valid at that monotonic instant, and is refused unsent if not (not leading
+// yet, or the renew deadline passed while the loop was busy); the Lease itself is read and
+// written by a client of its own, so a renewal never waits behind the controller's writes for a
+// socket (docs/decisions/0040-monotonic-leadership-write-guard-and-the-lease-connection.md).
 // Losing the lease (not renewed within the renew deadline) ends the work at once: the client is
 // fenced (no write leaves this process any more, in flight or later), every controller's queue
 // shuts down and its in-flight reconciles see their signal aborted; then it is reported to the
@@ -41,8 +47,13 @@ export interface ManagerOptions {
   noEventTimeoutMs?: number;
 }
 
+/** Connections of the Lease's own client: a round's requests go one after another. */
+const LEASE_CLIENT_SOCKETS = 2;
+
 export class Manager {
   readonly client: KubeClient;
+  /** The Lease's own connection; undefined without leader election. */
+  private readonly leaseClient: KubeClient | undefined;
   readonly metrics: RuntimeMetrics;
   readonly events: EventRecorder;
   private readonly informers: Informer<KubeObject>[] = [];
@@ -56,11 +67,16 @@ export class Manager {
 
   constructor(private readonly options: ManagerOptions) {
     this.metrics = options.metrics ?? new RuntimeMetrics();
-    this.client = new KubeClient(
-      options.kubeConfig,
-      (method, code, host) => this.metrics.restClientRequestsTotal.inc({ method, code, host }),
-      options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs },
-    );
+    const observe = (method: string, code: string, host: string): void => this.metrics.restClientRequestsTotal.inc({ method, code, host });
+    const timeout = options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs };
+    const leaderElected = options.leaderElection !== undefined;
+    this.client = new KubeClient(options.kubeConfig, observe, {
+      ...timeout,
+      ...(leaderElected ? { writeGuard: () => this.leadershipRefusal() } : {}),
+    });
+    this.leaseClient = leaderElected
+      ? new KubeClient(options.kubeConfig, observe, { ...timeout, maxSockets: LEASE_CLIENT_SOCKETS })
+      : undefined;
     this.events = new EventRecorder({ client: this.client, component: options.component, logger: options.logger });
   }
 
@@ -84,6 +100,11 @@ export class Manager {
 
   isLeader(): boolean {
     return this.elector ? this.elector.isLeader() : this.controllersStarted;
+  }
+
+  /** Why a write may not leave this process now (leader election only), or undefined. */
+  private leadershipRefusal(): Error | undefined {
+    return this.elector ? this.elector.writeRefusal() : new Error('not leading yet: leader election has not started');
   }
 
   cachesSynced(): boolean {
@@ -129,9 +150,9 @@ export class Manager {
       void synced.then(() => this.startControllers());
     };
     const le = this.options.leaderElection;
-    if (le) {
+    if (le && this.leaseClient) {
       this.elector = new LeaderElector({
-        client: this.client,
+        client: this.leaseClient,
         ...le,
         logger: log,
         onStartedLeading: startOnceSynced,
@@ -178,10 +199,11 @@ export class Manager {
     log.info({ graceMs: grace }, 'shutting down');
     if (this.controllersStarted) await Promise.all(this.controllers.map((c) => c.stop(grace)));
     await Promise.all(this.informers.map((i) => i.stop()));
-    await this.elector?.stop();
     await this.events.flush();
+    await this.elector?.stop();
     await Promise.all(this.endpoints.map((e) => e.stop()));
     this.client.close();
+    this.leaseClient?.close();
     log.info('stopped');
   }
 }
