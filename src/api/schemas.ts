@@ -17,6 +17,10 @@ export const InPlaceUpdateStateSchema = z.object({
   lastContainerImageIDs: z.record(z.string(), z.string()).optional(),
   lastRestartCounts: z.record(z.string(), nonNegativeInt).optional(),
   changed: z.record(z.string(), z.array(z.enum(['image', 'resources']))).optional(),
+  resizeGeneration: nonNegativeInt.optional(),
+  resizeRefused: z
+    .object({ cause: z.string().min(1).max(64), message: z.string().max(1024), at: z.iso.datetime({ offset: true }) })
+    .optional(),
 });
 
 const isQuantity = (value: string): boolean => {

@@ -207,4 +207,20 @@ export interface InPlaceUpdateState {
   lastRestartCounts?: Record<string, number>;
   /** What changed: container name -> the fields that changed ("image", "resources"). */
   changed?: Record<string, string[]>;
+  /**
+   * metadata.generation the resize of this update produced (the pods/resize answer): a kubelet
+   * verdict observed at or after it is about this resize, even once a later patch (the image)
+   * raised the generation again.
+   */
+  resizeGeneration?: number;
+  /** The API server refused this update's resize at admission (Kubernetes ≥ 1.36): never retried. */
+  resizeRefused?: ResizeRefusal;
+}
+
+/** A resize the API server refused for good (its cause: NodeCapacity, UnsupportedPlatform). */
+export interface ResizeRefusal {
+  cause: string;
+  message: string;
+  /** RFC 3339: when it was refused (the Infeasible state's since). */
+  at: string;
 }

@@ -6,9 +6,11 @@ import { EventReasons } from '../api/reasons.js';
 import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS, CONDITION_INPLACE_UPDATE_READY } from '../api/types.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { ResourceVersionExpectations } from '../runtime/expectations.js';
-import { isNotFound, type KubeClient, type KubeObject, type Pod } from '../runtime/kube-client.js';
+import { isNotFound, KubeApiError, type KubeClient, type KubeObject, type Pod } from '../runtime/kube-client.js';
+import { infeasibleAtAdmission } from '../resize/admission.js';
+import type { ResizeRefusal } from '../api/types.js';
 import type { InPlaceMetrics } from './metrics.js';
-import { readUpdateState, type InPlaceStep, type Settlement } from './plan.js';
+import { readUpdateState, withResizeOutcome, type InPlaceStep, type Settlement } from './plan.js';
 
 const stamp = (now: number): string => new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
@@ -33,16 +35,30 @@ export class InPlaceUpdater {
   }
 
   async apply(owner: KubeObject, pod: Pod, step: Extract<InPlaceStep, { kind: 'patch' }>): Promise<void> {
-    if (step.resize) {
-      // Cpu/memory go through the resize subresource (the only way to change them on a running
-      // pod); the API server validates them there and its message is surfaced to the CloneSet.
-      await this.client.patch<Pod>(`${podPath(pod)}/resize`, step.resize, 'strategic');
-    }
-    const patched = await this.client.patch<Pod>(podPath(pod), step.patch, 'strategic');
+    let patch = step.patch;
+    if (step.resize) patch = withResizeOutcome(patch, await this.resize(pod, step.resize));
+    const patched = await this.client.patch<Pod>(podPath(pod), patch, 'strategic');
     this.expectations.expectResourceVersion(pod.metadata?.uid ?? '', patched.metadata?.resourceVersion ?? '');
     // No event per pod: the patch and the pod's InPlaceUpdateReady condition say it; the CloneSet
     // hears of it, batched, when the update completes (every write counts at 1,000 pods).
     if (Object.keys(step.diff.images).length === 0) this.metrics?.updates.inc({ result: 'succeeded' });
+  }
+
+  /**
+   * Cpu/memory go through the resize subresource (the only way to change them on a running pod).
+   * A refusal for good at admission (Kubernetes ≥ 1.36: the node cannot fit it) is the resize's
+   * outcome, recorded on the pod by the patch that follows; any other refusal fails the write.
+   */
+  private async resize(pod: Pod, resize: Record<string, unknown>): Promise<{ generation?: number; refusal?: ResizeRefusal }> {
+    try {
+      const resized = await this.client.patch<Pod>(`${podPath(pod)}/resize`, resize, 'strategic');
+      const generation = resized.metadata?.generation;
+      return generation !== undefined ? { generation } : {};
+    } catch (err) {
+      const refusal = err instanceof KubeApiError ? infeasibleAtAdmission(err, this.now()) : undefined;
+      if (!refusal) throw err;
+      return { refusal };
+    }
   }
 
   async settle(owner: KubeObject, pod: Pod, settlement: Exclude<Settlement, 'pending' | 'none'>): Promise<void> {

@@ -14,6 +14,7 @@ import {
   CONDITION_INPLACE_UPDATE_READY,
   LABEL_CONTROLLER_REVISION_HASH,
   type InPlaceUpdateState,
+  type ResizeRefusal,
   type UpdateStrategyType,
 } from '../api/types.js';
 import type { Pod, Wire } from '../api/wire.js';
@@ -150,6 +151,24 @@ function buildPatch(pod: Pod, t: UpdateTarget, diff: TemplateDiff): PodPatch {
       annotations: { ...diff.annotations, [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(state) },
     },
     ...(containers.length > 0 ? { spec: { containers } } : {}),
+  };
+}
+
+/**
+ * The step's pod patch with what its resize (sent first, through pods/resize) came to: the
+ * generation it produced, or the API server's refusal. Both live in the update state the patch
+ * records, so the pod alone tells the resize's fate (resize/state.ts reads it).
+ */
+export function withResizeOutcome(patch: PodPatch, outcome: { generation?: number; refusal?: ResizeRefusal }): PodPatch {
+  const metadata = patch['metadata'] as { annotations?: Record<string, string> } | undefined;
+  const text = metadata?.annotations?.[ANNOTATION_INPLACE_UPDATE_STATE];
+  if (!metadata || text === undefined) return patch;
+  const state = JSON.parse(text) as InPlaceUpdateState;
+  if (outcome.generation !== undefined) state.resizeGeneration = outcome.generation;
+  if (outcome.refusal) state.resizeRefused = outcome.refusal;
+  return {
+    ...patch,
+    metadata: { ...metadata, annotations: { ...metadata.annotations, [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(state) } },
   };
 }
 

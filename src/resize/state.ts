@@ -23,7 +23,8 @@
 // - Since 1.33 nothing sets Proposed any more; observedGeneration tells whether the kubelet has
 //   seen the latest resize (KEP-1287, KEP-5067).
 import type * as k8s from '@kubernetes/client-node';
-import { isResizeState, type ResizeState } from '../api/types.js';
+import { isResizeState, LABEL_CONTROLLER_REVISION_HASH, type ResizeState } from '../api/types.js';
+import { parseInPlaceUpdateState, type ParsedInPlaceUpdateState } from '../api/schemas.js';
 import { parseQuantity, toBytes, toMilli, type Quantity } from '../api/quantity.js';
 import type { Pod, Wire } from '../api/wire.js';
 import { readResizeRequest } from './agent-protocol.js';
@@ -185,13 +186,21 @@ export function podResizeView(pod: Pod): ResizeView {
   // A pod resized by Tailor's node agent reports through annotations, not the kubelet.
   const request = readResizeRequest(pod);
   if (request.ok || request.error) return agentResizeView(pod, request);
+  const update = currentUpdate(pod);
+  if (update?.resizeRefused) {
+    const { cause, message, at } = update.resizeRefused;
+    return view('Infeasible', { reason: cause, message: `refused by the API server: ${message}`, since: at });
+  }
   const generation = pod.metadata?.generation;
   const observed = pod.status?.observedGeneration;
   const pending = activeCondition(pod, POD_RESIZE_PENDING);
   const inProgress = activeCondition(pod, POD_RESIZE_IN_PROGRESS);
 
   if (pending) {
-    const stale = generation !== undefined && pending.observedGeneration !== undefined && pending.observedGeneration < generation;
+    // A verdict is about the latest resize once it observed the generation that resize produced;
+    // a later patch of the same update (the image) raises the generation without a new resize.
+    const judgedFrom = update?.resizeGeneration ?? generation;
+    const stale = judgedFrom !== undefined && pending.observedGeneration !== undefined && pending.observedGeneration < judgedFrom;
     if (stale) {
       return view('Proposed', {
         reason: ResizeViewReasons.NotObserved,
@@ -226,6 +235,13 @@ export function podResizeView(pod: Pod): ResizeView {
   }
   // Nothing pending. Done unless the kubelet still has to look at the newest spec.
   return { done: !behind };
+}
+
+/** The pod's in-place update state when it is of the pod's current revision (else it says nothing of this resize). */
+function currentUpdate(pod: Pod): ParsedInPlaceUpdateState | undefined {
+  const parsed = parseInPlaceUpdateState(pod.metadata?.annotations);
+  if (!parsed.ok || parsed.value === undefined) return undefined;
+  return parsed.value.revision === pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ? parsed.value : undefined;
 }
 
 /**
