@@ -51,13 +51,11 @@ export class KubeApiError extends Error {
     readonly status: KubeStatus | undefined,
     options?: { cause?: unknown },
   ) {
-    const detail = statusCode === 0 && options?.cause instanceof Error ? `(${options.cause.message})` : '';
-    super(
-      `${method} ${path}: ${statusCode || 'no response'} ${status?.reason ?? ''} ${status?.message ?? ''} ${detail}`
-        .replace(/\s+/g, ' ')
-        .trim(),
-      options,
-    );
+    const cause = options?.cause;
+    const detail = statusCode === 0 && cause instanceof Error ? `(${cause.message})` : '';
+    // A refused write was never sent, so "no response" would mislead.
+    const outcome = statusCode || (cause instanceof WriteRefusedError ? cause.message : `no response ${detail}`);
+    super(`${method} ${path}: ${outcome} ${status?.reason ?? ''} ${status?.message ?? ''}`.replace(/\s+/g, ' ').trim(), options);
     this.name = 'KubeApiError';
   }
   get reason(): string | undefined {

@@ -190,6 +190,7 @@ describe('KubeClient write guard', () => {
     const err = await failure(c.patch('/pods/refused', {}, 'merge'));
     expect(isWriteRefused(err)).toBe(true);
     expect(err.message).toContain('not sent');
+    expect(err.message).not.toContain('no response');
     expect(err.message).toContain('lease ns/lease not renewed within 10000 ms');
     expect(writesSeen.length).toBe(before);
     await expect(c.get('/ok')).resolves.toEqual({ ok: true });
