@@ -6,9 +6,9 @@
 // `maxConcurrentWrites` (4) at a time so a burst of events cannot fill the client's connection
 // pool ahead of the controller's own writes, with at most `maxQueuedWrites` (1,000, as client-go's
 // broadcaster) waiting; beyond that an event is dropped and counted. `flush()` awaits them on
-// shutdown. `batch()` folds routine per-pod news into one event per
-// object and reason per window (the first at once, the rest as one summary when the window
-// ends), so a 1,000-pod rollout costs a handful of event writes, not one per pod.
+// shutdown. `batch()` folds routine per-pod news into one event per object and reason per window
+// (the first at once, the rest as one summary when the window ends), so a 1,000-pod rollout
+// costs a handful of event writes, not one per pod.
 // Must not: decide when to emit.
 import { LRUCache } from 'lru-cache';
 import { randomBytes } from 'node:crypto';
