@@ -50,6 +50,11 @@ const containerStatus = (s: ContainerStatus): ContainerStatus => ({
   ...(s.allocatedResources !== undefined ? { allocatedResources: s.allocatedResources } : {}),
 });
 
+function podLevelStatus(status: Status): Partial<Status> {
+  const resources = (status as { resources?: unknown }).resources;
+  return resources !== undefined ? ({ resources } as Partial<Status>) : {};
+}
+
 /** Annotations of other domains that a decision reads. */
 const READ_ANNOTATIONS: ReadonlySet<string> = new Set(['controller.kubernetes.io/pod-deletion-cost']);
 const isTailorKey = (key: string): boolean => {
@@ -97,6 +102,7 @@ export function trimPod(pod: Pod): Pod {
       ...(spec.initContainers ? { initContainers: spec.initContainers.map(container) } : {}),
       ...(spec.nodeName !== undefined ? { nodeName: shared(spec.nodeName) } : {}),
       ...(spec.readinessGates ? { readinessGates: spec.readinessGates } : {}),
+      ...(spec.resources !== undefined ? { resources: spec.resources } : {}),
     };
   }
   if (status) {
@@ -115,6 +121,8 @@ export function trimPod(pod: Pod): Pod {
       ...(status.observedGeneration !== undefined ? { observedGeneration: status.observedGeneration } : {}),
       ...(status.resize !== undefined ? { resize: status.resize } : {}),
       ...(status.qosClass !== undefined ? { qosClass: status.qosClass } : {}),
+      // Pod-level resources as the kubelet applied them (Kubernetes >= 1.36; not yet in client-node's types).
+      ...podLevelStatus(status),
       ...(status.containerStatuses ? { containerStatuses: status.containerStatuses.map(containerStatus) } : {}),
       ...(status.initContainerStatuses ? { initContainerStatuses: status.initContainerStatuses.map(containerStatus) } : {}),
     };

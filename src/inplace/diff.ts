@@ -1,8 +1,10 @@
 // Classifies every difference between two pod templates: what an in-place update can apply to a
-// running pod (container images; pod labels and annotations), what a resize can apply (container
-// cpu/memory), and everything else, named by field path, which only a recreate can apply (env,
-// command, ports, volumes, probes, init containers, …). Pure. Must not: decide the strategy's
-// outcome (plan.ts does) or look at pods.
+// running pod (images of containers and native sidecars; pod labels and annotations), what a
+// resize can apply (cpu/memory of containers, native sidecars and the pod itself), and everything
+// else, named by field path, which only a recreate can apply (env, command, ports, volumes,
+// probes, run-to-completion init containers, …). Native sidecars are init containers with
+// `restartPolicy: Always`: the kubelet restarts one whose image changed and resizes it like a
+// container. Pure. Must not: decide the strategy's outcome (plan.ts does) or look at pods.
 import type * as k8s from '@kubernetes/client-node';
 import type { Wire } from '../api/wire.js';
 import { canonicalJSON } from '../api/json.js';
@@ -21,6 +23,10 @@ export interface TemplateDiff {
   annotations: Record<string, string | null>;
   /** Fields that differ and cannot change on a running pod, e.g. "spec.containers[app].env". */
   recreateOnly: string[];
+  /** Of the names in `images` and `resources`, those of native sidecars (spec.initContainers). */
+  sidecars: string[];
+  /** The pod-level cpu/memory (spec.resources) when only their values changed. */
+  podResources?: Resources;
 }
 
 const same = (a: unknown, b: unknown): boolean => canonicalJSON(a ?? null) === canonicalJSON(b ?? null);
@@ -51,33 +57,50 @@ function freezeDiff(diff: TemplateDiff): TemplateDiff {
 }
 
 function computeDiff(from: PodTemplate, to: PodTemplate): TemplateDiff {
-  const diff: TemplateDiff = { images: {}, resources: {}, labels: {}, annotations: {}, recreateOnly: [] };
+  const diff: TemplateDiff = { images: {}, resources: {}, labels: {}, annotations: {}, recreateOnly: [], sidecars: [] };
   diff.labels = mapDiff(from.metadata?.labels, to.metadata?.labels);
   diff.annotations = mapDiff(from.metadata?.annotations, to.metadata?.annotations);
 
   const fromSpec = (from.spec ?? {}) as Record<string, unknown>;
   const toSpec = (to.spec ?? {}) as Record<string, unknown>;
   for (const key of new Set([...Object.keys(fromSpec), ...Object.keys(toSpec)])) {
-    if (key === 'containers') continue;
-    if (!same(fromSpec[key], toSpec[key])) diff.recreateOnly.push(`spec.${key}`);
+    if (key === 'containers' || key === 'initContainers' || same(fromSpec[key], toSpec[key])) continue;
+    if (key === 'resources') {
+      const change = resourceChange(from.spec?.resources, to.spec?.resources);
+      if (change === 'resize') diff.podResources = to.spec?.resources ?? {};
+      else diff.recreateOnly.push(`spec.resources${change}`);
+    } else {
+      diff.recreateOnly.push(`spec.${key}`);
+    }
   }
-
-  const fromContainers = from.spec?.containers ?? [];
-  const toContainers = to.spec?.containers ?? [];
-  if (
-    !same(
-      fromContainers.map((c) => c.name),
-      toContainers.map((c) => c.name),
-    )
-  ) {
-    diff.recreateOnly.push('spec.containers[*].name');
-    return diff;
-  }
-  toContainers.forEach((next, i) => diffContainer(fromContainers[i]!, next, diff));
+  diffContainerList('containers', from.spec?.containers ?? [], to.spec?.containers ?? [], diff);
+  diffContainerList('initContainers', from.spec?.initContainers ?? [], to.spec?.initContainers ?? [], diff);
   return diff;
 }
 
-function diffContainer(prev: Container, next: Container, diff: TemplateDiff): void {
+const isSidecar = (c: Container): boolean => c.restartPolicy === 'Always';
+
+function diffContainerList(
+  list: 'containers' | 'initContainers',
+  prev: readonly Container[],
+  next: readonly Container[],
+  diff: TemplateDiff,
+): void {
+  const names = (cs: readonly Container[]): string[] =>
+    cs.map((c) => `${c.name}${list === 'initContainers' && isSidecar(c) ? '/sidecar' : ''}`);
+  if (!same(names(prev), names(next))) {
+    // Added, removed, reordered, or turned into or out of a sidecar: the pod's shape changes.
+    diff.recreateOnly.push(`spec.${list}[*].${list === 'initContainers' ? 'name or restartPolicy' : 'name'}`);
+    return;
+  }
+  next.forEach((container, i) => {
+    const before = prev[i]!;
+    if (list === 'containers' || isSidecar(container)) diffContainer(list, before, container, diff);
+    else if (!same(before, container)) diff.recreateOnly.push(`spec.initContainers[${container.name}]`);
+  });
+}
+
+function diffContainer(list: 'containers' | 'initContainers', prev: Container, next: Container, diff: TemplateDiff): void {
   const keys = new Set([...Object.keys(prev), ...Object.keys(next)]) as Set<keyof Container>;
   for (const key of keys) {
     if (same(prev[key], next[key])) continue;
@@ -86,11 +109,13 @@ function diffContainer(prev: Container, next: Container, diff: TemplateDiff): vo
     } else if (key === 'resources') {
       const change = resourceChange(prev.resources, next.resources);
       if (change === 'resize') diff.resources[next.name] = next.resources ?? {};
-      else diff.recreateOnly.push(`spec.containers[${next.name}].resources${change}`);
+      else diff.recreateOnly.push(`spec.${list}[${next.name}].resources${change}`);
     } else {
-      diff.recreateOnly.push(`spec.containers[${next.name}].${key}`);
+      diff.recreateOnly.push(`spec.${list}[${next.name}].${key}`);
     }
   }
+  const touched = next.name in diff.images || next.name in diff.resources;
+  if (list === 'initContainers' && touched) diff.sidecars.push(next.name);
 }
 
 /**
@@ -126,5 +151,6 @@ export const hasChanges = (d: TemplateDiff): boolean =>
     Object.keys(d.resources).length +
     Object.keys(d.labels).length +
     Object.keys(d.annotations).length +
-    d.recreateOnly.length >
+    d.recreateOnly.length +
+    (d.podResources ? 1 : 0) >
   0;

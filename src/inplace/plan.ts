@@ -73,10 +73,8 @@ export function planInPlaceUpdate(pod: Pod, t: UpdateTarget): InPlaceStep {
   }
   // A pod's missing request was defaulted from its limit at creation; a resize does not default,
   // so send the request explicitly or a limit-only template would silently change the QoS class.
-  const resized = Object.entries(diff.resources).map(([name, r]) => ({
-    name,
-    resources: { ...r, requests: { ...pickResizable(r.limits), ...(r.requests ?? {}) } },
-  }));
+  const withRequests = (r: Resources): Resources => ({ ...r, requests: { ...pickResizable(r.limits), ...(r.requests ?? {}) } });
+  const resized = Object.entries(diff.resources).map(([name, r]) => ({ name, resources: withRequests(r) }));
   if (resized.length > 0 && t.resize.via === 'agent') {
     // The node's kubelet cannot resize: the request rides in the same pod patch, for the agent.
     const request = encodeResizeRequest({
@@ -87,22 +85,76 @@ export function planInPlaceUpdate(pod: Pod, t: UpdateTarget): InPlaceStep {
     patch.metadata.annotations[ANNOTATION_RESIZE_REQUEST] = request;
     return { kind: 'patch', patch, diff };
   }
+  const sidecars = new Set(diff.sidecars);
+  const resizeSpec = {
+    ...listed(
+      'containers',
+      resized.filter((c) => !sidecars.has(c.name)),
+    ),
+    ...listed(
+      'initContainers',
+      resized.filter((c) => sidecars.has(c.name)),
+    ),
+    ...(diff.podResources ? { resources: withRequests(diff.podResources) } : {}),
+  };
   return {
     kind: 'patch',
     patch: buildPatch(pod, t, diff),
     diff,
-    ...(resized.length > 0 ? { resize: { spec: { containers: resized } } } : {}),
+    ...(Object.keys(resizeSpec).length > 0 ? { resize: { spec: resizeSpec } } : {}),
   };
 }
 
-/** Cpu/memory changes that cannot be a resize here: no resize on the node, or a QoS class change. */
+const listed = <T>(list: string, items: T[]): Record<string, T[]> => (items.length > 0 ? { [list]: items } : {});
+
+type Resources = Wire<k8s.V1ResourceRequirements>;
+type Container = Wire<k8s.V1Container>;
+
+/** Containers and native sidecars by name (names are unique across both lists in a pod). */
+function containerNamed(pod: Pod, name: string): Container | undefined {
+  return pod.spec?.containers?.find((c) => c.name === name) ?? pod.spec?.initContainers?.find((c) => c.name === name);
+}
+
+/** What the pod's kubelet reports of pod-level resources (status.resources, Kubernetes ≥ 1.36). */
+const podLevelStatus = (pod: Pod): Resources | undefined => (pod.status as { resources?: Resources } | undefined)?.resources;
+
+/**
+ * Cpu/memory changes that cannot be a resize here: no resize on the node; a sidecar's or the
+ * pod's own resources on the agent's path (it resizes containers only); pod-level resources on a
+ * kubelet that does not report them (it cannot resize them: Kubernetes < 1.36); a QoS class change.
+ */
 function resizeBlockers(pod: Pod, diff: TemplateDiff, t: UpdateTarget): string[] {
+  const sidecars = new Set(diff.sidecars);
+  const path = (name: string): string => `spec.${sidecars.has(name) ? 'initContainers' : 'containers'}[${name}].resources`;
   const names = Object.keys(diff.resources);
-  if (names.length === 0) return [];
-  if (!t.resize.supported) return names.map((c) => `spec.containers[${c}].resources (${t.resize.reason ?? 'cannot resize in place'})`);
-  const current = pod.spec?.containers ?? [];
-  const resized = current.map((c) => (diff.resources[c.name] ? { ...c, resources: diff.resources[c.name] } : c));
-  return resizeChangesQos(current, resized) ? ['spec.containers[*].resources (changes the pod QoS class)'] : [];
+  const paths = [...names.map(path), ...(diff.podResources ? ['spec.resources'] : [])];
+  if (paths.length === 0) return [];
+  if (!t.resize.supported) return paths.map((p) => `${p} (${t.resize.reason ?? 'cannot resize in place'})`);
+  const blocked: string[] = [];
+  if (t.resize.via === 'agent') {
+    const notForAgent = [...names.filter((n) => sidecars.has(n)).map(path), ...(diff.podResources ? ['spec.resources'] : [])];
+    blocked.push(...notForAgent.map((p) => `${p} (the node agent resizes containers only)`));
+  } else if (diff.podResources && podLevelStatus(pod) === undefined) {
+    blocked.push("spec.resources (this node's kubelet does not resize pod-level resources in place; Kubernetes >= 1.36 does)");
+  }
+  if (blocked.length > 0) return blocked;
+  const resize = (c: Container): Container => (diff.resources[c.name] ? { ...c, resources: diff.resources[c.name] } : c);
+  const before = qosInputs(pod.spec?.resources, pod.spec);
+  const after = qosInputs(diff.podResources ?? pod.spec?.resources, {
+    containers: (pod.spec?.containers ?? []).map(resize),
+    initContainers: (pod.spec?.initContainers ?? []).map(resize),
+  });
+  return resizeChangesQos(before, after) ? ['spec.containers[*].resources (changes the pod QoS class)'] : [];
+}
+
+/** What the QoS class is computed from: the pod-level resources when set, else every container's. */
+function qosInputs(
+  podLevel: Resources | undefined,
+  spec: { containers?: Container[]; initContainers?: Container[] } | undefined,
+): { resources?: Resources }[] {
+  if (podLevel && (Object.keys(podLevel.requests ?? {}).length > 0 || Object.keys(podLevel.limits ?? {}).length > 0))
+    return [{ resources: podLevel }];
+  return [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])];
 }
 
 function sameQuantity(a: string | undefined, b: string | undefined): boolean {
@@ -121,7 +173,7 @@ function pickResizable(values: Record<string, string> | undefined): Record<strin
 /** A resized resource whose resizePolicy is RestartContainer restarts the container. */
 function resizeRestarts(pod: Pod, diff: TemplateDiff): boolean {
   return Object.entries(diff.resources).some(([name, next]) => {
-    const container = pod.spec?.containers?.find((c) => c.name === name);
+    const container = containerNamed(pod, name);
     if (!container) return false;
     const changed = (['cpu', 'memory'] as const).filter(
       (r) =>
@@ -133,7 +185,7 @@ function resizeRestarts(pod: Pod, diff: TemplateDiff): boolean {
 }
 
 function buildPatch(pod: Pod, t: UpdateTarget, diff: TemplateDiff): PodPatch {
-  const statuses = pod.status?.containerStatuses ?? [];
+  const statuses = [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])];
   const changed: Record<string, string[]> = {};
   for (const name of Object.keys(diff.images)) changed[name] = ['image'];
   for (const name of Object.keys(diff.resources)) changed[name] = [...(changed[name] ?? []), 'resources'];
@@ -144,13 +196,24 @@ function buildPatch(pod: Pod, t: UpdateTarget, diff: TemplateDiff): PodPatch {
     lastRestartCounts: Object.fromEntries(statuses.filter((s) => s.name in diff.images).map((s) => [s.name, s.restartCount ?? 0])),
     changed,
   };
-  const containers = Object.entries(diff.images).map(([name, image]) => ({ name, image }));
+  const sidecars = new Set(diff.sidecars);
+  const images = Object.entries(diff.images).map(([name, image]) => ({ name, image }));
+  const spec = {
+    ...listed(
+      'containers',
+      images.filter((c) => !sidecars.has(c.name)),
+    ),
+    ...listed(
+      'initContainers',
+      images.filter((c) => sidecars.has(c.name)),
+    ),
+  };
   return {
     metadata: {
       labels: { ...diff.labels, [LABEL_CONTROLLER_REVISION_HASH]: t.targetRevision },
       annotations: { ...diff.annotations, [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(state) },
     },
-    ...(containers.length > 0 ? { spec: { containers } } : {}),
+    ...(Object.keys(spec).length > 0 ? { spec } : {}),
   };
 }
 
@@ -201,8 +264,8 @@ export function settleInPlaceUpdate(pod: Pod, selected: boolean): Settlement {
   const allRestarted = Object.entries(state.changed ?? {})
     .filter(([, fields]) => fields.includes('image'))
     .every(([name]) => {
-      const s = pod.status?.containerStatuses?.find((c) => c.name === name);
-      const spec = pod.spec?.containers?.find((c) => c.name === name);
+      const s = [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])].find((c) => c.name === name);
+      const spec = containerNamed(pod, name);
       if (!s?.state?.running || !spec) return false;
       const newImage = !!s.imageID && s.imageID !== state.lastContainerImageIDs?.[name];
       const restarted = (s.restartCount ?? 0) > (state.lastRestartCounts?.[name] ?? 0);

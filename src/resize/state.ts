@@ -142,8 +142,15 @@ function resizableContainers(pod: Pod): { name: string; spec: Resources | undefi
   ];
 }
 
-/** The first container whose reported resources differ from its spec, or undefined when none does. */
+/** Pod-level resources as the kubelet applied them (status.resources, Kubernetes ≥ 1.36). */
+const podLevelStatus = (pod: Pod): Resources | undefined => (pod.status as { resources?: Resources } | undefined)?.resources;
+
+/** The first container (or the pod's own resources) reported other than its spec, or undefined when none is. */
 function firstDifference(pod: Pod): string | undefined {
+  const podLevel = podLevelStatus(pod);
+  if (pod.spec?.resources !== undefined && podLevel !== undefined && !resourcesEquivalent(pod.spec.resources, podLevel)) {
+    return `pod-level resources: ${describeDifference(pod.spec.resources, podLevel)}`;
+  }
   for (const c of resizableContainers(pod)) {
     if (c.status?.resources === undefined) continue;
     if (!resourcesEquivalent(c.spec, c.status.resources)) return `container ${c.name}: ${describeDifference(c.spec, c.status.resources)}`;

@@ -43,7 +43,11 @@ const table: [string, Edit, Partial<ReturnType<typeof diffTemplates>>][] = [
   ['ports', (t) => (app(t).ports = [{ containerPort: 80 }]), { recreateOnly: ['spec.containers[app].ports'] }],
   ['a probe', (t) => (app(t).readinessProbe = { tcpSocket: { port: 80 } }), { recreateOnly: ['spec.containers[app].readinessProbe'] }],
   ['volumes', (t) => (t.spec!.volumes = [{ name: 'v', emptyDir: {} }]), { recreateOnly: ['spec.volumes'] }],
-  ['init containers', (t) => (t.spec!.initContainers = [{ name: 'i', image: 'x' }]), { recreateOnly: ['spec.initContainers'] }],
+  [
+    'an init container added',
+    (t) => (t.spec!.initContainers = [{ name: 'i', image: 'x' }]),
+    { recreateOnly: ['spec.initContainers[*].name or restartPolicy'] },
+  ],
   ['a container added', (t) => t.spec!.containers.push({ name: 'third', image: 'x' }), { recreateOnly: ['spec.containers[*].name'] }],
   [
     'cpu request and memory limit values',
@@ -75,6 +79,66 @@ const table: [string, Edit, Partial<ReturnType<typeof diffTemplates>>][] = [
     { images: { app: 'img:v2' }, recreateOnly: ['spec.containers[app].env'] },
   ],
 ];
+
+// Issue 21/24: native sidecars (init containers with restartPolicy Always) change image and
+// cpu/memory in place like containers; run-to-completion init containers stay recreate-only;
+// pod-level cpu/memory (spec.resources) is a resize when only values change.
+const withInit: PodTemplate = {
+  ...base,
+  spec: {
+    ...base.spec!,
+    initContainers: [
+      { name: 'setup', image: 'setup:v1' },
+      { name: 'mesh', image: 'mesh:v1', restartPolicy: 'Always', resources: { requests: { cpu: '50m' }, limits: { cpu: '100m' } } },
+    ],
+    resources: { requests: { cpu: '500m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },
+  },
+};
+const fromInit = (edit: Edit): PodTemplate => {
+  const t = structuredClone(withInit);
+  edit(t);
+  return t;
+};
+const init = (t: PodTemplate, i: number) => t.spec!.initContainers![i]!;
+const initTable: [string, Edit, Partial<ReturnType<typeof diffTemplates>>][] = [
+  ['a sidecar image', (t) => (init(t, 1).image = 'mesh:v2'), { images: { mesh: 'mesh:v2' }, sidecars: ['mesh'], recreateOnly: [] }],
+  [
+    'a sidecar cpu limit',
+    (t) => (init(t, 1).resources = { requests: { cpu: '50m' }, limits: { cpu: '300m' } }),
+    { resources: { mesh: { requests: { cpu: '50m' }, limits: { cpu: '300m' } } }, sidecars: ['mesh'], recreateOnly: [] },
+  ],
+  [
+    'a sidecar env',
+    (t) => (init(t, 1).env = [{ name: 'X', value: '1' }]),
+    { recreateOnly: ['spec.initContainers[mesh].env'], sidecars: [] },
+  ],
+  [
+    'a run-to-completion init container image',
+    (t) => (init(t, 0).image = 'setup:v2'),
+    { images: {}, recreateOnly: ['spec.initContainers[setup]'] },
+  ],
+  [
+    'an init container turned into a sidecar',
+    (t) => (init(t, 0).restartPolicy = 'Always'),
+    { recreateOnly: ['spec.initContainers[*].name or restartPolicy'] },
+  ],
+  [
+    'pod-level cpu limit',
+    (t) => (t.spec!.resources = { requests: { cpu: '500m', memory: '256Mi' }, limits: { cpu: '2', memory: '512Mi' } }),
+    { podResources: { requests: { cpu: '500m', memory: '256Mi' }, limits: { cpu: '2', memory: '512Mi' } }, recreateOnly: [] },
+  ],
+  [
+    'pod-level limit removed',
+    (t) => (t.spec!.resources = { requests: { cpu: '500m', memory: '256Mi' }, limits: { memory: '512Mi' } }),
+    { recreateOnly: ['spec.resources.limits.cpu (removed)'] },
+  ],
+];
+
+describe('diffTemplates classifies changes of sidecars, init containers and pod-level resources', () => {
+  it.each(initTable)('%s', (_name, edit, expected) => {
+    expect(diffTemplates(withInit, fromInit(edit))).toMatchObject(expected);
+  });
+});
 
 describe('diffTemplates classifies each change', () => {
   it.each(table)('%s', (_name, edit, expected) => {

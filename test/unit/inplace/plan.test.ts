@@ -140,3 +140,80 @@ describe('settleInPlaceUpdate decides when an update is finished', () => {
     expect(settleInPlaceUpdate(p, selected)).toBe(expected);
   });
 });
+
+// Issue 21 and 24: a native sidecar's cpu and image, and the pod's own cpu (Kubernetes >= 1.36),
+// change in place; the resize goes to the list it belongs to.
+describe('planInPlaceUpdate for sidecars and pod-level resources', () => {
+  const res = (cpu: string) => ({ requests: { cpu: '50m' }, limits: { cpu } });
+  const template = (opts: { sidecarCpu?: string; sidecarImage?: string; podCpu?: string }): PodTemplate => ({
+    metadata: { labels: { app: 'a' } },
+    spec: {
+      initContainers: [
+        { name: 'mesh', image: opts.sidecarImage ?? 'mesh:v1', restartPolicy: 'Always', resources: res(opts.sidecarCpu ?? '100m') },
+      ],
+      containers: [{ name: 'c', image: 'img:v1', resources: res('100m') }],
+      resources: { requests: { cpu: '200m' }, limits: { cpu: opts.podCpu ?? '1' } },
+    },
+  });
+  const running = (podLevelReported: boolean): Pod => {
+    const t = template({});
+    return {
+      metadata: { name: 'p', labels: { [LABEL_CONTROLLER_REVISION_HASH]: 'r1' } },
+      spec: { ...t.spec!, initContainers: t.spec!.initContainers!, containers: t.spec!.containers },
+      status: {
+        conditions: [{ type: 'Ready', status: 'True' }],
+        initContainerStatuses: [
+          { name: 'mesh', image: 'mesh:v1', imageID: 'sha256:m1', restartCount: 0, ready: true, state: { running: {} } },
+        ],
+        containerStatuses: [{ name: 'c', image: 'img:v1', imageID: 'sha256:one', restartCount: 0, ready: true, state: { running: {} } }],
+        ...(podLevelReported ? { resources: t.spec!.resources } : {}),
+      } as Pod['status'],
+    };
+  };
+  const kubelet = { supported: true, via: 'kubelet' as const };
+
+  it('sends a sidecar cpu change to spec.initContainers of pods/resize, without a drain', () => {
+    const step = planInPlaceUpdate(
+      running(true),
+      target({ podTemplate: template({}), targetTemplate: template({ sidecarCpu: '300m' }), resize: kubelet }),
+    );
+    expect(step).toMatchObject({
+      kind: 'patch',
+      resize: { spec: { initContainers: [{ name: 'mesh', resources: { limits: { cpu: '300m' } } }] } },
+    });
+  });
+
+  it('drains, then patches a sidecar image under spec.initContainers', () => {
+    const t = target({ podTemplate: template({}), targetTemplate: template({ sidecarImage: 'mesh:v2' }), resize: kubelet });
+    expect(planInPlaceUpdate(running(true), t).kind).toBe('drain');
+    const drained = running(true);
+    drained.status!.conditions = [
+      { type: 'Ready', status: 'False' },
+      { type: CONDITION_INPLACE_UPDATE_READY, status: 'False', lastTransitionTime: '2026-01-01T00:00:00Z' },
+    ];
+    const step = planInPlaceUpdate(drained, t);
+    expect(step).toMatchObject({ kind: 'patch', patch: { spec: { initContainers: [{ name: 'mesh', image: 'mesh:v2' }] } } });
+    expect(
+      JSON.parse(
+        (step as { patch: { metadata: { annotations: Record<string, string> } } }).patch.metadata.annotations[
+          ANNOTATION_INPLACE_UPDATE_STATE
+        ]!,
+      ),
+    ).toMatchObject({
+      lastContainerImageIDs: { mesh: 'sha256:m1' },
+    });
+  });
+
+  it.each([
+    ['a kubelet that reports pod-level resources', true, kubelet, 'patch'],
+    ['a kubelet that does not (Kubernetes < 1.36)', false, kubelet, 'recreate'],
+    ['the node agent', true, { supported: true, via: 'agent' as const }, 'recreate'],
+  ])('a pod-level cpu change on %s: %s', (_, reported, resize, kind) => {
+    const step = planInPlaceUpdate(
+      running(reported),
+      target({ podTemplate: template({}), targetTemplate: template({ podCpu: '2' }), resize }),
+    );
+    expect(step.kind).toBe(kind);
+    if (kind === 'patch') expect(step).toMatchObject({ resize: { spec: { resources: { limits: { cpu: '2' } } } } });
+  });
+});

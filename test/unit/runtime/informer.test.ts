@@ -185,11 +185,22 @@ describe('Informer', () => {
   test('a 410 Gone in the watch stream relists at once', async () => {
     const api = new ScriptedApi();
     const { informer } = await started(api);
+    await jest.advanceTimersByTimeAsync(5_000);
     api.put('while-gone', '1');
     api.latest.event('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old' } as unknown as Obj);
     await jest.advanceTimersByTimeAsync(0);
     expect(api.lists).toBe(2);
     expect(cached(informer)).toEqual({ 'while-gone': '1' });
+  });
+
+  test('a 410 Gone as soon as the watch opened relists only after the backoff (no tight loop)', async () => {
+    const api = new ScriptedApi();
+    await started(api);
+    api.latest.event('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old' } as unknown as Obj);
+    await jest.advanceTimersByTimeAsync(0);
+    expect(api.lists).toBe(1);
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(api.lists).toBe(2);
   });
 
   test('a broken watch is retried after the backoff, from the last resourceVersion it delivered', async () => {
