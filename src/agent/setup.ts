@@ -1,8 +1,9 @@
 // Wires the node agent into a Manager: an informer for the pods bound to this node only
 // (fieldSelector spec.nodeName), one for this Node, one for CloneSets' ControllerRevisions (the
-// agent checks each request against its revision), the AgentReconciler behind a controller,
-// and the triggers that retry pending resizes (Deferred/Infeasible/InProgress): any pod of the
-// node coming, going or changing, the Node changing, and a periodic resync.
+// agent checks each request against its revision), the pod and revision caches trimmed to what
+// the agent reads (cache.ts), the AgentReconciler behind a controller, and the triggers that
+// retry pending resizes (Deferred/Infeasible/InProgress): any pod of the node coming, going or
+// changing, the Node changing, and a periodic resync.
 // Must not: decide anything about a pod (reconciler.ts), or watch pods of other nodes.
 import { ANNOTATION_RESIZE_REQUEST } from '../api/types.js';
 import { containerCgroupPath, containerCgroupReader, type CgroupVersion } from '../cgroup/container.js';
@@ -13,6 +14,7 @@ import type { Logger } from '../runtime/logger.js';
 import type { Manager } from '../runtime/manager.js';
 import { readResizeStatus } from '../resize/agent-protocol.js';
 import type { ControllerRevision } from './authorize.js';
+import { trimPodForAgent, trimRevisionForAgent } from './cache.js';
 import { AgentMetrics, AgentReconciler } from './reconciler.js';
 
 /** The label the controller puts on its ControllerRevisions (src/cloneset/revision-store.ts CLONESET_LABEL). */
@@ -46,7 +48,12 @@ function pending(pod: Pod): boolean {
 
 export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle {
   const node = encodeURIComponent(options.nodeName);
-  const pods = manager.informer<Pod>({ name: 'node-pods', path: '/api/v1/pods', fieldSelector: `spec.nodeName=${node}` });
+  const pods = manager.informer<Pod>({
+    name: 'node-pods',
+    path: '/api/v1/pods',
+    fieldSelector: `spec.nodeName=${node}`,
+    transform: trimPodForAgent,
+  });
   const nodes = manager.informer<Node>({ name: 'node', path: '/api/v1/nodes', fieldSelector: `metadata.name=${node}` });
   // Only the revisions Tailor's controller made (it labels them with their CloneSet's name); the
   // agent still checks each one's controller owner against the pod's.
@@ -54,6 +61,7 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
     name: 'controllerrevisions',
     path: '/apis/apps/v1/controllerrevisions',
     labelSelector: CLONESET_REVISION_LABEL,
+    transform: trimRevisionForAgent,
   });
   const cgroup = { root: options.cgroupRoot, version: options.cgroupVersion };
   const reconciler = new AgentReconciler({

@@ -1,0 +1,92 @@
+// What the node agent keeps of the objects it caches: only the fields its decisions read, so a
+// pod's env, volumes, images and foreign annotations, and a revision's whole template beyond its
+// containers' resources, never sit in the agent's memory (a 1.4 MB template would otherwise be
+// held once per revision). Readers: reconciler.ts (annotations, labels, owner, phase, node),
+// admission.ts (every container's resources, overhead), authorize.ts (owner references, revision
+// containers' resources, resize and restart policies, QoS class), order.ts (pod-level resources),
+// resize/backend.ts (which containers run and report resources), and the event recorder (name,
+// namespace, uid, resourceVersion, kind). A field one of them starts reading must be kept here.
+// Pure. Must not: keep anything "just in case".
+import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS, LABEL_CONTROLLER_REVISION_HASH } from '../api/types.js';
+import type { KubeObject, ObjectMeta, Pod } from '../api/wire.js';
+import type { ControllerRevision } from './authorize.js';
+
+type Container = NonNullable<NonNullable<Pod['spec']>['containers']>[number];
+type ContainerStatus = NonNullable<NonNullable<Pod['status']>['containerStatuses']>[number];
+
+const pick = <T extends object, K extends keyof T>(from: T, keys: readonly K[]): Pick<T, K> => {
+  const out = {} as Pick<T, K>;
+  for (const k of keys) if (from[k] !== undefined) out[k] = from[k];
+  return out;
+};
+
+const pickEntries = (from: Readonly<Record<string, string>> | undefined, keys: readonly string[]): Record<string, string> | undefined => {
+  if (from === undefined) return undefined;
+  const out: Record<string, string> = {};
+  for (const k of keys) if (from[k] !== undefined) out[k] = from[k];
+  return Object.keys(out).length > 0 ? out : undefined;
+};
+
+/** name, namespace, uid, resourceVersion, owners, deletion, and the given labels and annotations. */
+function trimMeta(meta: ObjectMeta | undefined, labels: readonly string[], annotations: readonly string[]): ObjectMeta | undefined {
+  if (meta === undefined) return undefined;
+  const out: ObjectMeta = pick(meta, ['name', 'namespace', 'uid', 'resourceVersion', 'ownerReferences', 'deletionTimestamp']);
+  const keptLabels = pickEntries(meta.labels, labels);
+  const keptAnnotations = pickEntries(meta.annotations, annotations);
+  if (keptLabels) out.labels = keptLabels;
+  if (keptAnnotations) out.annotations = keptAnnotations;
+  return out;
+}
+
+const trimContainer = (c: Container): Container => pick(c, ['name', 'resources', 'resizePolicy', 'restartPolicy']);
+
+/** Whether a container runs, and whether its kubelet reports its resources (resize/backend.ts evidence). */
+const trimStatus = (s: ContainerStatus): ContainerStatus => {
+  const out = pick(s, ['name', 'resources']) as ContainerStatus;
+  if (s.state?.running !== undefined) out.state = { running: {} };
+  return out;
+};
+
+/** A pod as the agent caches it. */
+export function trimPodForAgent(pod: Pod): Pod {
+  const out: Pod = pick(pod, ['apiVersion', 'kind']);
+  const meta = trimMeta(pod.metadata, [LABEL_CONTROLLER_REVISION_HASH], [ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS]);
+  if (meta) out.metadata = meta;
+  if (pod.spec) {
+    out.spec = {
+      ...pick(pod.spec, ['nodeName', 'overhead', 'resources']),
+      containers: pod.spec.containers.map(trimContainer),
+      ...(pod.spec.initContainers ? { initContainers: pod.spec.initContainers.map(trimContainer) } : {}),
+    };
+  }
+  if (pod.status) {
+    out.status = pick(pod.status, ['phase', 'qosClass']);
+    if (pod.status.containerStatuses) out.status.containerStatuses = pod.status.containerStatuses.map(trimStatus);
+    if (pod.status.initContainerStatuses) out.status.initContainerStatuses = pod.status.initContainerStatuses.map(trimStatus);
+  }
+  return out;
+}
+
+type TemplateContainer = NonNullable<
+  NonNullable<NonNullable<NonNullable<ControllerRevision['data']>['template']>['spec']>['containers']
+>[number];
+
+const trimTemplateContainer = (c: TemplateContainer): TemplateContainer => pick(c, ['name', 'resources', 'resizePolicy', 'restartPolicy']);
+
+/** A ControllerRevision as the agent caches it: its owner and its containers' resources and policies. */
+export function trimRevisionForAgent(revision: ControllerRevision & KubeObject): ControllerRevision & KubeObject {
+  const spec = revision.data?.template?.spec;
+  const metadata = trimMeta(revision.metadata, [], []);
+  return {
+    ...pick(revision, ['apiVersion', 'kind']),
+    ...(metadata ? { metadata } : {}),
+    data: {
+      template: {
+        spec: {
+          containers: (spec?.containers ?? []).map(trimTemplateContainer),
+          ...(spec?.initContainers ? { initContainers: spec.initContainers.map(trimTemplateContainer) } : {}),
+        },
+      },
+    },
+  };
+}
