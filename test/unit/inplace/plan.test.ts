@@ -167,7 +167,7 @@ describe('planInPlaceUpdate for sidecars and pod-level resources', () => {
         ],
         containerStatuses: [{ name: 'c', image: 'img:v1', imageID: 'sha256:one', restartCount: 0, ready: true, state: { running: {} } }],
         ...(podLevelReported ? { resources: t.spec!.resources } : {}),
-      } as Pod['status'],
+      },
     };
   };
   const kubelet = { supported: true, via: 'kubelet' as const };
