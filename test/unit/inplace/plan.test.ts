@@ -195,7 +195,7 @@ describe('planInPlaceUpdate for sidecars and pod-level resources', () => {
     expect(step).toMatchObject({ kind: 'patch', patch: { spec: { initContainers: [{ name: 'mesh', image: 'mesh:v2' }] } } });
     expect(
       JSON.parse(
-        (step as { patch: { metadata: { annotations: Record<string, string> } } }).patch.metadata.annotations[
+        (step as unknown as { patch: { metadata: { annotations: Record<string, string> } } }).patch.metadata.annotations[
           ANNOTATION_INPLACE_UPDATE_STATE
         ]!,
       ),

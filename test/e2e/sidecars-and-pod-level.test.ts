@@ -1,0 +1,171 @@
+// What current Kubernetes resizes and updates in place beyond a pod's containers, on a real
+// kubelet: a native sidecar's cpu (1.33+) and image, and the pod's own cpu limit
+// (spec.resources, in place from 1.36; recreated on older clusters, as before).
+import { describe, expect, it } from '@jest/globals';
+import type { Pod } from '../../src/api/wire.js';
+import { controllerTestBed } from '../support/controller-testbed.js';
+import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/cloneset.js';
+
+const { client, ns } = controllerTestBed('current-k8s');
+
+const loop = ['/bin/sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'];
+const notRequired = [
+  { resourceName: 'cpu', restartPolicy: 'NotRequired' },
+  { resourceName: 'memory', restartPolicy: 'NotRequired' },
+];
+const res = (cpu: string) => ({ requests: { cpu: '50m', memory: '32Mi' }, limits: { cpu, memory: '64Mi' } });
+const sidecar = (image: string, cpu: string) => ({
+  name: 'mesh',
+  image,
+  imagePullPolicy: 'Never',
+  restartPolicy: 'Always',
+  command: loop,
+  resources: res(cpu),
+  resizePolicy: notRequired,
+});
+const app = {
+  name: 'main',
+  image: 'tailor.local/busybox:v1',
+  imagePullPolicy: 'Never',
+  command: loop,
+  resources: res('100m'),
+  resizePolicy: notRequired,
+};
+
+const uids = (pods: Pod[]): Set<string> => new Set(pods.map((p) => p.metadata?.uid ?? ''));
+const restarts = (pod: Pod, name: string): number | undefined =>
+  [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])].find((s) => s.name === name)?.restartCount;
+const status = (pod: Pod, name: string) =>
+  [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])].find((s) => s.name === name);
+
+async function serverMinor(): Promise<number> {
+  const version = await client.get<{ minor?: string }>('/version');
+  return Number.parseInt(version.minor ?? '0', 10);
+}
+
+describe('native sidecars in place', () => {
+  it('resizes a sidecar cpu limit on 3 pods with the same UIDs and no restart', async () => {
+    await client.create(
+      cloneSetPath(ns),
+      cloneSetManifest(
+        'mesh-cpu',
+        { replicas: 3, updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } },
+        {
+          initContainers: [sidecar('tailor.local/busybox:v1', '100m')],
+          containers: [app],
+        },
+      ),
+    );
+    await waitForReady(client, ns, 'mesh-cpu', 3);
+    const before = await activePods(client, ns, 'mesh-cpu');
+    const started = Date.now();
+    await client.patch(
+      cloneSetPath(ns, 'mesh-cpu'),
+      { spec: { template: { spec: { initContainers: [sidecar('tailor.local/busybox:v1', '200m')] } } } },
+      'merge',
+    );
+    const after = await waitForCloneSet(
+      client,
+      ns,
+      'mesh-cpu',
+      'sidecars resized',
+      (cs, pods) =>
+        cs.status?.updatedReadyReplicas === 3 &&
+        (cs.status?.resize?.resizing ?? 1) === 0 &&
+        pods.length === 3 &&
+        pods.every((p) => status(p, 'mesh')?.resources?.limits?.['cpu'] === '200m'),
+    );
+    process.stdout.write(`[current-k8s] sidecar cpu resize of 3 pods: ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+    const pods = await activePods(client, ns, 'mesh-cpu');
+    expect(after.status?.updatedReplicas).toBe(3);
+    expect(uids(pods)).toEqual(uids(before));
+    for (const pod of pods) {
+      expect(restarts(pod, 'mesh')).toBe(0);
+      expect(restarts(pod, 'main')).toBe(0);
+    }
+  });
+
+  it("changes a sidecar's image in place: same UID, the sidecar restarts once with the new image, the app not at all", async () => {
+    await client.create(
+      cloneSetPath(ns),
+      cloneSetManifest(
+        'mesh-image',
+        { replicas: 2, updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } },
+        {
+          initContainers: [sidecar('tailor.local/busybox:v1', '100m')],
+          containers: [app],
+        },
+      ),
+    );
+    await waitForReady(client, ns, 'mesh-image', 2);
+    const before = await activePods(client, ns, 'mesh-image');
+    const imageIds = new Map(before.map((p) => [p.metadata?.uid, status(p, 'mesh')?.imageID]));
+    await client.patch(
+      cloneSetPath(ns, 'mesh-image'),
+      { spec: { template: { spec: { initContainers: [sidecar('tailor.local/busybox:v2', '100m')] } } } },
+      'merge',
+    );
+    await waitForCloneSet(
+      client,
+      ns,
+      'mesh-image',
+      'sidecars on v2',
+      (cs, pods) =>
+        cs.status?.updatedReadyReplicas === 2 &&
+        pods.length === 2 &&
+        pods.every((p) => status(p, 'mesh')?.image?.endsWith('busybox:v2') && status(p, 'mesh')?.ready),
+    );
+    const pods = await activePods(client, ns, 'mesh-image');
+    expect(uids(pods)).toEqual(uids(before));
+    for (const pod of pods) {
+      expect(restarts(pod, 'mesh')).toBe(1);
+      expect(status(pod, 'mesh')?.imageID).not.toBe(imageIds.get(pod.metadata?.uid));
+      expect(restarts(pod, 'main')).toBe(0);
+    }
+  });
+});
+
+describe('pod-level resources', () => {
+  it('resizes a pod-level cpu limit in place on Kubernetes >= 1.36 (same UIDs, no restarts), and recreates on older clusters', async () => {
+    const minor = await serverMinor();
+    const podLevel = (cpu: string) => ({ requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu, memory: '128Mi' } });
+    const plain = { name: 'main', image: 'tailor.local/busybox:v1', imagePullPolicy: 'Never', command: loop };
+    await client.create(
+      cloneSetPath(ns),
+      cloneSetManifest(
+        'pod-level',
+        { replicas: 3, updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } },
+        {
+          resources: podLevel('200m'),
+          containers: [plain],
+        },
+      ),
+    );
+    await waitForReady(client, ns, 'pod-level', 3);
+    const before = await activePods(client, ns, 'pod-level');
+    const started = Date.now();
+    await client.patch(cloneSetPath(ns, 'pod-level'), { spec: { template: { spec: { resources: podLevel('400m') } } } }, 'merge');
+    await waitForCloneSet(
+      client,
+      ns,
+      'pod-level',
+      'pods at the new pod-level limit',
+      (cs, pods) =>
+        cs.status?.updatedReadyReplicas === 3 &&
+        (cs.status?.resize?.resizing ?? 1) === 0 &&
+        pods.length === 3 &&
+        pods.every((p) => p.spec?.resources?.limits?.['cpu'] === '400m'),
+      180_000,
+    );
+    process.stdout.write(
+      `[current-k8s] pod-level cpu limit change of 3 pods on 1.${minor}: ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+    );
+    const pods = await activePods(client, ns, 'pod-level');
+    if (minor >= 36) {
+      expect(uids(pods)).toEqual(uids(before));
+      for (const pod of pods) expect(restarts(pod, 'main')).toBe(0);
+    } else {
+      expect([...uids(pods)].some((uid) => uids(before).has(uid))).toBe(false);
+    }
+  });
+});
