@@ -1,14 +1,16 @@
 // The admission policy of config/policy against a real kube-apiserver: only Tailor's controller
 // may write apps.tailor.dev/resize-request and inplace-update-state, only Tailor's node agent
 // resize-status, and the agent only on pods bound to its own node (the node-name claim of its
-// token). Users are impersonated (Impersonate-User / Impersonate-Extra-*); each holds only pod
-// get/list/patch in this test's namespace. The shipped policy is installed under a name of this
-// test's own, bound to this namespace only, so other tests (whose controllers run as cluster
+// token), where it may change nothing of the pod but resize-status; a binding (pods/binding or
+// bindings), which copies its annotations onto the pod, may carry none of Tailor's, and the agent
+// may not bind. Users are impersonated (Impersonate-User / Impersonate-Extra-*); each holds only pod
+// get/list/patch in this test's namespace (and may bind its pods). The shipped policies are
+// installed under names of this test's own, bound to this namespace only, so other tests (whose controllers run as cluster
 // admin, exempt by the policy) and a `make dev` install on the same cluster are not disturbed.
 // The CRD half: a CloneSet template cannot carry apps.tailor.dev/ annotations.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type * as k8s from '@kubernetes/client-node';
-import { load } from 'js-yaml';
+import { loadAll } from 'js-yaml';
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import { resolve } from 'node:path';
@@ -19,7 +21,7 @@ import { grantPodPatch } from '../support/rbac.js';
 import { eventually } from '../support/testbed.js';
 
 const NS = `tailor-admission-${Date.now().toString(36)}`;
-const POLICY = `tailor-pod-annotations-${NS}`;
+const SUFFIX = `-${NS}`;
 const CONTROLLER = 'system:serviceaccount:tailor-system:tailor-controller';
 const AGENT = 'system:serviceaccount:tailor-system:tailor-agent';
 const EDITOR = 'pod-editor';
@@ -40,14 +42,14 @@ interface Answer {
   readonly message: string;
 }
 
-/** A merge patch of the pod's annotations sent as `as` (impersonated by the test bed's admin). */
-async function annotate(as: As, pod: string, annotations: Record<string, string | null>): Promise<Answer> {
+/** A request sent as `as` (impersonated by the test bed's admin); the answer's code and message. */
+async function send(as: As, method: 'PATCH' | 'POST', path: string, payload: object, contentType: string): Promise<Answer> {
   const opts: https.RequestOptions = {};
   await kc.applyToHTTPSOptions(opts);
   const server = new URL(kc.getCurrentCluster()?.server ?? '');
-  const body = Buffer.from(JSON.stringify({ metadata: { annotations } }));
+  const body = Buffer.from(JSON.stringify(payload));
   const headers: Record<string, string> = {
-    'Content-Type': 'application/merge-patch+json',
+    'Content-Type': contentType,
     'Content-Length': String(body.length),
     Accept: 'application/json',
     'Impersonate-User': as.user,
@@ -59,8 +61,8 @@ async function annotate(as: As, pod: string, annotations: Record<string, string 
         ...opts,
         host: server.hostname,
         port: server.port,
-        method: 'PATCH',
-        path: `/api/v1/namespaces/${NS}/pods/${pod}`,
+        method,
+        path,
         headers: { ...(opts.headers ?? {}), ...headers },
         timeout: 15_000,
       },
@@ -80,16 +82,50 @@ async function annotate(as: As, pod: string, annotations: Record<string, string 
         });
       },
     );
-    req.on('timeout', () => req.destroy(new Error('PATCH timed out')));
-    req.on('error', (err) => fail(new Error(`PATCH pod ${pod} as ${as.user}`, { cause: err })));
+    req.on('timeout', () => req.destroy(new Error(`${method} timed out`)));
+    req.on('error', (err) => fail(new Error(`${method} ${path} as ${as.user}`, { cause: err })));
     req.end(body);
   });
 }
 
-const pod = (name: string, node: string): object => ({
-  metadata: { name },
-  spec: { nodeName: node, containers: [{ name: 'app', image: 'tailor.local/busybox:v1', imagePullPolicy: 'Never' }] },
+/** A patch of the pod sent as `as` (a merge patch unless told). */
+const patchPod = (as: As, pod: string, patch: object, type: 'merge' | 'strategic-merge' = 'merge'): Promise<Answer> =>
+  send(as, 'PATCH', `/api/v1/namespaces/${NS}/pods/${pod}`, patch, `application/${type}-patch+json`);
+
+/** A merge patch of the pod's annotations sent as `as`. */
+const annotate = (as: As, pod: string, annotations: Record<string, string | null>): Promise<Answer> =>
+  patchPod(as, pod, { metadata: { annotations } });
+
+/** Binds `pod` to `node` as `as`, through pods/binding or the bindings resource, with these annotations on the Binding. */
+const bind = (
+  as: As,
+  via: 'pods/binding' | 'bindings',
+  pod: string,
+  node: string,
+  annotations: Record<string, string> = {},
+): Promise<Answer> =>
+  send(
+    as,
+    'POST',
+    via === 'pods/binding' ? `/api/v1/namespaces/${NS}/pods/${pod}/binding` : `/api/v1/namespaces/${NS}/bindings`,
+    { apiVersion: 'v1', kind: 'Binding', metadata: { name: pod, annotations }, target: { apiVersion: 'v1', kind: 'Node', name: node } },
+    'application/json',
+  );
+
+const pod = (name: string, node?: string): object => ({
+  metadata: { name, labels: { app: 'web' } },
+  spec: {
+    ...(node === undefined ? {} : { nodeName: node }),
+    containers: [{ name: 'app', image: 'tailor.local/busybox:v1', imagePullPolicy: 'Never' }],
+  },
 });
+
+interface Named {
+  metadata: { name: string };
+  spec: Record<string, unknown>;
+}
+/** Every document of a file under config/policy. */
+const policyDocuments = (file: string): Named[] => loadAll(readFileSync(resolve(process.cwd(), 'config/policy', file), 'utf8')) as Named[];
 
 beforeAll(async () => {
   await createTestNamespace(admin, NS);
@@ -102,18 +138,32 @@ beforeAll(async () => {
   await admin.create(`/api/v1/namespaces/${NS}/pods`, pod('on-a', 'node-a'));
   await admin.create(`/api/v1/namespaces/${NS}/pods`, pod('on-b', 'node-b'));
 
-  // The shipped policy, renamed, and a binding limited to this namespace.
-  const policy = load(readFileSync(resolve(process.cwd(), 'config/policy/policy.yaml'), 'utf8')) as { metadata: { name: string } };
-  const binding = load(readFileSync(resolve(process.cwd(), 'config/policy/binding.yaml'), 'utf8')) as {
-    metadata: { name: string };
-    spec: Record<string, unknown>;
-  };
-  policy.metadata.name = POLICY;
-  binding.metadata.name = POLICY;
-  binding.spec['policyName'] = POLICY;
-  binding.spec['matchResources'] = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': NS } } };
-  await admin.create('/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies', policy);
-  await admin.create('/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings', binding);
+  // Pending pods, and the right to bind pods in this namespace for the editor and the agent.
+  for (const name of ['pending-1', 'pending-2', 'pending-3', 'pending-4']) await admin.create(`/api/v1/namespaces/${NS}/pods`, pod(name));
+  await admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, {
+    metadata: { name: 'pod-bind' },
+    rules: [{ apiGroups: [''], resources: ['pods/binding', 'bindings'], verbs: ['create'] }],
+  });
+  await admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+    metadata: { name: 'pod-bind' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pod-bind' },
+    subjects: [
+      { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: EDITOR },
+      { kind: 'ServiceAccount', name: 'tailor-agent', namespace: 'tailor-system' },
+    ],
+  });
+
+  // The shipped policies, renamed, and their bindings limited to this namespace.
+  for (const policy of policyDocuments('policy.yaml')) {
+    policy.metadata.name += SUFFIX;
+    await admin.create('/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies', policy);
+  }
+  for (const binding of policyDocuments('binding.yaml')) {
+    binding.metadata.name += SUFFIX;
+    binding.spec['policyName'] = `${String(binding.spec['policyName'])}${SUFFIX}`;
+    binding.spec['matchResources'] = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': NS } } };
+    await admin.create('/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings', binding);
+  }
   // The API server compiles and enforces the policy shortly after it is stored: probe with a new
   // value each time (setting an unchanged value is no change), then clear what got through.
   let probe = 0;
@@ -123,12 +173,19 @@ beforeAll(async () => {
     30_000,
   );
   await admin.patch(`/api/v1/namespaces/${NS}/pods/on-b`, { metadata: { annotations: { [REQUEST]: null } } }, 'merge');
+  await eventually(
+    'the binding policy is enforced',
+    async () => ((await bind({ user: AGENT, node: 'node-a' }, 'pods/binding', 'no-such-pod', 'node-a')).code === 403 ? true : undefined),
+    30_000,
+  );
   await ensureCrd(admin);
 }, 90_000);
 
 afterAll(async () => {
-  await admin.delete(`/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${POLICY}`).catch(() => undefined);
-  await admin.delete(`/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${POLICY}`).catch(() => undefined);
+  for (const name of ['tailor-pod-annotations', 'tailor-pod-bindings']) {
+    await admin.delete(`/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${name}${SUFFIX}`).catch(() => undefined);
+    await admin.delete(`/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${name}${SUFFIX}`).catch(() => undefined);
+  }
   await admin.delete(`/api/v1/namespaces/${NS}`).catch(() => undefined);
 }, 30_000);
 
@@ -137,9 +194,12 @@ const annotations = async (name: string): Promise<Record<string, string>> =>
     ?.annotations ?? {};
 
 describe('the admission policy for Tailor pod annotations', () => {
-  it('compiles without type errors', async () => {
+  // The type check is reported by kube-controller-manager's policy status controller: on the
+  // control-plane test bed (no controller-manager) the status stays empty and this only shows the
+  // API server accepted both policies; on a full cluster it compares the warnings too.
+  it.each(['tailor-pod-annotations', 'tailor-pod-bindings'])('%s is accepted and has no type-check warnings', async (name) => {
     const got = await admin.get<{ status?: { typeChecking?: { expressionWarnings?: unknown[] } } }>(
-      `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${POLICY}`,
+      `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${name}${SUFFIX}`,
     );
     expect(got.status?.typeChecking?.expressionWarnings ?? []).toEqual([]);
   });
@@ -207,6 +267,76 @@ describe('the admission policy for Tailor pod annotations', () => {
     const now = await annotations('on-a');
     expect(now).not.toHaveProperty(REQUEST);
     expect(now).not.toHaveProperty(STATUS);
+  });
+});
+
+describe('the node agent is fenced to its one annotation', () => {
+  const agentOnA = { user: AGENT, node: 'node-a' };
+  const FENCE =
+    /node agent \(system:serviceaccount:tailor-system:tailor-agent\) may change only the annotation apps\.tailor\.dev\/resize-status/;
+
+  it.each<[string, object]>([
+    ['a label', { metadata: { labels: { app: 'stolen' } } }],
+    ['a new label', { metadata: { labels: { extra: 'x' } } }],
+    ['another annotation', { metadata: { annotations: { 'example.com/note': 'agent was here' } } }],
+    [
+      'another annotation together with resize-status',
+      { metadata: { annotations: { [STATUS]: '{"revision":"r5"}', 'example.com/x': 'y' } } },
+    ],
+    ['the image', { spec: { containers: [{ name: 'app', image: 'tailor.local/busybox:v2' }] } }],
+    [
+      'the owner references',
+      { metadata: { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: '00000000-0000-0000-0000-000000000001' }] } },
+    ],
+    ['the finalizers', { metadata: { finalizers: ['example.com/hold'] } }],
+  ])('refuses the agent changing %s of a pod on its own node, and the pod stays as it was', async (_, patch) => {
+    const before = await admin.get<{ metadata?: object; spec?: object }>(`/api/v1/namespaces/${NS}/pods/on-a`);
+    // Strategic merge: the image patch merges into the containers by name, so only the image changes.
+    const answer = await patchPod(agentOnA, 'on-a', patch, 'strategic-merge');
+    expect(answer.code).toBe(403);
+    expect(answer.message).toMatch(FENCE);
+    const after = await admin.get<{ metadata?: { resourceVersion?: string }; spec?: object }>(`/api/v1/namespaces/${NS}/pods/on-a`);
+    expect(after.metadata?.resourceVersion).toBe((before.metadata as { resourceVersion?: string }).resourceVersion);
+    expect(after.spec).toEqual(before.spec);
+  });
+
+  it('still lets the agent change resize-status alone, and remove it', async () => {
+    expect(await annotate(agentOnA, 'on-a', { [STATUS]: '{"revision":"r6"}' })).toMatchObject({ code: 200 });
+    expect(await annotations('on-a')).toMatchObject({ [STATUS]: '{"revision":"r6"}' });
+    expect(await annotate(agentOnA, 'on-a', { [STATUS]: null })).toMatchObject({ code: 200 });
+    expect(await annotations('on-a')).not.toHaveProperty(STATUS);
+  });
+
+  it("leaves a pod editor free to change labels and images (only Tailor's accounts are fenced)", async () => {
+    expect((await patchPod({ user: EDITOR }, 'on-a', { metadata: { labels: { tier: 'front' } } })).code).toBe(200);
+  });
+});
+
+describe('bindings cannot carry Tailor annotations onto a pod', () => {
+  it.each<['pods/binding' | 'bindings', string]>([
+    ['pods/binding', 'pending-1'],
+    ['bindings', 'pending-2'],
+  ])('refuses a %s that carries resize-request, naming it, and the pod stays unbound without it', async (via, name) => {
+    const answer = await bind({ user: EDITOR }, via, name, 'node-a', { [REQUEST]: '{"revision":"forged","containers":{}}' });
+    expect(answer.code).toBe(403);
+    expect(answer.message).toMatch(/a binding may not carry annotations under apps\.tailor\.dev\/ .*: apps\.tailor\.dev\/resize-request/);
+    const got = await admin.get<{ spec?: { nodeName?: string }; metadata?: { annotations?: Record<string, string> } }>(
+      `/api/v1/namespaces/${NS}/pods/${name}`,
+    );
+    expect(got.spec?.nodeName).toBeUndefined();
+    expect(got.metadata?.annotations ?? {}).not.toHaveProperty(REQUEST);
+  });
+
+  it('lets a binding without Tailor annotations through', async () => {
+    expect((await bind({ user: EDITOR }, 'pods/binding', 'pending-3', 'node-a', { 'example.com/a': 'b' })).code).toBe(201);
+    const got = await admin.get<{ spec?: { nodeName?: string } }>(`/api/v1/namespaces/${NS}/pods/pending-3`);
+    expect(got.spec?.nodeName).toBe('node-a');
+  });
+
+  it('refuses the agent binding a pod at all', async () => {
+    const answer = await bind({ user: AGENT, node: 'node-a' }, 'bindings', 'pending-4', 'node-a');
+    expect(answer.code).toBe(403);
+    expect(answer.message).toMatch(/node agent .* does not bind pods/);
   });
 });
 
