@@ -1,8 +1,11 @@
 // `tailor agent`: the node agent for nodes whose kubelet cannot resize in place (DESIGN.md §2.3).
-// Builds the CRI client and the manager (no leader election: one agent per node, acting on its
-// node's pods only), detects the cgroup version and swap controller under --cgroup-root, and runs
-// until SIGTERM/SIGINT. Must not: contain agent logic (src/agent does).
+// Builds the manager (no leader election: one agent per node, acting on its node's pods only),
+// checks that the API server enforces Tailor's admission policies (refusing to start without them
+// unless --allow-missing-admission-policy; src/agent/policy-check.ts), builds the CRI client,
+// detects the cgroup version and swap controller under --cgroup-root, and runs until
+// SIGTERM/SIGINT. Must not: contain agent logic (src/agent does).
 import { detectSwapController } from '../cgroup/pod.js';
+import { AdmissionPolicyMonitor } from '../agent/policy-check.js';
 import { setupAgent } from '../agent/setup.js';
 import { detectCgroupVersion } from '../cgroup/container.js';
 import { CriClient } from '../cri/client.js';
@@ -20,6 +23,8 @@ export interface AgentFlags {
   healthProbeBindAddress: string;
   logLevel: LogLevel;
   shutdownGracePeriod: number;
+  /** Run even when the API server does not enforce config/policy (reported as a gauge and an error log). */
+  allowMissingAdmissionPolicy?: boolean;
 }
 
 const address = (flag: string): string | undefined => (flag === '0' ? undefined : flag.startsWith(':') ? `0.0.0.0${flag}` : flag);
@@ -28,6 +33,25 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
   if (flags.nodeName === '') throw new Error('--node-name must not be empty');
   const logger = createLogger(flags.logLevel, { component: 'tailor-agent', node: flags.nodeName });
   const kubeConfig = await loadKubeAuth(flags.kubeconfig);
+  const manager = new Manager({
+    kubeConfig,
+    logger,
+    component: 'tailor-agent',
+    metricsAddress: address(flags.metricsBindAddress),
+    healthAddress: address(flags.healthProbeBindAddress),
+    shutdownGraceMs: flags.shutdownGracePeriod,
+  });
+  const policies = new AdmissionPolicyMonitor({ client: manager.client, registry: manager.metrics.registry, logger });
+  const problems = await policies.check();
+  if (problems.length > 0 && flags.allowMissingAdmissionPolicy !== true) {
+    manager.client.close();
+    throw new Error(
+      `Tailor's admission policies are not enforced: ${problems.join('; ')}. Install them (kubectl apply -k config/policy), ` +
+        'or start the agent with --allow-missing-admission-policy to run without them',
+    );
+  }
+  if (problems.length > 0) logger.warn('running without enforced admission policies (--allow-missing-admission-policy)');
+
   const cgroupVersion = await detectCgroupVersion(flags.cgroupRoot);
   const swapControllerAvailable = await detectSwapController(flags.cgroupRoot, cgroupVersion);
   const cri = new CriClient(flags.criEndpoint);
@@ -39,16 +63,9 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
     );
   } catch (err) {
     cri.close();
+    manager.client.close();
     throw new Error(`cannot reach the container runtime at ${flags.criEndpoint}: ${(err as Error).message}`, { cause: err });
   }
-  const manager = new Manager({
-    kubeConfig,
-    logger,
-    component: 'tailor-agent',
-    metricsAddress: address(flags.metricsBindAddress),
-    healthAddress: address(flags.healthProbeBindAddress),
-    shutdownGraceMs: flags.shutdownGracePeriod,
-  });
   const agent = setupAgent(manager, {
     nodeName: flags.nodeName,
     cri,
@@ -58,9 +75,11 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
     logger,
   });
 
+  policies.start();
   try {
     return await runUntilSignal(manager, logger);
   } finally {
+    await policies.stop();
     agent.stop();
     cri.close();
   }

@@ -60,8 +60,17 @@ program
   .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)')
   .option('--cri-endpoint <endpoint>', 'CRI runtime socket', 'unix:///run/containerd/containerd.sock')
   .option('--cgroup-root <path>', "where the host's cgroup filesystem is mounted", '/sys/fs/cgroup')
-  .option('--metrics-bind-address <addr>', 'Prometheus metrics address; "0" disables', ':8090')
+  .option(
+    '--metrics-bind-address <addr>',
+    'Prometheus metrics address (unauthenticated: loopback by default); "0" disables',
+    '127.0.0.1:8090',
+  )
   .option('--health-probe-bind-address <addr>', '/healthz and /readyz address; "0" disables', ':8091')
+  .option(
+    '--allow-missing-admission-policy',
+    "run even when the API server does not enforce Tailor's admission policies (config/policy)",
+    false,
+  )
   .addOption(new Option('--log-level <level>', 'log level').choices(['debug', 'info', 'warn', 'error']).default('info'))
   .option('--shutdown-grace-period <duration>', 'time in-flight work gets to finish on SIGTERM', duration, 30_000)
   .action(async (opts: AgentFlags) => {
