@@ -327,7 +327,7 @@ export function buildStatusView(cs: WireCloneSet, pods: readonly Pod[], now: num
   const expected = status.expectedUpdatedReplicas;
   const target = expected !== undefined && expected < desired ? Math.max(0, expected) : desired;
   const updateRevision = status.updateRevision ?? '';
-  const paused = strategy.paused || condition(status.conditions, 'Progressing')?.reason === 'RolloutPaused';
+  const paused = strategy.paused || condition(status.conditions, 'Progressing')?.reason === 'CloneSetPaused';
   // The strategy waits on an Infeasible resize (and raises ResizeBlocked) instead of recreating the pod.
   const waitsOnInfeasible = strategy.type === 'InPlaceOnly' || strategy.resizeStrategy.onInfeasible === 'Wait';
 

@@ -43,9 +43,9 @@ export function computeStatus(input: StatusInput): CloneSetStatus {
     labelSelector: input.labelSelector,
     resize: input.resize,
   };
-  // The rollout is complete once every desired pod runs the update revision and is ready:
-  // from then on the update revision is the current one.
-  if (status.updatedReadyReplicas! >= input.replicas && status.replicas === input.replicas) {
+  // As Kruise: once every desired pod runs the update revision (ready or not), it is the current
+  // one; scaling up then creates pods of it even under a partition.
+  if (status.updatedReplicas === status.replicas && status.replicas === input.replicas) {
     status.currentRevision = input.updateRevision;
   }
   const conditions = withConditions({ conditions: input.previous?.conditions ?? [] }, input.conditions, input.now).conditions ?? [];
@@ -73,66 +73,68 @@ export function setCondition(
   return [...conditions.filter((c) => c.type !== type), next];
 }
 
+/** progressDeadlineSeconds that means "no deadline", as for Deployments and Kruise. */
+export const NO_PROGRESS_DEADLINE = 2147483647;
+
+/** Kruise's Progressing reasons and messages, word for word: its tooling and e2e compare them whole. */
+export const ProgressingReasons = {
+  Available: { status: 'True', reason: 'CloneSetAvailable', message: 'CloneSet is available' },
+  Paused: { status: 'True', reason: 'CloneSetPaused', message: 'CloneSet is paused' },
+  PartitionAvailable: { status: 'True', reason: 'ProgressPartitionAvailable', message: 'CloneSet has been paused due to partition ready' },
+  Updated: { status: 'True', reason: 'CloneSetUpdated', message: 'CloneSet is progressing' },
+  DeadlineExceeded: 'ProgressDeadlineExceeded',
+} as const;
+
 /**
- * Progressing, as Deployments report it: True while pods move toward the update revision, True
- * with reason RolloutComplete when done, False with ProgressDeadlineExceeded when no count has
- * moved for progressDeadlineSeconds. Paused rollouts do not time out.
+ * Progressing, as OpenKruise's CloneSet reports it: only when progressDeadlineSeconds is set and
+ * not MaxInt32, and then the first that holds of available (every desired pod updated and
+ * available), paused, partition available (the pods the partition lets through are updated and
+ * available), deadline exceeded (False), else updating. Where Tailor differs on purpose (README's
+ * compatibility table): the deadline counts from the last progress (a count moving, as for a
+ * Deployment) instead of from when updating began, and a new update revision starts a new
+ * deadline instead of staying exceeded.
  */
 function progressing(conditions: CloneSetCondition[], status: CloneSetStatus, input: StatusInput): CloneSetCondition[] {
-  const complete = status.updatedAvailableReplicas === input.replicas && status.replicas === input.replicas;
-  if (complete) {
-    return setCondition(
-      conditions,
-      'Progressing',
-      { status: 'True', reason: 'RolloutComplete', message: 'all pods run the update revision and are available' },
-      input.now,
-    );
+  const deadline = input.progressDeadlineSeconds;
+  if (deadline === undefined || deadline === NO_PROGRESS_DEADLINE) return conditions.filter((c) => c.type !== 'Progressing');
+  const set = (wanted: ConditionWrite): CloneSetCondition[] => setCondition(conditions, 'Progressing', wanted, input.now);
+  const replicas = input.replicas;
+  const updatedAvailable = status.updatedAvailableReplicas ?? 0;
+  const expected = status.expectedUpdatedReplicas ?? replicas;
+  if (
+    status.currentRevision === status.updateRevision &&
+    status.replicas === replicas &&
+    status.updatedReplicas === replicas &&
+    updatedAvailable === replicas
+  ) {
+    return set(ProgressingReasons.Available);
   }
-  if (input.paused) {
-    return setCondition(
-      conditions,
-      'Progressing',
-      { status: 'Unknown', reason: 'RolloutPaused', message: 'updateStrategy.paused is true' },
-      input.now,
-    );
-  }
+  if (input.paused) return set(ProgressingReasons.Paused);
+  if (expected < replicas && expected <= updatedAvailable) return set(ProgressingReasons.PartitionAvailable);
+
   const prev = input.previous;
+  const old = conditions.find((c) => c.type === 'Progressing');
+  const newRevision = prev?.updateRevision !== status.updateRevision;
   const moved =
-    !prev ||
+    prev === undefined ||
+    newRevision ||
     prev.updatedReplicas !== status.updatedReplicas ||
     prev.availableReplicas !== status.availableReplicas ||
-    prev.updatedAvailableReplicas !== status.updatedAvailableReplicas ||
-    prev.updateRevision !== status.updateRevision;
-  const old = conditions.find((c) => c.type === 'Progressing');
-  if (moved || !old || old.reason === 'RolloutComplete' || old.reason === 'RolloutPaused') {
-    // Record progress: a changed message keeps lastUpdateTime as the last-progress clock.
-    return [
-      ...conditions.filter((c) => c.type !== 'Progressing'),
-      {
-        type: 'Progressing',
-        status: 'True',
-        reason: 'Updating',
-        message: `${status.updatedAvailableReplicas}/${input.replicas} pods updated and available`,
-        lastTransitionTime: old?.status === 'True' ? old.lastTransitionTime : isoSeconds(input.now),
-        lastUpdateTime: isoSeconds(input.now),
-      },
-    ];
+    prev.updatedAvailableReplicas !== status.updatedAvailableReplicas;
+  const exceeded = {
+    status: 'False',
+    reason: ProgressingReasons.DeadlineExceeded,
+    message: `CloneSet revision ${status.updateRevision} has timed out progressing`,
+  } as const;
+  if (!newRevision && old?.reason === ProgressingReasons.DeadlineExceeded && old.status === 'False') return set(exceeded);
+  if (old?.reason === ProgressingReasons.Updated.reason && old.status === 'True' && !moved) {
+    const lastProgress = Date.parse(old.lastUpdateTime ?? old.lastTransitionTime ?? '');
+    if (input.now - lastProgress > deadline * 1000) return set(exceeded);
+    return conditions;
   }
-  const deadline = input.progressDeadlineSeconds;
-  const lastProgress = Date.parse(old.lastUpdateTime ?? old.lastTransitionTime ?? '');
-  if (deadline !== undefined && old.status === 'True' && input.now - lastProgress > deadline * 1000) {
-    return setCondition(
-      conditions,
-      'Progressing',
-      {
-        status: 'False',
-        reason: 'ProgressDeadlineExceeded',
-        message: `no progress for ${deadline}s: ${status.updatedAvailableReplicas}/${input.replicas} pods updated and available`,
-      },
-      input.now,
-    );
-  }
-  return conditions;
+  // Progress (or a start): lastUpdateTime is the last-progress clock the deadline counts from.
+  const started = set(ProgressingReasons.Updated);
+  return started.map((c) => (c.type === 'Progressing' ? { ...c, lastUpdateTime: isoSeconds(input.now) } : c));
 }
 
 const isoSeconds = (now: number): string => new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -149,8 +151,8 @@ export function withConditions(status: CloneSetStatus, writes: StatusInput['cond
 /**
  * Whether a status change must be written at once: a new generation observed, revisions,
  * collision count or selector changed, or a condition appeared, went, or changed its status,
- * reason or message (Progressing's running "n/m updated" message and clock excepted). Replica
- * counts, status.resize and that Progressing message may wait for the next write.
+ * reason or message (Progressing's last-progress clock excepted). Replica counts, status.resize
+ * and that clock may wait for the next write (at most STATUS_COUNTS_INTERVAL_MS).
  */
 export function statusChangeIsUrgent(previous: CloneSetStatus | undefined, next: CloneSetStatus): boolean {
   const p = previous ?? {};
@@ -159,9 +161,7 @@ export function statusChangeIsUrgent(previous: CloneSetStatus | undefined, next:
     return true;
   const signature = (conditions: readonly CloneSetCondition[] | undefined): string =>
     (conditions ?? [])
-      .map((c) =>
-        [c.type, c.status, c.reason ?? '', c.type === 'Progressing' && c.reason === 'Updating' ? '' : (c.message ?? '')].join('\u0000'),
-      )
+      .map((c) => [c.type, c.status, c.reason ?? '', c.message ?? ''].join('\u0000'))
       .sort()
       .join('\n');
   return signature(p.conditions) !== signature(next.conditions);
@@ -173,6 +173,13 @@ export const sameStatus = (a: CloneSetStatus | undefined, b: CloneSetStatus): bo
 /** When the Progressing deadline would pass, for a requeue; undefined when no deadline applies. */
 export function progressDeadlineAt(status: CloneSetStatus, deadlineSeconds: number | undefined): number | undefined {
   const c = status.conditions?.find((x) => x.type === 'Progressing');
-  if (deadlineSeconds === undefined || !c || c.status !== 'True' || c.reason !== 'Updating') return undefined;
+  if (
+    deadlineSeconds === undefined ||
+    deadlineSeconds === NO_PROGRESS_DEADLINE ||
+    !c ||
+    c.status !== 'True' ||
+    c.reason !== ProgressingReasons.Updated.reason
+  )
+    return undefined;
   return Date.parse(c.lastUpdateTime ?? '') + deadlineSeconds * 1000 + 1000;
 }

@@ -447,6 +447,14 @@ describe('the CloneSet CRD', () => {
     await expect(create(manifest)).resolves.toBeDefined();
   });
 
+  // Issue 22: Kruise's and Deployment's "no deadline" ports as it is.
+  it('accepts progressDeadlineSeconds and minReadySeconds both MaxInt32, as Kruise does', async () => {
+    const manifest = valid('maxint');
+    manifest.spec.minReadySeconds = 2147483647;
+    manifest.spec.progressDeadlineSeconds = 2147483647;
+    await expect(create(manifest)).resolves.toBeDefined();
+  });
+
   it('accepts a minimal CloneSet and fills in the defaults', async () => {
     await create(valid('minimal'));
     const stored = await get('minimal');

@@ -122,7 +122,7 @@ function cloneSet(
     currentRevision: NEW,
     labelSelector: 'app=web',
     resize: { resizing: 0, proposed: 0, inProgress: 0, deferred: 0, infeasible: 0 },
-    conditions: [cond('Progressing', 'True', 'RolloutComplete', 'all pods run the update revision and are available')],
+    conditions: [cond('Progressing', 'True', 'CloneSetAvailable', 'CloneSet is available')],
     ...o.status,
   };
   return {
@@ -274,12 +274,12 @@ const verdicts: Row[] = [
       status: {
         updatedReplicas: 1,
         updatedReadyReplicas: 0,
-        conditions: [cond('Progressing', 'False', 'ProgressDeadlineExceeded', 'no progress for 60s: 0/3 pods updated and available')],
+        conditions: [cond('Progressing', 'False', 'ProgressDeadlineExceeded', 'CloneSet revision web-b has timed out progressing')],
       },
     }),
     [pod('web-a', { waiting: 'CrashLoopBackOff', ready: false }), pod('web-b', { revision: OLD }), pod('web-c', { revision: OLD })],
     'blocked',
-    /Progressing \(ProgressDeadlineExceeded\): no progress for 60s/,
+    /Progressing \(ProgressDeadlineExceeded\): CloneSet revision web-b has timed out progressing/,
   ],
   [
     'counts complete but a resize is InProgress on a pod: progressing',
@@ -309,7 +309,7 @@ const verdicts: Row[] = [
       status: {
         updatedReplicas: 1,
         updatedReadyReplicas: 1,
-        conditions: [cond('Progressing', 'Unknown', 'RolloutPaused', 'updateStrategy.paused is true')],
+        conditions: [cond('Progressing', 'True', 'CloneSetPaused', 'CloneSet is paused')],
       },
     }),
     [pod('web-a'), pod('web-b', { revision: OLD }), pod('web-c', { revision: OLD })],

@@ -4,6 +4,7 @@ import { findEqualRevision, nextRevisionNumber, revisionsToPrune, templateHash }
 import { matchesSelector, selectorString } from '../../../src/cloneset/selector.js';
 import { computeStatus, type StatusInput } from '../../../src/cloneset/status.js';
 import type { PodSummary } from '../../../src/cloneset/pod-state.js';
+import type { CloneSetStatus } from '../../../src/api/types.js';
 
 describe('revisions', () => {
   it('hash equal templates equally whatever their key order', () => {
@@ -92,10 +93,9 @@ describe('status', () => {
       currentRevision: 'r1',
     });
   });
-  it('makes the update revision current once every pod runs it and is ready', () => {
-    const s = computeStatus(input([pod('a', 'r2', true), pod('b', 'r2', true), pod('c', 'r2', true)]));
+  it('makes the update revision current once every pod runs it, ready or not (as Kruise)', () => {
+    const s = computeStatus(input([pod('a', 'r2', true), pod('b', 'r2', true), pod('c', 'r2', false)]));
     expect(s.currentRevision).toBe('r2');
-    expect(s.conditions?.find((c) => c.type === 'Progressing')?.reason).toBe('RolloutComplete');
   });
   it('reports ProgressDeadlineExceeded when nothing moved for progressDeadlineSeconds', () => {
     const pods = [pod('a', 'r1', true), pod('b', 'r2', false), pod('c', 'r1', true)];
@@ -108,5 +108,119 @@ describe('status', () => {
     expect(failed.conditions?.find((c) => c.type === 'FailedScale')?.message).toBe('quota');
     const cleared = computeStatus(input([], { previous: failed, conditions: { FailedScale: null } }));
     expect(cleared.conditions?.find((c) => c.type === 'FailedScale')).toBeUndefined();
+  });
+});
+
+// Issue 22: the Progressing condition of OpenKruise's CloneSet, reason for reason and message for
+// message (its e2e compares conditions whole). Rows after Kruise v1.9.1's status test table.
+describe('Progressing follows Kruise', () => {
+  const T0 = Date.parse('2026-01-01T00:00:00Z');
+  const pods = (updatedAvailable: number, old: number, updatedUnready = 0): PodSummary[] => [
+    ...Array.from({ length: updatedAvailable }, (_, i): PodSummary => ({
+      name: `n${i}`,
+      revision: 'r2',
+      nodeName: 'n',
+      phase: 'Running',
+      ready: true,
+      available: true,
+    })),
+    ...Array.from({ length: updatedUnready }, (_, i): PodSummary => ({
+      name: `u${i}`,
+      revision: 'r2',
+      nodeName: 'n',
+      phase: 'Running',
+      ready: false,
+      available: false,
+    })),
+    ...Array.from({ length: old }, (_, i): PodSummary => ({
+      name: `o${i}`,
+      revision: 'r1',
+      nodeName: 'n',
+      phase: 'Running',
+      ready: true,
+      available: true,
+    })),
+  ];
+  const statusOf = (over: Partial<StatusInput>): CloneSetStatus =>
+    computeStatus({
+      generation: 1,
+      replicas: 4,
+      pods: pods(0, 4),
+      currentRevision: 'r1',
+      updateRevision: 'r2',
+      collisionCount: 0,
+      expectedUpdatedReplicas: 4,
+      labelSelector: 'app=web',
+      previous: undefined,
+      progressDeadlineSeconds: 600,
+      paused: false,
+      resize: { resizing: 0, proposed: 0, inProgress: 0, deferred: 0, infeasible: 0 },
+      conditions: {},
+      now: T0,
+      ...over,
+    });
+  const progressingOf = (s: CloneSetStatus) => {
+    const c = s.conditions?.find((x) => x.type === 'Progressing');
+    return c && { status: c.status, reason: c.reason, message: c.message };
+  };
+
+  it.each([
+    ['no progressDeadlineSeconds: no condition', { progressDeadlineSeconds: undefined }, undefined],
+    ['progressDeadlineSeconds MaxInt32: no condition', { progressDeadlineSeconds: 2147483647 }, undefined],
+    ['a rollout starting', {}, { status: 'True', reason: 'CloneSetUpdated', message: 'CloneSet is progressing' }],
+    [
+      'every pod updated and available',
+      { pods: pods(4, 0) },
+      { status: 'True', reason: 'CloneSetAvailable', message: 'CloneSet is available' },
+    ],
+    ['paused mid-rollout', { paused: true, pods: pods(1, 3) }, { status: 'True', reason: 'CloneSetPaused', message: 'CloneSet is paused' }],
+    [
+      'the pods a partition lets through updated and available',
+      { expectedUpdatedReplicas: 1, pods: pods(1, 3) },
+      { status: 'True', reason: 'ProgressPartitionAvailable', message: 'CloneSet has been paused due to partition ready' },
+    ],
+    [
+      'a partition whose pods are updated but not yet available',
+      { expectedUpdatedReplicas: 1, pods: pods(0, 3, 1) },
+      { status: 'True', reason: 'CloneSetUpdated', message: 'CloneSet is progressing' },
+    ],
+    [
+      'available wins over paused',
+      { paused: true, pods: pods(4, 0) },
+      { status: 'True', reason: 'CloneSetAvailable', message: 'CloneSet is available' },
+    ],
+  ] as [string, Partial<StatusInput>, object | undefined][])('%s', (_, over, expected) => {
+    expect(progressingOf(statusOf(over))).toEqual(expected);
+  });
+
+  it('times out when nothing moved for progressDeadlineSeconds, with the revision in the message', () => {
+    const first = statusOf({ pods: pods(1, 3) });
+    const stalled = statusOf({ pods: pods(1, 3), previous: first, now: T0 + 601_000 });
+    expect(progressingOf(stalled)).toEqual({
+      status: 'False',
+      reason: 'ProgressDeadlineExceeded',
+      message: 'CloneSet revision r2 has timed out progressing',
+    });
+    // Exceeded stays exceeded for this revision, even once a count moves...
+    expect(progressingOf(statusOf({ pods: pods(2, 2), previous: stalled, now: T0 + 700_000 }))?.reason).toBe('ProgressDeadlineExceeded');
+    // ...until it completes, or (where Tailor differs on purpose) a new revision starts a new deadline.
+    expect(progressingOf(statusOf({ pods: pods(4, 0), previous: stalled, now: T0 + 700_000 }))?.reason).toBe('CloneSetAvailable');
+    expect(progressingOf(statusOf({ updateRevision: 'r3', pods: pods(0, 4), previous: stalled, now: T0 + 700_000 }))?.reason).toBe(
+      'CloneSetUpdated',
+    );
+  });
+
+  it('counts the deadline from the last progress, not from when the rollout began', () => {
+    const first = statusOf({ pods: pods(1, 3) });
+    const moved = statusOf({ pods: pods(2, 2), previous: first, now: T0 + 500_000 });
+    expect(progressingOf(statusOf({ pods: pods(2, 2), previous: moved, now: T0 + 900_000 }))?.reason).toBe('CloneSetUpdated');
+    expect(progressingOf(statusOf({ pods: pods(2, 2), previous: moved, now: T0 + 1_101_000 }))?.reason).toBe('ProgressDeadlineExceeded');
+  });
+
+  it('a partition held on purpose never times out', () => {
+    const held = statusOf({ expectedUpdatedReplicas: 1, pods: pods(1, 3) });
+    expect(progressingOf(statusOf({ expectedUpdatedReplicas: 1, pods: pods(1, 3), previous: held, now: T0 + 86_400_000 }))?.reason).toBe(
+      'ProgressPartitionAvailable',
+    );
   });
 });

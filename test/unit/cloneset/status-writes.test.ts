@@ -16,8 +16,8 @@ const base: CloneSetStatus = {
     {
       type: 'Progressing',
       status: 'True',
-      reason: 'Updating',
-      message: '4/10 pods updated and available',
+      reason: 'CloneSetUpdated',
+      message: 'CloneSet is progressing',
       lastUpdateTime: '2026-01-01T00:00:00Z',
     },
   ],
@@ -26,19 +26,15 @@ const progressing = (over: Record<string, string>) => [{ ...base.conditions![0]!
 
 const rows: [string, Partial<CloneSetStatus>, boolean][] = [
   ['ready and updated counts moving can wait', { readyReplicas: 10, updatedReplicas: 5 }, false],
-  [
-    "Progressing's running count and clock can wait",
-    { conditions: progressing({ message: '5/10 pods updated and available', lastUpdateTime: '2026-01-01T00:00:05Z' }) },
-    false,
-  ],
+  ["Progressing's last-progress clock can wait", { conditions: progressing({ lastUpdateTime: '2026-01-01T00:00:05Z' }) }, false],
   ['status.resize counts can wait', { resize: { resizing: 3, proposed: 0, inProgress: 3, deferred: 0, infeasible: 0 } }, false],
   ['a newly observed generation goes out at once', { observedGeneration: 4 }, true],
   ['a new update revision goes out at once', { updateRevision: 'web-c' }, true],
   ['the rollout completing (currentRevision) goes out at once', { currentRevision: 'web-b' }, true],
   ['a collision goes out at once', { collisionCount: 1 }, true],
   [
-    'Progressing turning to RolloutComplete goes out at once',
-    { conditions: progressing({ reason: 'RolloutComplete', message: 'all pods run the update revision and are available' }) },
+    'Progressing turning to CloneSetAvailable goes out at once',
+    { conditions: progressing({ reason: 'CloneSetAvailable', message: 'CloneSet is available' }) },
     true,
   ],
   [
