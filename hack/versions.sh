@@ -3,7 +3,7 @@
 #
 # The Kubernetes release the test bed runs. The environment overrides it for one command
 # (`KUBE_VERSION=1.34.4 make dev`); a version that is not listed below is refused.
-KUBE_VERSION=${KUBE_VERSION:-1.34.4}
+KUBE_VERSION=${KUBE_VERSION:-1.37.2}
 # The matrix `make test` runs: every tier on the default above, then the cri and e2e tiers on each
 # of the others (hack/test.sh; decision 60). 1.34.4 is the oldest, and the newest whose kubelet can still
 # turn InPlacePodVerticalScaling off (locked on from 1.35): the node agent's profile runs on it.

@@ -4,9 +4,10 @@
 // Owns: reading hack/versions.sh. Must not: start or stop anything.
 // Plain JS: jest.config.js and the global setup load it outside the ts-jest transform.
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const versionsFile = resolve(import.meta.dirname, '../../hack/versions.sh');
+// import.meta.url, not import.meta.dirname: Jest's module VM (tests importing this) has only the URL.
+const versionsFile = fileURLToPath(new URL('../../hack/versions.sh', import.meta.url));
 
 function versionsText() {
   return readFileSync(versionsFile, 'utf8');
