@@ -27,14 +27,16 @@ const planned = plannedText
       .map((f) => f.replace(/\.json$/, ''));
 
 const gateOffOnly = new Set((read('gate-off-only') ?? '').split('\n').filter(Boolean));
-const defaultRelease = read('default-release')?.trim() ?? 'default';
+const defaultRelease = read('default-release')?.trim();
 const RELEASE_FREE = new Set(['lint', 'typecheck', 'unit', 'build']);
 const release = (step) =>
   step.includes('@')
     ? `Kubernetes v${step.slice(step.indexOf('@') + 1)}`
     : RELEASE_FREE.has(step)
       ? 'no cluster'
-      : `Kubernetes v${defaultRelease}`;
+      : defaultRelease
+        ? `Kubernetes v${defaultRelease}`
+        : 'the default Kubernetes release';
 
 let passed = 0;
 let failed = 0;
