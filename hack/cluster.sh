@@ -419,12 +419,6 @@ up_kubelet() {
 }
 
 # ---------------------------------------------------------------- commands
-anything_running() {
-  local c
-  for c in etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet; do running "$c" && return 0; done
-  return 1
-}
-
 # State that belongs to one release: etcd's data (a newer etcd's data dir is not readable by an
 # older one, and the API server's storage versions differ) and the kubelet's checkpoints.
 ensure_release() {
