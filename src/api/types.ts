@@ -23,6 +23,8 @@ export const CLONESET_CRD_NAME = `${CLONESET_PLURAL}.${API_GROUP}`;
 export const LABEL_CONTROLLER_REVISION_HASH = 'controller-revision-hash';
 /** Label: a pod's stable instance id within its CloneSet. */
 export const LABEL_INSTANCE_ID = 'apps.tailor.dev/instance-id';
+/** Label (any value; Kruise's specified-delete): the CloneSet deletes this pod and replaces it, like podsToDelete. */
+export const LABEL_SPECIFIED_DELETE = 'apps.tailor.dev/specified-delete';
 
 /** Readiness gate and pod condition type, False during an in-place update that restarts containers. */
 export const CONDITION_INPLACE_UPDATE_READY = 'apps.tailor.dev/InPlaceUpdateReady';
@@ -56,11 +58,13 @@ export const isResizeState = (value: unknown): value is ResizeState =>
 /** A Kubernetes IntOrString as it appears in JSON: 5 or "20%". */
 export type IntOrString = number | string;
 
-export type UpdateStrategyType = 'ReCreate' | 'InPlaceIfPossible' | 'InPlaceOnly';
+/** OnDelete: running pods are never updated; a pod deleted by someone comes back at the update revision. */
+export type UpdateStrategyType = 'ReCreate' | 'InPlaceIfPossible' | 'InPlaceOnly' | 'OnDelete';
 export const UpdateStrategyTypes = {
   ReCreate: 'ReCreate',
   InPlaceIfPossible: 'InPlaceIfPossible',
   InPlaceOnly: 'InPlaceOnly',
+  OnDelete: 'OnDelete',
 } as const satisfies Record<UpdateStrategyType, UpdateStrategyType>;
 
 /** What to do with a resize that timed out or can never fit (note: `Recreate`, not `ReCreate`). */

@@ -7,7 +7,12 @@
 // Pure: the clock and the resize backend come in as input. Must not: perform I/O, generate
 // names, or read anything but its input.
 import { ConditionReasons, EventReasons } from '../api/reasons.js';
-import { CloneSetConditionTypes as Conditions, LABEL_CONTROLLER_REVISION_HASH, LABEL_INSTANCE_ID } from '../api/types.js';
+import {
+  CloneSetConditionTypes as Conditions,
+  LABEL_CONTROLLER_REVISION_HASH,
+  LABEL_INSTANCE_ID,
+  LABEL_SPECIFIED_DELETE,
+} from '../api/types.js';
 import type { PodTemplate } from '../inplace/diff.js';
 import { planInPlaceUpdate, settleInPlaceUpdate, updateStateProblem, type InPlaceStep } from '../inplace/plan.js';
 import type { Pod } from '../api/wire.js';
@@ -69,6 +74,10 @@ interface Round {
 
 const nameOf = (pod: Pod): string => pod.metadata?.name ?? '';
 
+/** No running pod moves to the update revision: paused, or OnDelete. */
+const movesNoPod = (strategy: DefaultedWireCloneSet['spec']['updateStrategy']): boolean =>
+  !!strategy.paused || strategy.type === 'OnDelete';
+
 /** Pods created in one round at most, as the ReplicaSet controller's burst (its 500). */
 export const CREATES_PER_ROUND = 500;
 
@@ -108,7 +117,8 @@ function observe(input: PlanInput): Round {
     partition: strategy.partition,
     maxUnavailable: strategy.maxUnavailable,
     maxSurge: strategy.maxSurge,
-    paused: strategy.paused,
+    // OnDelete moves no running pod, like a pause; the pods that replace deleted ones are new.
+    paused: strategy.paused || strategy.type === 'OnDelete',
     scaleMaxUnavailable: cs.spec.scaleStrategy?.maxUnavailable,
     podsToDelete,
     currentRevision: input.revisions.currentRevision,
@@ -157,7 +167,12 @@ function planScaleDown(round: Round, scale: ScalePlan): void {
   const victims = new Set(scale.delete);
   for (const pod of round.pods.filter((p) => victims.has(nameOf(p)))) {
     const specified = isSpecifiedDelete(round.summaryOf(pod), round.rollout.podsToDelete);
-    const message = specified ? 'named in scaleStrategy.podsToDelete' : `replicas is ${round.replicas}`;
+    const labelled = pod.metadata?.labels?.[LABEL_SPECIFIED_DELETE] !== undefined;
+    const message = !specified
+      ? `replicas is ${round.replicas}`
+      : labelled
+        ? `labelled ${LABEL_SPECIFIED_DELETE}`
+        : 'named in scaleStrategy.podsToDelete';
     round.intents.push({ kind: 'delete', pod, reason: specified ? 'PodsToDelete' : 'ScaleDown', message });
     round.budget.used += disruptionCost(round.summaryOf(pod));
   }
@@ -245,6 +260,7 @@ function finish(round: Round): Plan {
     previous: cs.status,
     progressDeadlineSeconds: cs.spec.progressDeadlineSeconds,
     paused: !!strategy.paused,
+    onDelete: strategy.type === 'OnDelete',
     resize: round.resizes.tracking.status,
     conditions: round.conditions,
     now,
@@ -279,7 +295,7 @@ function planPodUpdates(input: PlanInput, pods: readonly Pod[], update: UpdatePl
   const revisionOf = (p: Pod): string => p.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '';
   const selected = new Set(update.toUpdate);
   const onTarget = pods.filter((p) => revisionOf(p) === update.targetRevision).length;
-  let nonDisruptive = strategy.paused ? 0 : update.expectedUpdatedReplicas - onTarget - update.toUpdate.length;
+  let nonDisruptive = movesNoPod(strategy) ? 0 : update.expectedUpdatedReplicas - onTarget - update.toUpdate.length;
   for (const pod of pods) {
     if (pod.metadata?.deletionTimestamp || revisionOf(pod) === update.targetRevision) continue;
     const picked = selected.has(nameOf(pod));
@@ -397,7 +413,7 @@ function rolloutBlocked(round: Round): { condition: ConditionWrites[string]; wak
   const onTarget = (p: Pod): boolean => round.summaryOf(p).revision === update.targetRevision;
   const pending = live.filter((p) => !onTarget(p)).length;
   const wanted = update.expectedUpdatedReplicas - live.filter(onTarget).length;
-  if (round.cs.spec.updateStrategy.paused || update.toUpdate.length > 0 || pending === 0 || wanted <= 0) return { condition: null };
+  if (movesNoPod(round.cs.spec.updateStrategy) || update.toUpdate.length > 0 || pending === 0 || wanted <= 0) return { condition: null };
   // A pod mid in-place update is the rollout at work, unless it will not start without help (an
   // image that cannot be pulled): then it is what holds the rollout, and the user must see it.
   const out = live.filter((p) => {

@@ -8,6 +8,7 @@ import {
   CONDITION_INPLACE_UPDATE_READY,
   LABEL_CONTROLLER_REVISION_HASH,
   LABEL_INSTANCE_ID,
+  LABEL_SPECIFIED_DELETE,
   type CloneSet,
 } from '../api/types.js';
 import { withDefaults, type DefaultedCloneSet } from '../api/defaults.js';
@@ -76,7 +77,7 @@ export function summarizePod(pod: Pod, options: { minReadySeconds: number; now: 
     deletionCost: parseDeletionCost(meta.annotations?.['controller.kubernetes.io/pod-deletion-cost']),
     restarts: Math.max(0, ...(pod.status?.containerStatuses ?? []).map((c) => c.restartCount ?? 0)),
     createdAt: meta.creationTimestamp ? Date.parse(meta.creationTimestamp) : 0,
-    specifiedDelete: options.podsToDelete?.has(name) ?? false,
+    specifiedDelete: (options.podsToDelete?.has(name) ?? false) || meta.labels?.[LABEL_SPECIFIED_DELETE] !== undefined,
     inPlaceUpdating: condition(pod, CONDITION_INPLACE_UPDATE_READY)?.status === 'False',
   };
 }

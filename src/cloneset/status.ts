@@ -19,6 +19,8 @@ export interface StatusInput {
   previous: CloneSetStatus | undefined;
   progressDeadlineSeconds?: number;
   paused: boolean;
+  /** updateStrategy.type OnDelete: the rollout waits for people to delete pods, so it never times out. */
+  onDelete?: boolean;
   resize: CloneSetResizeStatus;
   /** Conditions to set this round (type → status/reason/message); others are kept. */
   conditions: ConditionWrites;
@@ -112,6 +114,7 @@ function progressing(conditions: CloneSetCondition[], status: CloneSetStatus, in
   if (input.paused) return set(ProgressingReasons.Paused);
   if (expected < replicas && expected <= updatedAvailable) return set(ProgressingReasons.PartitionAvailable);
 
+  if (input.onDelete) return set(ProgressingReasons.Updated);
   const prev = input.previous;
   const old = conditions.find((c) => c.type === 'Progressing');
   const newRevision = prev?.updateRevision !== status.updateRevision;

@@ -180,6 +180,26 @@ describe('the planner draws every disruption from one budget', () => {
     expect(condition(again, Conditions.RolloutBlocked)?.message).toBe(condition(first, Conditions.RolloutBlocked)?.message);
   });
 
+  // Issue 22.3: Kruise's specified-delete label, as podsToDelete: the pod is deleted and replaced.
+  it.each([
+    ['podsToDelete', { podsToDelete: ['p1'] }, {}, 'named in scaleStrategy.podsToDelete'],
+    ['the specified-delete label (any value)', {}, { 'apps.tailor.dev/specified-delete': '' }, 'labelled apps.tailor.dev/specified-delete'],
+  ])('deletes a pod chosen by %s and says why', (_, spec, labels, message) => {
+    const pods = names(3).map((p) => (p.name === 'p1' ? { ...p, labels } : p));
+    const { plan: p } = plan({ replicas: 3, maxUnavailable: 1, ...spec }, pods);
+    expect(intentsOf(p, 'delete').map((d) => [d.pod.metadata?.name, d.reason, d.message])).toEqual([['p1', 'PodsToDelete', message]]);
+  });
+
+  // Issue 22.3: OnDelete never touches a running pod; the one that replaces a deleted pod is new.
+  it('under OnDelete leaves old pods alone and creates the replacement of a deleted one at the update revision', () => {
+    const { plan: p } = plan({ replicas: 3, type: 'OnDelete', maxUnavailable: 3 }, names(2));
+    expect(p.intents.map((i) => i.kind)).toEqual(['create']);
+    expect(intentsOf(p, 'create')[0]?.revision).toBe(NEW);
+    const { plan: idle } = plan({ replicas: 3, type: 'OnDelete', maxUnavailable: 3 }, names(3));
+    expect(idle.intents).toEqual([]);
+    expect(condition(idle, Conditions.RolloutBlocked)).toBeUndefined();
+  });
+
   it('does not touch a ready pod named in podsToDelete when the budget is spent', () => {
     const pods = [{ name: 'unready', revision: NEW, ready: false }, ...names(3, { revision: NEW })];
     const { plan: p } = plan({ replicas: 4, maxUnavailable: 1, podsToDelete: ['p0'] }, pods);

@@ -217,6 +217,13 @@ describe('Progressing follows Kruise', () => {
     expect(progressingOf(statusOf({ pods: pods(2, 2), previous: moved, now: T0 + 1_101_000 }))?.reason).toBe('ProgressDeadlineExceeded');
   });
 
+  it('an OnDelete rollout, waiting for people to delete pods, never times out', () => {
+    const first = statusOf({ onDelete: true, pods: pods(1, 3) });
+    expect(progressingOf(statusOf({ onDelete: true, pods: pods(1, 3), previous: first, now: T0 + 86_400_000 }))?.reason).toBe(
+      'CloneSetUpdated',
+    );
+  });
+
   it('a partition held on purpose never times out', () => {
     const held = statusOf({ expectedUpdatedReplicas: 1, pods: pods(1, 3) });
     expect(progressingOf(statusOf({ expectedUpdatedReplicas: 1, pods: pods(1, 3), previous: held, now: T0 + 86_400_000 }))?.reason).toBe(
