@@ -162,8 +162,8 @@ describe('the CloneSet CRD manifest', () => {
     expect(at('spec.updateStrategy.resizeStrategy.onInfeasible').default).toBeUndefined();
   });
 
-  it('offers the three update strategy types', () => {
-    expect(at('spec.updateStrategy.type').enum).toEqual(['ReCreate', 'InPlaceIfPossible', 'InPlaceOnly']);
+  it("offers Kruise's three update strategy types and OnDelete", () => {
+    expect(at('spec.updateStrategy.type').enum).toEqual(['ReCreate', 'InPlaceIfPossible', 'InPlaceOnly', 'OnDelete']);
   });
 
   it('spells the resize states as KEP-1287 does and bounds the pod list', () => {
