@@ -4,12 +4,14 @@
 // held once per revision). Readers: reconciler.ts (annotations, labels, owner, phase, node),
 // admission.ts (every container's resources, overhead), authorize.ts (owner references, revision
 // containers' resources, resize and restart policies, QoS class), order.ts (pod-level resources),
-// resize/backend.ts (which containers run and report resources), and the event recorder (name,
-// namespace, uid, resourceVersion, kind). A field one of them starts reading must be kept here.
+// resize/backend.ts (which containers run and report resources), namespace-limits.ts (a quota's
+// hard amounts, a LimitRange's items), and the event recorder (name, namespace, uid,
+// resourceVersion, kind). A field one of them starts reading must be kept here.
 // Pure. Must not: keep anything "just in case".
 import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS, LABEL_CONTROLLER_REVISION_HASH } from '../api/types.js';
 import type { KubeObject, ObjectMeta, Pod } from '../api/wire.js';
 import type { ControllerRevision } from './authorize.js';
+import type { LimitRange, ResourceQuota } from './namespace-limits.js';
 
 type Container = NonNullable<NonNullable<Pod['spec']>['containers']>[number];
 type ContainerStatus = NonNullable<NonNullable<Pod['status']>['containerStatuses']>[number];
@@ -88,5 +90,20 @@ export function trimRevisionForAgent(revision: ControllerRevision & KubeObject):
         },
       },
     },
+  };
+}
+
+/** A ResourceQuota as the agent caches it: its name and hard amounts (the charged usage changes often and is not read). */
+export function trimQuotaForAgent(quota: ResourceQuota): ResourceQuota {
+  const metadata = trimMeta(quota.metadata, [], []);
+  return { ...(metadata ? { metadata } : {}), ...(quota.spec?.hard ? { spec: { hard: quota.spec.hard } } : {}) };
+}
+
+/** A LimitRange as the agent caches it: its items' type and cpu/memory bounds (defaults apply only at pod creation). */
+export function trimLimitRangeForAgent(range: LimitRange): LimitRange {
+  const metadata = trimMeta(range.metadata, [], []);
+  return {
+    ...(metadata ? { metadata } : {}),
+    spec: { limits: (range.spec?.limits ?? []).map((item) => pick(item, ['type', 'min', 'max', 'maxLimitRequestRatio'])) },
   };
 }

@@ -11,7 +11,8 @@
 // truth, so a forged status cannot skip admission.
 // Must not: act on a pod of another node, on a pod without an apps.tailor.dev CloneSet controller,
 // on a request its CloneSet revision does not ask for, on a QoS class change or a RestartContainer
-// resize (refused with a reason and an event); write anything but the status annotation; or lower
+// resize, on one its namespace's LimitRange forbids or that grows past what its ResourceQuota
+// charged (namespace-limits.ts) (refused with a reason and an event); write anything but the status annotation; or lower
 // a memory limit below current usage (refused and reported as InProgress/MemoryLimitBelowUsage,
 // retried).
 import { Counter, type Registry } from 'prom-client';
@@ -41,6 +42,7 @@ import { nodeResizeEvidence } from '../resize/backend.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { admit, holdsResources, nodeAllocatable, type AdmissionResult } from './admission.js';
 import { cloneSetOwner, qosClassChange, requestNotInRevision, restartRequiredBy, type ControllerRevision } from './authorize.js';
+import { namespaceLimitsVerdict, type LimitRange, type NamespaceLimitsVerdict, type ResourceQuota } from './namespace-limits.js';
 import { planResize, type PlanStep } from './order.js';
 import { podCgroupFromContainer, readPodCgroup, writePodCgroup, type PodCgroupOptions } from '../cgroup/pod.js';
 
@@ -134,6 +136,8 @@ export interface Evidence {
   readonly qosChange?: string | undefined;
   /** Why the request needs a container restart the agent does not do (authorize.ts). */
   readonly restartRequired?: string | undefined;
+  /** What the namespace's LimitRanges and ResourceQuotas refuse (namespace-limits.ts). */
+  readonly namespaceLimits?: NamespaceLimitsVerdict | undefined;
   /** What the agent itself applied to this pod (its in-memory record). */
   readonly applied: AppliedRecord | undefined;
   /** The verdict on the request; undefined when it could not be judged (e.g. the Node is not known yet). */
@@ -178,6 +182,7 @@ export function decide(pod: Pod, request: Parsed<ResizeRequest>, status: Parsed<
   if (evidence.notInRevision) return refuse(r.revision, AgentVerdicts.NotInRevision, evidence.notInRevision);
   if (evidence.qosChange) return refuse(r.revision, AgentVerdicts.QoSClassChange, evidence.qosChange);
   if (evidence.restartRequired) return refuse(r.revision, AgentVerdicts.RestartContainerUnsupported, evidence.restartRequired);
+  if (evidence.namespaceLimits) return refuse(r.revision, AgentVerdicts[evidence.namespaceLimits.reason], evidence.namespaceLimits.message);
   if (evidence.applied?.revision === r.revision) return { action: 'Verify', request: r, applied: evidence.applied.containers };
   const admission = evidence.admission;
   if (admission === undefined) return { action: 'None', why: 'node allocatable is not known yet', retryAfterMs: RETRY_NOT_RUNNING_MS };
@@ -198,6 +203,8 @@ const REFUSALS: ReadonlySet<string> = new Set([
   AgentVerdicts.NotInRevision,
   AgentVerdicts.QoSClassChange,
   AgentVerdicts.RestartContainerUnsupported,
+  AgentVerdicts.OutsideLimitRange,
+  AgentVerdicts.GrowthNotChargedToQuota,
 ]);
 
 /** Containers whose recorded container ID is not the one running now (restarted); not-running ones are left out. */
@@ -254,6 +261,11 @@ export interface AgentReconcilerOptions {
   readonly nodes: Pick<Informer<Node>, 'get'>;
   /** CloneSets' ControllerRevisions, keyed namespace/name. */
   readonly revisions: Pick<Informer<ControllerRevision & KubeObject>, 'get'>;
+  /** Every namespace's LimitRanges and ResourceQuotas (namespace-limits.ts); none when absent. */
+  readonly limitRanges?: Pick<Informer<LimitRange>, 'list'>;
+  readonly quotas?: Pick<Informer<ResourceQuota>, 'list'>;
+  /** The operator lets the agent grow pods past what their namespace's ResourceQuota charged (decision 51). */
+  readonly allowGrowthBeyondQuota?: boolean;
   readonly client: Pick<KubeClient, 'patch'>;
   readonly cri: Pick<CriClient, 'listContainers' | 'updateContainerResources'>;
   /** A container's cgroup values (cgroup/container.ts containerCgroupReader). */
@@ -372,8 +384,22 @@ export class AgentReconciler {
       notInRevision: requestNotInRevision(pod, r, revision),
       qosChange,
       restartRequired: restart,
+      namespaceLimits: this.namespaceLimits(pod, r),
       admission: this.admission(pod, r, nodePods),
     };
+  }
+
+  private namespaceLimits(pod: Pod, request: ResizeRequest): NamespaceLimitsVerdict | undefined {
+    const ns = pod.metadata?.namespace;
+    const inNamespace = <T extends KubeObject>(objects: T[] | undefined): T[] =>
+      (objects ?? []).filter((o) => o.metadata?.namespace === ns);
+    return namespaceLimitsVerdict(
+      pod,
+      request,
+      inNamespace(this.o.limitRanges?.list()),
+      inNamespace(this.o.quotas?.list()),
+      this.o.allowGrowthBeyondQuota === true,
+    );
   }
 
   private admission(pod: Pod, request: ResizeRequest, nodePods: Pod[]): AdmissionResult | undefined {

@@ -1,6 +1,7 @@
 // Wires the node agent into a Manager: an informer for the pods bound to this node only
 // (fieldSelector spec.nodeName), one for this Node, one for CloneSets' ControllerRevisions (the
-// agent checks each request against its revision), the pod and revision caches trimmed to what
+// agent checks each request against its revision), LimitRanges and ResourceQuotas (checked too;
+// decision 51), the caches trimmed to what
 // the agent reads (cache.ts), the AgentReconciler behind a controller, and the triggers that
 // retry pending resizes (Deferred/Infeasible/InProgress): any pod of the node coming, going or
 // changing, the Node changing, and a periodic resync.
@@ -14,7 +15,8 @@ import type { Logger } from '../runtime/logger.js';
 import type { Manager } from '../runtime/manager.js';
 import { readResizeStatus } from '../resize/agent-protocol.js';
 import type { ControllerRevision } from './authorize.js';
-import { trimPodForAgent, trimRevisionForAgent } from './cache.js';
+import { trimLimitRangeForAgent, trimPodForAgent, trimQuotaForAgent, trimRevisionForAgent } from './cache.js';
+import type { LimitRange, ResourceQuota } from './namespace-limits.js';
 import { AgentMetrics, AgentReconciler } from './reconciler.js';
 
 /** The label the controller puts on its ControllerRevisions (src/cloneset/revision-store.ts CLONESET_LABEL). */
@@ -27,6 +29,8 @@ export interface AgentOptions {
   readonly cgroupVersion: CgroupVersion;
   readonly swapControllerAvailable: boolean;
   readonly logger: Logger;
+  /** Grow pods past what their namespace's ResourceQuota charged (decision 51); default false. */
+  readonly allowGrowthBeyondQuota?: boolean;
   /** Re-examine every pod with a request this often (catches anything an event missed). */
   readonly resyncMs?: number;
 }
@@ -63,12 +67,19 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
     labelSelector: CLONESET_REVISION_LABEL,
     transform: trimRevisionForAgent,
   });
+  // Every namespace's LimitRanges and ResourceQuotas: a resize on this path never reaches their
+  // admission, so the agent judges requests against them itself (namespace-limits.ts).
+  const limitRanges = manager.informer<LimitRange>({ name: 'limitranges', path: '/api/v1/limitranges', transform: trimLimitRangeForAgent });
+  const quotas = manager.informer<ResourceQuota>({ name: 'resourcequotas', path: '/api/v1/resourcequotas', transform: trimQuotaForAgent });
   const cgroup = { root: options.cgroupRoot, version: options.cgroupVersion };
   const reconciler = new AgentReconciler({
     nodeName: options.nodeName,
     pods,
     nodes,
     revisions,
+    limitRanges,
+    quotas,
+    allowGrowthBeyondQuota: options.allowGrowthBeyondQuota === true,
     client: manager.client,
     events: manager.events,
     cri: options.cri,
@@ -104,6 +115,10 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
     },
   });
   nodes.addHandler({ onAdd: () => enqueuePending(), onUpdate: () => enqueuePending() });
+  // A LimitRange or quota that changes may turn a refusal into a resize (or the reverse).
+  const namespaceChanged = { onAdd: () => enqueuePending(), onUpdate: () => enqueuePending(), onDelete: () => enqueuePending() };
+  limitRanges.addHandler(namespaceChanged);
+  quotas.addHandler(namespaceChanged);
 
   const timer = setInterval(() => {
     for (const p of pods.list()) if (hasRequest(p)) queue.add(objectKey(p));

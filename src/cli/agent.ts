@@ -25,6 +25,8 @@ export interface AgentFlags {
   shutdownGracePeriod: number;
   /** Run even when the API server does not enforce config/policy (reported as a gauge and an error log). */
   allowMissingAdmissionPolicy?: boolean;
+  /** Grow pods past what their namespace's ResourceQuota charged (docs/decisions/0051-agent-resizes-within-quota.md). */
+  allowGrowthBeyondQuota?: boolean;
 }
 
 const address = (flag: string): string | undefined => (flag === '0' ? undefined : flag.startsWith(':') ? `0.0.0.0${flag}` : flag);
@@ -72,6 +74,7 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
     cgroupRoot: flags.cgroupRoot,
     cgroupVersion,
     swapControllerAvailable,
+    allowGrowthBeyondQuota: flags.allowGrowthBeyondQuota === true,
     logger,
   });
 

@@ -71,6 +71,11 @@ program
     "run even when the API server does not enforce Tailor's admission policies (config/policy)",
     false,
   )
+  .option(
+    '--allow-growth-beyond-quota',
+    "resize pods past the pod spec their namespace's ResourceQuota charged (default: refused, a recreate applies it)",
+    false,
+  )
   .addOption(new Option('--log-level <level>', 'log level').choices(['debug', 'info', 'warn', 'error']).default('info'))
   .option('--shutdown-grace-period <duration>', 'time in-flight work gets to finish on SIGTERM', duration, 30_000)
   .action(async (opts: AgentFlags) => {

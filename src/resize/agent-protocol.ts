@@ -48,6 +48,10 @@ export const AgentVerdicts = {
   QoSClassChange: 'QoSClassChange',
   /** A changed resource has resizePolicy RestartContainer, which the agent does not carry out live. */
   RestartContainerUnsupported: 'RestartContainerUnsupported',
+  /** The new resources break a LimitRange of the namespace (the API server would refuse such a pod). */
+  OutsideLimitRange: 'OutsideLimitRange',
+  /** The request grows past the pod spec that a ResourceQuota of the namespace charged (decision 51). */
+  GrowthNotChargedToQuota: 'GrowthNotChargedToQuota',
 } as const;
 
 export type Parsed<T> = AnnotationValue<T>;

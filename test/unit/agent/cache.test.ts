@@ -3,7 +3,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { podRequest } from '../../../src/agent/admission.js';
 import { cloneSetOwner, qosClassChange, requestNotInRevision, type ControllerRevision } from '../../../src/agent/authorize.js';
-import { trimPodForAgent, trimRevisionForAgent } from '../../../src/agent/cache.js';
+import { trimLimitRangeForAgent, trimPodForAgent, trimQuotaForAgent, trimRevisionForAgent } from '../../../src/agent/cache.js';
 import { podCgroupValues } from '../../../src/agent/order.js';
 import type { KubeObject, Pod } from '../../../src/api/wire.js';
 import { nodeResizeEvidence } from '../../../src/resize/backend.js';
@@ -147,5 +147,21 @@ describe('trimRevisionForAgent', () => {
     expect(trimmed.data?.template?.spec?.containers).toEqual([
       { name: 'app', resources: { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '200m', memory: '64Mi' } } },
     ]);
+  });
+});
+
+describe('trimQuotaForAgent and trimLimitRangeForAgent', () => {
+  test('keep the hard amounts and the bounds, not the usage or the defaults', () => {
+    const quota = trimQuotaForAgent({
+      metadata: { name: 'q', namespace: 'ns', managedFields: [{ manager: 'x' }] },
+      spec: { hard: { 'requests.cpu': '4' }, scopes: ['NotTerminating'] },
+      status: { used: { 'requests.cpu': '1' } },
+    });
+    expect(quota).toEqual({ metadata: { name: 'q', namespace: 'ns' }, spec: { hard: { 'requests.cpu': '4' } } });
+    const range = trimLimitRangeForAgent({
+      metadata: { name: 'lr', namespace: 'ns' },
+      spec: { limits: [{ type: 'Container', max: { cpu: '1' }, _default: { cpu: '500m' }, defaultRequest: { cpu: '100m' } }] },
+    });
+    expect(range).toEqual({ metadata: { name: 'lr', namespace: 'ns' }, spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] } });
   });
 });

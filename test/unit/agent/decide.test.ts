@@ -201,6 +201,21 @@ describe('decide', () => {
       { restartRequired: 'container app has resizePolicy RestartContainer' },
       { action: 'Report', status: expect.objectContaining({ state: 'Infeasible', reason: 'RestartContainerUnsupported' }) },
     ],
+    [
+      "a request outside the namespace's LimitRange is refused",
+      {
+        namespaceLimits: { reason: 'OutsideLimitRange', message: 'LimitRange: maximum cpu usage per Container is 300m, but limit is 400m' },
+      },
+      {
+        action: 'Report',
+        status: expect.objectContaining({ state: 'Infeasible', reason: 'OutsideLimitRange', message: expect.stringMatching(/300m/) }),
+      },
+    ],
+    [
+      'growth a ResourceQuota did not charge is refused, even when the agent applied it before',
+      { namespaceLimits: { reason: 'GrowthNotChargedToQuota', message: 'quota q' }, applied: record },
+      { action: 'Report', status: expect.objectContaining({ state: 'Infeasible', reason: 'GrowthNotChargedToQuota' }) },
+    ],
   ])('%s', (_, more, want) => {
     expect(run(withRequest(goodRequest, done), admitted, false, more)).toMatchObject(want);
   });
