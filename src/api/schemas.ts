@@ -6,7 +6,12 @@
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import { parseQuantity } from './quantity.js';
-import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from './types.js';
+import {
+  ANNOTATION_INPLACE_UPDATE_STATE,
+  ANNOTATION_RESIZE_REQUEST,
+  ANNOTATION_RESIZE_STATUS,
+  ANNOTATION_RESTART_REQUEST,
+} from './types.js';
 
 const nonNegativeInt = z.number().int().nonnegative();
 
@@ -16,7 +21,7 @@ export const InPlaceUpdateStateSchema = z.object({
   updateTimestamp: z.iso.datetime({ offset: true }),
   lastContainerImageIDs: z.record(z.string(), z.string()).optional(),
   lastRestartCounts: z.record(z.string(), nonNegativeInt).optional(),
-  changed: z.record(z.string(), z.array(z.enum(['image', 'resources']))).optional(),
+  changed: z.record(z.string(), z.array(z.enum(['image', 'resources', 'restart']))).optional(),
   resizeGeneration: nonNegativeInt.optional(),
   resizeRefused: z
     .object({ cause: z.string().min(1).max(64), message: z.string().max(1024), at: z.iso.datetime({ offset: true }) })
@@ -44,6 +49,14 @@ export const ResizeRequestSchema = z.object({
   containers: z
     .record(z.string(), containerResources)
     .refine((c) => Object.keys(c).length > 0, { message: 'must name at least one container' }),
+});
+
+/** `apps.tailor.dev/restart-request`: containers the node agent stops once so the kubelet restarts them. */
+export const RestartRequestSchema = z.object({
+  revision: z.string().min(1),
+  containers: z
+    .record(z.string().max(63), z.string().min(1).max(256))
+    .refine((c) => Object.keys(c).length > 0 && Object.keys(c).length <= 64, { message: 'must name 1 to 64 containers' }),
 });
 
 /** `apps.tailor.dev/resize-status`: the node agent's answer. */
@@ -109,10 +122,13 @@ type Annotations = Readonly<Record<string, string>> | undefined;
 export type ParsedInPlaceUpdateState = z.infer<typeof InPlaceUpdateStateSchema>;
 export type ParsedResizeRequest = z.infer<typeof ResizeRequestSchema>;
 export type ParsedResizeStatus = z.infer<typeof ResizeStatusSchema>;
+export type ParsedRestartRequest = z.infer<typeof RestartRequestSchema>;
 
 export const parseInPlaceUpdateState = (annotations: Annotations): AnnotationValue<ParsedInPlaceUpdateState> =>
   parseAnnotation(annotations, ANNOTATION_INPLACE_UPDATE_STATE, InPlaceUpdateStateSchema);
 export const parseResizeRequest = (annotations: Annotations): AnnotationValue<ParsedResizeRequest> =>
   parseAnnotation(annotations, ANNOTATION_RESIZE_REQUEST, ResizeRequestSchema);
+export const parseRestartRequest = (annotations: Annotations): AnnotationValue<ParsedRestartRequest> =>
+  parseAnnotation(annotations, ANNOTATION_RESTART_REQUEST, RestartRequestSchema);
 export const parseResizeStatus = (annotations: Annotations): AnnotationValue<ParsedResizeStatus> =>
   parseAnnotation(annotations, ANNOTATION_RESIZE_STATUS, ResizeStatusSchema);

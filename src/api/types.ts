@@ -37,6 +37,12 @@ export const ANNOTATION_INPLACE_UPDATE_GRACE = 'apps.tailor.dev/inplace-update-g
 export const ANNOTATION_RESIZE_REQUEST = 'apps.tailor.dev/resize-request';
 /** Annotation (agent backend): the node agent's resize state and actuated values. */
 export const ANNOTATION_RESIZE_STATUS = 'apps.tailor.dev/resize-status';
+/**
+ * Annotation (JSON, controller → node agent): restart these containers in place, each named with
+ * the ID of the container to stop (docs/decisions/0015-restart-in-place.md). Once the kubelet has
+ * started a new container the ID no longer matches, so a request is carried out at most once.
+ */
+export const ANNOTATION_RESTART_REQUEST = 'apps.tailor.dev/restart-request';
 
 // ---- Resize states (§2.2) -----------------------------------------------------------------
 

@@ -14,7 +14,15 @@ import {
   LABEL_SPECIFIED_DELETE,
 } from '../api/types.js';
 import type { PodTemplate } from '../inplace/diff.js';
-import { planInPlaceUpdate, settleInPlaceUpdate, updateStateProblem, type InPlaceStep } from '../inplace/plan.js';
+import {
+  planInPlaceUpdate,
+  readUpdateState,
+  RESTART_OVERDUE_MS,
+  restartOverdue,
+  settleInPlaceUpdate,
+  updateStateProblem,
+  type InPlaceStep,
+} from '../inplace/plan.js';
 import type { Pod } from '../api/wire.js';
 import { allocate, disruptionBudget, disruptionCost } from './budget.js';
 import type { ConditionWrites, Intent, Plan, PlannedEvent } from './intents.js';
@@ -236,6 +244,11 @@ function planUpkeep(round: Round): void {
   for (const pod of round.pods) {
     const settlement = settleInPlaceUpdate(pod, selected.has(nameOf(pod)));
     if (settlement === 'complete' || settlement === 'undrain') round.intents.push({ kind: 'settle', pod, settlement });
+    if (settlement === 'pending') {
+      // Look again when a restart still waiting would be overdue, to say so (RolloutBlocked).
+      const overdueAt = Date.parse(readUpdateState(pod)?.updateTimestamp ?? '') + RESTART_OVERDUE_MS;
+      if (overdueAt > round.input.now) round.wakeAt = earliest(round.wakeAt, overdueAt);
+    }
     if (pod.metadata?.deletionTimestamp) continue;
     if (needsReadinessGateCondition(pod)) round.intents.push({ kind: 'markGateReady', pod });
     const reroute = rerouteToKubelet(pod, backendOf(round.input, pod));
@@ -311,7 +324,7 @@ function planPodUpdates(input: PlanInput, pods: readonly Pod[], update: UpdatePl
     }
     const step = stepFor(input, pod, update.targetRevision);
     if (!picked) {
-      if (step.kind !== 'patch' || Object.keys(step.diff.images).length > 0) continue;
+      if (step.kind !== 'patch' || Object.keys(step.diff.images).length > 0 || Object.keys(step.diff.restarts).length > 0) continue;
       nonDisruptive--;
     }
     switch (step.kind) {
@@ -379,6 +392,9 @@ function notInPlaceUpdatable(fields: readonly string[]): ConditionWrites[string]
   };
 }
 
+/** Why a pod will not come back into service without help: it cannot start, or no one restarts it. */
+const whyStuck = (pod: Pod, now: number): string | undefined => whyPodCannotStart(pod) ?? restartOverdue(pod, now);
+
 /** Stuck pods RolloutBlocked names (with why) before it counts the rest: the message stays short. */
 const NAMED_STUCK_PODS = 5;
 
@@ -393,7 +409,7 @@ const STUCK_AFTER_MS = 30_000;
  * the rollout moving, not blocked. `at` is when it will count as stuck, for a wake-up.
  */
 function stuck(pod: Pod, now: number): { now: boolean; at?: number } {
-  if (whyPodCannotStart(pod) !== undefined) return { now: true };
+  if (whyStuck(pod, now) !== undefined) return { now: true };
   const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
   const since = Date.parse((ready?.status === 'False' ? ready.lastTransitionTime : undefined) ?? pod.metadata?.creationTimestamp ?? '');
   if (Number.isNaN(since)) return { now: true };
@@ -418,7 +434,7 @@ function rolloutBlocked(round: Round): { condition: ConditionWrites[string]; wak
   // image that cannot be pulled): then it is what holds the rollout, and the user must see it.
   const out = live.filter((p) => {
     const summary = round.summaryOf(p);
-    return !countsAsAvailable(summary) && (!summary.inPlaceUpdating || whyPodCannotStart(p) !== undefined);
+    return !countsAsAvailable(summary) && (!summary.inPlaceUpdating || whyStuck(p, round.input.now) !== undefined);
   });
   const missing = Math.max(0, replicas - live.length);
   if (out.length + missing === 0 || out.length + missing < maxUnavailable) return { condition: null };
@@ -431,7 +447,7 @@ function rolloutBlocked(round: Round): { condition: ConditionWrites[string]; wak
     return { condition: null, wakeAt: Math.min(...verdicts.map((v) => v.at ?? Infinity)) };
   }
   const described = stuckPods.slice(0, NAMED_STUCK_PODS).map((p) => {
-    const why = whyPodCannotStart(p);
+    const why = whyStuck(p, round.input.now);
     return why === undefined ? nameOf(p) : `${nameOf(p)} (${why.slice(0, 300)})`;
   });
   const more = stuckPods.length - described.length;

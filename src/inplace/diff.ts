@@ -27,7 +27,16 @@ export interface TemplateDiff {
   sidecars: string[];
   /** The pod-level cpu/memory (spec.resources) when only their values changed. */
   podResources?: Resources;
+  /**
+   * Container name → why it must restart although its image stays: the template's restart
+   * annotation changed (a rolling restart), or its env reads a pod label or annotation through
+   * the downward API that changed (the kubelet resolves env only when a container starts).
+   */
+  restarts: Record<string, string>;
 }
+
+/** The template annotation that asks for every container to restart (as `kubectl rollout restart` sets on a Deployment). */
+export const RESTARTED_AT_ANNOTATION = 'kubectl.kubernetes.io/restartedAt';
 
 const same = (a: unknown, b: unknown): boolean => canonicalJSON(a ?? null) === canonicalJSON(b ?? null);
 
@@ -57,7 +66,7 @@ function freezeDiff(diff: TemplateDiff): TemplateDiff {
 }
 
 function computeDiff(from: PodTemplate, to: PodTemplate): TemplateDiff {
-  const diff: TemplateDiff = { images: {}, resources: {}, labels: {}, annotations: {}, recreateOnly: [], sidecars: [] };
+  const diff: TemplateDiff = { images: {}, resources: {}, labels: {}, annotations: {}, recreateOnly: [], sidecars: [], restarts: {} };
   diff.labels = mapDiff(from.metadata?.labels, to.metadata?.labels);
   diff.annotations = mapDiff(from.metadata?.annotations, to.metadata?.annotations);
 
@@ -75,7 +84,36 @@ function computeDiff(from: PodTemplate, to: PodTemplate): TemplateDiff {
   }
   diffContainerList('containers', from.spec?.containers ?? [], to.spec?.containers ?? [], diff);
   diffContainerList('initContainers', from.spec?.initContainers ?? [], to.spec?.initContainers ?? [], diff);
+  if (diff.recreateOnly.length === 0) findRestarts(to, diff);
   return diff;
+}
+
+/** `metadata.labels['key']` / `metadata.annotations['key']` (or the whole map) a downward-API env reads. */
+const FIELD_PATH = /^metadata\.(labels|annotations)(?:\['([^']+)'\])?$/;
+
+/** Containers (and native sidecars) the change restarts although their image stays (see TemplateDiff.restarts). */
+function findRestarts(to: PodTemplate, diff: TemplateDiff): void {
+  const sidecars = (to.spec?.initContainers ?? []).filter(isSidecar);
+  for (const container of [...(to.spec?.containers ?? []), ...sidecars]) {
+    if (container.name in diff.images) continue;
+    const why = restartReason(container, diff);
+    if (why === undefined) continue;
+    diff.restarts[container.name] = why;
+    if (sidecars.includes(container) && !diff.sidecars.includes(container.name)) diff.sidecars.push(container.name);
+  }
+}
+
+function restartReason(container: Container, diff: TemplateDiff): string | undefined {
+  if (RESTARTED_AT_ANNOTATION in diff.annotations) return `rolling restart (${RESTARTED_AT_ANNOTATION})`;
+  for (const env of container.env ?? []) {
+    const match = FIELD_PATH.exec(env.valueFrom?.fieldRef?.fieldPath ?? '');
+    if (!match) continue;
+    const changed = match[1] === 'labels' ? diff.labels : diff.annotations;
+    if (match[2] === undefined ? Object.keys(changed).length > 0 : match[2] in changed) {
+      return `env ${env.name} reads ${env.valueFrom?.fieldRef?.fieldPath}, which changed`;
+    }
+  }
+  return undefined;
 }
 
 const isSidecar = (c: Container): boolean => c.restartPolicy === 'Always';
@@ -151,6 +189,7 @@ export const hasChanges = (d: TemplateDiff): boolean =>
     Object.keys(d.resources).length +
     Object.keys(d.labels).length +
     Object.keys(d.annotations).length +
+    Object.keys(d.restarts).length +
     d.recreateOnly.length +
     (d.podResources ? 1 : 0) >
   0;

@@ -11,6 +11,7 @@ import type * as k8s from '@kubernetes/client-node';
 import {
   ANNOTATION_INPLACE_UPDATE_STATE,
   ANNOTATION_RESIZE_REQUEST,
+  ANNOTATION_RESTART_REQUEST,
   CONDITION_INPLACE_UPDATE_READY,
   LABEL_CONTROLLER_REVISION_HASH,
   type InPlaceUpdateState,
@@ -59,11 +60,11 @@ export function planInPlaceUpdate(pod: Pod, t: UpdateTarget): InPlaceStep {
       ? { kind: 'blocked', fields: blocking }
       : { kind: 'recreate', reason: `cannot change in place: ${blocking.join(', ')}` };
   }
-  const restarts = Object.keys(diff.images).length > 0 || resizeRestarts(pod, diff);
+  const restarts = Object.keys(diff.images).length > 0 || Object.keys(diff.restarts).length > 0 || resizeRestarts(pod, diff);
   if (restarts) {
     const gate = condition(pod, CONDITION_INPLACE_UPDATE_READY);
     if (gate?.status !== 'False') {
-      const what = [...new Set([...Object.keys(diff.images), ...Object.keys(diff.resources)])].join(', ');
+      const what = [...new Set([...Object.keys(diff.images), ...Object.keys(diff.restarts), ...Object.keys(diff.resources)])].join(', ');
       return { kind: 'drain', message: `in-place update to revision ${t.targetRevision}: ${what}` };
     }
     if (condition(pod, 'Ready')?.status === 'True') return { kind: 'wait' };
@@ -188,12 +189,14 @@ function buildPatch(pod: Pod, t: UpdateTarget, diff: TemplateDiff): PodPatch {
   const statuses = [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])];
   const changed: Record<string, string[]> = {};
   for (const name of Object.keys(diff.images)) changed[name] = ['image'];
+  for (const name of Object.keys(diff.restarts)) changed[name] = ['restart'];
   for (const name of Object.keys(diff.resources)) changed[name] = [...(changed[name] ?? []), 'resources'];
+  const restarting = (s: { name: string }): boolean => s.name in diff.images || s.name in diff.restarts;
   const state: InPlaceUpdateState = {
     revision: t.targetRevision,
     updateTimestamp: new Date(t.now).toISOString(),
     lastContainerImageIDs: Object.fromEntries(statuses.filter((s) => s.name in diff.images).map((s) => [s.name, s.imageID ?? ''])),
-    lastRestartCounts: Object.fromEntries(statuses.filter((s) => s.name in diff.images).map((s) => [s.name, s.restartCount ?? 0])),
+    lastRestartCounts: Object.fromEntries(statuses.filter(restarting).map((s) => [s.name, s.restartCount ?? 0])),
     changed,
   };
   const sidecars = new Set(diff.sidecars);
@@ -211,10 +214,30 @@ function buildPatch(pod: Pod, t: UpdateTarget, diff: TemplateDiff): PodPatch {
   return {
     metadata: {
       labels: { ...diff.labels, [LABEL_CONTROLLER_REVISION_HASH]: t.targetRevision },
-      annotations: { ...diff.annotations, [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(state) },
+      annotations: { ...diff.annotations, [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(state), ...restartRequest(statuses, diff, t) },
     },
     ...(Object.keys(spec).length > 0 ? { spec } : {}),
   };
+}
+
+/**
+ * The request that has the node agent stop each container to restart, named by the ID of the
+ * container running now (none when nothing restarts without an image change). A container with
+ * no running ID yet is restarted by its next start anyway and is left out.
+ */
+function restartRequest(
+  statuses: readonly { name: string; containerID?: string }[],
+  diff: TemplateDiff,
+  t: UpdateTarget,
+): Record<string, string> {
+  const containers = Object.fromEntries(
+    Object.keys(diff.restarts).flatMap((name) => {
+      const id = statuses.find((s) => s.name === name)?.containerID;
+      return id ? [[name, id]] : [];
+    }),
+  );
+  if (Object.keys(containers).length === 0) return {};
+  return { [ANNOTATION_RESTART_REQUEST]: JSON.stringify({ revision: t.targetRevision, containers }) };
 }
 
 /**
@@ -249,6 +272,31 @@ export function updateStateProblem(pod: Pod): string | undefined {
 
 export type Settlement = 'complete' | 'undrain' | 'pending' | 'none';
 
+/** How long a restart may wait for the node agent before the rollout says it is held up. */
+export const RESTART_OVERDUE_MS = 60_000;
+
+/**
+ * Why a pod drained for a restart in place is held up: its request went out RESTART_OVERDUE_MS
+ * ago and the kubelet has not restarted the containers (no node agent stopped them). Undefined
+ * otherwise.
+ */
+export function restartOverdue(pod: Pod, now: number): string | undefined {
+  if (condition(pod, CONDITION_INPLACE_UPDATE_READY)?.status !== 'False') return undefined;
+  const state = readUpdateState(pod);
+  if (!state || state.revision !== pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH]) return undefined;
+  const waiting = Object.entries(state.changed ?? {})
+    .filter(
+      ([name, fields]) =>
+        fields.includes('restart') && (containerStatus(pod, name)?.restartCount ?? 0) <= (state.lastRestartCounts?.[name] ?? 0),
+    )
+    .map(([name]) => name);
+  if (waiting.length === 0 || now - Date.parse(state.updateTimestamp) < RESTART_OVERDUE_MS) return undefined;
+  return `containers ${waiting.join(', ')} wait to be restarted by the node agent (is tailor agent running on node ${pod.spec?.nodeName ?? '?'}?)`;
+}
+
+const containerStatus = (pod: Pod, name: string) =>
+  [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])].find((c) => c.name === name);
+
 /**
  * For a pod whose InPlaceUpdateReady is False: 'complete' when every container the update changed
  * runs again after the change; 'undrain' when it was drained for an update it is no longer
@@ -262,13 +310,14 @@ export function settleInPlaceUpdate(pod: Pod, selected: boolean): Settlement {
   const resized = Object.values(state.changed ?? {}).some((fields) => fields.includes('resources'));
   if (resized && !podResizeView(pod).done) return 'pending';
   const allRestarted = Object.entries(state.changed ?? {})
-    .filter(([, fields]) => fields.includes('image'))
-    .every(([name]) => {
-      const s = [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])].find((c) => c.name === name);
+    .filter(([, fields]) => fields.includes('image') || fields.includes('restart'))
+    .every(([name, fields]) => {
+      const s = containerStatus(pod, name);
       const spec = containerNamed(pod, name);
       if (!s?.state?.running || !spec) return false;
-      const newImage = !!s.imageID && s.imageID !== state.lastContainerImageIDs?.[name];
       const restarted = (s.restartCount ?? 0) > (state.lastRestartCounts?.[name] ?? 0);
+      // A new image may come with a new container count or, for a fresh container, a new image ID.
+      const newImage = fields.includes('image') && !!s.imageID && s.imageID !== state.lastContainerImageIDs?.[name];
       return newImage || restarted;
     });
   return allRestarted ? 'complete' : 'pending';

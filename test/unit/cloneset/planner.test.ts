@@ -157,6 +157,22 @@ describe('the planner draws every disruption from one budget', () => {
     expect(message.includes(`stuck: pulling (container app: ${waiting})`)).toBe(named);
   });
 
+  it.each([
+    [30_000, false],
+    [61_000, true],
+  ])('names a pod whose restart in place waits %i ms for the node agent: %s', (ago, named) => {
+    const state = JSON.stringify({
+      revision: NEW,
+      updateTimestamp: new Date(NOW - ago).toISOString(),
+      changed: { app: ['restart'] },
+      lastRestartCounts: { app: 0 },
+    });
+    const pods = [{ name: 'restarting', revision: NEW, drained: true, updateState: state }, ...names(3)];
+    const { plan: p } = plan({ replicas: 4, maxUnavailable: 1, change: 'image' }, pods);
+    const message = condition(p, Conditions.RolloutBlocked)?.message ?? '';
+    expect(message.includes('stuck: restarting (containers app wait to be restarted by the node agent')).toBe(named);
+  });
+
   it('names at most five stuck pods and counts the rest, so the message stays short', () => {
     const pods = [
       ...names(8, { revision: NEW, waiting: 'CrashLoopBackOff', ready: false }),

@@ -157,3 +157,59 @@ describe('diffTemplates is computed once per pair of templates', () => {
     expect(diffTemplates(target, base).images).toEqual({ app: 'img:v1' });
   });
 });
+
+// Issues 22.2 and 24.2: a container restarts in place when its env reads a pod label or annotation
+// that changed (the kubelet resolves env at start only), and every container restarts when the
+// template's restartedAt annotation changes (a rolling restart).
+describe('diffTemplates finds containers to restart in place', () => {
+  const fromEnv: PodTemplate = {
+    metadata: { labels: { app: 'web', track: 'a' }, annotations: { note: 'x' } },
+    spec: {
+      initContainers: [{ name: 'mesh', image: 'mesh:v1', restartPolicy: 'Always' }],
+      containers: [
+        { name: 'app', image: 'img:v1', env: [{ name: 'TRACK', valueFrom: { fieldRef: { fieldPath: "metadata.labels['track']" } } }] },
+        { name: 'side', image: 'side:v1', env: [{ name: 'ALL', valueFrom: { fieldRef: { fieldPath: 'metadata.annotations' } } }] },
+      ],
+    },
+  };
+  const edit = (e: Edit): PodTemplate => {
+    const t = structuredClone(fromEnv);
+    e(t);
+    return t;
+  };
+  it.each([
+    [
+      'a label the env reads',
+      (t: PodTemplate) => (t.metadata!.labels!['track'] = 'b'),
+      { app: "env TRACK reads metadata.labels['track'], which changed" },
+    ],
+    ['a label no env reads', (t: PodTemplate) => (t.metadata!.labels!['tier'] = 'gold'), {}],
+    [
+      'an annotation, read whole by one env',
+      (t: PodTemplate) => (t.metadata!.annotations!['note'] = 'y'),
+      { side: 'env ALL reads metadata.annotations, which changed' },
+    ],
+    [
+      'the label and the image of the same container (the image restarts it anyway)',
+      (t: PodTemplate) => {
+        t.metadata!.labels!['track'] = 'b';
+        t.spec!.containers[0]!.image = 'img:v2';
+      },
+      {},
+    ],
+    [
+      'the restartedAt annotation: every container and sidecar',
+      (t: PodTemplate) => (t.metadata!.annotations!['kubectl.kubernetes.io/restartedAt'] = '2026-11-23T10:00:00Z'),
+      {
+        app: 'rolling restart (kubectl.kubernetes.io/restartedAt)',
+        side: 'rolling restart (kubectl.kubernetes.io/restartedAt)',
+        mesh: 'rolling restart (kubectl.kubernetes.io/restartedAt)',
+      },
+    ],
+  ])('%s', (_, change, expected) => {
+    const diff = diffTemplates(fromEnv, edit(change));
+    expect(diff.restarts).toEqual(expected);
+    expect(diff.recreateOnly).toEqual([]);
+    expect(diff.sidecars.includes('mesh')).toBe('mesh' in expected);
+  });
+});

@@ -217,3 +217,41 @@ describe('planInPlaceUpdate for sidecars and pod-level resources', () => {
     if (kind === 'patch') expect(step).toMatchObject({ resize: { spec: { resources: { limits: { cpu: '2' } } } } });
   });
 });
+
+// Issues 22.2 and 24.2: a restart without an image change drains, then asks the node agent to stop
+// the running container once (by its ID), and completes when the kubelet has restarted it.
+describe('planInPlaceUpdate for a restart in place', () => {
+  const restarted: PodTemplate = {
+    metadata: { labels: { app: 'a' }, annotations: { 'kubectl.kubernetes.io/restartedAt': 'now' } },
+    spec: v1.spec,
+  };
+  const running = (): Pod => {
+    const p = pod({ gate: 'False', ready: false, restarts: 2 });
+    p.status!.containerStatuses![0]!.containerID = 'containerd://abc';
+    return p;
+  };
+  const t = target({ podTemplate: v1, targetTemplate: restarted });
+
+  it('drains first', () => {
+    expect(planInPlaceUpdate(pod({}), t).kind).toBe('drain');
+  });
+
+  it('then patches the revision, the update state and a restart request naming the running container', () => {
+    const step = planInPlaceUpdate(running(), t);
+    expect(step.kind).toBe('patch');
+    const annotations = (step as unknown as { patch: { metadata: { annotations: Record<string, string> } } }).patch.metadata.annotations;
+    expect(JSON.parse(annotations['apps.tailor.dev/restart-request']!)).toEqual({ revision: 'r2', containers: { c: 'containerd://abc' } });
+    expect(JSON.parse(annotations[ANNOTATION_INPLACE_UPDATE_STATE]!)).toMatchObject({
+      changed: { c: ['restart'] },
+      lastRestartCounts: { c: 2 },
+    });
+  });
+
+  it.each([
+    [2, 'pending'],
+    [3, 'complete'],
+  ])('settles when the restart count rose (count %i: %s), whatever the image ID says', (count, expected) => {
+    const state = { revision: 'r1', updateTimestamp: '2026-01-01T00:00:00Z', changed: { c: ['restart'] }, lastRestartCounts: { c: 2 } };
+    expect(settleInPlaceUpdate(pod({ gate: 'False', state, restarts: count, imageID: 'sha256:other' }), true)).toBe(expected);
+  });
+});
