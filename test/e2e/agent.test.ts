@@ -5,8 +5,9 @@
 // unchanged, container and pod cgroups take the kubelet-identical values, and a request above
 // node allocatable is reported Infeasible. The agent is the in-cluster DaemonSet that `make dev`
 // deploys, under the admission policy `make dev` installs (config/policy): its resize-status
-// writes pass as the agent's service account on its own node, a pod editor's are refused. The
-// default profile is restored afterwards.
+// writes pass as the agent's service account on its own node, a pod editor's are refused. A pod
+// with a RuntimeClass overhead keeps it in its pod cgroup through a resize. The default profile is
+// restored afterwards.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/cloneset.js';
@@ -69,6 +70,64 @@ describe('resize through the node agent', () => {
         expect(podCgroupFile('cpu', pod, 'cpu.cfs_quota_us', level)).toBe('20000');
         expect(podCgroupFile('memory', pod, 'memory.limit_in_bytes', level)).toBe(String(128 * 1024 * 1024));
       }
+    }
+  });
+
+  it("keeps a RuntimeClass's overhead in the pod cgroup: a cpu-only resize leaves the pod memory limit at limits + overhead", async () => {
+    const Mi = 1024 * 1024;
+    const runtimeClass = `tailor-overhead-${ns}`;
+    await client.create('/apis/node.k8s.io/v1/runtimeclasses', {
+      apiVersion: 'node.k8s.io/v1',
+      kind: 'RuntimeClass',
+      metadata: { name: runtimeClass },
+      handler: 'runc',
+      overhead: { podFixed: { cpu: '50m', memory: '128Mi' } },
+    });
+    try {
+      await client.create(
+        cloneSetPath(ns),
+        cloneSetManifest(
+          'overhead',
+          { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible' } },
+          { runtimeClassName: runtimeClass, containers: [container('100m', '128Mi')] },
+        ),
+      );
+      await waitForReady(client, ns, 'overhead', 1, 120_000);
+      const [before] = await activePods(client, ns, 'overhead');
+      if (!before) throw new Error('no pod');
+      expect(before.spec?.overhead).toEqual({ cpu: '50m', memory: '128Mi' });
+      expect(podCgroupFile('memory', before, 'memory.limit_in_bytes', 'pod')).toBe(String(256 * Mi));
+
+      await client.patch(
+        cloneSetPath(ns, 'overhead'),
+        { spec: { template: { spec: { containers: [container('200m', '128Mi')] } } } },
+        'merge',
+      );
+      await waitForCloneSet(
+        client,
+        ns,
+        'overhead',
+        'agent applied',
+        (cs, pods) =>
+          cs.status?.updatedReplicas === 1 &&
+          (cs.status?.resize?.resizing ?? 1) === 0 &&
+          pods.every(
+            (p) =>
+              (JSON.parse(p.metadata?.annotations?.['apps.tailor.dev/resize-status'] ?? '{}') as { revision?: string }).revision ===
+              cs.status?.updateRevision,
+          ),
+        120_000,
+      );
+      const [after] = await activePods(client, ns, 'overhead');
+      if (!after) throw new Error('no pod');
+      expect(after.metadata?.uid).toBe(before.metadata?.uid);
+      expect(podCgroupFile('cpu', after, 'cpu.cfs_quota_us', 'container')).toBe('20000');
+      // The pod's values count the overhead: (200m + 50m) cpu, (128Mi + 128Mi) memory.
+      expect(podCgroupFile('cpu', after, 'cpu.cfs_quota_us', 'pod')).toBe('25000');
+      expect(podCgroupFile('cpu', after, 'cpu.shares', 'pod')).toBe('256');
+      expect(podCgroupFile('memory', after, 'memory.limit_in_bytes', 'pod')).toBe(String(256 * Mi));
+    } finally {
+      await client.delete(`/apis/node.k8s.io/v1/runtimeclasses/${runtimeClass}`).catch(() => undefined);
     }
   });
 
