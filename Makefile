@@ -86,11 +86,14 @@ image: deps
 
 # kubectl finds plugins on PATH: link bin/kubectl-tailor into /usr/local/bin when writable, else
 # ~/.local/bin (PLUGIN_DIR overrides), and say which; then `kubectl tailor status <clone>` works.
+# bin/kubectl_complete-tailor goes next to it: kubectl 1.26+ runs it to complete the plugin's words.
 .PHONY: install-plugin
 install-plugin: build
-	@chmod +x bin/kubectl-tailor; \
+	@chmod +x bin/kubectl-tailor bin/kubectl_complete-tailor; \
 	dir="$${PLUGIN_DIR:-}"; \
 	if [ -z "$$dir" ]; then if [ -w /usr/local/bin ]; then dir=/usr/local/bin; else dir="$$HOME/.local/bin"; fi; fi; \
 	mkdir -p "$$dir" && ln -sfn "$(CURDIR)/bin/kubectl-tailor" "$$dir/kubectl-tailor" && \
-	echo "installed $$dir/kubectl-tailor -> $(CURDIR)/bin/kubectl-tailor; try: kubectl tailor status <clone>"; \
+	ln -sfn "$(CURDIR)/bin/kubectl_complete-tailor" "$$dir/kubectl_complete-tailor" && \
+	echo "installed $$dir/kubectl-tailor and $$dir/kubectl_complete-tailor (kubectl 1.26+ completes \`kubectl tailor <TAB>\` through it)"; \
+	echo "try: kubectl tailor status <clone>; kubectl tailor history <clone>"; \
 	case ":$$PATH:" in *":$$dir:"*) ;; *) echo "note: $$dir is not on PATH; add it: export PATH=\"$$dir:\$$PATH\"";; esac

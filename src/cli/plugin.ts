@@ -1,44 +1,25 @@
-// `kubectl tailor`: the kubectl plugin (bin/kubectl-tailor runs it). Owns the command line, the
-// wait loop of `kubectl tailor status <clone>` (read the CloneSet and its pods every interval
-// until the verdict is final or the timeout passes), the terminal output (redraw in place on a
-// TTY, one line per change otherwise) and the exit code:
-//   0 rollout complete · 1 rollout blocked · 2 timed out (or, with --no-watch, not finished yet)
-//   3 bad input or an error (unknown CloneSet or namespace, no cluster, no permission)
-// Errors end with one line on stderr. The verdict itself comes from status-view.ts.
-// Must not: write to the cluster, or judge a rollout itself.
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+// `kubectl tailor`: the kubectl plugin (bin/kubectl-tailor runs it; bin/kubectl_complete-tailor
+// runs its completion). Owns the command line: the verbs, their flags and help, parsing bad input
+// into one line on stderr and exit 3, and the verbs' specs for shell completion. Each verb lives
+// in src/cli/verbs/ (status.ts, history.ts, undo.ts, pause.ts, restart.ts, complete.ts).
+// Exit codes: 0 done (status: the rollout is complete) · 1 status: the rollout is blocked ·
+// 2 status: timed out (or, with --no-watch, not finished) · 3 bad input or an error (unknown
+// CloneSet, revision or namespace, no cluster, no permission).
+// Must not: talk to the cluster itself, or hold a verb's logic.
+import { Command, CommanderError, InvalidArgumentError, type Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { parseDuration } from '../api/duration.js';
-import type { CloneSet } from '../api/types.js';
-import { selectorString } from '../cloneset/selector.js';
-import { API_GROUP, API_VERSION, CLONESET_PLURAL } from '../api/types.js';
-import { isNotFound, KubeApiError, KubeClient, type Pod, type Wire } from '../runtime/kube-client.js';
-import { loadKubeConfig } from './kubeconfig.js';
-import { buildStatusView, renderStatus, renderSummaryLine, type StatusView } from './status-view.js';
+import { ExitCodes, oneLine, type ConnectionOptions } from './verbs/common.js';
+import { complete } from './verbs/complete.js';
+import { bashScript, SHELLS, zshScript, type ArgKind, type OptionSpec, type ValueKind, type VerbSpec } from './verbs/completion.js';
+import { history, type HistoryOptions } from './verbs/history.js';
+import { setPaused } from './verbs/pause.js';
+import { restart } from './verbs/restart.js';
+import { status, type StatusOptions } from './verbs/status.js';
+import { undo, type UndoOptions } from './verbs/undo.js';
 
-export const ExitCodes = { complete: 0, blocked: 1, timeout: 2, error: 3 } as const;
-
-/** A blocker that may clear by itself (e.g. FailedUpdate from an API conflict) must hold this long. */
-const CONFIRM_TRANSIENT_MS = 10_000;
-
-/** The longest one read of the CloneSet and its pods may take before it counts as failed. */
-const READ_TIMEOUT_MS = 30_000;
-
-type WireCloneSet = Wire<CloneSet>;
-type Reader = Pick<KubeClient, 'get' | 'list'>;
-
-/** A one-line failure the user can act on; printed as `error: <message>`. */
-class PluginError extends Error {}
-
-export interface StatusOptions {
-  namespace?: string;
-  kubeconfig?: string;
-  /** Milliseconds; 0 waits without a limit. */
-  timeout: number;
-  /** Milliseconds between reads. */
-  interval: number;
-  watch: boolean;
-}
+export { ExitCodes } from './verbs/common.js';
+export { followStatus, type StatusDeps, type StatusOptions } from './verbs/status.js';
 
 /** A duration flag: 30s, 5m, 1h30m, 500ms; a bare number is seconds; 0 is none. */
 function durationFlag(value: string): number {
@@ -55,248 +36,28 @@ const parseInterval = (value: string): number => {
   return ms;
 };
 
-const formatDuration = (ms: number): string => {
-  if (ms < 1000) return `${ms}ms`;
-  const s = Math.round(ms / 1000);
-  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${s % 60 ? `${s % 60}s` : ''}`;
-};
-
-const oneLine = (text: string): string => text.replace(/\s*\n\s*/g, ' ').trim();
-
-const cloneSetPath = (ns: string, name = ''): string =>
-  `/apis/${API_GROUP}/${API_VERSION}/namespaces/${encodeURIComponent(ns)}/${CLONESET_PLURAL}${name ? `/${encodeURIComponent(name)}` : ''}`;
-
-interface Snapshot {
-  cs: WireCloneSet;
-  pods: Pod[];
+/** A revision number: a positive integer, as the history lists them. */
+export function parseRevision(value: string): number {
+  if (!/^\d+$/.test(value.trim()) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
+    throw new InvalidArgumentError(`"${value}" is not a revision number (a positive integer; see kubectl tailor history <clone>)`);
+  }
+  return Number(value);
 }
 
-async function readSnapshot(client: Reader, ns: string, name: string): Promise<Snapshot> {
-  const cs = await client.get<WireCloneSet>(cloneSetPath(ns, name));
-  const selector = cs.status?.labelSelector || selectorString(cs.spec?.selector);
-  const list = await client.list<Pod>(
-    `/api/v1/namespaces/${encodeURIComponent(ns)}/pods`,
-    selector ? { labelSelector: selector } : undefined,
-  );
-  const uid = cs.metadata?.uid;
-  const pods = list.items.filter((p) => p.metadata?.ownerReferences?.some((o) => o.controller && o.uid === uid));
-  return { cs, pods };
+/** An undo target: a revision number, or 0 for the previous revision (kubectl's meaning). */
+export function parseToRevision(value: string): number {
+  return value.trim() === '0' ? 0 : parseRevision(value);
 }
 
-/** Why a CloneSet read answered 404: the API is not installed, the namespace is wrong, or the name is. */
-async function explainNotFound(client: Reader, ns: string, name: string, err: KubeApiError): Promise<string> {
-  if (err.status?.reason !== 'NotFound') {
-    return `the CloneSet API (${API_GROUP}/${API_VERSION}) is not installed in this cluster: kubectl apply -f crds/`;
-  }
-  try {
-    await client.get(`/api/v1/namespaces/${encodeURIComponent(ns)}`);
-  } catch (nsErr) {
-    if (isNotFound(nsErr)) return `namespace "${ns}" not found (pass the CloneSet's namespace with -n)`;
-  }
-  let others = '';
-  try {
-    const list = await client.list<WireCloneSet>(cloneSetPath(ns));
-    const names = list.items
-      .map((c) => c.metadata?.name ?? '')
-      .filter(Boolean)
-      .sort();
-    others =
-      names.length > 0 ? ` (CloneSets there: ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', …' : ''})` : ' (it has no CloneSets)';
-  } catch {
-    // A hint only.
-  }
-  return `CloneSet "${name}" not found in namespace "${ns}"${others}`;
+export function parseOutput(value: string): 'yaml' | 'json' {
+  if (value === 'yaml' || value === 'json') return value;
+  throw new InvalidArgumentError(`"${value}" is not an output format (yaml or json)`);
 }
 
-function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the cluster did not answer within ${formatDuration(ms)}`)), ms);
-  });
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+function parseShell(value: string): string {
+  if (SHELLS.includes(value)) return value;
+  throw new InvalidArgumentError(`"${value}" is not a supported shell (${SHELLS.join(' or ')})`);
 }
-
-/** Errors that waiting will not fix. */
-const isFatal = (err: unknown): boolean => err instanceof KubeApiError && [400, 401, 403, 404].includes(err.statusCode);
-
-const describeError = (err: unknown): string => {
-  if (err instanceof KubeApiError) {
-    if (err.statusCode === 0) return `cannot reach the cluster: ${(err.cause as Error | undefined)?.message ?? err.message}`;
-    return err.status?.message ? `${err.status.reason ? `${err.status.reason}: ` : ''}${err.status.message}` : err.message;
-  }
-  return err instanceof Error ? err.message : String(err);
-};
-
-// ---- output --------------------------------------------------------------------------------
-
-interface Output {
-  /** Shows the current view (only when something changed). */
-  show(view: StatusView, footer: string): void;
-  /** Shows a read error while retrying. */
-  retrying(message: string): void;
-  /** Leaves the final view where the user can read it. */
-  finish(view: StatusView | undefined, verdictShown: boolean): void;
-}
-
-/** A terminal: the view redrawn in place, lines cut to the terminal width so none wraps. */
-class TerminalOutput implements Output {
-  private drawn = 0;
-  private last = '';
-  private note = '';
-  constructor(private readonly stream: NodeJS.WriteStream) {}
-
-  show(view: StatusView, footer: string): void {
-    const lines = [...renderStatus(view), ...(footer ? [footer] : []), ...(this.note ? [this.note] : [])];
-    this.draw(lines);
-  }
-  retrying(message: string): void {
-    this.note = `(retrying: ${message})`;
-  }
-  finish(): void {
-    this.note = '';
-  }
-  private draw(lines: string[]): void {
-    const width = Math.max(20, (this.stream.columns || 120) - 1);
-    const cut = lines.map((l) => (l.length > width ? `${l.slice(0, width - 1)}…` : l));
-    const text = cut.join('\n');
-    if (text === this.last) return;
-    const up = this.drawn > 0 ? `\x1b[${this.drawn}F` : '';
-    this.stream.write(`${up}\x1b[0J${text}\n`);
-    this.drawn = cut.length;
-    this.last = text;
-  }
-}
-
-/** Logs and pipes: one summary line whenever it changes; the full view at the end when not complete. */
-class LineOutput implements Output {
-  private last = '';
-  private lastRetry = '';
-  constructor(private readonly stream: NodeJS.WritableStream) {}
-
-  show(view: StatusView): void {
-    const line = renderSummaryLine(view);
-    if (line === this.last) return;
-    this.stream.write(`${line}\n`);
-    this.last = line;
-  }
-  retrying(message: string): void {
-    if (message === this.lastRetry) return;
-    this.stream.write(`retrying: ${message}\n`);
-    this.lastRetry = message;
-  }
-  finish(view: StatusView | undefined, verdictShown: boolean): void {
-    if (view && !verdictShown) this.stream.write(`${renderStatus(view).join('\n')}\n`);
-  }
-}
-
-// ---- status --------------------------------------------------------------------------------
-
-export interface StatusDeps {
-  client: Reader;
-  stdout: NodeJS.WriteStream;
-  stderr: NodeJS.WritableStream;
-  now?: () => number;
-  sleep?: (ms: number) => Promise<void>;
-}
-
-/**
- * The exit code a view settles, if it does: complete; blocked once a blocker that cannot clear
- * by itself shows, or a transient one has held for CONFIRM_TRANSIENT_MS (at once when not
- * watching).
- */
-function finalVerdict(view: StatusView, watching: boolean, blockedForMs: number): number | undefined {
-  if (view.verdict === 'complete') return ExitCodes.complete;
-  if (view.verdict !== 'blocked') return undefined;
-  const settled = view.blockers.some((b) => !b.transient) || blockedForMs >= CONFIRM_TRANSIENT_MS;
-  return settled || !watching ? ExitCodes.blocked : undefined;
-}
-
-/** Follows one CloneSet's rollout; returns the exit code. */
-export async function followStatus(name: string, ns: string, opts: StatusOptions, deps: StatusDeps): Promise<number> {
-  const now = deps.now ?? Date.now;
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const client = deps.client;
-  const tty = deps.stdout.isTTY === true && process.env['TERM'] !== 'dumb';
-  const out: Output = tty ? new TerminalOutput(deps.stdout) : new LineOutput(deps.stdout);
-  const started = now();
-  const deadline = opts.timeout > 0 ? started + opts.timeout : Infinity;
-  const subject = `clone "${name}"`;
-  let view: StatusView | undefined;
-  let blockedSince: number | undefined;
-
-  const fail = (message: string): number => {
-    out.finish(view, true);
-    deps.stderr.write(`error: ${oneLine(message)}\n`);
-    return ExitCodes.error;
-  };
-
-  for (;;) {
-    try {
-      // A stalled connection must not outlive the timeout: give each read a deadline of its own.
-      const budget = Math.max(1000, Math.min(READ_TIMEOUT_MS, deadline - now()));
-      const snapshot = await withDeadline(readSnapshot(client, ns, name), budget);
-      view = buildStatusView(snapshot.cs, snapshot.pods, now());
-    } catch (err) {
-      if (err instanceof KubeApiError && err.statusCode === 404) {
-        return fail(view ? `CloneSet "${name}" in namespace "${ns}" was deleted` : await explainNotFound(client, ns, name, err));
-      }
-      if (isFatal(err) || (!view && !opts.watch)) return fail(describeError(err));
-      out.retrying(oneLine(describeError(err)));
-    }
-    const t = now();
-    if (view) {
-      const waited = formatDuration(Math.max(1000, Math.floor((t - started) / 1000) * 1000));
-      const limit = opts.timeout > 0 ? `, timeout ${formatDuration(opts.timeout)}` : '';
-      out.show(view, opts.watch ? `(watching for ${waited}${limit}; Ctrl-C stops)` : '');
-      blockedSince = view.verdict === 'blocked' ? (blockedSince ?? t) : undefined;
-      const done = finalVerdict(view, opts.watch, blockedSince === undefined ? 0 : t - blockedSince);
-      if (done !== undefined) {
-        out.finish(view, done === ExitCodes.complete);
-        if (done === ExitCodes.complete) deps.stdout.write(`${subject} ${view.message}\n`);
-        else deps.stderr.write(`error: ${subject} rollout is blocked: ${oneLine(view.message)}\n`);
-        return done;
-      }
-    }
-    if (!opts.watch) {
-      out.finish(view, false);
-      deps.stderr.write(`${subject} rollout is not finished: ${view?.message ?? 'no status'}\n`);
-      return ExitCodes.timeout;
-    }
-    if (t >= deadline) {
-      out.finish(view, false);
-      deps.stderr.write(
-        `error: timed out after ${formatDuration(opts.timeout)} waiting for ${subject}: ${oneLine(view?.message ?? 'no status read')}\n`,
-      );
-      return ExitCodes.timeout;
-    }
-    await sleep(Math.max(0, Math.min(opts.interval, deadline - t)));
-  }
-}
-
-async function status(name: string, opts: StatusOptions): Promise<number> {
-  let kc;
-  try {
-    // loadKubeConfig asks the server for /version; a server that accepts and never answers must not hang us.
-    kc = await withDeadline(loadKubeConfig(opts.kubeconfig), Math.max(1000, Math.min(READ_TIMEOUT_MS, opts.timeout || READ_TIMEOUT_MS)));
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'EACCES')
-      throw new PluginError(
-        `cannot read kubeconfig ${opts.kubeconfig ?? process.env['KUBECONFIG'] ?? ''}: ${code === 'ENOENT' ? 'no such file' : 'permission denied'}`,
-      );
-    throw new PluginError(err instanceof Error ? err.message : String(err));
-  }
-  const context = kc.getContextObject(kc.getCurrentContext());
-  const ns = opts.namespace || context?.namespace || 'default';
-  const client = new KubeClient(kc);
-  try {
-    return await followStatus(name, ns, opts, { client, stdout: process.stdout, stderr: process.stderr });
-  } finally {
-    client.close();
-  }
-}
-
-// ---- command line --------------------------------------------------------------------------
 
 function version(): string {
   try {
@@ -307,19 +68,48 @@ function version(): string {
   }
 }
 
+/** What each verb's argument is, and each value-taking flag's value, for completion. */
+const ARG_KINDS: Record<string, ArgKind> = { completion: 'shell' };
+const VALUE_KINDS: Record<string, ValueKind> = {
+  '--namespace': 'namespace',
+  '--kubeconfig': 'file',
+  '--revision': 'revision',
+  '--to-revision': 'revision',
+  '--output': { choices: ['yaml', 'json'] },
+};
+
+/** `-n, --namespace` and `--kubeconfig`, which every verb that reads the cluster takes. */
+function withCluster(command: Command): Command {
+  return command
+    .option('-n, --namespace <ns>', 'namespace (default: the kubeconfig context\'s namespace, else "default")')
+    .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)');
+}
+
+const EXIT_STATUS = `
+Exit status:
+  0  done
+  3  bad input or an error: unknown CloneSet, revision or namespace, no cluster, no permission`;
+
+/** Runs a verb and keeps its exit code; PluginError and other failures reach runPlugin as one line. */
+const act =
+  <A extends unknown[]>(verb: (...args: A) => Promise<number>) =>
+  async (...args: A): Promise<void> => {
+    process.exitCode = await verb(...args);
+  };
+
 export function buildProgram(): Command {
   const program = new Command('kubectl tailor')
-    .description("Tailor's kubectl plugin: follow in-place rollouts of CloneSets (apps.tailor.dev)")
+    .description("Tailor's kubectl plugin: follow and steer in-place rollouts of CloneSets (apps.tailor.dev)")
     .version(version(), '--version')
     .exitOverride()
     .configureOutput({ outputError: (text, write) => write(`${oneLine(text)}\n`) });
 
-  program
-    .command('status')
-    .description("show a CloneSet's rollout and wait until it is complete, blocked, or the timeout passes")
-    .argument('<clone>', 'CloneSet name')
-    .option('-n, --namespace <ns>', 'namespace (default: the kubeconfig context\'s namespace, else "default")')
-    .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)')
+  withCluster(
+    program
+      .command('status')
+      .description("show a CloneSet's rollout and wait until it is complete, blocked, or the timeout passes")
+      .argument('<clone>', 'CloneSet name'),
+  )
     .option('--timeout <duration>', 'give up after this long, e.g. 5m; 0 waits without a limit', durationFlag, 0)
     .option('--interval <duration>', 'how often to read the CloneSet and its pods', parseInterval, 1000)
     .option('-w, --watch', 'keep watching until the rollout is complete or blocked (default)', true)
@@ -339,14 +129,89 @@ Examples:
   kubectl tailor status web
   kubectl tailor status web -n shop --timeout 5m   # gate a CI pipeline on the rollout`,
     )
-    .action(async (clone: string, opts: StatusOptions) => {
-      process.exitCode = await status(clone, opts);
+    .action(act((clone: string, opts: StatusOptions) => status(clone, opts)));
+
+  withCluster(
+    program
+      .command('history')
+      .description("list a CloneSet's revisions and what each changed, or print one revision's pod template")
+      .argument('<clone>', 'CloneSet name'),
+  )
+    .option('--revision <n>', "print this revision's pod template", parseRevision)
+    .option('-o, --output <format>', 'with --revision: yaml (default) or json', parseOutput)
+    .addHelpText('after', `${EXIT_STATUS}\n\nExamples:\n  kubectl tailor history web\n  kubectl tailor history web --revision 2`)
+    .action(act((clone: string, opts: HistoryOptions) => history(clone, opts)));
+
+  withCluster(
+    program
+      .command('undo')
+      .description("roll a CloneSet's pod template back to the previous revision (or --to-revision)")
+      .argument('<clone>', 'CloneSet name'),
+  )
+    .option('--to-revision <n>', 'the revision to roll back to; 0 or none: the previous one', parseToRevision)
+    .addHelpText('after', `${EXIT_STATUS}\n\nExamples:\n  kubectl tailor undo web\n  kubectl tailor undo web --to-revision 2`)
+    .action(act((clone: string, opts: UndoOptions) => undo(clone, opts)));
+
+  withCluster(
+    program.command('pause').description("pause a CloneSet's rollout (spec.updateStrategy.paused)").argument('<clone>', 'CloneSet name'),
+  )
+    .addHelpText('after', EXIT_STATUS)
+    .action(act((clone: string, opts: ConnectionOptions) => setPaused(clone, true, opts)));
+
+  withCluster(program.command('resume').description("resume a paused CloneSet's rollout").argument('<clone>', 'CloneSet name'))
+    .addHelpText('after', EXIT_STATUS)
+    .action(act((clone: string, opts: ConnectionOptions) => setPaused(clone, false, opts)));
+
+  withCluster(
+    program
+      .command('restart')
+      .description("restart every container of a CloneSet's pods in place, pod by pod within maxUnavailable")
+      .argument('<clone>', 'CloneSet name'),
+  )
+    .addHelpText('after', `${EXIT_STATUS}\n\nFollow it with: kubectl tailor status <clone>`)
+    .action(act((clone: string, opts: ConnectionOptions) => restart(clone, opts)));
+
+  program
+    .command('completion')
+    .description('print a shell completion script for kubectl-tailor (bash or zsh)')
+    .argument('<shell>', 'bash or zsh', parseShell)
+    .addHelpText(
+      'after',
+      `
+\`kubectl tailor <TAB>\` works through kubectl's own completion (kubectl 1.26+) once
+kubectl_complete-tailor is on PATH (make install-plugin puts it there). This script completes
+kubectl-tailor run by its own name:
+  source <(kubectl tailor completion bash)      # or zsh`,
+    )
+    .action((shell: string) => {
+      process.stdout.write(shell === 'zsh' ? zshScript() : bashScript());
     });
   return program;
 }
 
+/** The verbs, their argument and their flags, as completion sees them. */
+export function verbSpecs(program: Command = buildProgram()): VerbSpec[] {
+  const optionSpec = (o: Option): OptionSpec => {
+    const flags = [o.short, o.long].filter((f): f is string => Boolean(f));
+    const takesValue = o.required || o.optional;
+    return { flags, description: o.description, value: takesValue ? (VALUE_KINDS[o.long ?? ''] ?? 'none') : undefined };
+  };
+  return program.commands.map((c) => ({
+    name: c.name(),
+    description: c.description(),
+    arg: ARG_KINDS[c.name()] ?? (c.registeredArguments.length > 0 ? 'clone' : 'none'),
+    options: [...c.options.map(optionSpec), { flags: ['-h', '--help'], description: 'show help' }],
+  }));
+}
+
+/** Answers a completion request (the words after `kubectl tailor`); always 0. */
+export function runCompletion(words: string[]): Promise<number> {
+  return complete(verbSpecs(), words.length > 0 ? words : ['']);
+}
+
 /** Runs the plugin with process.argv-style arguments; returns the exit code. */
 export async function runPlugin(argv: string[]): Promise<number> {
+  if (argv[2] === '__complete') return runCompletion(argv.slice(3));
   const program = buildProgram();
   process.exitCode = undefined;
   // `kubectl tailor ... | head` closes the pipe early: stop quietly instead of crashing.
@@ -365,6 +230,7 @@ export async function runPlugin(argv: string[]): Promise<number> {
       // Help and --version exit 0; usage errors were printed by commander as one line.
       return err.exitCode === 0 ? 0 : ExitCodes.error;
     }
+    // PluginError and everything else end the same way: one line, exit 3.
     process.stderr.write(`error: ${oneLine(err instanceof Error ? err.message : String(err))}\n`);
     return ExitCodes.error;
   }

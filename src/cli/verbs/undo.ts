@@ -1,0 +1,57 @@
+// `kubectl tailor undo <clone> [--to-revision N]`: sets the CloneSet's pod template back to the
+// one a ControllerRevision stored (the previous revision, or N), as `kubectl rollout undo` does
+// for a Deployment. One JSON patch replaces spec.template whole, guarded by a test of
+// metadata.generation so an edit made since the read is never overwritten (decision 70); the
+// controller then finds the revision with the equal template and reuses it. Refuses an unknown N.
+// Exit 0, or 3 with one line on stderr. Must not: touch pods or revisions.
+import { isConflict, KubeApiError } from '../../runtime/kube-client.js';
+import { diffTemplates } from '../../inplace/diff.js';
+import {
+  cloneSetPath,
+  namespaceFlag,
+  PluginError,
+  READ_TIMEOUT_MS,
+  readCloneSet,
+  withConnection,
+  withDeadline,
+  writeFailed,
+  type ConnectionOptions,
+} from './common.js';
+import { readRevisions } from './history.js';
+import { summariseDiff, undoPatch, undoTarget } from './revisions.js';
+
+export interface UndoOptions extends ConnectionOptions {
+  toRevision?: number;
+}
+
+export async function undo(name: string, opts: UndoOptions, stdout: NodeJS.WritableStream = process.stdout): Promise<number> {
+  return withConnection(opts, async ({ client, namespace }) => {
+    const cs = await readCloneSet(client, namespace, name);
+    const revisions = await readRevisions(client, namespace, cs);
+    const choice = undoTarget(cs.spec.template, revisions, opts.toRevision);
+    if (choice.kind === 'refused') throw new PluginError(`cannot roll back clone "${name}": ${choice.message}`);
+    const { target } = choice;
+    if (choice.kind === 'unchanged') {
+      stdout.write(`clone "${name}" skipped rollback: its template already is revision ${target.revision} (${target.name})\n`);
+      return 0;
+    }
+    const change = summariseDiff(diffTemplates(cs.spec.template, target.template));
+    try {
+      await withDeadline(
+        client.patch(cloneSetPath(namespace, name), undoPatch(cs.metadata?.generation ?? 0, target.template), 'json'),
+        READ_TIMEOUT_MS,
+      );
+    } catch (err) {
+      // A failed `test` op answers 422 (some servers 409): the spec changed after the read.
+      if (isConflict(err) || (err instanceof KubeApiError && err.statusCode === 422 && /test/i.test(err.status?.message ?? ''))) {
+        throw new PluginError(`clone "${name}" changed while rolling back (its spec has a new generation): run undo again`, { cause: err });
+      }
+      throw writeFailed(`rolling back clone "${name}"`, err);
+    }
+    stdout.write(`clone "${name}" rolled back to revision ${target.revision} (${target.name}): ${change}\n`);
+    if (cs.spec.updateStrategy?.paused)
+      stdout.write(`note: the rollout is paused; resume it: kubectl tailor resume ${name}${namespaceFlag(opts)}\n`);
+    stdout.write(`follow it: kubectl tailor status ${name}${namespaceFlag(opts)}\n`);
+    return 0;
+  });
+}
