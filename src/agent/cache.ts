@@ -8,7 +8,12 @@
 // hard amounts, a LimitRange's items), and the event recorder (name, namespace, uid,
 // resourceVersion, kind). A field one of them starts reading must be kept here.
 // Pure. Must not: keep anything "just in case".
-import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS, LABEL_CONTROLLER_REVISION_HASH } from '../api/types.js';
+import {
+  ANNOTATION_RESIZE_REQUEST,
+  ANNOTATION_RESIZE_STATUS,
+  ANNOTATION_RESTART_REQUEST,
+  LABEL_CONTROLLER_REVISION_HASH,
+} from '../api/types.js';
 import type { KubeObject, ObjectMeta, Pod } from '../api/wire.js';
 import type { ControllerRevision } from './authorize.js';
 import type { LimitRange, ResourceQuota } from './namespace-limits.js';
@@ -52,7 +57,12 @@ const trimStatus = (s: ContainerStatus): ContainerStatus => {
 /** A pod as the agent caches it. */
 export function trimPodForAgent(pod: Pod): Pod {
   const out: Pod = pick(pod, ['apiVersion', 'kind']);
-  const meta = trimMeta(pod.metadata, [LABEL_CONTROLLER_REVISION_HASH], [ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS]);
+  // restart-request: the agent's side of decision 15 (restart in place) reads it.
+  const meta = trimMeta(
+    pod.metadata,
+    [LABEL_CONTROLLER_REVISION_HASH],
+    [ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS, ANNOTATION_RESTART_REQUEST],
+  );
   if (meta) out.metadata = meta;
   if (pod.spec) {
     out.spec = {

@@ -29,6 +29,7 @@ const NODE_CLAIM = 'authentication.kubernetes.io/node-name';
 const REQUEST = 'apps.tailor.dev/resize-request';
 const STATUS = 'apps.tailor.dev/resize-status';
 const STATE = 'apps.tailor.dev/inplace-update-state';
+const RESTART = 'apps.tailor.dev/restart-request';
 
 const kc: k8s.KubeConfig = loadTestKubeConfig();
 const admin = new KubeClient(kc);
@@ -214,6 +215,7 @@ describe('the admission policy for Tailor pod annotations', () => {
       /apps\.tailor\.dev\/resize-status may be set or changed only by Tailor's node agent \(system:serviceaccount:tailor-system:tailor-agent\)/,
     ],
     [STATE, /apps\.tailor\.dev\/inplace-update-state may be set, changed or removed only by Tailor's controller/],
+    [RESTART, /apps\.tailor\.dev\/restart-request may be set, changed or removed only by Tailor's controller/],
   ])('refuses %s from a user who may patch pods, naming the annotation and who may write it', async (annotation, message) => {
     const answer = await annotate({ user: EDITOR }, 'on-a', {
       [annotation]: '{"revision":"forged","state":"","since":"2026-01-01T00:00:00Z","applied":{}}',
@@ -229,10 +231,18 @@ describe('the admission policy for Tailor pod annotations', () => {
     expect(await annotations('on-a')).toMatchObject({ 'example.com/note': 'hello' });
   });
 
-  it("lets the controller's service account set resize-request and inplace-update-state", async () => {
-    const answer = await annotate({ user: CONTROLLER }, 'on-a', { [REQUEST]: '{"revision":"r2"}', [STATE]: '{"revision":"r2"}' });
+  it("lets the controller's service account set resize-request, inplace-update-state and restart-request", async () => {
+    const answer = await annotate({ user: CONTROLLER }, 'on-a', {
+      [REQUEST]: '{"revision":"r2"}',
+      [STATE]: '{"revision":"r2"}',
+      [RESTART]: '{"revision":"r2","containers":{}}',
+    });
     expect(answer).toMatchObject({ code: 200 });
-    expect(await annotations('on-a')).toMatchObject({ [REQUEST]: '{"revision":"r2"}', [STATE]: '{"revision":"r2"}' });
+    expect(await annotations('on-a')).toMatchObject({
+      [REQUEST]: '{"revision":"r2"}',
+      [STATE]: '{"revision":"r2"}',
+      [RESTART]: '{"revision":"r2","containers":{}}',
+    });
   });
 
   it("lets the agent's service account set resize-status on a pod bound to its own node", async () => {

@@ -25,6 +25,7 @@ const fullPod = (): Pod => ({
     annotations: {
       'apps.tailor.dev/resize-request': request,
       'apps.tailor.dev/resize-status': '{"revision":"web-abc","state":"","since":"2026-01-01T00:00:00Z"}',
+      'apps.tailor.dev/restart-request': '{"revision":"web-abc","containers":{"app":"c1"}}',
       'kubectl.kubernetes.io/last-applied-configuration': 'x'.repeat(10_000),
     },
     ownerReferences: [owner],
@@ -109,6 +110,7 @@ describe('trimPodForAgent', () => {
       annotations: {
         'apps.tailor.dev/resize-request': request,
         'apps.tailor.dev/resize-status': '{"revision":"web-abc","state":"","since":"2026-01-01T00:00:00Z"}',
+        'apps.tailor.dev/restart-request': '{"revision":"web-abc","containers":{"app":"c1"}}',
       },
     });
     expect(trimmed.spec?.initContainers?.map((c) => c.restartPolicy)).toEqual([undefined, 'Always']);
