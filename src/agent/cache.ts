@@ -49,7 +49,8 @@ const trimContainer = (c: Container): Container => pick(c, ['name', 'resources',
 
 /** Whether a container runs, and whether its kubelet reports its resources (resize/backend.ts evidence). */
 const trimStatus = (s: ContainerStatus): ContainerStatus => {
-  const out = pick(s, ['name', 'resources']) as ContainerStatus;
+  // containerID: the restart in place names the container to stop by it (restart.ts).
+  const out = pick(s, ['name', 'resources', 'containerID']) as ContainerStatus;
   if (s.state?.running !== undefined) out.state = { running: {} };
   return out;
 };
@@ -66,7 +67,7 @@ export function trimPodForAgent(pod: Pod): Pod {
   if (meta) out.metadata = meta;
   if (pod.spec) {
     out.spec = {
-      ...pick(pod.spec, ['nodeName', 'overhead', 'resources']),
+      ...pick(pod.spec, ['nodeName', 'overhead', 'resources', 'terminationGracePeriodSeconds']),
       containers: pod.spec.containers.map(trimContainer),
       ...(pod.spec.initContainers ? { initContainers: pod.spec.initContainers.map(trimContainer) } : {}),
     };

@@ -6,7 +6,7 @@
 // retry pending resizes (Deferred/Infeasible/InProgress): any pod of the node coming, going or
 // changing, the Node changing, and a periodic resync.
 // Must not: decide anything about a pod (reconciler.ts), or watch pods of other nodes.
-import { ANNOTATION_RESIZE_REQUEST } from '../api/types.js';
+import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESTART_REQUEST } from '../api/types.js';
 import { containerCgroupPath, containerCgroupReader, type CgroupVersion } from '../cgroup/container.js';
 import type { CriClient } from '../cri/client.js';
 import { objectKey } from '../runtime/informer.js';
@@ -18,6 +18,7 @@ import type { ControllerRevision } from './authorize.js';
 import { trimLimitRangeForAgent, trimPodForAgent, trimQuotaForAgent, trimRevisionForAgent } from './cache.js';
 import type { LimitRange, ResourceQuota } from './namespace-limits.js';
 import { AgentMetrics, AgentReconciler } from './reconciler.js';
+import { RestartActuator } from './restart.js';
 
 /** The label the controller puts on its ControllerRevisions (src/cloneset/revision-store.ts CLONESET_LABEL). */
 const CLONESET_REVISION_LABEL = 'apps.tailor.dev/cloneset';
@@ -94,6 +95,15 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
   // could together overcommit the node.
   const controller = manager.controller({ name: 'agent', concurrency: 1, reconcile: (key) => reconciler.reconcile(key) });
   const queue = controller.queue;
+
+  // Restarts in place (restart.ts) have their own worker: a stop waits out the pod's grace period.
+  const restarter = new RestartActuator({ pods, cri: options.cri, logger: options.logger, registry: manager.metrics.registry });
+  const restarts = manager.controller({ name: 'agent-restart', concurrency: 4, reconcile: (key) => restarter.reconcile(key) });
+  const wantsRestart = (pod: Pod): boolean => pod.metadata?.annotations?.[ANNOTATION_RESTART_REQUEST] !== undefined;
+  const restartIfAsked = (pod: Pod): void => {
+    if (wantsRestart(pod)) restarts.queue.add(objectKey(pod));
+  };
+  pods.addHandler({ onAdd: restartIfAsked, onUpdate: (_, pod) => restartIfAsked(pod) });
 
   const enqueuePending = (except?: Pod): void => {
     for (const p of pods.list()) if (p !== except && pending(p)) queue.add(objectKey(p));
