@@ -106,4 +106,32 @@ describe('status follows the pods', () => {
     const pods = await activePods(client, ns, 'nope');
     expect(pods.filter((p) => p.spec?.containers[0]?.image === 'tailor.local/busybox:v1')).toHaveLength(3);
   });
+
+  // Issue 20.16: lifting a ResourceQuota heals a refused scale-up at once, not after the backoff.
+  it('scales up within seconds of a ResourceQuota that refused it being deleted, after 30 s of refusals', async () => {
+    await client.create(`/api/v1/namespaces/${ns}/resourcequotas`, {
+      apiVersion: 'v1',
+      kind: 'ResourceQuota',
+      metadata: { name: 'no-pods' },
+      spec: { hard: { pods: '0' } },
+    });
+    // Admission counts against a quota once the quota controller has filled in its status.
+    const path = `/api/v1/namespaces/${ns}/resourcequotas/no-pods`;
+    await firstTime(
+      'the quota to be in force',
+      async () => (await client.get<{ status?: { hard?: Record<string, string> } }>(path)).status?.hard?.['pods'] === '0',
+      60_000,
+    );
+    await client.create(cloneSetPath(ns), cloneSetManifest('quota', { replicas: 2 }, { containers: [sizedContainer('10m', '16Mi')] }));
+    await waitForCloneSet(client, ns, 'quota', 'a FailedScale condition', (cs) => condition(cs, 'FailedScale') !== undefined);
+    await sleep(30_000);
+    const lifted = Date.now();
+    await client.delete(path);
+    await waitForReady(client, ns, 'quota', 2, 120_000);
+    const seconds = (Date.now() - lifted) / 1000;
+    process.stdout.write(
+      `[status-truth] a quota-refused scale-up healed ${seconds.toFixed(1)} s after the quota was deleted (pods Ready)\n`,
+    );
+    expect(seconds).toBeLessThan(20);
+  });
 });
