@@ -1,4 +1,4 @@
-// The layering of DESIGN.md §3, checked by `make lint`: arrows point down only. Each folder of
+// The layering of docs/architecture.md §2 Folders and layering, checked by `make lint`: arrows point down only. Each folder of
 // src/ sits on a floor; a module may import its own folder and the floors below, never one above
 // or a sibling on its own floor. (Floors, low to high: api · runtime · cri · cgroup · resize ·
 // inplace · cloneset, agent · cli.)
@@ -9,7 +9,7 @@ const forbidden = floors.flatMap((floor, level) =>
     const allowed = [dir, ...floors.slice(0, level).flat()];
     return {
       name: `${dir}-imports-down-only`,
-      comment: `src/${dir}/ may import only ${allowed.map((d) => `src/${d}/`).join(', ')} (DESIGN.md §3: arrows point down)`,
+      comment: `src/${dir}/ may import only ${allowed.map((d) => `src/${d}/`).join(', ')} (docs/architecture.md §2 Folders and layering: arrows point down)`,
       severity: 'error',
       from: { path: `^src/${dir}/` },
       to: { path: '^src/', pathNot: [`^src/(${allowed.join('|')})/`] },

@@ -33,7 +33,7 @@ build: deps
 typecheck: deps
 	npx tsc --noEmit -p tsconfig.json
 
-# ESLint (type-checked rules), Prettier, and the layering of DESIGN.md §3 (dependency-cruiser).
+# ESLint (type-checked rules), Prettier, and the layering of docs/architecture.md §2 Folders and layering (dependency-cruiser).
 lint: deps
 	npx eslint src test bench
 	npx prettier --check "src/**/*.ts" "test/**/*.ts" "bench/**/*.ts"

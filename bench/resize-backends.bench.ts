@@ -1,4 +1,4 @@
-// Resize latency, agent vs kubelet backend, on the same 3 pods (DESIGN.md §6: ≤ 5 s through the
+// Resize latency, agent vs kubelet backend, on the same 3 pods (docs/architecture.md §7 Performance targets: ≤ 5 s through the
 // kubelet, ≤ 2 s through the agent): from the CloneSet edit until every container's cgroup files
 // hold the new values. The kubelet round runs on the default profile; then the test bed switches
 // to InPlacePodVerticalScaling=false (components restart, pods keep running), a node agent starts,

@@ -1,4 +1,4 @@
-// Rollout benchmark on the full test bed (DESIGN.md §6, issue 16), all figures from one run, for
+// Rollout benchmark on the full test bed (docs/architecture.md §7 Performance targets, issue 16), all figures from one run, for
 // two kinds of pods:
 //  - plain: one container that exits on SIGTERM, no probe;
 //  - realistic: an init container (2 s), a sidecar that needs 3 s to become ready, the app; only

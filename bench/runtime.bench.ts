@@ -1,4 +1,4 @@
-// Benchmarks of the controller machinery (DESIGN.md §6), printed with their ratio to the target:
+// Benchmarks of the controller machinery (docs/architecture.md §7 Performance targets), printed with their ratio to the target:
 //  - work queue throughput: keys/s through a Controller (WorkQueue + p-queue workers, metrics on,
 //    trivial reconcile) at 1, 4 and 16 workers; target >= 50,000 keys/s;
 //  - informer memory: process RSS before and after an Informer (with the production indexes)

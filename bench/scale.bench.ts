@@ -1,4 +1,4 @@
-// Scale benchmark on simulated nodes (issue 16, DESIGN.md §6), all figures from one run:
+// Scale benchmark on simulated nodes (issue 16, docs/architecture.md §7 Performance targets), all figures from one run:
 //  1. a 1,000-pod CloneSet created: time until every pod is Ready;
 //  2. an in-place image rollout at maxUnavailable 10%: time, API writes per pod, controller peak
 //     RSS, controller CPU per pod, reconcile time p99;
@@ -62,7 +62,7 @@ const CS_PATH = `/apis/apps.tailor.dev/v1alpha1/namespaces/${ns}/clonesets`;
 // Simulated kubelet timings, from hack/kwok/stages-pod.yaml: a container restart takes 1.0–1.5 s.
 const KWOK_RESTART_S = [1.0, 1.5] as const;
 
-// The issue's goals (issue 16 table; DESIGN.md §6).
+// The issue's goals (issue 16 table; docs/architecture.md §7 Performance targets).
 const GOAL = {
   rolloutS: 20,
   writesPerPod: 3.5,

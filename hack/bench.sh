@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make bench`: builds Tailor (dist/, for benchmarks that run the controller as its own process)
 # and src/ + bench/ into .tailor/bench-dist (tsconfig.bench.json), then runs every
-# bench/*.bench.ts with node in this order, each printing its figures against the DESIGN.md §6 /
+# bench/*.bench.ts with node in this order, each printing its figures against the docs/architecture.md §7 Performance targets /
 # issue 16 goals ("met" / "MISSED"):
 #   runtime            no cluster (a stand-in API server in a child process)
 #   rollout, resize-*  the full test bed (real kubelet): brought up here if it is not running

@@ -1,4 +1,4 @@
-// The node agent's resize admission (DESIGN.md §2.3), the kubelet's canResizePod rule for nodes
+// The node agent's resize admission (docs/architecture.md §3.2 An agent resize), the kubelet's canResizePod rule for nodes
 // whose kubelet cannot resize: a pod's new total request must fit the node's allocatable outright
 // (else Infeasible: no amount of waiting helps), and so must its total limit (a limit above the
 // whole node is a request in disguise: the scheduler never saw it, because the pod spec does not

@@ -1,4 +1,4 @@
-// Whether the node agent may act on a resize request at all, before admission (DESIGN.md §2.6):
+// Whether the node agent may act on a resize request at all, before admission (docs/architecture.md §5 Trust boundaries):
 // the pod's controller owner is an apps.tailor.dev CloneSet; the request is exactly what that
 // CloneSet's revision (the ControllerRevision the request and the pod's controller-revision-hash
 // label name, owned by the same CloneSet) asks for; the new resources keep the pod's QoS class;

@@ -1,5 +1,5 @@
 // Whether the API server enforces the admission policies the node agent's safety rests on
-// (config/policy; DESIGN.md §2.6): without them any pod editor can forge the annotations the
+// (config/policy; docs/architecture.md §5 Trust boundaries): without them any pod editor can forge the annotations the
 // agent and the controller trust, and the agent's own token is not fenced to its node and its one
 // annotation. The agent checks at start, and refuses to start when they are missing unless the
 // operator allows it (--allow-missing-admission-policy); then, and afterwards every few minutes,

@@ -1,4 +1,4 @@
-// The node agent's per-pod reconcile (DESIGN.md §2.3, §2.6): for a pod of this node that carries
+// The node agent's per-pod reconcile (docs/architecture.md §3.2 An agent resize, §5 Trust boundaries): for a pod of this node that carries
 // `apps.tailor.dev/resize-request`, decide (pure: decide()) whether to leave it alone, answer with
 // a verdict, actuate the request, or check that what was applied still holds (a restarted
 // container gets the spec's resources back and is re-applied); actuate in the kubelet's order

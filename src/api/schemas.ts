@@ -1,4 +1,4 @@
-// Schemas for the JSON annotations Tailor reads back from pods (DESIGN.md §2.4): anyone who can
+// Schemas for the JSON annotations Tailor reads back from pods (docs/architecture.md §4.5 Pod-level names): anyone who can
 // patch a pod can write them, so they are parsed, never cast. A value that does not fit is an
 // error naming the annotation and the first field that is wrong; callers treat it as absent and
 // report it on the pod. Owns the shapes only. Must not: do I/O or decide what an invalid value

@@ -1,5 +1,6 @@
-// CloneSet API types (apps.tailor.dev/v1alpha1) and the pod-level names of DESIGN.md §2.1, §2.2
-// and §2.4. Owns names and shapes only: no logic, no I/O. The CRD in
+// CloneSet API types (apps.tailor.dev/v1alpha1) and the pod-level names of docs/architecture.md
+// §4.1 The CloneSet API, §4.3 Resize states and §4.5 Pod-level names. Owns names and shapes only:
+// no logic, no I/O. The CRD in
 // crds/apps.tailor.dev_clonesets.yaml is the source of truth for validation; these types mirror
 // it field for field (OpenKruise CloneSet names). Times are RFC 3339 strings, as they arrive in
 // the JSON of a custom object (the client does not turn them into Date for custom resources).

@@ -1,4 +1,4 @@
-// `tailor agent`: the node agent for nodes whose kubelet cannot resize in place (DESIGN.md §2.3).
+// `tailor agent`: the node agent for nodes whose kubelet cannot resize in place (docs/architecture.md §4.4 Two resize backends).
 // Builds the manager (no leader election: one agent per node, acting on its node's pods only),
 // checks that the API server enforces Tailor's admission policies (refusing to start without them
 // unless --allow-missing-admission-policy; src/agent/policy-check.ts), builds the CRI client,

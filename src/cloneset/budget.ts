@@ -1,4 +1,4 @@
-// The one disruption budget of a CloneSet (DESIGN.md §2.6): how many more pods may be taken out
+// The one disruption budget of a CloneSet (docs/architecture.md §5 Trust boundaries): how many more pods may be taken out
 // of service this round. Every path that disrupts a pod — scale-down and podsToDelete, ReCreate
 // updates, the InPlaceIfPossible fallback, in-place restarts, RestartContainer resizes and resize
 // outcomes that recreate — draws from the same number, computed here as a Deployment computes it:

@@ -1,5 +1,5 @@
 // The contract between the controller and Tailor's node agent, carried in two pod annotations
-// (DESIGN.md §2.3). The controller writes `apps.tailor.dev/resize-request`; the agent on the
+// (docs/architecture.md §4.4 Two resize backends). The controller writes `apps.tailor.dev/resize-request`; the agent on the
 // pod's node answers in `apps.tailor.dev/resize-status`. Both are JSON and name the revision the
 // request belongs to, so a status about an older request is never mistaken for the current one.
 // Parsing is strict (schemas in src/api/schemas.ts): a half-written or unknown payload is

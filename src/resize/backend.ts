@@ -1,4 +1,4 @@
-// The one rule for who resizes a pod (DESIGN.md §2.3), shared by the controller and the node
+// The one rule for who resizes a pod (docs/architecture.md §4.4 Two resize backends), shared by the controller and the node
 // agent so the two sides cannot disagree about a node:
 //   evidence  nodeResizeEvidence(): from what a node's pods and Node report — a running container
 //             that reports status resources proves the kubelet resizes in place; a running

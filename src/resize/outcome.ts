@@ -1,4 +1,4 @@
-// What the resize strategy (updateStrategy.resizeStrategy, DESIGN.md §2.1) says to do about one
+// What the resize strategy (updateStrategy.resizeStrategy, docs/architecture.md §4.1 The CloneSet API) says to do about one
 // pod's unfinished resize, given its state (state.ts) and the time. Owns the timers: Proposed or
 // Deferred longer than deferredTimeoutSeconds, InProgress longer than inProgressTimeoutSeconds, all
 // measured from the view's `since`, and Infeasible, lead to the configured action; anything

@@ -1,12 +1,12 @@
 // Reads a pod's resize state as the node reports it, in either of the kubelet's two vocabularies,
-// and maps it onto Tailor's four states (DESIGN.md §2.2):
+// and maps it onto Tailor's four states (docs/architecture.md §4.3 Resize states):
 //   Kubernetes ≥ 1.33: conditions PodResizePending (reason Deferred | Infeasible) and
 //     PodResizeInProgress (reason "" or Error), each with observedGeneration and lastTransitionTime;
 //     status.observedGeneration; metadata.generation bumped by every spec change, resizes included.
 //   Kubernetes ≤ 1.32: status.resize = Proposed | InProgress | Deferred | Infeasible (the API server
 //     sets Proposed on every resize, the kubelet the rest), no timestamps, no generations.
 // Owns: that mapping, the "resize is done" test (spec == what the node reports, with the kubelet's
-// own minimum-value equivalences), and whether a pod's kubelet can resize at all (DESIGN §2.3).
+// own minimum-value equivalences), and whether a pod's kubelet can resize at all (docs/architecture.md §4.4 Two resize backends).
 // Must not: do I/O, remember anything between calls, or decide what to do about a state
 // (outcome.ts does); a pod is judged from itself alone, so the answer survives controller restarts.
 //
@@ -252,7 +252,7 @@ function currentUpdate(pod: Pod): ParsedInPlaceUpdateState | undefined {
 }
 
 /**
- * Whether the pod's kubelet resizes in place (the `kubelet` backend of DESIGN §2.3): a running
+ * Whether the pod's kubelet resizes in place (the `kubelet` backend of docs/architecture.md §4.4 Two resize backends): a running
  * container — regular or init — reports status resources. The API server applies the same test
  * (KEP-1287 "Version Skew Strategy") and refuses a resize when a running container lacks them;
  * a pod with no running container gives no evidence and answers false here.

@@ -1,4 +1,5 @@
-// The CloneSet's status.resize (DESIGN.md §2.1) from the resize views of its pods: a count per
+// The CloneSet's status.resize (docs/architecture.md §4.2 Status, conditions and printer columns)
+// from the resize views of its pods: a count per
 // state, `resizing` (proposed + inProgress + deferred: resizes that may still finish, the
 // RESIZING printer column), and the unfinished pods, oldest `since` first (pods without one
 // last, then by name), at most MAX_RESIZE_STATUS_PODS of them; `pods` is left out when empty.

@@ -1,4 +1,4 @@
-// The DESIGN.md §1 story for images on a real kubelet: `kubectl edit` the image of a 4-pod
+// The story of docs/architecture.md §1 What Tailor does, for images on a real kubelet: `kubectl edit` the image of a 4-pod
 // CloneSet and every pod keeps its UID, IP and node while its container restarts once with the
 // new image; at most one pod is unready at a time, and each pod leaves the Service's ready
 // endpoints before its container restarts.

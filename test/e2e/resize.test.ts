@@ -1,4 +1,4 @@
-// The DESIGN.md §1 story for resources on a real kubelet (in-place resize on): editing a
+// The story of docs/architecture.md §1 What Tailor does, for resources on a real kubelet (in-place resize on): editing a
 // CloneSet's cpu/memory resizes its pods without a restart, the container cgroups take the
 // kubelet-identical values, and status.resize moves through a state and ends empty. A request
 // the node can never fit is reported Infeasible and, with onInfeasible: Wait, blocks visibly.

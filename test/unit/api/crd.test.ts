@@ -102,7 +102,7 @@ describe('the CloneSet CRD manifest', () => {
     expect(isDeepStrictEqual(plain(k8s.dumpYaml(typed)), plain(text))).toBe(true);
   });
 
-  it('names the resource as DESIGN.md §2.1 and src/api/types.ts do', () => {
+  it('names the resource as docs/architecture.md §4.1 The CloneSet API and src/api/types.ts do', () => {
     expect(crd.apiVersion).toBe('apiextensions.k8s.io/v1');
     expect(crd.metadata?.name).toBe(CLONESET_CRD_NAME);
     expect(crd.spec.group).toBe(API_GROUP);
