@@ -187,11 +187,13 @@ function resizeRestarts(pod: Pod, diff: TemplateDiff): boolean {
 
 function buildPatch(pod: Pod, t: UpdateTarget, diff: TemplateDiff): PodPatch {
   const statuses = [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])];
+  // Only a running container is restarted; one that has not started yet reads the new env when it does.
+  const toStop = runningContainerIds(statuses, Object.keys(diff.restarts));
   const changed: Record<string, string[]> = {};
   for (const name of Object.keys(diff.images)) changed[name] = ['image'];
-  for (const name of Object.keys(diff.restarts)) changed[name] = ['restart'];
+  for (const name of Object.keys(toStop)) changed[name] = ['restart'];
   for (const name of Object.keys(diff.resources)) changed[name] = [...(changed[name] ?? []), 'resources'];
-  const restarting = (s: { name: string }): boolean => s.name in diff.images || s.name in diff.restarts;
+  const restarting = (s: { name: string }): boolean => s.name in diff.images || s.name in toStop;
   const state: InPlaceUpdateState = {
     revision: t.targetRevision,
     updateTimestamp: new Date(t.now).toISOString(),
@@ -214,28 +216,26 @@ function buildPatch(pod: Pod, t: UpdateTarget, diff: TemplateDiff): PodPatch {
   return {
     metadata: {
       labels: { ...diff.labels, [LABEL_CONTROLLER_REVISION_HASH]: t.targetRevision },
-      annotations: { ...diff.annotations, [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(state), ...restartRequest(statuses, diff, t) },
+      annotations: { ...diff.annotations, [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(state), ...restartRequest(toStop, t) },
     },
     ...(Object.keys(spec).length > 0 ? { spec } : {}),
   };
 }
 
-/**
- * The request that has the node agent stop each container to restart, named by the ID of the
- * container running now (none when nothing restarts without an image change). A container with
- * no running ID yet is restarted by its next start anyway and is left out.
- */
-function restartRequest(
-  statuses: readonly { name: string; containerID?: string }[],
-  diff: TemplateDiff,
-  t: UpdateTarget,
-): Record<string, string> {
-  const containers = Object.fromEntries(
-    Object.keys(diff.restarts).flatMap((name) => {
-      const id = statuses.find((s) => s.name === name)?.containerID;
-      return id ? [[name, id]] : [];
+type ContainerStatusOf = NonNullable<NonNullable<Pod['status']>['containerStatuses']>[number];
+
+/** Of `names`, the containers running now, by the ID of the running container. */
+function runningContainerIds(statuses: readonly ContainerStatusOf[], names: readonly string[]): Record<string, string> {
+  return Object.fromEntries(
+    names.flatMap((name) => {
+      const s = statuses.find((c) => c.name === name);
+      return s?.state?.running !== undefined && s.containerID ? [[name, s.containerID]] : [];
     }),
   );
+}
+
+/** The request that has the node agent stop each of these running containers once (none when there are none). */
+function restartRequest(containers: Record<string, string>, t: UpdateTarget): Record<string, string> {
   if (Object.keys(containers).length === 0) return {};
   return { [ANNOTATION_RESTART_REQUEST]: JSON.stringify({ revision: t.targetRevision, containers }) };
 }

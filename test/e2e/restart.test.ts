@@ -111,6 +111,7 @@ describe('restart in place', () => {
         },
       ),
     );
+    await waitForReady(client, ns, 'envmeta', 2);
     await client.patch(
       cloneSetPath(ns, 'envmeta'),
       { spec: { template: { metadata: { labels: { app: 'envmeta', track: 'blue' } } } } },
