@@ -10,6 +10,7 @@
 // the verdict. Must not: do I/O, read annotations (the caller passes what the agent applied),
 // or decide what to do with the verdict (reconciler.ts decide()).
 import { parseQuantity, toBytes, toMilli } from '../api/quantity.js';
+import { isSidecar } from '../api/pod.js';
 import type { Pod } from '../api/wire.js';
 import type { ContainerResources, ResizeRequest } from '../resize/agent-protocol.js';
 
@@ -80,7 +81,7 @@ export function podRequest(
     const r = resources(c.name, c.resources);
     for (const name of ['cpu', 'memory'] as const) {
       const value = containerRequest(name, r, `pod ${podName} init container ${c.name}`);
-      if (c.restartPolicy === 'Always') {
+      if (isSidecar(c)) {
         sidecars[name] += value;
       } else {
         initPeak[name] = max(initPeak[name], sidecars[name] + value);

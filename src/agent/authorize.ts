@@ -9,6 +9,7 @@
 // to do with a refusal (reconciler.ts decide()).
 import { LABEL_CONTROLLER_REVISION_HASH, API_GROUP, CLONESET_KIND } from '../api/types.js';
 import { compareQuantities, parseQuantity } from '../api/quantity.js';
+import { resizableContainers } from '../api/pod.js';
 import type { Pod } from '../api/wire.js';
 import type { ContainerResources, ResizeRequest } from '../resize/agent-protocol.js';
 import { restartRequired, type PolicyContainer, type ResizableResource } from '../resize/policy.js';
@@ -89,7 +90,7 @@ export function requestNotInRevision(pod: Pod, request: ResizeRequest, revision:
   const revOwner = controllerOf(revision.metadata?.ownerReferences);
   if (revOwner?.uid !== owner.uid) return `ControllerRevision ${request.revision} does not belong to CloneSet ${owner.name}`;
   const spec = revision.data?.template?.spec;
-  const containers = [...(spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always'), ...(spec?.containers ?? [])];
+  const containers = resizableContainers(spec);
   for (const [name, got] of Object.entries(request.containers)) {
     const c = containers.find((t) => t.name === name);
     if (!c) return `revision ${request.revision} has no container ${name}`;
@@ -124,7 +125,7 @@ export function restartRequiredBy(
   request: ResizeRequest,
   current: (name: string) => ContainerResources | undefined,
 ): string | undefined {
-  const containers = [...(pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always'), ...(pod.spec?.containers ?? [])];
+  const containers = resizableContainers(pod.spec);
   for (const [name, next] of Object.entries(request.containers)) {
     const c = containers.find((x) => x.name === name);
     if (!c) continue;

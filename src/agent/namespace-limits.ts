@@ -16,6 +16,7 @@
 // Pure. Must not: do I/O, or look at resources other than cpu and memory.
 import type * as k8s from '@kubernetes/client-node';
 import { formatQuantity, parseQuantity } from '../api/quantity.js';
+import { isSidecar } from '../api/pod.js';
 import type { Pod, Wire } from '../api/wire.js';
 import type { ContainerResources, ResizeRequest } from '../resize/agent-protocol.js';
 
@@ -122,7 +123,7 @@ function podAmounts(
   let initLimit: bigint | undefined;
   for (const c of inits) {
     const a = amounts(resources(c), resource);
-    if (c.restartPolicy === 'Always') {
+    if (isSidecar(c)) {
       request = add(request, a.request?.value);
       limit = add(limit, a.limit?.value);
       sidecarRequest = add(sidecarRequest, a.request?.value);

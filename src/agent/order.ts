@@ -27,8 +27,9 @@ import {
   type CpuMemoryResources,
 } from '../cri/convert.js';
 import { parseQuantity, toBytes, toMilli } from '../api/quantity.js';
+import { isSidecar } from '../api/pod.js';
 import type { ContainerResources } from '../resize/agent-protocol.js';
-import type { PodCgroupValues } from '../cgroup/pod.js';
+import type { PodCgroupValues } from '../api/node.js';
 
 export type { PodCgroupValues };
 
@@ -96,7 +97,7 @@ function totals(spec: PodCgroupSpec, resource: Resource, resourcesOf: (c: PodCgr
   for (const c of spec.initContainers ?? []) {
     const { request, limit } = read(c);
     let running: { request: bigint; limit: bigint };
-    if (c.restartPolicy === 'Always') {
+    if (isSidecar(c)) {
       t.request += request;
       t.limit += limit;
       sidecars.request += request;

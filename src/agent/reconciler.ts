@@ -17,6 +17,7 @@
 // retried).
 import { Counter, type Registry } from 'prom-client';
 import { canonicalJSON } from '../api/json.js';
+import { resizableContainers } from '../api/pod.js';
 import { ANNOTATION_RESIZE_STATUS, LABEL_CONTROLLER_REVISION_HASH, type ResizeState } from '../api/types.js';
 import { applyContainerResources, cpuMatches, memoryMatches, memoryRefusal, type ApplyResult } from './actuate.js';
 import type { CgroupReading } from '../cgroup/container.js';
@@ -74,19 +75,13 @@ export type Action =
   | { readonly action: 'Actuate'; readonly request: ResizeRequest }
   | { readonly action: 'Verify'; readonly request: ResizeRequest; readonly applied: AppliedRecord['containers'] };
 
-/** Regular containers and sidecars (restartable init containers): what a resize can touch. */
-export function resizableContainers(pod: Pod): { name: string; resources: ContainerResources | undefined }[] {
-  const sidecars = (pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always');
-  return [...sidecars, ...(pod.spec?.containers ?? [])].map((c) => ({ name: c.name, resources: c.resources }));
-}
-
 /**
  * What is wrong with a well-formed request for this pod, or undefined: a container the pod does
  * not have, an unreadable quantity, a request above its limit, or a limit the pod has and the
  * request drops (CRI cannot remove a limit in place; the API server forbids it too).
  */
 export function validateRequest(request: ResizeRequest, pod: Pod): string | undefined {
-  const spec = new Map(resizableContainers(pod).map((c) => [c.name, c.resources]));
+  const spec = new Map(resizableContainers(pod.spec).map((c) => [c.name, c.resources]));
   for (const [name, r] of Object.entries(request.containers)) {
     if (!spec.has(name)) return `container ${name} is not a resizable container of the pod`;
     for (const resource of ['cpu', 'memory'] as const) {
@@ -615,7 +610,7 @@ function currentResources(
   record: AppliedRecord | undefined,
 ): Record<string, ContainerResources> {
   const current: Record<string, ContainerResources> = {};
-  for (const c of resizableContainers(pod)) {
+  for (const c of resizableContainers(pod.spec)) {
     const done = record?.containers[c.name];
     const id = running.get(c.name)?.id;
     current[c.name] =

@@ -6,8 +6,9 @@
 // retry pending resizes (Deferred/Infeasible/InProgress): any pod of the node coming, going or
 // changing, the Node changing, and a periodic resync.
 // Must not: decide anything about a pod (reconciler.ts), or watch pods of other nodes.
-import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESTART_REQUEST } from '../api/types.js';
-import { containerCgroupPath, containerCgroupReader, type CgroupVersion } from '../cgroup/container.js';
+import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESTART_REQUEST, LABEL_CLONESET } from '../api/types.js';
+import type { CgroupVersion } from '../api/node.js';
+import { containerCgroupPath, containerCgroupReader } from '../cgroup/container.js';
 import type { CriClient } from '../cri/client.js';
 import { objectKey } from '../runtime/informer.js';
 import type { KubeObject, Node, Pod } from '../api/wire.js';
@@ -19,9 +20,6 @@ import { trimLimitRangeForAgent, trimPodForAgent, trimQuotaForAgent, trimRevisio
 import type { LimitRange, ResourceQuota } from './namespace-limits.js';
 import { AgentMetrics, AgentReconciler } from './reconciler.js';
 import { RestartActuator } from './restart.js';
-
-/** The label the controller puts on its ControllerRevisions (src/cloneset/revision-store.ts CLONESET_LABEL). */
-const CLONESET_REVISION_LABEL = 'apps.tailor.dev/cloneset';
 
 export interface AgentOptions {
   readonly nodeName: string;
@@ -65,7 +63,7 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
   const revisions = manager.informer<ControllerRevision & KubeObject>({
     name: 'controllerrevisions',
     path: '/apis/apps/v1/controllerrevisions',
-    labelSelector: CLONESET_REVISION_LABEL,
+    labelSelector: LABEL_CLONESET,
     transform: trimRevisionForAgent,
   });
   // Every namespace's LimitRanges and ResourceQuotas: a resize on this path never reaches their

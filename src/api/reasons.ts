@@ -1,6 +1,8 @@
-// The one catalogue of the reasons the CloneSet controller puts on Events and on CloneSet
-// conditions (the condition types themselves are CloneSetConditionTypes in types.ts). Users' alerts and `kubectl get events --field-selector reason=…` depend on these
-// spellings: add here, never inline a reason string elsewhere.
+// The one catalogue of the reasons Tailor puts on Events, on CloneSet conditions (Kruise's
+// Progressing reasons and messages included) and on the pod conditions of an in-place update; the
+// condition types themselves are CloneSetConditionTypes in types.ts. Users' alerts and
+// `kubectl get events --field-selector reason=…` depend on these spellings: add here, never inline
+// a reason string elsewhere.
 // Must not: import anything of ours or decide when a reason applies.
 
 /** The two kinds of Kubernetes Event. */
@@ -49,3 +51,22 @@ export const ConditionReasons = {
   /** The stored spec cannot be planned; fixed by editing the CloneSet. */
   InvalidSpec: 'InvalidSpec',
 } as const;
+
+/** Kruise's Progressing reasons and messages, word for word: its tooling and e2e compare them whole. */
+export const ProgressingReasons = {
+  Available: { status: 'True', reason: 'CloneSetAvailable', message: 'CloneSet is available' },
+  Paused: { status: 'True', reason: 'CloneSetPaused', message: 'CloneSet is paused' },
+  PartitionAvailable: { status: 'True', reason: 'ProgressPartitionAvailable', message: 'CloneSet has been paused due to partition ready' },
+  Updated: { status: 'True', reason: 'CloneSetUpdated', message: 'CloneSet is progressing' },
+  DeadlineExceeded: 'ProgressDeadlineExceeded',
+} as const;
+
+/** Reasons on the pod conditions the in-place engine writes (InPlaceUpdateReady, and Ready while draining). */
+export const PodConditionReasons = {
+  InPlaceUpdateStarted: 'InPlaceUpdateStarted',
+  InPlaceUpdateCompleted: 'InPlaceUpdateCompleted',
+  InPlaceUpdateCancelled: 'InPlaceUpdateCancelled',
+} as const;
+
+/** Why the planner deletes a pod; named in the SuccessfulDelete event's message ("deleted (ScaleDown): …"). */
+export type DeleteReason = 'ScaleDown' | 'PodsToDelete' | 'RecreateUpdate' | 'RecreateFallback' | 'ResizeRecreate' | 'ReplaceUnscheduled';

@@ -18,10 +18,12 @@ export const CLONESET_SINGULAR = 'cloneset';
 export const CLONESET_SHORT_NAME = 'clone';
 export const CLONESET_CRD_NAME = `${CLONESET_PLURAL}.${API_GROUP}`;
 
-// ---- Pod-level names (§2.4) ---------------------------------------------------------------
+// ---- Pod-level names (docs/architecture.md §4.5) --------------------------------------------
 
 /** Label: the name of the ControllerRevision a pod was created from or updated to. */
 export const LABEL_CONTROLLER_REVISION_HASH = 'controller-revision-hash';
+/** Label on a CloneSet's ControllerRevisions: the CloneSet's name (`kubectl tailor history`, the agent's revision cache). */
+export const LABEL_CLONESET = 'apps.tailor.dev/cloneset';
 /** Label: a pod's stable instance id within its CloneSet. */
 export const LABEL_INSTANCE_ID = 'apps.tailor.dev/instance-id';
 /** Label (any value; Kruise's specified-delete): the CloneSet deletes this pod and replaces it, like podsToDelete. */
@@ -45,7 +47,7 @@ export const ANNOTATION_RESIZE_STATUS = 'apps.tailor.dev/resize-status';
  */
 export const ANNOTATION_RESTART_REQUEST = 'apps.tailor.dev/restart-request';
 
-// ---- Resize states (§2.2) -----------------------------------------------------------------
+// ---- Resize states (docs/architecture.md §4.3) ----------------------------------------------
 
 /** KEP-1287 vocabulary; absent or "" means nothing is pending. */
 export type ResizeState = 'Proposed' | 'InProgress' | 'Deferred' | 'Infeasible';

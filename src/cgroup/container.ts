@@ -17,10 +17,9 @@
 // page-counter maximum, v2 "max").
 import { readFile, access } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { CriClient, Labels } from '../cri/client.js';
+import type { CgroupVersion, Labels } from '../api/node.js';
+import type { CriClient } from '../cri/client.js';
 import { cgroupDir, cgroupFile } from './path.js';
-
-export type CgroupVersion = 1 | 2;
 
 export const DEFAULT_CGROUP_ROOT = '/sys/fs/cgroup';
 /** v1 reports "no limit" as the page-counter maximum (0x7FFFFFFFFFFFF000 with 4 KiB pages); anything this large is unlimited. */

@@ -9,18 +9,11 @@
 import { access, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { cgroupDir, cgroupFile } from './path.js';
-import { readCgroup, type CgroupReading, type CgroupVersion } from './container.js';
+import type { CgroupVersion, PodCgroupValues } from '../api/node.js';
+import type { QosClass } from '../api/pod.js';
+import { readCgroup, type CgroupReading } from './container.js';
 import { cpuMaxValue, memoryMaxValue, sharesToCpuWeight, MAX_SHARES, MIN_SHARES } from '../cri/convert.js';
 
-/** A pod cgroup's cpu/memory values; -1 = unlimited. */
-export interface PodCgroupValues {
-  readonly cpuShares: bigint;
-  readonly cpuQuota: bigint;
-  readonly cpuPeriod: bigint;
-  readonly memoryLimitInBytes: bigint;
-}
-
-export type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
 export type CgroupDriver = 'cgroupfs' | 'systemd';
 
 export interface PodCgroupOptions {

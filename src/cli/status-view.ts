@@ -21,6 +21,8 @@ import {
 } from '../api/types.js';
 import { podCountsAsReady, whyPodCannotStart } from '../cloneset/pods.js';
 import { readUpdateState } from '../inplace/plan.js';
+import { podCondition } from '../api/pod.js';
+import { ProgressingReasons } from '../api/reasons.js';
 import type { Pod, Wire } from '../api/wire.js';
 import { podResizeView } from '../resize/state.js';
 
@@ -115,7 +117,7 @@ function podProblem(pod: Pod): string | undefined {
 }
 
 function inPlaceState(pod: Pod): InPlaceState {
-  const gate = pod.status?.conditions?.find((c) => c.type === CONDITION_INPLACE_UPDATE_READY);
+  const gate = podCondition(pod, CONDITION_INPLACE_UPDATE_READY);
   if (gate?.status === 'False') return 'Updating';
   const state = readUpdateState(pod);
   if (gate?.status === 'True' && state && state.revision === pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH]) return 'Done';
@@ -222,8 +224,13 @@ function findBlockers(status: WireStatus, waitsOnInfeasible: boolean, reading: P
     }
   }
   const progressing = condition(status.conditions, 'Progressing');
-  if (progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded') {
-    blockers.push({ source: 'Progressing', reason: 'ProgressDeadlineExceeded', message: progressing.message ?? '', transient: false });
+  if (progressing?.status === 'False' && progressing.reason === ProgressingReasons.DeadlineExceeded) {
+    blockers.push({
+      source: 'Progressing',
+      reason: ProgressingReasons.DeadlineExceeded,
+      message: progressing.message ?? '',
+      transient: false,
+    });
   }
   return blockers;
 }

@@ -2,12 +2,12 @@
 // one reconcile round means to do, as plain values a test can read. Owns the shapes only.
 // Must not: import anything that performs I/O.
 import type { CloneSetStatus, ConditionStatus } from '../api/types.js';
-import type { EventType } from '../api/reasons.js';
+import type { DeleteReason, EventType } from '../api/reasons.js';
 import type { Pod } from '../api/wire.js';
 import type { InPlaceStep, Settlement } from '../inplace/plan.js';
 
-/** Why a pod is deleted; each reason is one line of the catalogue in src/api/reasons.ts. */
-export type DeleteReason = 'ScaleDown' | 'PodsToDelete' | 'RecreateUpdate' | 'RecreateFallback' | 'ResizeRecreate' | 'ReplaceUnscheduled';
+/** Why a pod is deleted (the catalogue in src/api/reasons.ts). */
+export type { DeleteReason } from '../api/reasons.js';
 
 export type Intent =
   /** Create one pod from `revision`'s template. */

@@ -23,6 +23,7 @@ import {
   updateStateProblem,
   type InPlaceStep,
 } from '../inplace/plan.js';
+import { podCondition } from '../api/pod.js';
 import type { Pod } from '../api/wire.js';
 import { allocate, disruptionBudget, disruptionCost } from './budget.js';
 import type { ConditionWrites, Intent, Plan, PlannedEvent } from './intents.js';
@@ -410,7 +411,7 @@ const STUCK_AFTER_MS = 30_000;
  */
 function stuck(pod: Pod, now: number): { now: boolean; at?: number } {
   if (whyStuck(pod, now) !== undefined) return { now: true };
-  const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
+  const ready = podCondition(pod, 'Ready');
   const since = Date.parse((ready?.status === 'False' ? ready.lastTransitionTime : undefined) ?? pod.metadata?.creationTimestamp ?? '');
   if (Number.isNaN(since)) return { now: true };
   const at = since + STUCK_AFTER_MS;

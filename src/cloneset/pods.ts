@@ -12,6 +12,7 @@ import {
   type CloneSet,
 } from '../api/types.js';
 import { withDefaults, type DefaultedCloneSet } from '../api/defaults.js';
+import { podCondition } from '../api/pod.js';
 import type { Pod, Wire } from '../api/wire.js';
 import { countsAsReady, parseDeletionCost, type PodPhase, type PodSummary } from './pod-state.js';
 
@@ -21,8 +22,6 @@ export type DefaultedWireCloneSet = Wire<DefaultedCloneSet>;
 /** Defaults applied to a CloneSet as read from the API (defaulting touches only spec fields, none of them dates). */
 export const defaulted = (cs: WireCloneSet): DefaultedWireCloneSet =>
   withDefaults(cs as unknown as CloneSet) as unknown as DefaultedWireCloneSet;
-
-const condition = (pod: Pod, type: string): Wire<k8s.V1PodCondition> | undefined => pod.status?.conditions?.find((c) => c.type === type);
 
 /** Container waiting reasons that mean the container will not start without someone's help. */
 const CANNOT_START_REASONS = new Set([
@@ -42,7 +41,7 @@ const CANNOT_START_REASONS = new Set([
  * while nothing says so. The planner's RolloutBlocked and `kubectl tailor status` both use it.
  */
 export function whyPodCannotStart(pod: Pod): string | undefined {
-  const scheduled = condition(pod, 'PodScheduled');
+  const scheduled = podCondition(pod, 'PodScheduled');
   if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') {
     return `Unschedulable${scheduled.message ? `: ${scheduled.message}` : ''}`;
   }
@@ -56,7 +55,7 @@ export function whyPodCannotStart(pod: Pod): string | undefined {
 }
 
 export function isPodReady(pod: Pod): boolean {
-  return condition(pod, 'Ready')?.status === 'True';
+  return podCondition(pod, 'Ready')?.status === 'True';
 }
 
 export function summarizePod(pod: Pod, options: { minReadySeconds: number; now: number; podsToDelete?: ReadonlySet<string> }): PodSummary {
@@ -78,7 +77,7 @@ export function summarizePod(pod: Pod, options: { minReadySeconds: number; now: 
     restarts: Math.max(0, ...(pod.status?.containerStatuses ?? []).map((c) => c.restartCount ?? 0)),
     createdAt: meta.creationTimestamp ? Date.parse(meta.creationTimestamp) : 0,
     specifiedDelete: (options.podsToDelete?.has(name) ?? false) || meta.labels?.[LABEL_SPECIFIED_DELETE] !== undefined,
-    inPlaceUpdating: condition(pod, CONDITION_INPLACE_UPDATE_READY)?.status === 'False',
+    inPlaceUpdating: podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status === 'False',
   };
 }
 
@@ -90,13 +89,13 @@ export const podCountsAsReady = (pod: Pod): boolean => countsAsReady(summarizePo
 
 /** When the Ready condition last turned True, for a ready pod. */
 function readySinceOf(pod: Pod): number | undefined {
-  const since = isPodReady(pod) ? condition(pod, 'Ready')?.lastTransitionTime : undefined;
+  const since = isPodReady(pod) ? podCondition(pod, 'Ready')?.lastTransitionTime : undefined;
   return since ? Date.parse(since) : undefined;
 }
 
 /** When a not-yet-available ready pod becomes available; for requeueing after minReadySeconds. */
 export function availableAt(pod: Pod, minReadySeconds: number): number | undefined {
-  const since = condition(pod, 'Ready')?.lastTransitionTime;
+  const since = podCondition(pod, 'Ready')?.lastTransitionTime;
   if (!isPodReady(pod) || !since || minReadySeconds <= 0) return undefined;
   return Date.parse(since) + minReadySeconds * 1000;
 }
@@ -174,5 +173,5 @@ export function controllerRef(cloneSet: WireCloneSet): Wire<k8s.V1OwnerReference
 /** A pod's InPlaceUpdateReady condition is missing: the controller sets it True after creation. */
 export function needsReadinessGateCondition(pod: Pod): boolean {
   const hasGate = pod.spec?.readinessGates?.some((g) => g.conditionType === CONDITION_INPLACE_UPDATE_READY);
-  return !!hasGate && !condition(pod, CONDITION_INPLACE_UPDATE_READY);
+  return !!hasGate && !podCondition(pod, CONDITION_INPLACE_UPDATE_READY);
 }

@@ -30,7 +30,7 @@ import type { ResizeBackend } from './resizes.js';
 import { OWNER_INDEX, RevisionStore, type ControllerRevision } from './revision-store.js';
 import { sameStatus, statusChangeIsUrgent, withConditions } from './status.js';
 
-export { CLONESET_LABEL, OWNER_INDEX, type ControllerRevision } from './revision-store.js';
+export { OWNER_INDEX, type ControllerRevision } from './revision-store.js';
 
 /** The pods informer's index by spec.nodeName: the evidence about each node's kubelet. */
 export const NODE_INDEX = 'nodeName';

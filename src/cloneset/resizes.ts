@@ -4,6 +4,7 @@
 // Pure. Must not: delete pods, emit events or write status (the executor does what the planner
 // admits), nor admit a recreate (the planner draws every disruption from the one budget).
 import { EventReasons, resizeStateReason } from '../api/reasons.js';
+import { podCondition } from '../api/pod.js';
 import type { Pod } from '../api/wire.js';
 import { readResizeRequest } from '../resize/agent-protocol.js';
 import { staleResizeRequest, type Backend, type ConfiguredBackend } from '../resize/backend.js';
@@ -72,7 +73,7 @@ export function followResizes(cs: DefaultedWireCloneSet, pods: readonly Pod[], n
   // A pod that cannot be scheduled (for example a replacement with resources no node fits) is
   // said so on the CloneSet too, where the user looks.
   for (const pod of pods) {
-    const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+    const scheduled = podCondition(pod, 'PodScheduled');
     if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') {
       events.push({
         on: 'cloneset',

@@ -3,7 +3,7 @@
 // report the current and update revisions with every template in use, and prune history beyond
 // revisionHistoryLimit. Decisions are the pure functions of revision.ts; this module does the
 // I/O. Must not: touch pods.
-import { LABEL_CONTROLLER_REVISION_HASH, type CloneSetStatus } from '../api/types.js';
+import { LABEL_CLONESET, LABEL_CONTROLLER_REVISION_HASH, type CloneSetStatus } from '../api/types.js';
 import { ownedIndexValue } from '../runtime/handlers.js';
 import type { Informer } from '../runtime/informer.js';
 import { isAlreadyExists, isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
@@ -22,7 +22,6 @@ export interface ControllerRevision {
 
 /** The pods' and revisions' index by controlling CloneSet: namespace/uid (runtime/handlers.ts ownedIndexValue). */
 export const OWNER_INDEX = 'ownerCloneSet';
-export const CLONESET_LABEL = 'apps.tailor.dev/cloneset';
 
 /** Characters of canonical templates kept across rounds (each CloneSet's current template). */
 const TEMPLATE_CACHE_CHARS = 64 * 1024 * 1024;
@@ -93,7 +92,7 @@ export class RevisionStore {
           metadata: {
             name: updateRevision,
             namespace: ns,
-            labels: { ...(cs.spec.selector.matchLabels ?? {}), [CLONESET_LABEL]: cs.metadata?.name ?? '' },
+            labels: { ...(cs.spec.selector.matchLabels ?? {}), [LABEL_CLONESET]: cs.metadata?.name ?? '' },
             ownerReferences: [controllerRef(cs)],
           },
           revision: nextRevisionNumber(summaries),

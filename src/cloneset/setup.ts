@@ -2,14 +2,14 @@
 // ControllerRevisions (indexed by owner), event handlers that turn changes into CloneSet keys and
 // feed the expectations, and the controller that runs CloneSetReconciler. Must not: decide
 // anything about a CloneSet.
-import { API_GROUP, API_VERSION, LABEL_INSTANCE_ID } from '../api/types.js';
+import { API_GROUP, API_VERSION, LABEL_CLONESET, LABEL_INSTANCE_ID } from '../api/types.js';
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
 import { byControllerOf, enqueueOwner, ownerKey as ownerKeyOf } from '../runtime/handlers.js';
 import { byNodeName, objectKey } from '../runtime/informer.js';
 import type { KubeObject, Pod } from '../api/wire.js';
 import type { Manager } from '../runtime/manager.js';
 import type { Logger } from '../runtime/logger.js';
-import { CLONESET_LABEL, CloneSetReconciler, NODE_INDEX, OWNER_INDEX, type ControllerRevision } from './reconciler.js';
+import { CloneSetReconciler, NODE_INDEX, OWNER_INDEX, type ControllerRevision } from './reconciler.js';
 import { CLONESET_OWNER, type WireCloneSet } from './pods.js';
 import { InPlaceUpdater } from '../inplace/engine.js';
 import { trimPod } from './pod-cache.js';
@@ -41,7 +41,7 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
   const revisions = manager.informer<ControllerRevision>({
     name: 'controllerrevisions',
     path: `/apis/apps/v1${scope}/controllerrevisions`,
-    labelSelector: CLONESET_LABEL,
+    labelSelector: LABEL_CLONESET,
   });
   // A refused CloneSet is woken when what refused it changes (refusal-handlers.ts).
   const admissionLimits = ['resourcequotas', 'limitranges'].map((resource) =>

@@ -6,6 +6,7 @@ import type { CloneSetCondition, CloneSetResizeStatus, CloneSetStatus } from '..
 import type { ConditionWrite, ConditionWrites } from './intents.js';
 import { countsAsAvailable, countsAsReady, isActive, type PodSummary } from './pod-state.js';
 import { canonicalJSON } from '../api/json.js';
+import { ProgressingReasons } from '../api/reasons.js';
 
 export interface StatusInput {
   generation: number;
@@ -77,15 +78,6 @@ export function setCondition(
 
 /** progressDeadlineSeconds that means "no deadline", as for Deployments and Kruise. */
 export const NO_PROGRESS_DEADLINE = 2147483647;
-
-/** Kruise's Progressing reasons and messages, word for word: its tooling and e2e compare them whole. */
-export const ProgressingReasons = {
-  Available: { status: 'True', reason: 'CloneSetAvailable', message: 'CloneSet is available' },
-  Paused: { status: 'True', reason: 'CloneSetPaused', message: 'CloneSet is paused' },
-  PartitionAvailable: { status: 'True', reason: 'ProgressPartitionAvailable', message: 'CloneSet has been paused due to partition ready' },
-  Updated: { status: 'True', reason: 'CloneSetUpdated', message: 'CloneSet is progressing' },
-  DeadlineExceeded: 'ProgressDeadlineExceeded',
-} as const;
 
 /**
  * Progressing, as OpenKruise's CloneSet reports it: only when progressDeadlineSeconds is set and

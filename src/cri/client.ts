@@ -16,6 +16,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import type { Labels, LinuxContainerResources } from '../api/node.js';
 
 /** The test bed's containerd; production nodes usually use unix:///run/containerd/containerd.sock. */
 export const DEFAULT_CRI_ENDPOINT = 'unix:///run/containerd/containerd.sock';
@@ -124,39 +125,18 @@ export function isCriError(err: unknown, code?: CriCode): err is CriError {
 
 // ------------------------------------------------------------------------------------------- types
 
+// The resource shapes live in src/api/node.ts, so pure modules name them without this client.
+export type { HugepageLimit, Labels, LinuxContainerResources } from '../api/node.js';
+
 export type ContainerState = 'CONTAINER_CREATED' | 'CONTAINER_RUNNING' | 'CONTAINER_EXITED' | 'CONTAINER_UNKNOWN';
 export type PodSandboxState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
 export type NamespaceMode = 'POD' | 'CONTAINER' | 'NODE' | 'TARGET';
-export type Labels = Readonly<Record<string, string>>;
 
 export interface VersionInfo {
   readonly version: string;
   readonly runtimeName: string;
   readonly runtimeVersion: string;
   readonly runtimeApiVersion: string;
-}
-
-export interface HugepageLimit {
-  /** "2MB", "1GB". */
-  readonly pageSize: string;
-  readonly limit: bigint;
-}
-
-/**
- * CRI LinuxContainerResources. Every int64 is a bigint; 0 / "" / empty means "not specified" on
- * the wire (proto3), and containerd leaves a not-specified value as it was on update.
- */
-export interface LinuxContainerResources {
-  readonly cpuPeriod: bigint;
-  readonly cpuQuota: bigint;
-  readonly cpuShares: bigint;
-  readonly memoryLimitInBytes: bigint;
-  readonly oomScoreAdj: bigint;
-  readonly cpusetCpus: string;
-  readonly cpusetMems: string;
-  readonly hugepageLimits: readonly HugepageLimit[];
-  readonly unified: Labels;
-  readonly memorySwapLimitInBytes: bigint;
 }
 
 export interface PodSandboxMetadata {

@@ -28,7 +28,7 @@
 // Not carried over: oom_score_adj, hugepages, MemoryQoS (memory.min/high), memory.oom.group and
 // the CPUCFSQuotaPeriod gate (custom periods) — none of them change with a cpu/memory resize.
 import { parseQuantity, toBytes, toMilli } from '../api/quantity.js';
-import type { LinuxContainerResources } from './client.js';
+import type { CgroupVersion, LinuxContainerResources } from '../api/node.js';
 
 export const MIN_SHARES = 2n;
 export const MAX_SHARES = 262_144n;
@@ -51,7 +51,7 @@ export interface ConvertOptions {
   /** The kubelet's cpuCFSQuota setting (default true); false sends neither quota nor period. */
   readonly cpuCfsQuota?: boolean;
   /** The node's cgroup version, for the swap fields (default 1). */
-  readonly cgroupVersion?: 1 | 2;
+  readonly cgroupVersion?: CgroupVersion;
   /** Whether the node has a swap controller (v1: memory.memsw.* files exist). Default false. */
   readonly swapControllerAvailable?: boolean;
 }

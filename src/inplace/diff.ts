@@ -8,6 +8,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { Wire } from '../api/wire.js';
 import { canonicalJSON } from '../api/json.js';
+import { isSidecar } from '../api/pod.js';
 
 export type PodTemplate = Wire<k8s.V1PodTemplateSpec>;
 type Container = Wire<k8s.V1Container>;
@@ -115,8 +116,6 @@ function restartReason(container: Container, diff: TemplateDiff): string | undef
   }
   return undefined;
 }
-
-const isSidecar = (c: Container): boolean => c.restartPolicy === 'Always';
 
 function diffContainerList(
   list: 'containers' | 'initContainers',

@@ -2,7 +2,7 @@
 // patch; apply: one pod patch; complete: one status patch), each recorded as a resourceVersion
 // expectation so the next reconcile never acts on a cache that has not seen it. Emits an event
 // and counts a metric per transition. Must not: decide what to do.
-import { EventReasons } from '../api/reasons.js';
+import { EventReasons, PodConditionReasons } from '../api/reasons.js';
 import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS, CONDITION_INPLACE_UPDATE_READY } from '../api/types.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { ResourceVersionExpectations } from '../runtime/expectations.js';
@@ -27,8 +27,14 @@ export class InPlaceUpdater {
   async drain(owner: KubeObject, pod: Pod, message: string): Promise<void> {
     const time = stamp(this.now());
     await this.patchStatus(pod, [
-      { type: CONDITION_INPLACE_UPDATE_READY, status: 'False', reason: 'InPlaceUpdateStarted', message, lastTransitionTime: time },
-      { type: 'Ready', status: 'False', reason: 'InPlaceUpdateStarted', message, lastTransitionTime: time },
+      {
+        type: CONDITION_INPLACE_UPDATE_READY,
+        status: 'False',
+        reason: PodConditionReasons.InPlaceUpdateStarted,
+        message,
+        lastTransitionTime: time,
+      },
+      { type: 'Ready', status: 'False', reason: PodConditionReasons.InPlaceUpdateStarted, message, lastTransitionTime: time },
     ]);
     // No event here: the pod's InPlaceUpdateReady condition says it, and every write counts.
     this.metrics?.updates.inc({ result: 'started' });
@@ -71,7 +77,7 @@ export class InPlaceUpdater {
       {
         type: CONDITION_INPLACE_UPDATE_READY,
         status: 'True',
-        reason: completed ? 'InPlaceUpdateCompleted' : 'InPlaceUpdateCancelled',
+        reason: completed ? PodConditionReasons.InPlaceUpdateCompleted : PodConditionReasons.InPlaceUpdateCancelled,
         message: completed ? 'every changed container restarted with its new image' : 'the update no longer applies; nothing was restarted',
         lastTransitionTime: time,
       },

@@ -18,6 +18,7 @@ import {
   type ResizeRefusal,
   type UpdateStrategyType,
 } from '../api/types.js';
+import { podCondition } from '../api/pod.js';
 import type { Pod, Wire } from '../api/wire.js';
 import { diffTemplates, type PodTemplate, type TemplateDiff } from './diff.js';
 import { restartRequired } from '../resize/policy.js';
@@ -48,8 +49,6 @@ export interface UpdateTarget {
   now: number;
 }
 
-const condition = (pod: Pod, type: string): Wire<k8s.V1PodCondition> | undefined => pod.status?.conditions?.find((c) => c.type === type);
-
 /** The next step to move a pod selected for update to the target revision. */
 export function planInPlaceUpdate(pod: Pod, t: UpdateTarget): InPlaceStep {
   const diff = diffTemplates(t.podTemplate, t.targetTemplate);
@@ -62,12 +61,12 @@ export function planInPlaceUpdate(pod: Pod, t: UpdateTarget): InPlaceStep {
   }
   const restarts = Object.keys(diff.images).length > 0 || Object.keys(diff.restarts).length > 0 || resizeRestarts(pod, diff);
   if (restarts) {
-    const gate = condition(pod, CONDITION_INPLACE_UPDATE_READY);
+    const gate = podCondition(pod, CONDITION_INPLACE_UPDATE_READY);
     if (gate?.status !== 'False') {
       const what = [...new Set([...Object.keys(diff.images), ...Object.keys(diff.restarts), ...Object.keys(diff.resources)])].join(', ');
       return { kind: 'drain', message: `in-place update to revision ${t.targetRevision}: ${what}` };
     }
-    if (condition(pod, 'Ready')?.status === 'True') return { kind: 'wait' };
+    if (podCondition(pod, 'Ready')?.status === 'True') return { kind: 'wait' };
     const drainedAt = Date.parse(gate.lastTransitionTime ?? '') || t.now;
     const readyAt = drainedAt + t.gracePeriodSeconds * 1000;
     if (t.now < readyAt) return { kind: 'wait', untilMs: readyAt };
@@ -281,7 +280,7 @@ export const RESTART_OVERDUE_MS = 60_000;
  * otherwise.
  */
 export function restartOverdue(pod: Pod, now: number): string | undefined {
-  if (condition(pod, CONDITION_INPLACE_UPDATE_READY)?.status !== 'False') return undefined;
+  if (podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status !== 'False') return undefined;
   const state = readUpdateState(pod);
   if (!state || state.revision !== pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH]) return undefined;
   const waiting = Object.entries(state.changed ?? {})
@@ -303,7 +302,7 @@ const containerStatus = (pod: Pod, name: string) =>
  * getting (`selected` false) and nothing was patched; 'pending' while containers restart.
  */
 export function settleInPlaceUpdate(pod: Pod, selected: boolean): Settlement {
-  if (condition(pod, CONDITION_INPLACE_UPDATE_READY)?.status !== 'False') return 'none';
+  if (podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status !== 'False') return 'none';
   const state = readUpdateState(pod);
   const revision = pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH];
   if (!state || state.revision !== revision) return selected ? 'none' : 'undrain';

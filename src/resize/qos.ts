@@ -17,9 +17,8 @@
 // towards recreating. Pod-level resources (spec.resources) are not considered.
 import type * as k8s from '@kubernetes/client-node';
 import { parseQuantity } from '../api/quantity.js';
+import type { QosClass } from '../api/pod.js';
 import type { Wire } from '../api/wire.js';
-
-export type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
 
 /** What qosClass reads of a container; a client-node V1Container (wire form) fits. */
 export type QosContainer = Pick<Wire<k8s.V1Container>, 'resources'>;

@@ -26,6 +26,7 @@ import type * as k8s from '@kubernetes/client-node';
 import { isResizeState, LABEL_CONTROLLER_REVISION_HASH, type ResizeState } from '../api/types.js';
 import { parseInPlaceUpdateState, type ParsedInPlaceUpdateState } from '../api/schemas.js';
 import { parseQuantity, toBytes, toMilli, type Quantity } from '../api/quantity.js';
+import { podCondition, sidecarContainers } from '../api/pod.js';
 import type { Pod, Wire } from '../api/wire.js';
 import { readResizeRequest } from './agent-protocol.js';
 import { agentResizeView } from './agent-view.js';
@@ -131,13 +132,12 @@ function describeDifference(spec: Resources | undefined, actual: Resources | und
  * Containers a resize can touch, paired with their status: regular containers and sidecars
  * (restartable init containers); plain init containers cannot be resized and are left out.
  */
-function resizableContainers(pod: Pod): { name: string; spec: Resources | undefined; status: ContainerStatus | undefined }[] {
+function resizableContainerStatuses(pod: Pod): { name: string; spec: Resources | undefined; status: ContainerStatus | undefined }[] {
   const statuses = new Map<string, ContainerStatus>();
   for (const s of pod.status?.initContainerStatuses ?? []) statuses.set(`init/${s.name}`, s);
   for (const s of pod.status?.containerStatuses ?? []) statuses.set(`main/${s.name}`, s);
-  const sidecars = (pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always');
   return [
-    ...sidecars.map((c) => ({ name: c.name, spec: c.resources, status: statuses.get(`init/${c.name}`) })),
+    ...sidecarContainers(pod.spec).map((c) => ({ name: c.name, spec: c.resources, status: statuses.get(`init/${c.name}`) })),
     ...(pod.spec?.containers ?? []).map((c) => ({ name: c.name, spec: c.resources, status: statuses.get(`main/${c.name}`) })),
   ];
 }
@@ -151,17 +151,18 @@ function firstDifference(pod: Pod): string | undefined {
   if (pod.spec?.resources !== undefined && podLevel !== undefined && !resourcesEquivalent(pod.spec.resources, podLevel)) {
     return `pod-level resources: ${describeDifference(pod.spec.resources, podLevel)}`;
   }
-  for (const c of resizableContainers(pod)) {
+  for (const c of resizableContainerStatuses(pod)) {
     if (c.status?.resources === undefined) continue;
     if (!resourcesEquivalent(c.spec, c.status.resources)) return `container ${c.name}: ${describeDifference(c.spec, c.status.resources)}`;
   }
   return undefined;
 }
 
-const reportsResources = (pod: Pod): boolean => resizableContainers(pod).some((c) => c.status?.resources !== undefined);
+const reportsResources = (pod: Pod): boolean => resizableContainerStatuses(pod).some((c) => c.status?.resources !== undefined);
 
 function activeCondition(pod: Pod, type: string): Condition | undefined {
-  return pod.status?.conditions?.find((c) => c.type === type && c.status === 'True');
+  const condition = podCondition(pod, type);
+  return condition?.status === 'True' ? condition : undefined;
 }
 
 /** A view with only the fields that have a value (status JSON stays free of undefined keys). */

@@ -5,7 +5,7 @@
 // `undo` and completion share. Exit 0, or 3 with one line on stderr.
 // Must not: write to the cluster.
 import yaml from 'js-yaml';
-import { CLONESET_LABEL } from '../../cloneset/revision-store.js';
+import { LABEL_CLONESET } from '../../api/types.js';
 import {
   describeError,
   PluginError,
@@ -29,7 +29,7 @@ export async function readRevisions(client: Reader, ns: string, cs: WireCloneSet
   try {
     const list = await withDeadline(
       client.list<WireControllerRevision>(`/apis/apps/v1/namespaces/${encodeURIComponent(ns)}/controllerrevisions`, {
-        labelSelector: `${CLONESET_LABEL}=${cs.metadata?.name ?? ''}`,
+        labelSelector: `${LABEL_CLONESET}=${cs.metadata?.name ?? ''}`,
       }),
       READ_TIMEOUT_MS,
     );

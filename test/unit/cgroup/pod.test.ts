@@ -7,13 +7,13 @@ import { join } from 'node:path';
 import {
   cpuWeightToShares,
   type CgroupDriver,
-  type QosClass,
   podCgroupFromContainer,
   podCgroupPath,
   readPodCgroup,
   writePodCgroup,
 } from '../../../src/cgroup/pod.js';
 import { sharesToCpuWeight } from '../../../src/cri/convert.js';
+import type { QosClass } from '../../../src/api/pod.js';
 
 describe('podCgroupPath', () => {
   test.each<[QosClass, CgroupDriver, string]>([

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { restartRequired, type PolicyContainer, type ResizableResource } from '../../../src/resize/policy.js';
-import { qosClass, resizeChangesQos, type QosClass, type QosContainer } from '../../../src/resize/qos.js';
+import type { QosClass } from '../../../src/api/pod.js';
+import { qosClass, resizeChangesQos, type QosContainer } from '../../../src/resize/qos.js';
 import { guaranteed, type Res } from './pods.js';
 
 const c = (resources?: Res): QosContainer => (resources === undefined ? {} : { resources });
