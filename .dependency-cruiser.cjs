@@ -17,9 +17,31 @@ const forbidden = floors.flatMap((floor, level) =>
   }),
 );
 
+// The pure decision modules (docs/architecture.md §2 Folders and layering: decisions are pure):
+// whatever decides a rollout, a status, an in-place step, a resize or the agent's verdict is a
+// function of its inputs, so it may not import what does I/O: the controller machinery, the CRI
+// client, the cgroup filesystem or Node's fs, child_process and net. A type it needs from one of
+// those lives in src/api/ instead (src/api/node.ts, src/api/pod.ts).
+const pureDecisionModules = [
+  '^src/api/',
+  '^src/cloneset/(planner|update|scale|budget|status|pod-state|pods|intents|revision|selector|refusal-handlers|pod-cache)[.]ts$',
+  '^src/inplace/(diff|plan)[.]ts$',
+  '^src/resize/(?!metrics[.]ts$)',
+  '^src/agent/(admission|authorize|order|namespace-limits)[.]ts$',
+  '^src/cri/convert[.]ts$',
+];
+const ioModules = ['^src/runtime/', '^src/cri/client[.]ts$', '^src/cgroup/', '^(node:)?(fs|fs/promises|child_process|net)$'];
+
 module.exports = {
   forbidden: [
     ...forbidden,
+    {
+      name: 'pure-decisions-import-no-io',
+      comment: 'a pure decision module imports no I/O module (runtime, CRI client, cgroups, node:fs/child_process/net); move the type it needs into src/api/',
+      severity: 'error',
+      from: { path: pureDecisionModules },
+      to: { path: ioModules },
+    },
     {
       name: 'no-cycles',
       comment: 'an import loop makes two modules one; break it with a shared lower module',

@@ -7,21 +7,10 @@
 import type { KubeObject } from './kube-client.js';
 import type { Logger } from './logger.js';
 import { objectKey, type StoreChange } from './store.js';
+import type { InformerHandler, KeyQueue } from '../api/handler.js';
 
-/**
- * Called for each change to the cache. A periodic resync re-delivers every cached object as
- * onUpdate(obj, obj) (same object, same resourceVersion), as client-go does.
- */
-export interface InformerHandler<T> {
-  onAdd?(obj: T): void;
-  onUpdate?(oldObj: T, newObj: T): void;
-  onDelete?(obj: T): void;
-}
-
-/** What a handler needs of a work queue. */
-export interface KeyQueue {
-  add(key: string): void;
-}
+// The handler and queue shapes live in src/api/handler.ts, so pure handlers name them without this module.
+export type { InformerHandler, KeyQueue } from '../api/handler.js';
 
 /** The kind of a controlling owner: its API group ("" for the core group) and kind. */
 export interface OwnerKind {
