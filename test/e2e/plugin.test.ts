@@ -2,7 +2,10 @@
 // process: it follows an image rollout of a 2-pod CloneSet to the end and exits 0; it exits 1 and
 // says why when a resize is Infeasible and the strategy waits; kubectl finds it on PATH; it exits
 // 2 when the timeout passes first; bad input (unknown CloneSet, wrong namespace, no cluster) is
-// one line on stderr and exit 3. The plugin runs as a child process (`node bin/kubectl-tailor`,
+// one line on stderr and exit 3. The rollout verbs: history lists revisions with what changed;
+// undo puts a template back in place and the controller reuses its revision; pause holds a change
+// back until resume; restart writes restartedAt and history names the new revision; kubectl
+// completes the plugin's words through kubectl_complete-tailor. The plugin runs as a child process (`node bin/kubectl-tailor`,
 // after a build), never synchronously, so the in-process controller keeps reconciling meanwhile.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn, spawnSync } from 'node:child_process';
@@ -10,7 +13,7 @@ import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { KubeClient } from '../../src/runtime/kube-client.js';
-import { cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/cloneset.js';
+import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet, waitForReady } from '../support/cloneset.js';
 import { startController, type RunningController } from '../support/controller.js';
 import { ensureCrd } from '../support/crd.js';
 import { kubeconfigPath, loadTestKubeConfig } from '../support/kube.js';
@@ -188,5 +191,178 @@ describe('kubectl tailor status', () => {
     const usage = await tailor('status');
     expect(usage.code).toBe(3);
     expect(lines(usage.stderr)).toEqual(["error: missing required argument 'clone'"]);
+  });
+});
+
+describe('kubectl tailor rollout verbs', () => {
+  const verb = (name: string, ...args: string[]): Promise<Run> => tailor(name, ...args, '-n', ns, '--kubeconfig', kubeconfig);
+  const podUids = async (name: string): Promise<string[]> => (await activePods(client, ns, name)).map((p) => p.metadata?.uid ?? '').sort();
+  /** The history table's rows: revision, name, status, change. */
+  const rows = (text: string): string[][] =>
+    lines(text)
+      .slice(1)
+      .map((l) => {
+        const [revision = '', name = '', ...rest] = l.split(/\s{3,}/);
+        return [revision, name, ...rest];
+      });
+
+  beforeAll(async () => {
+    await client.create(
+      cloneSetPath(ns),
+      cloneSetManifest(
+        'app',
+        { replicas: 2, updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } },
+        { containers: [container('50m')] },
+      ),
+    );
+    await waitForReady(client, ns, 'app', 2, 120_000);
+    await client.patch(
+      cloneSetPath(ns, 'app'),
+      { spec: { template: { spec: { containers: [container('50m', 'tailor.local/busybox:v2')] } } } },
+      'merge',
+    );
+    expect((await status('app', '--timeout', '120s')).code).toBe(0);
+  }, 300_000);
+
+  it('history lists the revisions in order with what each changed, and prints one revision', async () => {
+    const cs = await waitForCloneSet(client, ns, 'app', 'revisions settled', (c) => c.status?.currentRevision === c.status?.updateRevision);
+    const result = await verb('history', 'app');
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(lines(result.stdout)[0]).toMatch(/^REVISION\s+NAME\s+STATUS\s+CHANGE$/);
+    expect(rows(result.stdout)).toEqual([
+      ['1', expect.stringMatching(/^app-\w+$/), '-', '-'],
+      ['2', cs.status?.updateRevision, 'current, update', 'image main=tailor.local/busybox:v2'],
+    ]);
+
+    const one = await verb('history', 'app', '--revision', '1');
+    expect(one.code).toBe(0);
+    expect(one.stdout).toMatch(/^# clone "app" revision 1 \(app-\w+\)\n/);
+    expect(one.stdout).toContain('image: tailor.local/busybox:v1');
+    const json = await verb('history', 'app', '--revision', '2', '-o', 'json');
+    expect((JSON.parse(json.stdout) as { spec: { containers: { image: string }[] } }).spec.containers[0]?.image).toBe(
+      'tailor.local/busybox:v2',
+    );
+
+    const missing = await verb('history', 'app', '--revision', '9');
+    expect(missing.code).toBe(3);
+    expect(lines(missing.stderr)).toEqual(['error: clone "app" has no revision 9 (revisions: 1, 2)']);
+  });
+
+  it('undo puts the previous template back in place, reusing its revision; an unknown revision is refused', async () => {
+    const before = (await verb('history', 'app')).stdout;
+    const [first, second] = rows(before);
+    const uids = await podUids('app');
+
+    const refused = await verb('undo', 'app', '--to-revision', '9');
+    expect(refused.code).toBe(3);
+    expect(lines(refused.stderr)).toEqual(['error: cannot roll back clone "app": revision 9 not found (revisions: 1, 2)']);
+
+    const result = await verb('undo', 'app');
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(lines(result.stdout)).toEqual([
+      `clone "app" rolled back to revision 1 (${first?.[1]}): image main=tailor.local/busybox:v1`,
+      `follow it: kubectl tailor status app -n ${ns}`,
+    ]);
+    expect((await status('app', '--timeout', '120s')).code).toBe(0);
+    expect(await podUids('app')).toEqual(uids);
+    const pods = await activePods(client, ns, 'app');
+    expect(pods.map((p) => p.spec?.containers[0]?.image)).toEqual(['tailor.local/busybox:v1', 'tailor.local/busybox:v1']);
+
+    // The controller reused revision 1's ControllerRevision and made it the newest: no new name.
+    // Revision 2 is now the oldest listed, so nothing precedes it to diff against.
+    const after = rows((await verb('history', 'app')).stdout);
+    expect(after).toEqual([
+      ['2', second?.[1], '-', '-'],
+      ['3', first?.[1], 'current, update', 'image main=tailor.local/busybox:v1'],
+    ]);
+
+    const again = await verb('undo', 'app', '--to-revision', '3');
+    expect(again.code).toBe(0);
+    expect(again.stdout).toBe(`clone "app" skipped rollback: its template already is revision 3 (${first?.[1]})\n`);
+  });
+
+  it('pause holds a template change back until resume; both say when there is nothing to do', async () => {
+    const paused = await verb('pause', 'app');
+    expect(paused).toMatchObject({ code: 0, stdout: 'clone "app" paused\n', stderr: '' });
+    expect((await readCloneSet(client, ns, 'app')).spec.updateStrategy?.paused).toBe(true);
+    expect((await verb('pause', 'app')).stdout).toBe('clone "app" is already paused\n');
+
+    await client.patch(
+      cloneSetPath(ns, 'app'),
+      { spec: { template: { spec: { containers: [container('50m', 'tailor.local/busybox:v2')] } } } },
+      'merge',
+    );
+    await waitForCloneSet(client, ns, 'app', 'the paused change observed', () => true);
+    await new Promise((r) => setTimeout(r, 3000));
+    const held = await activePods(client, ns, 'app');
+    expect(held.map((p) => p.spec?.containers[0]?.image)).toEqual(['tailor.local/busybox:v1', 'tailor.local/busybox:v1']);
+
+    const resumed = await verb('resume', 'app');
+    expect(resumed.code).toBe(0);
+    expect(lines(resumed.stdout)).toEqual(['clone "app" resumed', `follow it: kubectl tailor status app -n ${ns}`]);
+    expect((await verb('resume', 'app')).stdout).toBe('clone "app" is not paused (nothing to resume)\n');
+    expect((await status('app', '--timeout', '120s')).code).toBe(0);
+  });
+
+  it('restart writes restartedAt, which the controller records as a new revision that history names', async () => {
+    const before = await readCloneSet(client, ns, 'app');
+    const result = await verb('restart', 'app');
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    const [said, next] = lines(result.stdout);
+    expect(said).toMatch(
+      /^clone "app" restarting: every container restarts in place, pod by pod \(restartedAt \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)$/,
+    );
+    expect(next).toBe(`follow it: kubectl tailor status app -n ${ns}`);
+
+    const at = said?.match(/restartedAt (\S+)\)$/)?.[1];
+    const cs = await waitForCloneSet(
+      client,
+      ns,
+      'app',
+      'a new update revision',
+      (c) => c.status?.updateRevision !== before.status?.updateRevision,
+    );
+    expect(cs.spec.template.metadata?.annotations?.['kubectl.kubernetes.io/restartedAt']).toBe(at);
+
+    // No node agent runs in this test: the pods may only be drained; the revision is what the verb guarantees.
+    const history = rows((await verb('history', 'app')).stdout);
+    expect(history.at(-1)).toEqual([
+      expect.stringMatching(/^\d+$/),
+      cs.status?.updateRevision,
+      expect.stringMatching(/update/),
+      `restart (restartedAt ${at})`,
+    ]);
+  });
+
+  it('completes verbs, CloneSets and revisions through kubectl', async () => {
+    if (!existsSync(join(scratch, 'kubectl_complete-tailor')))
+      symlinkSync(resolve('bin/kubectl_complete-tailor'), join(scratch, 'kubectl_complete-tailor'));
+    const env = { PATH: `${scratch}:${process.env.PATH}`, KUBECONFIG: kubeconfig };
+    const complete = async (...words: string[]): Promise<string[]> => {
+      const result = await run(kubectlBin, ['__complete', 'tailor', ...words], env);
+      expect(result.code).toBe(0);
+      return lines(result.stdout).map((l) => l.split('\t')[0] ?? '');
+    };
+    expect(await complete('re')).toEqual(['resume', 'restart', ':4']);
+    expect(await complete('history', '-n', ns, '')).toEqual(['app', 'big', 'web', ':4']);
+    expect(await complete('undo', 'app', '-n', ns, '--to-revision', '')).toEqual([
+      expect.stringMatching(/^\d+$/),
+      expect.stringMatching(/^\d+$/),
+      expect.stringMatching(/^\d+$/),
+      ':4',
+    ]);
+  });
+
+  it('gives one clear line and exit 3 for an unknown CloneSet or namespace', async () => {
+    for (const name of ['history', 'undo', 'pause', 'resume', 'restart']) {
+      const unknown = await verb(name, 'nope');
+      expect(unknown.code).toBe(3);
+      expect(unknown.stdout).toBe('');
+      expect(lines(unknown.stderr)).toEqual([`error: CloneSet "nope" not found in namespace "${ns}" (CloneSets there: app, big, web)`]);
+    }
+    const wrongNs = await tailor('pause', 'app', '-n', `${ns}-missing`, '--kubeconfig', kubeconfig);
+    expect(wrongNs.code).toBe(3);
+    expect(lines(wrongNs.stderr)).toEqual([`error: namespace "${ns}-missing" not found (pass the CloneSet's namespace with -n)`]);
   });
 });

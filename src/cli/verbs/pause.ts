@@ -24,7 +24,7 @@ export async function setPaused(
   return withConnection(opts, async ({ client, namespace }) => {
     const cs = await readCloneSet(client, namespace, name);
     if ((cs.spec.updateStrategy?.paused ?? false) === paused) {
-      stdout.write(`clone "${name}" is already ${paused ? 'paused' : 'not paused'}\n`);
+      stdout.write(paused ? `clone "${name}" is already paused\n` : `clone "${name}" is not paused (nothing to resume)\n`);
       return 0;
     }
     try {
