@@ -29,7 +29,7 @@ import { allocate, disruptionBudget, disruptionCost } from './budget.js';
 import type { ConditionWrites, Intent, Plan, PlannedEvent } from './intents.js';
 import { countsAsAvailable, isSpecifiedDelete, type PodSummary } from './pod-state.js';
 import { availableAt, needsReadinessGateCondition, summarizePod, whyPodCannotStart, type DefaultedWireCloneSet } from './pods.js';
-import { backendForPod, type NodeResizeEvidence } from '../resize/backend.js';
+import { backendForPod, type Backend, type NodeResizeEvidence } from '../resize/backend.js';
 import { followResizes, rerouteToKubelet, type ResizeBackend, type ResizeFollowUp } from './resizes.js';
 import { planScale, type ScalePlan } from './scale.js';
 import { matchesSelector, selectorString } from './selector.js';
@@ -50,7 +50,7 @@ export interface PlanInput {
 const NO_EVIDENCE: NodeResizeEvidence = { kubeletResizes: undefined, why: 'no pod on the node tells' };
 
 /** The backend that resizes `pod`, by the one rule the agent follows too. */
-const backendOf = (input: PlanInput, pod: Pod) =>
+const backendOf = (input: PlanInput, pod: Pod): Backend =>
   backendForPod(input.resizeBackend, input.nodeEvidence.get(pod.spec?.nodeName ?? '') ?? NO_EVIDENCE, pod);
 
 /** What the update half of a round decided for the pods the arithmetic picked. */

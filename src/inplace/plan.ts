@@ -293,7 +293,7 @@ export function restartOverdue(pod: Pod, now: number): string | undefined {
   return `containers ${waiting.join(', ')} wait to be restarted by the node agent (is tailor agent running on node ${pod.spec?.nodeName ?? '?'}?)`;
 }
 
-const containerStatus = (pod: Pod, name: string) =>
+const containerStatus = (pod: Pod, name: string): Wire<k8s.V1ContainerStatus> | undefined =>
   [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])].find((c) => c.name === name);
 
 /**
