@@ -144,7 +144,7 @@ describe('restart in place', () => {
     const pods = await activePods(client, ns, 'envmeta');
     expect(new Set(pods.map((p) => p.metadata?.uid))).toEqual(new Set(before.keys()));
     for (const pod of pods) {
-      const env = kubectl(['-n', ns, 'exec', pod.metadata?.name ?? '', '--', 'printenv', 'TRACK']);
+      const env = kubectl(['-n', ns, 'exec', pod.metadata?.name ?? '', '--', '/bin/sh', '-c', 'echo "$TRACK"']);
       expect(env.trim()).toBe('green');
     }
   });
