@@ -16,12 +16,22 @@ import {
   withDeadline,
   writeFailed,
   type ConnectionOptions,
+  type Reader,
+  type WireCloneSet,
 } from './common.js';
 import { readRevisions } from './history.js';
 import { summariseDiff, undoPatch, undoTarget } from './revisions.js';
 
 export interface UndoOptions extends ConnectionOptions {
   toRevision?: number;
+}
+
+async function generationMoved(client: Reader, ns: string, name: string, read: WireCloneSet): Promise<boolean> {
+  try {
+    return (await readCloneSet(client, ns, name)).metadata?.generation !== read.metadata?.generation;
+  } catch {
+    return false;
+  }
 }
 
 export async function undo(name: string, opts: UndoOptions, stdout: NodeJS.WritableStream = process.stdout): Promise<number> {
@@ -42,8 +52,11 @@ export async function undo(name: string, opts: UndoOptions, stdout: NodeJS.Writa
         READ_TIMEOUT_MS,
       );
     } catch (err) {
-      // A failed `test` op answers 422 (some servers 409): the spec changed after the read.
-      if (isConflict(err) || (err instanceof KubeApiError && err.statusCode === 422 && /test/i.test(err.status?.message ?? ''))) {
+      // A failed `test` op answers a bare 422 that does not say which op failed: a new generation tells.
+      if (
+        isConflict(err) ||
+        (err instanceof KubeApiError && err.statusCode === 422 && (await generationMoved(client, namespace, name, cs)))
+      ) {
         throw new PluginError(`clone "${name}" changed while rolling back (its spec has a new generation): run undo again`, { cause: err });
       }
       throw writeFailed(`rolling back clone "${name}"`, err);
