@@ -544,6 +544,18 @@ describe('the CloneSet CRD', () => {
     })) as { spec: { replicas: number }; status: { replicas: number; selector: string } };
     expect(scale.spec.replicas).toBe(2);
     expect(scale.status).toEqual({ replicas: 2, selector: 'app=web' });
+    // Issue 20.2: `kubectl scale` and an HPA write through /scale, and meet the same bound.
+    const refused = await custom
+      .patchNamespacedCustomObjectScale(
+        { group: GROUP, version: VERSION, namespace: NAMESPACE, plural: PLURAL, name: 'scaled', body: { spec: { replicas: 1_000_000 } } },
+        mergePatch,
+      )
+      .then(
+        () => undefined,
+        (err: unknown) => apiError(err),
+      );
+    expect(refused?.code).toBe(422);
+    expect(refused?.message).toMatch(/spec.replicas.*less than or equal to 100000/);
   });
 
   it('shows progress and resize counts in the printer columns', async () => {
