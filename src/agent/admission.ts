@@ -8,7 +8,7 @@
 // resize the agent actuated is real on the node even though the pod spec never changed).
 // Owns: the pod request arithmetic (containers + sidecars, init containers as a max, overhead) and
 // the verdict. Must not: do I/O, read annotations (the caller passes what the agent applied),
-// or decide what to do with the verdict (reconciler.ts decide()).
+// or decide what to do with the verdict (decide.ts decide()).
 import { parseQuantity, toBytes, toMilli } from '../api/quantity.js';
 import { isSidecar } from '../api/pod.js';
 import type { Pod } from '../api/wire.js';

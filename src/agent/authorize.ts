@@ -6,7 +6,7 @@
 // Tailor's controller write requests (config/policy); this is the agent's own check, so a forged
 // request that got through is still refused with a reason.
 // Pure. Must not: do I/O, look at what the agent applied (the caller passes it), or decide what
-// to do with a refusal (reconciler.ts decide()).
+// to do with a refusal (decide.ts decide()).
 import { LABEL_CONTROLLER_REVISION_HASH, API_GROUP, CLONESET_KIND } from '../api/types.js';
 import { compareQuantities, parseQuantity } from '../api/quantity.js';
 import { resizableContainers } from '../api/pod.js';

@@ -1,7 +1,7 @@
 // What the node agent keeps of the objects it caches: only the fields its decisions read, so a
 // pod's env, volumes, images and foreign annotations, and a revision's whole template beyond its
 // containers' resources, never sit in the agent's memory (a 1.4 MB template would otherwise be
-// held once per revision). Readers: reconciler.ts (annotations, labels, owner, phase, node),
+// held once per revision). Readers: decide.ts and reconciler.ts (annotations, labels, owner, phase, node),
 // admission.ts (every container's resources, overhead), authorize.ts (owner references, revision
 // containers' resources, resize and restart policies, QoS class), order.ts (pod-level resources),
 // resize/backend.ts (which containers run and report resources), namespace-limits.ts (a quota's

@@ -5,7 +5,7 @@
 // the agent reads (cache.ts), the AgentReconciler behind a controller, and the triggers that
 // retry pending resizes (Deferred/Infeasible/InProgress): any pod of the node coming, going or
 // changing, the Node changing, and a periodic resync.
-// Must not: decide anything about a pod (reconciler.ts), or watch pods of other nodes.
+// Must not: decide anything about a pod (decide.ts), or watch pods of other nodes.
 import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESTART_REQUEST, LABEL_CLONESET } from '../api/types.js';
 import type { CgroupVersion } from '../api/node.js';
 import { containerCgroupPath, containerCgroupReader } from '../cgroup/container.js';
@@ -18,7 +18,8 @@ import { readResizeStatus } from '../resize/agent-protocol.js';
 import type { ControllerRevision } from './authorize.js';
 import { trimLimitRangeForAgent, trimPodForAgent, trimQuotaForAgent, trimRevisionForAgent } from './cache.js';
 import type { LimitRange, ResourceQuota } from './namespace-limits.js';
-import { AgentMetrics, AgentReconciler } from './reconciler.js';
+import { AgentMetrics } from './metrics.js';
+import { AgentReconciler } from './reconciler.js';
 import { RestartActuator } from './restart.js';
 
 export interface AgentOptions {

@@ -2,15 +2,19 @@
 // write rule (only when changed, since kept while the state holds). The status annotation never
 // stands for what was applied: only the agent's own record (Evidence.applied) does.
 import { describe, expect, test } from '@jest/globals';
+import type { AppliedRecord } from '../../../src/agent/applied.js';
 import {
   decide,
+  isRefusal,
   nextStatus,
+  reportResult,
   restartedContainers,
   validateRequest,
   type Action,
-  type AppliedRecord,
   type Evidence,
-} from '../../../src/agent/reconciler.js';
+  type StatusUpdate,
+} from '../../../src/agent/decide.js';
+import type { ResizeResult } from '../../../src/agent/metrics.js';
 import type { AdmissionResult } from '../../../src/agent/admission.js';
 import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../../../src/api/types.js';
 import { readResizeRequest, readResizeStatus, type ResizeRequest, type ResizeStatus } from '../../../src/resize/agent-protocol.js';
@@ -283,5 +287,22 @@ describe('nextStatus', () => {
     ],
   ])('%s', (_, before, revision, update, want) => {
     expect(nextStatus(before, revision, update, now)).toEqual(want);
+  });
+});
+
+describe('reportResult', () => {
+  test.each<[string, StatusUpdate, ResizeResult, boolean]>([
+    ['the kubelet resizes', { state: 'Infeasible', reason: 'KubeletResizes' }, 'kubelet', false],
+    ['an invalid request is refused', { state: 'Infeasible', reason: 'InvalidRequest' }, 'refused', true],
+    ['a request outside the revision is refused', { state: 'Infeasible', reason: 'NotInRevision' }, 'refused', true],
+    ['a QoS class change is refused', { state: 'Infeasible', reason: 'QoSClassChange' }, 'refused', true],
+    ['a restart the agent does not do is refused', { state: 'Infeasible', reason: 'RestartContainerUnsupported' }, 'refused', true],
+    ['outside a LimitRange is refused', { state: 'Infeasible', reason: 'OutsideLimitRange' }, 'refused', true],
+    ['growth the quota did not charge is refused', { state: 'Infeasible', reason: 'GrowthNotChargedToQuota' }, 'refused', true],
+    ['no room next to the other pods now', { state: 'Deferred', reason: 'NodeFull' }, 'deferred', false],
+    ['never fits the node', { state: 'Infeasible', reason: 'NodeAllocatable' }, 'infeasible', false],
+  ])('%s', (_, status, result, refusal) => {
+    expect(reportResult(status)).toBe(result);
+    expect(isRefusal(status.reason ?? '')).toBe(refusal);
   });
 });
