@@ -27,7 +27,7 @@ const pureDecisionModules = [
   '^src/cloneset/(planner|update|scale|budget|status|pod-state|pods|intents|revision|selector|refusal-handlers|pod-cache)[.]ts$',
   '^src/inplace/(diff|plan)[.]ts$',
   '^src/resize/(?!metrics[.]ts$)',
-  '^src/agent/(admission|authorize|decide|order|namespace-limits)[.]ts$',
+  '^src/agent/(admission|authorize|decide|order|namespace-limits|triggers)[.]ts$',
   '^src/cri/convert[.]ts$',
 ];
 const ioModules = ['^src/runtime/', '^src/cri/client[.]ts$', '^src/cgroup/', '^(node:)?(fs|fs/promises|child_process|net)$'];

@@ -3,10 +3,11 @@
 // agent checks each request against its revision), LimitRanges and ResourceQuotas (checked too;
 // decision 51), the caches trimmed to what
 // the agent reads (cache.ts), the AgentReconciler behind a controller, and the triggers that
-// retry pending resizes (Deferred/Infeasible/InProgress): any pod of the node coming, going or
-// changing, the Node changing, and a periodic resync.
+// retry pending resizes (Deferred/Infeasible/InProgress; triggers.ts): any pod of the node coming,
+// going or changing, the Node changing, and the manager's periodic resync (runtime/manager.ts:
+// every cached pod is re-delivered as an update, so each pod with a request is reconciled again).
 // Must not: decide anything about a pod (decide.ts), or watch pods of other nodes.
-import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESTART_REQUEST, LABEL_CLONESET } from '../api/types.js';
+import { ANNOTATION_RESTART_REQUEST, LABEL_CLONESET } from '../api/types.js';
 import type { CgroupVersion } from '../api/node.js';
 import { containerCgroupPath, containerCgroupReader } from '../cgroup/container.js';
 import type { CriClient } from '../cri/client.js';
@@ -14,13 +15,13 @@ import { objectKey } from '../runtime/informer.js';
 import type { KubeObject, Node, Pod } from '../api/wire.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Manager } from '../runtime/manager.js';
-import { readResizeStatus } from '../resize/agent-protocol.js';
 import type { ControllerRevision } from './authorize.js';
 import { trimLimitRangeForAgent, trimPodForAgent, trimQuotaForAgent, trimRevisionForAgent } from './cache.js';
 import type { LimitRange, ResourceQuota } from './namespace-limits.js';
 import { AgentMetrics } from './metrics.js';
 import { AgentReconciler } from './reconciler.js';
 import { RestartActuator } from './restart.js';
+import { hasRequest, holdingsMayHaveChanged, pending } from './triggers.js';
 
 export interface AgentOptions {
   readonly nodeName: string;
@@ -31,23 +32,10 @@ export interface AgentOptions {
   readonly logger: Logger;
   /** Grow pods past what their namespace's ResourceQuota charged (decision 51); default false. */
   readonly allowGrowthBeyondQuota?: boolean;
-  /** Re-examine every pod with a request this often (catches anything an event missed). */
-  readonly resyncMs?: number;
 }
 
 export interface AgentHandle {
   readonly reconciler: AgentReconciler;
-  /** Stops the resync timer. */
-  stop(): void;
-}
-
-const hasRequest = (pod: Pod): boolean => pod.metadata?.annotations?.[ANNOTATION_RESIZE_REQUEST] !== undefined;
-
-/** A pod whose resize waits on the node's resources or a retry (not applied yet). */
-function pending(pod: Pod): boolean {
-  if (!hasRequest(pod)) return false;
-  const status = readResizeStatus(pod);
-  return !status.ok || status.value.state !== '';
 }
 
 export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle {
@@ -115,8 +103,7 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
     onUpdate: (oldPod, pod) => {
       if (hasRequest(pod)) queue.add(objectKey(pod));
       // Resources the node holds changed: a phase change, a resize status (applied values) change.
-      const freed = oldPod.status?.phase !== pod.status?.phase || oldPod.metadata?.annotations !== pod.metadata?.annotations;
-      if (freed) enqueuePending(pod);
+      if (holdingsMayHaveChanged(oldPod, pod)) enqueuePending(pod);
     },
     onDelete: (pod) => {
       reconciler.forget(pod.metadata?.uid ?? '');
@@ -128,10 +115,5 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
   const namespaceChanged = { onAdd: () => enqueuePending(), onUpdate: () => enqueuePending(), onDelete: () => enqueuePending() };
   limitRanges.addHandler(namespaceChanged);
   quotas.addHandler(namespaceChanged);
-
-  const timer = setInterval(() => {
-    for (const p of pods.list()) if (hasRequest(p)) queue.add(objectKey(p));
-  }, options.resyncMs ?? 60_000);
-  timer.unref();
-  return { reconciler, stop: () => clearInterval(timer) };
+  return { reconciler };
 }

@@ -68,7 +68,7 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
     manager.client.close();
     throw new Error(`cannot reach the container runtime at ${flags.criEndpoint}: ${(err as Error).message}`, { cause: err });
   }
-  const agent = setupAgent(manager, {
+  setupAgent(manager, {
     nodeName: flags.nodeName,
     cri,
     cgroupRoot: flags.cgroupRoot,
@@ -83,7 +83,6 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
     return await runUntilSignal(manager, logger);
   } finally {
     await policies.stop();
-    agent.stop();
     cri.close();
   }
 }
