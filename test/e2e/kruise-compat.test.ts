@@ -31,14 +31,15 @@
 //     priority order (redis started 10 s before nginx stops, two update batches): needs container update priorities
 // differs: none — every case above the line of missing features passes as Kruise wrote its expectations.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { isDeepStrictEqual } from 'node:util';
 import type { CloneSetCondition } from '../../src/api/types.js';
 import type { Pod } from '../../src/api/wire.js';
 import { KubeApiError } from '../../src/runtime/kube-client.js';
 import { controllerTestBed } from '../support/controller-testbed.js';
 import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, type TestCloneSet } from '../support/cloneset.js';
-import { CONTAINERD_SOCKET, NODE_NAME, eventually } from '../support/testbed.js';
+import { startNodeAgent, type NodeAgent } from '../support/node-agent.js';
+import { CONTAINERD_SOCKET, eventually } from '../support/testbed.js';
 
 const { client, ns } = controllerTestBed('kruise-compat');
 
@@ -52,7 +53,7 @@ const SECOND = 1000;
 /** Kruise's windows added up, with room: a case waits on real pods at every step. */
 const CASE_TIMEOUT = 420_000;
 
-let agent: ChildProcess | undefined;
+let agent: NodeAgent | undefined;
 
 const ctr = (...args: string[]): string =>
   execFileSync('ctr', ['--address', CONTAINERD_SOCKET, '--namespace', 'k8s.io', ...args], { encoding: 'utf8' });
@@ -61,33 +62,11 @@ beforeAll(async () => {
   ctr('images', 'tag', '--force', V1, V1_SAME);
   // Pinned like the test bed's own images, so the kubelet's image GC leaves it alone meanwhile.
   ctr('images', 'label', V1_SAME, 'io.cri-containerd.pinned=pinned');
-  agent = spawn(
-    process.execPath,
-    [
-      'dist/cli/main.js',
-      'agent',
-      '--node-name',
-      NODE_NAME,
-      '--kubeconfig',
-      process.env.TAILOR_KUBECONFIG ?? '',
-      '--cri-endpoint',
-      `unix://${CONTAINERD_SOCKET}`,
-      '--metrics-bind-address',
-      '127.0.0.1:18392',
-      '--health-probe-bind-address',
-      '127.0.0.1:18393',
-      // This agent runs as the test bed's admin, whom the admission policy does not check.
-      '--allow-missing-admission-policy',
-    ],
-    { stdio: 'ignore' },
-  );
-  await eventually('the agent to be ready', async () =>
-    (await fetch('http://127.0.0.1:18393/readyz').catch(() => undefined))?.ok ? true : undefined,
-  );
+  agent = await startNodeAgent(18392);
 }, 120_000);
 
 afterAll(() => {
-  agent?.kill('SIGTERM');
+  agent?.stop();
   ctr('images', 'rm', V1_SAME);
 });
 

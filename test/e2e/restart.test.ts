@@ -4,43 +4,21 @@
 // container's env reads through the downward API restarts that container, which then sees the
 // new value. The node agent runs for the node as a process of this test, as the DaemonSet would.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
 import type { Pod } from '../../src/api/wire.js';
 import { controllerTestBed } from '../support/controller-testbed.js';
 import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/cloneset.js';
 import { PodWatch } from '../support/pod-watch.js';
-import { CONTAINERD_SOCKET, NODE_NAME, eventually, kubectl } from '../support/testbed.js';
+import { startNodeAgent, type NodeAgent } from '../support/node-agent.js';
+import { kubectl } from '../support/testbed.js';
 
 const { client, ns } = controllerTestBed('restart-e2e');
-let agent: ChildProcess | undefined;
+let agent: NodeAgent | undefined;
 
 beforeAll(async () => {
-  agent = spawn(
-    process.execPath,
-    [
-      'dist/cli/main.js',
-      'agent',
-      '--node-name',
-      NODE_NAME,
-      '--kubeconfig',
-      process.env.TAILOR_KUBECONFIG ?? '',
-      '--cri-endpoint',
-      `unix://${CONTAINERD_SOCKET}`,
-      '--metrics-bind-address',
-      '127.0.0.1:18390',
-      '--health-probe-bind-address',
-      '127.0.0.1:18391',
-      // This agent runs as the test bed's admin, whom the admission policy does not check.
-      '--allow-missing-admission-policy',
-    ],
-    { stdio: 'ignore' },
-  );
-  await eventually('the agent to be ready', async () =>
-    (await fetch('http://127.0.0.1:18391/readyz').catch(() => undefined))?.ok ? true : undefined,
-  );
+  agent = await startNodeAgent(18390);
 }, 120_000);
 afterAll(() => {
-  agent?.kill('SIGTERM');
+  agent?.stop();
 });
 
 const loop = ['/bin/sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'];

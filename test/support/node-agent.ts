@@ -1,0 +1,37 @@
+// Tailor's node agent for the test bed's one node, run as a process of the test (as the
+// DaemonSet would run it) from the built CLI: for e2e tests that need its restarts in place on a
+// kubelet that resizes by itself. It runs as the test bed's admin, whom the admission policy does
+// not check, so it starts without the policy. Owns the process it starts; stop() ends it.
+import { spawn } from 'node:child_process';
+import { CONTAINERD_SOCKET, NODE_NAME, eventually } from './testbed.js';
+
+export interface NodeAgent {
+  stop(): void;
+}
+
+/** Starts the agent with its metrics and health endpoints on `port` and `port + 1`; resolves once it is ready. */
+export async function startNodeAgent(port: number): Promise<NodeAgent> {
+  const agent = spawn(
+    process.execPath,
+    [
+      'dist/cli/main.js',
+      'agent',
+      '--node-name',
+      NODE_NAME,
+      '--kubeconfig',
+      process.env.TAILOR_KUBECONFIG ?? '',
+      '--cri-endpoint',
+      `unix://${CONTAINERD_SOCKET}`,
+      '--metrics-bind-address',
+      `127.0.0.1:${port}`,
+      '--health-probe-bind-address',
+      `127.0.0.1:${port + 1}`,
+      '--allow-missing-admission-policy',
+    ],
+    { stdio: 'ignore' },
+  );
+  await eventually('the node agent to be ready', async () =>
+    (await fetch(`http://127.0.0.1:${port + 1}/readyz`).catch(() => undefined))?.ok ? true : undefined,
+  );
+  return { stop: () => agent.kill('SIGTERM') };
+}
