@@ -1,17 +1,18 @@
 // Wires the CloneSet controller into a Manager: informers for CloneSets, their pods and
-// ControllerRevisions (indexed by owner), event handlers that turn changes into CloneSet keys and
-// feed the expectations, and the controller that runs CloneSetReconciler. Must not: decide
-// anything about a CloneSet.
+// ControllerRevisions (indexed by owner), the handlers that turn changes into CloneSet keys and
+// feed the expectations (handlers.ts, refusal-handlers.ts), and the controller that runs
+// CloneSetReconciler. Must not: decide anything about a CloneSet.
 import { API_GROUP, API_VERSION, LABEL_CLONESET, LABEL_INSTANCE_ID } from '../api/types.js';
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
-import { byControllerOf, enqueueOwner, ownerKey as ownerKeyOf } from '../runtime/handlers.js';
+import { byControllerOf, enqueueOwner } from '../runtime/handlers.js';
 import { byNodeName, objectKey } from '../runtime/informer.js';
-import type { KubeObject, Pod } from '../api/wire.js';
+import type { Pod } from '../api/wire.js';
 import type { Manager } from '../runtime/manager.js';
 import type { Logger } from '../runtime/logger.js';
 import { CloneSetReconciler, NODE_INDEX, OWNER_INDEX, type ControllerRevision } from './reconciler.js';
 import { CLONESET_OWNER, type WireCloneSet } from './pods.js';
 import { InPlaceUpdater } from '../inplace/engine.js';
+import { cloneSetHandler, podHandler } from './handlers.js';
 import { trimPod } from './pod-cache.js';
 import { trimAdmissionLimit, wakeRefusedOnLimitChange, writesRefused, type AdmissionLimit } from './refusal-handlers.js';
 import { InPlaceMetrics } from '../inplace/metrics.js';
@@ -75,57 +76,10 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
   });
   const queue = controller.queue;
 
-  const ownerKey = (obj: KubeObject): string | undefined => ownerKeyOf(obj, CLONESET_OWNER);
-  cloneSets.addHandler({
-    onAdd: (cs) => queue.add(objectKey(cs)),
-    onUpdate: (old, cs) => {
-      // A status write (ours, mostly) must not start the next round by itself, unless a round
-      // is waiting to see it: that round would otherwise sleep out its 200 ms cache-lag poll.
-      const awaitedRoundSeesIt = podExpectations.observe(cs.metadata?.uid ?? '', cs.metadata?.resourceVersion ?? '');
-      if (awaitedRoundSeesIt || !onlyStatusChanged(old, cs)) queue.add(objectKey(cs));
-    },
-    onDelete: (cs) => queue.add(objectKey(cs)),
-  });
-  pods.addHandler({
-    onAdd: (pod) => {
-      const key = ownerKey(pod);
-      if (!key) return;
-      scaleExpectations.observeCreation(key, pod.metadata?.name ?? '');
-      queue.add(key);
-    },
-    onUpdate: (oldPod, pod) => {
-      podExpectations.observe(pod.metadata?.uid ?? '', pod.metadata?.resourceVersion ?? '');
-      if (pod.metadata?.deletionTimestamp && !oldPod.metadata?.deletionTimestamp) {
-        // A pod that starts terminating counts as deleted for scale decisions.
-        const key = ownerKey(pod);
-        if (key) scaleExpectations.observeDeletion(key, pod.metadata?.name ?? '');
-      }
-      for (const key of new Set([ownerKey(oldPod), ownerKey(pod)])) if (key) queue.add(key);
-    },
-    onDelete: (pod) => {
-      podExpectations.delete(pod.metadata?.uid ?? '');
-      const key = ownerKey(pod);
-      if (!key) return;
-      scaleExpectations.observeDeletion(key, pod.metadata?.name ?? '');
-      queue.add(key);
-    },
-  });
+  cloneSets.addHandler(cloneSetHandler(queue, podExpectations));
+  pods.addHandler(podHandler(queue, scaleExpectations, podExpectations));
   revisions.addHandler(enqueueOwner(queue, CLONESET_OWNER));
   const refusedIn = (namespace: string): string[] => cloneSets.byIndex(NAMESPACE_INDEX, namespace).filter(writesRefused).map(objectKey);
   for (const limits of admissionLimits) limits.addHandler(wakeRefusedOnLimitChange(queue, refusedIn));
   return reconciler;
-}
-
-/**
- * True when an update changed the status and nothing a reconcile reacts to: spec changes bump
- * metadata.generation; labels, annotations, finalizers and deletion are compared. A resync
- * (same resourceVersion) is not a status change.
- */
-export function onlyStatusChanged(old: KubeObject, next: KubeObject): boolean {
-  const a = old.metadata;
-  const b = next.metadata;
-  if (a?.resourceVersion === b?.resourceVersion) return false;
-  const watched = (m: typeof a): string =>
-    JSON.stringify([m?.generation, m?.labels ?? {}, m?.annotations ?? {}, m?.finalizers ?? [], m?.deletionTimestamp ?? null]);
-  return watched(a) === watched(b);
 }
