@@ -7,7 +7,8 @@
 // request that got through is still refused with a reason.
 // Pure. Must not: do I/O, look at what the agent applied (the caller passes it), or decide what
 // to do with a refusal (decide.ts decide()).
-import { LABEL_CONTROLLER_REVISION_HASH, API_GROUP, CLONESET_KIND } from '../api/types.js';
+import { LABEL_CONTROLLER_REVISION_HASH } from '../api/types.js';
+import { CLONESET_OWNER, controllerOf, type OwnerReferenceLike } from '../api/owner.js';
 import { compareQuantities, parseQuantity } from '../api/quantity.js';
 import { resizableContainers } from '../api/pod.js';
 import type { Pod } from '../api/wire.js';
@@ -15,13 +16,7 @@ import type { ContainerResources, ResizeRequest } from '../resize/agent-protocol
 import { restartRequired, type PolicyContainer, type ResizableResource } from '../resize/policy.js';
 import { qosClass, type QosContainer } from '../resize/qos.js';
 
-interface OwnerReference {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly name: string;
-  readonly uid: string;
-  readonly controller?: boolean;
-}
+type OwnerReference = OwnerReferenceLike;
 
 interface TemplateContainer extends PolicyContainer, QosContainer {
   readonly name: string;
@@ -38,13 +33,8 @@ export interface ControllerRevision {
   };
 }
 
-const controllerOf = (refs: readonly OwnerReference[] | undefined): OwnerReference | undefined => refs?.find((r) => r.controller === true);
-
-/** The pod's controller owner when it is an apps.tailor.dev CloneSet. */
-export function cloneSetOwner(pod: Pod): OwnerReference | undefined {
-  const owner = controllerOf(pod.metadata?.ownerReferences);
-  return owner && owner.kind === CLONESET_KIND && owner.apiVersion.split('/')[0] === API_GROUP ? owner : undefined;
-}
+/** The pod's controller owner when it is an apps.tailor.dev CloneSet (the controller's own rule, api/owner.ts). */
+export const cloneSetOwner = (pod: Pod): OwnerReference | undefined => controllerOf(pod, CLONESET_OWNER);
 
 const RESOURCES: readonly ResizableResource[] = ['cpu', 'memory'];
 
@@ -87,7 +77,7 @@ export function requestNotInRevision(pod: Pod, request: ResizeRequest, revision:
   if (label !== request.revision)
     return `the request names revision ${request.revision}, the pod is labelled with revision ${label ?? '(none)'}`;
   if (!revision) return `ControllerRevision ${pod.metadata?.namespace}/${request.revision} does not exist`;
-  const revOwner = controllerOf(revision.metadata?.ownerReferences);
+  const revOwner = controllerOf(revision, CLONESET_OWNER);
   if (revOwner?.uid !== owner.uid) return `ControllerRevision ${request.revision} does not belong to CloneSet ${owner.name}`;
   const spec = revision.data?.template?.spec;
   const containers = resizableContainers(spec);

@@ -3,8 +3,6 @@
 // Pure: the clock comes in as an argument. Must not: call the API.
 import type * as k8s from '@kubernetes/client-node';
 import {
-  API_GROUP,
-  CLONESET_KIND,
   CONDITION_INPLACE_UPDATE_READY,
   LABEL_CONTROLLER_REVISION_HASH,
   LABEL_INSTANCE_ID,
@@ -156,8 +154,7 @@ export function newPod(cloneSet: WireCloneSet, revisionName: string, template: W
   };
 }
 
-/** What owns a CloneSet's pods and revisions: a controller reference of this group and kind. */
-export const CLONESET_OWNER = { group: API_GROUP, kind: CLONESET_KIND } as const;
+export { CLONESET_OWNER } from '../api/owner.js';
 
 export function controllerRef(cloneSet: WireCloneSet): Wire<k8s.V1OwnerReference> {
   return {

@@ -8,32 +8,13 @@ import type { KubeObject } from './kube-client.js';
 import type { Logger } from './logger.js';
 import { objectKey, type StoreChange } from './store.js';
 import type { InformerHandler, KeyQueue } from '../api/handler.js';
+import { controllerOf, type OwnerKind } from '../api/owner.js';
 
 // The handler and queue shapes live in src/api/handler.ts, so pure handlers name them without this module.
 export type { InformerHandler, KeyQueue } from '../api/handler.js';
 
-/** The kind of a controlling owner: its API group ("" for the core group) and kind. */
-export interface OwnerKind {
-  group: string;
-  kind: string;
-}
-
-type OwnerReference = NonNullable<NonNullable<KubeObject['metadata']>['ownerReferences']>[number];
-
-const groupOf = (apiVersion: string | undefined): string => {
-  const slash = (apiVersion ?? '').indexOf('/');
-  return slash < 0 ? '' : (apiVersion ?? '').slice(0, slash);
-};
-
-/**
- * `obj`'s controller owner reference when the controller is of `owner`'s group and kind. Kind
- * alone is not enough: another group's "CloneSet" (OpenKruise's) is not ours.
- */
-export function controllerOf(obj: KubeObject, owner: OwnerKind): OwnerReference | undefined {
-  return obj.metadata?.ownerReferences?.find(
-    (o) => o.controller === true && o.kind === owner.kind && groupOf(o.apiVersion) === owner.group,
-  );
-}
+// Which owner controls an object is one rule, in src/api/owner.ts (the agent reads it too).
+export { controllerOf, type OwnerKind } from '../api/owner.js';
 
 /** The key of `obj`'s controller owner of `owner`'s kind ("namespace/ownerName"), if it has one. */
 export function ownerKey(obj: KubeObject, owner: OwnerKind): string | undefined {

@@ -1,0 +1,37 @@
+// Which controller owns an object: one rule for the controller's handlers and indexes
+// (runtime/handlers.ts) and the node agent's trust check (agent/authorize.ts). Kind alone is not
+// enough: another group's "CloneSet" (OpenKruise's) is not ours. Pure; must not do I/O.
+import { API_GROUP, CLONESET_KIND } from './types.js';
+
+/** The kind of a controlling owner: its API group ("" for the core group) and kind. */
+export interface OwnerKind {
+  group: string;
+  kind: string;
+}
+
+/** What owner matching reads of an owner reference (client-node's V1OwnerReference fits). */
+export interface OwnerReferenceLike {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly controller?: boolean;
+}
+
+/** What owns a CloneSet's pods and revisions: a controller reference of this group and kind. */
+export const CLONESET_OWNER: OwnerKind = { group: API_GROUP, kind: CLONESET_KIND };
+
+const groupOf = (apiVersion: string | undefined): string => {
+  const slash = (apiVersion ?? '').indexOf('/');
+  return slash < 0 ? '' : (apiVersion ?? '').slice(0, slash);
+};
+
+/** The controller owner reference of `obj` when the controller is of `owner`'s group and kind. */
+export function controllerOf<R extends OwnerReferenceLike>(
+  obj: { readonly metadata?: { readonly ownerReferences?: readonly R[] } },
+  owner: OwnerKind,
+): R | undefined {
+  return obj.metadata?.ownerReferences?.find(
+    (o) => o.controller === true && o.kind === owner.kind && groupOf(o.apiVersion) === owner.group,
+  );
+}
