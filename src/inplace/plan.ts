@@ -284,10 +284,7 @@ export function restartOverdue(pod: Pod, now: number): string | undefined {
   const state = readUpdateState(pod);
   if (!state || state.revision !== pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH]) return undefined;
   const waiting = Object.entries(state.changed ?? {})
-    .filter(
-      ([name, fields]) =>
-        fields.includes('restart') && (containerStatus(pod, name)?.restartCount ?? 0) <= (state.lastRestartCounts?.[name] ?? 0),
-    )
+    .filter(([name, fields]) => fields.includes('restart') && !restartCountRose(pod, state, name))
     .map(([name]) => name);
   if (waiting.length === 0 || now - Date.parse(state.updateTimestamp) < RESTART_OVERDUE_MS) return undefined;
   return `containers ${waiting.join(', ')} wait to be restarted by the node agent (is tailor agent running on node ${pod.spec?.nodeName ?? '?'}?)`;
@@ -295,6 +292,10 @@ export function restartOverdue(pod: Pod, now: number): string | undefined {
 
 const containerStatus = (pod: Pod, name: string): Wire<k8s.V1ContainerStatus> | undefined =>
   [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])].find((c) => c.name === name);
+
+/** The container restarted since the update recorded its restart count. */
+const restartCountRose = (pod: Pod, state: InPlaceUpdateState, name: string): boolean =>
+  (containerStatus(pod, name)?.restartCount ?? 0) > (state.lastRestartCounts?.[name] ?? 0);
 
 /**
  * For a pod whose InPlaceUpdateReady is False: 'complete' when every container the update changed
@@ -314,10 +315,9 @@ export function settleInPlaceUpdate(pod: Pod, selected: boolean): Settlement {
       const s = containerStatus(pod, name);
       const spec = containerNamed(pod, name);
       if (!s?.state?.running || !spec) return false;
-      const restarted = (s.restartCount ?? 0) > (state.lastRestartCounts?.[name] ?? 0);
       // A new image may come with a new container count or, for a fresh container, a new image ID.
       const newImage = fields.includes('image') && !!s.imageID && s.imageID !== state.lastContainerImageIDs?.[name];
-      return newImage || restarted;
+      return newImage || restartCountRose(pod, state, name);
     });
   return allRestarted ? 'complete' : 'pending';
 }
