@@ -39,7 +39,7 @@ import { KubeApiError } from '../../src/runtime/kube-client.js';
 import { controllerTestBed } from '../support/controller-testbed.js';
 import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, type TestCloneSet } from '../support/cloneset.js';
 import { startNodeAgent, type NodeAgent } from '../support/node-agent.js';
-import { CONTAINERD_SOCKET, eventually } from '../support/testbed.js';
+import { CONTAINERD_SOCKET, eventually, RUN_UNTIL_TERM } from '../support/testbed.js';
 
 const { client, ns } = controllerTestBed('kruise-compat');
 
@@ -82,7 +82,7 @@ afterEach(async () => {
 
 // ---- Kruise's tester, in our words --------------------------------------------------------
 
-const loop = ['/bin/sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'];
+const loop = RUN_UNTIL_TERM;
 
 type Container = Record<string, unknown>;
 

@@ -6,16 +6,11 @@ import { describe, expect, it } from '@jest/globals';
 import { controllerTestBed } from '../support/controller-testbed.js';
 import type { Pod } from '../../src/api/wire.js';
 import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet, waitForReady } from '../support/cloneset.js';
-import { eventually, podCgroupFile, sizedContainer } from '../support/testbed.js';
+import { eventually, podCgroupFile, RESIZE_WITHOUT_RESTART, sizedContainer } from '../support/testbed.js';
 
 const { client, ns } = controllerTestBed('resize-e2e');
 
-const notRequired = {
-  resizePolicy: [
-    { resourceName: 'cpu', restartPolicy: 'NotRequired' },
-    { resourceName: 'memory', restartPolicy: 'NotRequired' },
-  ],
-};
+const notRequired = { resizePolicy: RESIZE_WITHOUT_RESTART };
 const container = (cpu: string, memory: string): Record<string, unknown> => sizedContainer(cpu, memory, notRequired);
 
 describe('in-place resize through the kubelet', () => {

@@ -9,7 +9,7 @@ import { controllerTestBed } from '../support/controller-testbed.js';
 import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/cloneset.js';
 import { PodWatch } from '../support/pod-watch.js';
 import { startNodeAgent, type NodeAgent } from '../support/node-agent.js';
-import { kubectl } from '../support/testbed.js';
+import { kubectl, RUN_UNTIL_TERM } from '../support/testbed.js';
 
 const { client, ns } = controllerTestBed('restart-e2e');
 let agent: NodeAgent | undefined;
@@ -21,7 +21,7 @@ afterAll(() => {
   agent?.stop();
 });
 
-const loop = ['/bin/sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'];
+const loop = RUN_UNTIL_TERM;
 const restarts = (pod: Pod): number => pod.status?.containerStatuses?.[0]?.restartCount ?? -1;
 
 describe('restart in place', () => {

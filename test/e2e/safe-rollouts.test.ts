@@ -4,19 +4,20 @@
 // ResizeBlocked says why. Reverting the template heals the CloneSet in place.
 import { describe, expect, it } from '@jest/globals';
 import { controllerTestBed } from '../support/controller-testbed.js';
-import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady, type TestCloneSet } from '../support/cloneset.js';
+import {
+  activePods,
+  cloneSetManifest,
+  cloneSetPath,
+  trueCondition as condition,
+  waitForCloneSet,
+  waitForReady,
+} from '../support/cloneset.js';
 import { PodWatch } from '../support/pod-watch.js';
-import { sizedContainer } from '../support/testbed.js';
+import { RESIZE_WITHOUT_RESTART, sizedContainer } from '../support/testbed.js';
 
 const { client, ns } = controllerTestBed('safe-rollouts');
 
-const notRequired = {
-  resizePolicy: [
-    { resourceName: 'cpu', restartPolicy: 'NotRequired' },
-    { resourceName: 'memory', restartPolicy: 'NotRequired' },
-  ],
-};
-const condition = (cs: TestCloneSet, type: string) => cs.status?.conditions?.find((c) => c.type === type && c.status === 'True');
+const notRequired = { resizePolicy: RESIZE_WITHOUT_RESTART };
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
 describe('an Infeasible resize on 4 pods with maxUnavailable 1', () => {

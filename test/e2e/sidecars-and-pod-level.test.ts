@@ -5,14 +5,12 @@ import { describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../src/api/wire.js';
 import { controllerTestBed } from '../support/controller-testbed.js';
 import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/cloneset.js';
+import { RESIZE_WITHOUT_RESTART, RUN_UNTIL_TERM } from '../support/testbed.js';
 
 const { client, ns } = controllerTestBed('current-k8s');
 
-const loop = ['/bin/sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'];
-const notRequired = [
-  { resourceName: 'cpu', restartPolicy: 'NotRequired' },
-  { resourceName: 'memory', restartPolicy: 'NotRequired' },
-];
+const loop = RUN_UNTIL_TERM;
+const notRequired = RESIZE_WITHOUT_RESTART;
 const res = (cpu: string) => ({ requests: { cpu: '50m', memory: '32Mi' }, limits: { cpu, memory: '64Mi' } });
 const sidecar = (image: string, cpu: string) => ({
   name: 'mesh',

@@ -10,21 +10,15 @@ import {
   cloneSetPath,
   readCloneSet,
   waitForCloneSet,
+  trueCondition as condition,
   waitForReady,
-  type TestCloneSet,
 } from '../support/cloneset.js';
-import { sizedContainer } from '../support/testbed.js';
+import { RESIZE_WITHOUT_RESTART, sizedContainer } from '../support/testbed.js';
 
 const { client, ns } = controllerTestBed('status-truth');
 
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
-const notRequired = {
-  resizePolicy: [
-    { resourceName: 'cpu', restartPolicy: 'NotRequired' },
-    { resourceName: 'memory', restartPolicy: 'NotRequired' },
-  ],
-};
-const condition = (cs: TestCloneSet, type: string) => cs.status?.conditions?.find((c) => c.type === type && c.status === 'True');
+const notRequired = { resizePolicy: RESIZE_WITHOUT_RESTART };
 
 /** Polls every 50 ms until `done` holds; returns when it first held (ms since the epoch). */
 async function firstTime(what: string, done: () => Promise<boolean>, timeoutMs = 120_000): Promise<number> {

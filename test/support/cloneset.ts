@@ -81,3 +81,6 @@ export function waitForReady(client: KubeClient, ns: string, name: string, repli
     timeoutMs,
   );
 }
+
+/** The CloneSet's condition of `type` when it is True. */
+export const trueCondition = (cs: TestCloneSet, type: string) => cs.status?.conditions?.find((c) => c.type === type && c.status === 'True');

@@ -38,13 +38,22 @@ export function kubectl(args: string[], input?: string): string {
   });
 }
 
+/** A busybox command that runs until SIGTERM and then exits at once. */
+export const RUN_UNTIL_TERM = ['/bin/sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'];
+
+/** cpu and memory resize without restarting the container. */
+export const RESIZE_WITHOUT_RESTART = [
+  { resourceName: 'cpu', restartPolicy: 'NotRequired' },
+  { resourceName: 'memory', restartPolicy: 'NotRequired' },
+];
+
 /** A busybox container that exits on SIGTERM, with equal cpu/memory requests and limits. */
 export function sizedContainer(cpu: string, memory: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     name: 'main',
     image: 'tailor.local/busybox:v1',
     imagePullPolicy: 'Never',
-    command: ['/bin/sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'],
+    command: RUN_UNTIL_TERM,
     resources: { requests: { cpu, memory }, limits: { cpu, memory } },
     ...extra,
   };
