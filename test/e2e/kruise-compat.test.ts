@@ -212,6 +212,20 @@ async function podGone(name: string): Promise<boolean> {
 }
 
 /** The steps most of Kruise's cases open with: the pods there and ready, the CloneSet available. */
+/**
+ * How Kruise's in-place cases begin: minReadySeconds 10 and a ten-minute deadline, the strategy
+ * kept as InPlaceIfPossible, Progressing CloneSetUpdated, then every pod created and available.
+ */
+async function startInPlace(cs: TestCloneSet, count: number): Promise<void> {
+  const name = cs.metadata?.name ?? '';
+  cs.spec.minReadySeconds = 10;
+  cs.spec.progressDeadlineSeconds = TEN_MINUTES;
+  const created = await createCloneSet(cs);
+  expect(created.spec.updateStrategy?.type).toBe('InPlaceIfPossible');
+  await eventuallyEqual('Progressing', () => progressing(name), updating, 120 * SECOND, 3 * SECOND);
+  await expectCreatedAndAvailable(name, count);
+}
+
 async function expectCreatedAndAvailable(name: string, count: number): Promise<void> {
   await eventuallyEqual('status.replicas', replicas(name), count, 3 * SECOND, SECOND);
   await eventuallyEqual('status.readyReplicas', readyReplicas(name), count, 120 * SECOND, 3 * SECOND);
@@ -467,13 +481,7 @@ describe('CloneSet Updating', () => {
       cs.spec.template.metadata!.labels!['test-env'] = 'foo';
       const env = containers(cs)[0]!.env as Record<string, unknown>[];
       env.push({ name: 'TEST_ENV', valueFrom: { fieldRef: { fieldPath: "metadata.labels['test-env']" } } });
-      cs.spec.minReadySeconds = 10;
-      cs.spec.progressDeadlineSeconds = TEN_MINUTES;
-      const created = await createCloneSet(cs);
-      expect(created.spec.updateStrategy?.type).toBe('InPlaceIfPossible');
-
-      await eventuallyEqual('Progressing', () => progressing('env-label'), updating, 120 * SECOND, 3 * SECOND);
-      await expectCreatedAndAvailable('env-label', 1);
+      await startInPlace(cs, 1);
       const [before] = await listPods('env-label');
       const oldStatus = before && containerStatus(before);
 
@@ -506,13 +514,7 @@ describe('CloneSet Updating', () => {
           env: [{ name: 'CONFIG', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['config']" } } }],
         }),
       );
-      cs.spec.minReadySeconds = 10;
-      cs.spec.progressDeadlineSeconds = TEN_MINUTES;
-      const created = await createCloneSet(cs);
-      expect(created.spec.updateStrategy?.type).toBe('InPlaceIfPossible');
-
-      await eventuallyEqual('Progressing', () => progressing('env-annotation'), updating, 120 * SECOND, 3 * SECOND);
-      await expectCreatedAndAvailable('env-annotation', 1);
+      await startInPlace(cs, 1);
       expect(await listPods('env-annotation')).toHaveLength(1);
 
       await updateCloneSet('env-annotation', (c) => {
@@ -536,13 +538,7 @@ describe('CloneSet Updating', () => {
     'CloneSet partition="99%", replicas=4, make sure one pod is upgraded',
     async () => {
       const cs = newCloneSet('partition', 4, { type: 'InPlaceIfPossible', maxUnavailable: '50%', partition: '99%' });
-      cs.spec.minReadySeconds = 10;
-      cs.spec.progressDeadlineSeconds = TEN_MINUTES;
-      const created = await createCloneSet(cs);
-      expect(created.spec.updateStrategy?.type).toBe('InPlaceIfPossible');
-
-      await eventuallyEqual('Progressing', () => progressing('partition'), updating, 120 * SECOND, 3 * SECOND);
-      await expectCreatedAndAvailable('partition', 4);
+      await startInPlace(cs, 4);
       expect(await listPods('partition')).toHaveLength(4);
 
       await updateCloneSet('partition', (c) => {
@@ -574,13 +570,7 @@ describe('CloneSet Updating', () => {
       cs.spec.template.metadata!.labels!['test-env'] = 'foo';
       const env = containers(cs)[0]!.env as Record<string, unknown>[];
       env.push({ name: 'TEST_ENV', valueFrom: { fieldRef: { fieldPath: "metadata.labels['test-env']" } } });
-      cs.spec.minReadySeconds = 10;
-      cs.spec.progressDeadlineSeconds = TEN_MINUTES;
-      const created = await createCloneSet(cs);
-      expect(created.spec.updateStrategy?.type).toBe('InPlaceIfPossible');
-
-      await eventuallyEqual('Progressing', () => progressing('qos'), updating, 120 * SECOND, 3 * SECOND);
-      await expectCreatedAndAvailable('qos', 1);
+      await startInPlace(cs, 1);
       const [before] = await listPods('qos');
 
       // Burstable → Guaranteed: a QoS class a running pod cannot change, so the pod is recreated.
