@@ -27,7 +27,7 @@ import { podCondition } from '../api/pod.js';
 import type { Pod } from '../api/wire.js';
 import { allocate, disruptionBudget, disruptionCost } from './budget.js';
 import type { ConditionWrites, Intent, Plan, PlannedEvent } from './intents.js';
-import { countsAsAvailable, isSpecifiedDelete, type PodSummary } from './pod-state.js';
+import { countsAsAvailable, isSpecifiedDelete, NONE, type PodSummary } from './pod-state.js';
 import { availableAt, needsReadinessGateCondition, summarizePod, whyPodCannotStart, type DefaultedWireCloneSet } from './pods.js';
 import { backendForPod, type Backend, type NodeResizeEvidence } from '../resize/backend.js';
 import { followResizes, rerouteToKubelet, type ResizeBackend, type ResizeFollowUp } from './resizes.js';
@@ -79,6 +79,8 @@ interface Round {
   readonly events: PlannedEvent[];
   readonly conditions: ConditionWrites;
   wakeAt?: number;
+  /** Set when the round creates pods: the instance ids they must not take. */
+  instanceIdsInUse?: ReadonlySet<string>;
 }
 
 const nameOf = (pod: Pod): string => pod.metadata?.name ?? '';
@@ -161,6 +163,8 @@ function planCreates(round: Round, scale: ScalePlan): void {
   // Bounded like the ReplicaSet controller's burst: the next round, once the cache has seen
   // these, creates the next share. One CloneSet's `replicas: 1000000` cannot hold the event loop.
   const count = Math.min(scale.create, CREATES_PER_ROUND);
+  // Every pod the CloneSet has, terminating ones too: their names are still taken.
+  round.instanceIdsInUse = new Set(round.input.pods.flatMap((p) => p.metadata?.labels?.[LABEL_INSTANCE_ID] ?? []));
   for (let i = 0; i < count; i++) {
     const revision = i < scale.createAtCurrentRevision ? currentRevision : updateRevision;
     round.intents.push({ kind: 'create', revision, template: templates.get(revision) ?? round.cs.spec.template });
@@ -290,7 +294,7 @@ function finish(round: Round): Plan {
     status,
     budget: round.budget,
     resizeDurations: round.resizes.durations,
-    instanceIdsInUse: new Set(input.pods.flatMap((p) => p.metadata?.labels?.[LABEL_INSTANCE_ID] ?? [])),
+    instanceIdsInUse: round.instanceIdsInUse ?? NONE,
   };
   if (wakeAt !== undefined) plan.wakeAt = wakeAt;
   return plan;
