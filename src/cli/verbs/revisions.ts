@@ -6,6 +6,7 @@
 // revision by any rule the controller does not also use (it reuses the newest revision whose
 // template equals the spec's; revision-store.ts).
 import { canonicalJSON } from '../../api/json.js';
+import { CLONESET_OWNER, controllerOf } from '../../api/owner.js';
 import type { ObjectMeta } from '../../api/wire.js';
 import { diffTemplates, RESTARTED_AT_ANNOTATION, type PodTemplate, type TemplateDiff } from '../../inplace/diff.js';
 import type { WireCloneSet } from './common.js';
@@ -26,7 +27,7 @@ export interface RevisionRecord {
 /** The revisions the CloneSet with this UID controls, oldest first. */
 export function ownedRevisions(items: readonly WireControllerRevision[], ownerUid: string | undefined): RevisionRecord[] {
   return items
-    .filter((r) => r.metadata?.ownerReferences?.some((o) => o.controller === true && o.uid === ownerUid))
+    .filter((r) => ownerUid !== undefined && controllerOf(r, CLONESET_OWNER)?.uid === ownerUid)
     .map((r) => ({ name: r.metadata?.name ?? '', revision: r.revision ?? 0, template: r.data?.template ?? {} }))
     .sort((a, b) => a.revision - b.revision || a.name.localeCompare(b.name));
 }

@@ -5,6 +5,7 @@
 //   3 bad input or an error (unknown CloneSet or namespace, no cluster, no permission)
 // The verdict itself comes from status-view.ts. Must not: write to the cluster, or judge a
 // rollout itself.
+import { CLONESET_OWNER, controllerOf } from '../../api/owner.js';
 import { selectorString } from '../../cloneset/selector.js';
 import { KubeApiError, type Pod } from '../../runtime/kube-client.js';
 import { buildStatusView, renderStatus, renderSummaryLine, type StatusView } from '../status-view.js';
@@ -48,7 +49,7 @@ async function readSnapshot(client: Reader, ns: string, name: string): Promise<S
     selector ? { labelSelector: selector } : undefined,
   );
   const uid = cs.metadata?.uid;
-  const pods = list.items.filter((p) => p.metadata?.ownerReferences?.some((o) => o.controller && o.uid === uid));
+  const pods = list.items.filter((p) => uid !== undefined && controllerOf(p, CLONESET_OWNER)?.uid === uid);
   return { cs, pods };
 }
 
