@@ -8,7 +8,7 @@
 // Must not: read anything but its arguments (no informer, CRI, cgroup or clock); take the status
 // annotation for what was applied (only Evidence.applied, the agent's own record, is), so a
 // forged status cannot skip admission.
-import { canonicalJSON } from '../api/json.js';
+import { sameJSON } from '../api/json.js';
 import { resizableContainers } from '../api/pod.js';
 import { parseQuantity, toBytes, toMilli } from '../api/quantity.js';
 import type { ResizeState } from '../api/types.js';
@@ -227,6 +227,6 @@ function sameStatus(a: ResizeStatus, b: ResizeStatus): boolean {
     a.since === b.since &&
     (a.reason ?? '') === (b.reason ?? '') &&
     (a.message ?? '') === (b.message ?? '') &&
-    canonicalJSON(a.applied ?? null) === canonicalJSON(b.applied ?? null)
+    sameJSON(a.applied, b.applied)
   );
 }

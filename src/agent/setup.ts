@@ -7,6 +7,7 @@
 // going or changing, the Node changing, and the manager's periodic resync (runtime/manager.ts:
 // every cached pod is re-delivered as an update, so each pod with a request is reconciled again).
 // Must not: decide anything about a pod (decide.ts), or watch pods of other nodes.
+import { sameJSON } from '../api/json.js';
 import { ANNOTATION_RESTART_REQUEST, LABEL_CLONESET } from '../api/types.js';
 import type { CgroupVersion } from '../api/node.js';
 import { containerCgroupPath, containerCgroupReader } from '../cgroup/container.js';
@@ -111,8 +112,15 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
     },
   });
   nodes.addHandler({ onAdd: () => enqueuePending(), onUpdate: () => enqueuePending() });
-  // A LimitRange or quota that changes may turn a refusal into a resize (or the reverse).
-  const namespaceChanged = { onAdd: () => enqueuePending(), onUpdate: () => enqueuePending(), onDelete: () => enqueuePending() };
+  // A LimitRange or quota that changes may turn a refusal into a resize (or the reverse). Only its
+  // spec counts: a quota's status moves with every pod of its namespace.
+  const namespaceChanged = {
+    onAdd: () => enqueuePending(),
+    onUpdate: (old: { spec?: unknown }, next: { spec?: unknown }) => {
+      if (!sameJSON(old.spec, next.spec)) enqueuePending();
+    },
+    onDelete: () => enqueuePending(),
+  };
   limitRanges.addHandler(namespaceChanged);
   quotas.addHandler(namespaceChanged);
   return { reconciler };

@@ -13,6 +13,9 @@ export function canonicalJSON(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** Two JSON values are equal, key order ignored; absent and null are the same. */
+export const sameJSON = (a: unknown, b: unknown): boolean => canonicalJSON(a ?? null) === canonicalJSON(b ?? null);
+
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

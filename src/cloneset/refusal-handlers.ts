@@ -4,7 +4,7 @@
 // of after its backoff (docs/decisions/0013-bounded-work.md). Only spec changes and deletions
 // wake: a quota's status moves with every pod of its namespace, and that must not become a loop.
 // Must not: read the API or decide anything about the CloneSets it wakes.
-import { canonicalJSON } from '../api/json.js';
+import { sameJSON } from '../api/json.js';
 import { ConditionReasons } from '../api/reasons.js';
 import { CloneSetConditionTypes as Conditions } from '../api/types.js';
 import type { KubeObject } from '../api/wire.js';
@@ -41,7 +41,7 @@ export function wakeRefusedOnLimitChange(
   return {
     onAdd: wake,
     onUpdate: (old, obj) => {
-      if (canonicalJSON(old.spec ?? null) !== canonicalJSON(obj.spec ?? null)) wake(obj);
+      if (!sameJSON(old.spec, obj.spec)) wake(obj);
     },
     onDelete: wake,
   };

@@ -7,7 +7,7 @@
 // container. Pure. Must not: decide the strategy's outcome (plan.ts does) or look at pods.
 import type * as k8s from '@kubernetes/client-node';
 import type { Wire } from '../api/wire.js';
-import { canonicalJSON } from '../api/json.js';
+import { sameJSON } from '../api/json.js';
 import { isSidecar } from '../api/pod.js';
 
 export type PodTemplate = Wire<k8s.V1PodTemplateSpec>;
@@ -39,7 +39,7 @@ export interface TemplateDiff {
 /** The template annotation that asks for every container to restart (as `kubectl rollout restart` sets on a Deployment). */
 export const RESTARTED_AT_ANNOTATION = 'kubectl.kubernetes.io/restartedAt';
 
-const same = (a: unknown, b: unknown): boolean => canonicalJSON(a ?? null) === canonicalJSON(b ?? null);
+const same = sameJSON;
 
 const RESIZABLE = ['cpu', 'memory'];
 

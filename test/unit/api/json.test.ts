@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { mergePatch } from '../../../src/api/json.js';
+import { mergePatch, sameJSON } from '../../../src/api/json.js';
 
 describe('mergePatch', () => {
   it.each([
@@ -11,5 +11,16 @@ describe('mergePatch', () => {
     ['starts from nothing', undefined, { a: 1 }, { a: 1 }],
   ])('%s', (_name, from, to, expected) => {
     expect(mergePatch(from, to)).toEqual(expected);
+  });
+});
+
+describe('sameJSON', () => {
+  it.each([
+    [{ a: 1, b: 2 }, { b: 2, a: 1 }, true],
+    [undefined, null, true],
+    [{ hard: { pods: '2' } }, { hard: { pods: '3' } }, false],
+    [[1, 2], [2, 1], false],
+  ])('%j and %j are the same: %s', (a, b, expected) => {
+    expect(sameJSON(a, b)).toBe(expected);
   });
 });
