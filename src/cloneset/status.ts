@@ -2,6 +2,7 @@
 // revisions, conditions (FailedScale/FailedUpdate, Progressing with progressDeadlineSeconds).
 // Pure: the clock comes in as an argument. The reconciler writes the result only when it
 // differs from what is stored. Must not: decide scale or update actions.
+import { rfc3339Seconds } from '../api/time.js';
 import type { CloneSetCondition, CloneSetResizeStatus, CloneSetStatus } from '../api/types.js';
 import type { ConditionWrite, ConditionWrites } from './intents.js';
 import { countsAsAvailable, countsAsReady, isActive, type PodSummary } from './pod-state.js';
@@ -62,7 +63,7 @@ export function setCondition(
   wanted: ConditionWrite,
   now: number,
 ): CloneSetCondition[] {
-  const stamp = isoSeconds(now);
+  const stamp = rfc3339Seconds(now);
   const old = conditions.find((c) => c.type === type);
   if (old && old.status === wanted.status && old.reason === wanted.reason && old.message === wanted.message) {
     return [...conditions];
@@ -129,10 +130,8 @@ function progressing(conditions: CloneSetCondition[], status: CloneSetStatus, in
   }
   // Progress (or a start): lastUpdateTime is the last-progress clock the deadline counts from.
   const started = set(ProgressingReasons.Updated);
-  return started.map((c) => (c.type === 'Progressing' ? { ...c, lastUpdateTime: isoSeconds(input.now) } : c));
+  return started.map((c) => (c.type === 'Progressing' ? { ...c, lastUpdateTime: rfc3339Seconds(input.now) } : c));
 }
-
-const isoSeconds = (now: number): string => new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /** `status` with each condition in `writes` set (or removed when null), other conditions kept. */
 export function withConditions(status: CloneSetStatus, writes: StatusInput['conditions'], now: number): CloneSetStatus {

@@ -2,6 +2,7 @@
 // patch; apply: one pod patch; complete: one status patch), each recorded as a resourceVersion
 // expectation so the next reconcile never acts on a cache that has not seen it. Emits an event
 // and counts a metric per transition. Must not: decide what to do.
+import { rfc3339Seconds } from '../api/time.js';
 import { EventReasons, PodConditionReasons } from '../api/reasons.js';
 import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS, CONDITION_INPLACE_UPDATE_READY } from '../api/types.js';
 import type { EventRecorder } from '../runtime/events.js';
@@ -11,8 +12,6 @@ import { infeasibleAtAdmission } from '../resize/admission.js';
 import type { ResizeRefusal } from '../api/types.js';
 import type { InPlaceMetrics } from './metrics.js';
 import { readUpdateState, withResizeOutcome, type InPlaceStep, type Settlement } from './plan.js';
-
-const stamp = (now: number): string => new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 export class InPlaceUpdater {
   constructor(
@@ -25,7 +24,7 @@ export class InPlaceUpdater {
 
   /** Takes the pod out of service before its containers restart: endpoints drop it now. */
   async drain(owner: KubeObject, pod: Pod, message: string): Promise<void> {
-    const time = stamp(this.now());
+    const time = rfc3339Seconds(this.now());
     await this.patchStatus(pod, [
       {
         type: CONDITION_INPLACE_UPDATE_READY,
@@ -69,7 +68,7 @@ export class InPlaceUpdater {
 
   async settle(owner: KubeObject, pod: Pod, settlement: Exclude<Settlement, 'pending' | 'none'>): Promise<void> {
     const completed = settlement === 'complete';
-    const time = stamp(this.now());
+    const time = rfc3339Seconds(this.now());
     // Only the gate: Ready is the kubelet's, and it re-syncs the pod as soon as it sees the gate
     // turn True. A Ready True written here flips back to False when the kubelet's status reconcile
     // finds it differs from the status it last computed, a second pod out of service (decision 0007).
@@ -109,7 +108,7 @@ export class InPlaceUpdater {
 
   /** A pod created with the readiness gate gets its condition True, so it can become Ready. */
   async markGateReady(pod: Pod): Promise<void> {
-    await this.patchStatus(pod, [{ type: CONDITION_INPLACE_UPDATE_READY, status: 'True', lastTransitionTime: stamp(this.now()) }]);
+    await this.patchStatus(pod, [{ type: CONDITION_INPLACE_UPDATE_READY, status: 'True', lastTransitionTime: rfc3339Seconds(this.now()) }]);
   }
 
   private async patchStatus(pod: Pod, conditions: Record<string, string>[]): Promise<void> {

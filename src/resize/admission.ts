@@ -4,6 +4,7 @@
 // UnsupportedPlatform). That is the node's Infeasible, said before the kubelet sees it: such a
 // resize is never retried; the CloneSet's onInfeasible decides (docs/decisions/0014-resize-refused-at-admission.md).
 // Pure. Must not: do I/O or decide the outcome.
+import { rfc3339Seconds } from '../api/time.js';
 import type { ResizeRefusal } from '../api/types.js';
 
 /** Status causes (their `reason` on the wire) that make a refused resize Infeasible. */
@@ -23,6 +24,6 @@ export function infeasibleAtAdmission(answer: RefusedAnswer, now: number): Resiz
   return {
     cause,
     message: (answer.status?.message ?? 'refused at admission').slice(0, 1024),
-    at: new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    at: rfc3339Seconds(now),
   };
 }

@@ -3,6 +3,7 @@
 // whose resize cannot finish (recreate them, or wait with a ResizeBlocked condition). Pure: the
 // controller performs the deletions, events and status write. State comes from the pods and the
 // previous status only, so timers survive a controller restart.
+import { rfc3339Seconds } from '../api/time.js';
 import type { CloneSetResizeStatus, ResizeAction, UpdateStrategyType } from '../api/types.js';
 import type { Pod } from '../api/wire.js';
 import { decideResizeOutcome } from './outcome.js';
@@ -40,7 +41,7 @@ export function trackResizes(
     // The legacy status.resize form has no timestamp: a state's clock starts when we first saw it
     // and carries over in status.resize, so timeouts still fire after a controller restart.
     if (view.state && !view.since) {
-      view.since = (before.get(name) === view.state ? since.get(name) : undefined) ?? new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      view.since = (before.get(name) === view.state ? since.get(name) : undefined) ?? rfc3339Seconds(now);
     }
     return { pod, name, view };
   });
