@@ -100,7 +100,7 @@ export default tseslint.config(
     files: [
       'src/cloneset/reconciler.ts',
       'src/cloneset/update.ts',
-      'test/support/cloneset.ts',
+      'test/support/fixtures/cloneset.ts',
       'test/unit/agent/admission.test.ts',
       'test/unit/resize/state.test.ts',
       'test/unit/runtime/store.test.ts',

@@ -1,7 +1,7 @@
 // Jest runs TypeScript as ESM through ts-jest. ts-jest does not type-check in this mode;
 // `make test` runs `tsc --noEmit` first. One project per test tier; tiers that need the test-bed
 // cluster bring it up in their global setup and stop it again if they started it.
-import { gateOffProfileRuns } from './test/support/kube-version.js';
+import { gateOffProfileRuns } from './test/support/cluster/kube-version.js';
 
 // Tests that switch the test bed to InPlacePodVerticalScaling=false (the node agent's profile).
 // Only a kubelet up to 1.34 has that gate unlocked, so they are selected by the targeted version
@@ -34,8 +34,8 @@ const common = {
   modulePathIgnorePatterns: ['<rootDir>/.tailor/', '<rootDir>/dist/'],
 };
 const onCluster = (mode) => ({
-  globalSetup: `<rootDir>/test/support/setup-${mode}.js`,
-  globalTeardown: '<rootDir>/test/support/teardown.js',
+  globalSetup: `<rootDir>/test/support/cluster/setup-${mode}.js`,
+  globalTeardown: '<rootDir>/test/support/cluster/teardown.js',
 });
 
 export default {
@@ -50,8 +50,8 @@ export default {
     // scenario asserts nothing lost, and the tier ends with one table of recovery times.
     {
       ...common,
-      globalSetup: '<rootDir>/test/support/setup-fault.js',
-      globalTeardown: '<rootDir>/test/support/fault-teardown.js',
+      globalSetup: '<rootDir>/test/support/fault/setup.js',
+      globalTeardown: '<rootDir>/test/support/fault/teardown.js',
       displayName: 'fault',
       ...clusterTier('fault'),
     },

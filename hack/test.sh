@@ -14,7 +14,7 @@
 # A step on a release other than the default is named <tier>@<release> (e2e@1.34.4.json); the
 # `kubernetes` step builds (or finds cached) a release's binaries before its first cluster tier.
 # Cluster tiers start the test-bed cluster they need through their Jest global setup
-# (test/support/cluster-setup.js) and stop it again if they started it; a cluster on another
+# (test/support/cluster/cluster-setup.js) and stop it again if they started it; a cluster on another
 # release is replaced (hack/cluster.sh), so the releases never share etcd data or kubelet state.
 # They run the built CLI (dist/) as real processes, so the build runs once before the first of
 # them, and a failed build stops the run: no cluster tier ever tests a stale dist/.
@@ -26,7 +26,7 @@ mkdir -p "$results"
 chosen=${KUBE_VERSION:-}
 default=$(env -u KUBE_VERSION bash -c '. hack/versions.sh && echo "$KUBE_VERSION"') || exit 1
 . hack/versions.sh || exit 1 # KUBE_VERSIONS; refuses an unlisted KUBE_VERSION
-gate_off_runs() { [ "$(echo "$1" | cut -d. -f2)" -lt 35 ]; } # as test/support/kube-version.js
+gate_off_runs() { [ "$(echo "$1" | cut -d. -f2)" -lt 35 ]; } # as test/support/cluster/kube-version.js
 
 step_name() { # tier, release: lint, typecheck, unit and build do not depend on the release
   case $1 in lint | typecheck | unit | build) echo "$1" ;; *) if [ "$2" = "$default" ]; then echo "$1"; else echo "$1@$2"; fi ;; esac

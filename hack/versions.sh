@@ -1,5 +1,5 @@
 # The one place the test bed's pinned versions live. Sourced by hack/*.sh; read by
-# test/support/kube-version.js for Jest and the tests (keep the KUBE_ lines in this shape).
+# test/support/cluster/kube-version.js for Jest and the tests (keep the KUBE_ lines in this shape).
 #
 # The Kubernetes release the test bed runs. The environment overrides it for one command
 # (`KUBE_VERSION=1.34.4 make dev`); a version that is not listed below is refused.

@@ -10,10 +10,10 @@
 // restored afterwards.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
-import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/cloneset.js';
-import { controllerTestBed } from '../support/controller-testbed.js';
-import { grantPodPatch } from '../support/rbac.js';
-import { eventually, kubectl, podCgroupFile, sizedContainer } from '../support/testbed.js';
+import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
+import { controllerTestBed } from '../support/cluster/controller-testbed.js';
+import { grantPodPatch } from '../support/cluster/rbac.js';
+import { eventually, kubectl, podCgroupFile, sizedContainer } from '../support/cluster/testbed.js';
 
 const profile = (gates: string): void => {
   execFileSync('bash', ['hack/cluster.sh', 'up', 'full'], { stdio: 'pipe', env: { ...process.env, FEATURE_GATES: gates } });

@@ -2,9 +2,9 @@
 // busybox, become Ready through their probes, roll to a new image with ReCreate, scale through
 // `kubectl scale clone`, and are garbage-collected when the CloneSet is deleted.
 import { describe, expect, it } from '@jest/globals';
-import { controllerTestBed } from '../support/controller-testbed.js';
-import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/cloneset.js';
-import { eventually, kubectl } from '../support/testbed.js';
+import { controllerTestBed } from '../support/cluster/controller-testbed.js';
+import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
+import { eventually, kubectl } from '../support/cluster/testbed.js';
 
 const { client, ns } = controllerTestBed('cloneset-e2e');
 

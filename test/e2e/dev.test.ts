@@ -4,10 +4,10 @@
 // assumed. Killing the leader pod hands the Lease to the other replica and the rollout finishes.
 import { describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
-import { loadTestKubeConfig } from '../support/kube.js';
+import { loadTestKubeConfig } from '../support/cluster/kube.js';
 import { KubeClient, type Pod } from '../../src/runtime/kube-client.js';
-import { activePods, cloneSetPath, readCloneSet, waitForCloneSet, waitForReady } from '../support/cloneset.js';
-import { eventually } from '../support/testbed.js';
+import { activePods, cloneSetPath, readCloneSet, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
+import { eventually } from '../support/cluster/testbed.js';
 
 const client = new KubeClient(loadTestKubeConfig());
 const ns = 'default';

@@ -3,11 +3,11 @@
 // new image; at most one pod is unready at a time, and each pod leaves the Service's ready
 // endpoints before its container restarts.
 import { describe, expect, it } from '@jest/globals';
-import { controllerTestBed } from '../support/controller-testbed.js';
+import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import type { Pod } from '../../src/api/wire.js';
-import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/cloneset.js';
-import { PodWatch } from '../support/pod-watch.js';
-import { kubectl } from '../support/testbed.js';
+import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
+import { PodWatch } from '../support/cluster/pod-watch.js';
+import { kubectl } from '../support/cluster/testbed.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const { client, ns } = controllerTestBed('inplace-e2e');

@@ -36,10 +36,10 @@ import { isDeepStrictEqual } from 'node:util';
 import type { CloneSetCondition } from '../../src/api/types.js';
 import type { Pod } from '../../src/api/wire.js';
 import { KubeApiError } from '../../src/runtime/kube-client.js';
-import { controllerTestBed } from '../support/controller-testbed.js';
-import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, type TestCloneSet } from '../support/cloneset.js';
-import { startNodeAgent, type NodeAgent } from '../support/node-agent.js';
-import { CONTAINERD_SOCKET, eventually, RUN_UNTIL_TERM } from '../support/testbed.js';
+import { controllerTestBed } from '../support/cluster/controller-testbed.js';
+import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, type TestCloneSet } from '../support/fixtures/cloneset.js';
+import { startNodeAgent, type NodeAgent } from '../support/cluster/node-agent.js';
+import { CONTAINERD_SOCKET, eventually, RUN_UNTIL_TERM } from '../support/cluster/testbed.js';
 
 const { client, ns } = controllerTestBed('kruise-compat');
 

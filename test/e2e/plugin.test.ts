@@ -13,12 +13,12 @@ import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { KubeClient } from '../../src/runtime/kube-client.js';
-import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet, waitForReady } from '../support/cloneset.js';
-import { startController, type RunningController } from '../support/controller.js';
-import { ensureCrd } from '../support/crd.js';
-import { kubeconfigPath, loadTestKubeConfig } from '../support/kube.js';
-import { kubeBinary } from '../support/kube-version.js';
-import { eventually } from '../support/testbed.js';
+import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
+import { startController, type RunningController } from '../support/cluster/controller.js';
+import { ensureCrd } from '../support/cluster/crd.js';
+import { kubeconfigPath, loadTestKubeConfig } from '../support/cluster/kube.js';
+import { kubeBinary } from '../support/cluster/kube-version.js';
+import { eventually } from '../support/cluster/testbed.js';
 
 const kc = loadTestKubeConfig();
 const client = new KubeClient(kc);

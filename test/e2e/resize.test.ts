@@ -3,10 +3,10 @@
 // kubelet-identical values, and status.resize moves through a state and ends empty. A request
 // the node can never fit is reported Infeasible and, with onInfeasible: Wait, blocks visibly.
 import { describe, expect, it } from '@jest/globals';
-import { controllerTestBed } from '../support/controller-testbed.js';
+import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import type { Pod } from '../../src/api/wire.js';
-import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet, waitForReady } from '../support/cloneset.js';
-import { eventually, podCgroupFile, RESIZE_WITHOUT_RESTART, sizedContainer } from '../support/testbed.js';
+import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
+import { eventually, podCgroupFile, RESIZE_WITHOUT_RESTART, sizedContainer } from '../support/cluster/testbed.js';
 
 const { client, ns } = controllerTestBed('resize-e2e');
 

@@ -5,11 +5,11 @@
 // new value. The node agent runs for the node as a process of this test, as the DaemonSet would.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../src/api/wire.js';
-import { controllerTestBed } from '../support/controller-testbed.js';
-import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/cloneset.js';
-import { PodWatch } from '../support/pod-watch.js';
-import { startNodeAgent, type NodeAgent } from '../support/node-agent.js';
-import { kubectl, RUN_UNTIL_TERM } from '../support/testbed.js';
+import { controllerTestBed } from '../support/cluster/controller-testbed.js';
+import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
+import { PodWatch } from '../support/cluster/pod-watch.js';
+import { startNodeAgent, type NodeAgent } from '../support/cluster/node-agent.js';
+import { kubectl, RUN_UNTIL_TERM } from '../support/cluster/testbed.js';
 
 const { client, ns } = controllerTestBed('restart-e2e');
 let agent: NodeAgent | undefined;

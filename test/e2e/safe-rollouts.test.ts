@@ -3,7 +3,7 @@
 // a time within maxUnavailable — the replacement cannot be scheduled, so the rest stay serving and
 // ResizeBlocked says why. Reverting the template heals the CloneSet in place.
 import { describe, expect, it } from '@jest/globals';
-import { controllerTestBed } from '../support/controller-testbed.js';
+import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import {
   activePods,
   cloneSetManifest,
@@ -11,9 +11,9 @@ import {
   trueCondition as condition,
   waitForCloneSet,
   waitForReady,
-} from '../support/cloneset.js';
-import { PodWatch } from '../support/pod-watch.js';
-import { RESIZE_WITHOUT_RESTART, sizedContainer } from '../support/testbed.js';
+} from '../support/fixtures/cloneset.js';
+import { PodWatch } from '../support/cluster/pod-watch.js';
+import { RESIZE_WITHOUT_RESTART, sizedContainer } from '../support/cluster/testbed.js';
 
 const { client, ns } = controllerTestBed('safe-rollouts');
 

@@ -3,9 +3,9 @@
 // (spec.resources, in place from 1.36; recreated on older clusters, as before).
 import { describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../src/api/wire.js';
-import { controllerTestBed } from '../support/controller-testbed.js';
-import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/cloneset.js';
-import { RESIZE_WITHOUT_RESTART, RUN_UNTIL_TERM } from '../support/testbed.js';
+import { controllerTestBed } from '../support/cluster/controller-testbed.js';
+import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
+import { RESIZE_WITHOUT_RESTART, RUN_UNTIL_TERM } from '../support/cluster/testbed.js';
 
 const { client, ns } = controllerTestBed('current-k8s');
 

@@ -3,7 +3,7 @@
 // and the kubelet's reason. Each prints its figure.
 import { describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../src/api/wire.js';
-import { controllerTestBed } from '../support/controller-testbed.js';
+import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import {
   activePods,
   cloneSetManifest,
@@ -12,8 +12,8 @@ import {
   waitForCloneSet,
   trueCondition as condition,
   waitForReady,
-} from '../support/cloneset.js';
-import { RESIZE_WITHOUT_RESTART, sizedContainer } from '../support/testbed.js';
+} from '../support/fixtures/cloneset.js';
+import { RESIZE_WITHOUT_RESTART, sizedContainer } from '../support/cluster/testbed.js';
 
 const { client, ns } = controllerTestBed('status-truth');
 

@@ -2,8 +2,8 @@
 // its container exists in containerd, and deleting the pod removes the container.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { loadTestKubeConfig } from '../support/kube.js';
-import { NODE_NAME, containerdContainerIds, eventually } from '../support/testbed.js';
+import { loadTestKubeConfig } from '../support/cluster/kube.js';
+import { NODE_NAME, containerdContainerIds, eventually } from '../support/cluster/testbed.js';
 
 const kc = loadTestKubeConfig();
 const core = kc.makeApiClient(k8s.CoreV1Api);

@@ -8,7 +8,7 @@
 // CRI calls when the fault lands, instead of finishing 4 pods in milliseconds first.
 // Each asserts nothing was lost — no pod recreated or restarted, every pod's container and pod
 // cgroups at the new values, every pod's resize-status at the new revision, the status converged —
-// and records its recovery time for the tier's table (test/support/fault-teardown.js).
+// and records its recovery time for the tier's table (test/support/fault/teardown.js).
 // Owns: its namespaces and controller process; switches the shared test bed's feature-gate
 // profile and restores it. Run only under /tmp/tailor-cluster.lock, like the rest of the tier.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
@@ -16,13 +16,20 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Pod } from '../../src/api/wire.js';
 import { KubeClient } from '../../src/runtime/kube-client.js';
-import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady, type TestCloneSet } from '../support/cloneset.js';
-import { holdComponent, restartComponent, thawAll } from '../support/components.js';
-import { ensureCrd } from '../support/crd.js';
-import { killAllControllers, leaseHolder, startControllerProcess } from '../support/fault-controllers.js';
-import { recordRecovery } from '../support/fault-rollout.js';
-import { createTestNamespace, loadTestKubeConfig } from '../support/kube.js';
-import { eventually, kubectl, podCgroupFile, sizedContainer } from '../support/testbed.js';
+import {
+  activePods,
+  cloneSetManifest,
+  cloneSetPath,
+  waitForCloneSet,
+  waitForReady,
+  type TestCloneSet,
+} from '../support/fixtures/cloneset.js';
+import { holdComponent, restartComponent, thawAll } from '../support/cluster/components.js';
+import { ensureCrd } from '../support/cluster/crd.js';
+import { killAllControllers, leaseHolder, startControllerProcess } from '../support/fault/controllers.js';
+import { recordRecovery } from '../support/fault/rollout.js';
+import { createTestNamespace, loadTestKubeConfig } from '../support/cluster/kube.js';
+import { eventually, kubectl, podCgroupFile, sizedContainer } from '../support/cluster/testbed.js';
 
 const REPLICAS = 4;
 const APP = 'web';

@@ -7,7 +7,7 @@
 //   the Lease;  c. the API server restarted;  d. etcd restarted;  e. the kubelet stopped for 45 s.
 // Each asserts nothing was lost — no pod updated twice, none recreated (but the one deleted on
 // purpose), no orphan, the rollout complete, the status converged — and records its recovery time
-// for the tier's one table (test/support/fault-teardown.js). The agent's scenarios f and g are in
+// for the tier's one table (test/support/fault/teardown.js). The agent's scenarios f and g are in
 // agent-faults.test.ts.
 // Owns: its namespaces, the controller processes and the proxy it starts. Scenarios b–e stop or
 // freeze a shared component for seconds: run this tier only under /tmp/tailor-cluster.lock (make
@@ -16,9 +16,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { KubeClient, type Pod } from '../../src/runtime/kube-client.js';
-import { freezeComponent, restartApiServer, restartComponent, waitForApiServerReady } from '../support/components.js';
-import { activePods, cloneSetPath, waitForCloneSet, waitForReady } from '../support/cloneset.js';
-import { ensureCrd } from '../support/crd.js';
+import { freezeComponent, restartApiServer, restartComponent, waitForApiServerReady } from '../support/cluster/components.js';
+import { activePods, cloneSetPath, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
+import { ensureCrd } from '../support/cluster/crd.js';
 import {
   electedPair,
   killAllControllers,
@@ -26,12 +26,12 @@ import {
   startControllerProcess,
   writeKubeconfig,
   type ControllerProcess,
-} from '../support/fault-controllers.js';
+} from '../support/fault/controllers.js';
 
-import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
-import { IMAGE_V2, RolloutRecorder, expectNothingLost, recordRecovery, slowReadyCloneSet } from '../support/fault-rollout.js';
-import { createTestNamespace, loadTestKubeConfig } from '../support/kube.js';
-import { eventually } from '../support/testbed.js';
+import { startFaultProxy, type FaultProxy } from '../support/fault/proxy.js';
+import { IMAGE_V2, RolloutRecorder, expectNothingLost, recordRecovery, slowReadyCloneSet } from '../support/fault/rollout.js';
+import { createTestNamespace, loadTestKubeConfig } from '../support/cluster/kube.js';
+import { eventually } from '../support/cluster/testbed.js';
 
 const REPLICAS = 4;
 const APP = 'web';

@@ -15,10 +15,10 @@ import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import { resolve } from 'node:path';
 import { KubeClient } from '../../src/runtime/kube-client.js';
-import { ensureCrd } from '../support/crd.js';
-import { createTestNamespace, loadTestKubeConfig } from '../support/kube.js';
-import { grantPodPatch } from '../support/rbac.js';
-import { eventually } from '../support/testbed.js';
+import { ensureCrd } from '../support/cluster/crd.js';
+import { createTestNamespace, loadTestKubeConfig } from '../support/cluster/kube.js';
+import { grantPodPatch } from '../support/cluster/rbac.js';
+import { eventually } from '../support/cluster/testbed.js';
 
 const NS = `tailor-admission-${Date.now().toString(36)}`;
 const SUFFIX = `-${NS}`;

@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { policyProblems, readPolicies, REQUIRED_POLICIES } from '../../src/agent/policy-check.js';
 import { isNotFound, KubeClient } from '../../src/runtime/kube-client.js';
-import { kubeconfigPath, loadTestKubeConfig } from '../support/kube.js';
+import { kubeconfigPath, loadTestKubeConfig } from '../support/cluster/kube.js';
 
 const API = '/apis/admissionregistration.k8s.io/v1';
 const SUFFIX = `-check-${Date.now().toString(36)}`;

@@ -1,13 +1,13 @@
-// The CloneSet controller against the real API server, with a fake kubelet (test/support) writing
+// The CloneSet controller against the real API server, with a fake kubelet (test/support/cluster/fake-kubelet.ts) writing
 // pod status the way a kubelet would: scaling, ReCreate rollouts with partition and
 // maxUnavailable, the scale subresource, and a controller killed mid-rollout.
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { controllerTestBed } from '../support/controller-testbed.js';
+import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { LABEL_CONTROLLER_REVISION_HASH } from '../../src/api/types.js';
 import type { Pod } from '../../src/api/wire.js';
-import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet } from '../support/cloneset.js';
-import { FAKE_SCHEDULER } from '../support/fake-kubelet.js';
-import { PodWatch } from '../support/pod-watch.js';
+import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet } from '../support/fixtures/cloneset.js';
+import { FAKE_SCHEDULER } from '../support/cluster/fake-kubelet.js';
+import { PodWatch } from '../support/cluster/pod-watch.js';
 
 const { client, ns, kubelet, restartController } = controllerTestBed('cloneset', { fakeKubelet: true });
 const fake = { schedulerName: FAKE_SCHEDULER };

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadTestKubeConfig } from '../support/kube.js';
+import { loadTestKubeConfig } from '../support/cluster/kube.js';
 
 const GROUP = 'apps.tailor.dev';
 const VERSION = 'v1alpha1';

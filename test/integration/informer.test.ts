@@ -13,10 +13,10 @@ import { Informer, objectKey } from '../../src/runtime/informer.js';
 import { KubeClient, type KubeObject } from '../../src/runtime/kube-client.js';
 import type { Logger } from '../../src/runtime/logger.js';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { restartApiServer } from '../support/components.js';
-import { startFaultProxy } from '../support/fault-proxy.js';
-import { loadTestKubeConfig } from '../support/kube.js';
-import { eventually } from '../support/testbed.js';
+import { restartApiServer } from '../support/cluster/components.js';
+import { startFaultProxy } from '../support/fault/proxy.js';
+import { loadTestKubeConfig } from '../support/cluster/kube.js';
+import { eventually } from '../support/cluster/testbed.js';
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 

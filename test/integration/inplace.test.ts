@@ -3,13 +3,13 @@
 // InPlaceIfPossible falls back to recreate for other changes; InPlaceOnly refuses them and says
 // which field; partition and a rollback during the grace period behave.
 import { describe, expect, it } from '@jest/globals';
-import { controllerTestBed } from '../support/controller-testbed.js';
+import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { CONDITION_INPLACE_UPDATE_READY } from '../../src/api/types.js';
 import type { Pod } from '../../src/api/wire.js';
-import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/cloneset.js';
-import { FAKE_SCHEDULER } from '../support/fake-kubelet.js';
-import { PodWatch } from '../support/pod-watch.js';
-import { eventually } from '../support/testbed.js';
+import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
+import { FAKE_SCHEDULER } from '../support/cluster/fake-kubelet.js';
+import { PodWatch } from '../support/cluster/pod-watch.js';
+import { eventually } from '../support/cluster/testbed.js';
 
 const { client, ns, kubelet } = controllerTestBed('inplace', { fakeKubelet: true });
 

@@ -24,10 +24,10 @@ import {
   leaseHolder as sharedLeaseHolder,
   startControllerProcess,
   type ControllerProcess,
-} from '../support/fault-controllers.js';
-import { startFaultProxy } from '../support/fault-proxy.js';
-import { loadTestKubeConfig } from '../support/kube.js';
-import { eventually } from '../support/testbed.js';
+} from '../support/fault/controllers.js';
+import { startFaultProxy } from '../support/fault/proxy.js';
+import { loadTestKubeConfig } from '../support/cluster/kube.js';
+import { eventually } from '../support/cluster/testbed.js';
 
 const cli = resolve(process.cwd(), 'dist/cli/main.js');
 const LEASE = FAULT_LEASE;

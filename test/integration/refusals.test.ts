@@ -2,9 +2,9 @@
 // condition with a stable message and one event, the controller backs off instead of looping
 // (its request rate over 20 s stays under 2 per second), and it recovers once the refusal ends.
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { controllerTestBed } from '../support/controller-testbed.js';
-import { cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet, type TestCloneSet } from '../support/cloneset.js';
-import { FAKE_SCHEDULER } from '../support/fake-kubelet.js';
+import { controllerTestBed } from '../support/cluster/controller-testbed.js';
+import { cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet, type TestCloneSet } from '../support/fixtures/cloneset.js';
+import { FAKE_SCHEDULER } from '../support/cluster/fake-kubelet.js';
 
 const { client, ns, controllerRequests } = controllerTestBed('refusals', { fakeKubelet: true });
 const fake = { schedulerName: FAKE_SCHEDULER };

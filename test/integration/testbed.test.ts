@@ -2,8 +2,8 @@
 // @kubernetes/client-node is seen by a watch as it is added, changed and removed.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { loadTestKubeConfig } from '../support/kube.js';
-import { kubeVersion } from '../support/kube-version.js';
+import { loadTestKubeConfig } from '../support/cluster/kube.js';
+import { kubeVersion } from '../support/cluster/kube-version.js';
 
 const kc = loadTestKubeConfig();
 const core = kc.makeApiClient(k8s.CoreV1Api);

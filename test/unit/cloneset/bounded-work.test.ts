@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { CREATES_PER_ROUND, planReconcile } from '../../../src/cloneset/planner.js';
 import { newInstanceIds, newPod } from '../../../src/cloneset/pods.js';
 import { LABEL_INSTANCE_ID } from '../../../src/api/types.js';
-import { NEW, NOW, OLD, cloneSet, intentsOf, pod, revisionTemplates, type PodSpec } from '../../support/planner-fixtures.js';
+import { NEW, NOW, OLD, cloneSet, intentsOf, pod, revisionTemplates, type PodSpec } from '../../support/fixtures/planner-fixtures.js';
 
 const templates = revisionTemplates('image');
 const planFor = (replicas: number, pods: PodSpec[], podsToDelete?: string[]) =>

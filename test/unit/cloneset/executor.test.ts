@@ -5,7 +5,7 @@ import type { Plan } from '../../../src/cloneset/intents.js';
 import type { EventRecorder } from '../../../src/runtime/events.js';
 import type { ScaleExpectations } from '../../../src/runtime/expectations.js';
 import type { KubeClient } from '../../../src/runtime/kube-client.js';
-import { OLD, cloneSet, pod } from '../../support/planner-fixtures.js';
+import { OLD, cloneSet, pod } from '../../support/fixtures/planner-fixtures.js';
 
 /** An in-place updater that records which pods it touched, at most `concurrent` at once observed. */
 function recordingUpdater(): { updater: InPlaceUpdater; touched: string[]; maxInFlight: () => number } {

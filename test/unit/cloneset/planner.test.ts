@@ -20,7 +20,7 @@ import {
   type Change,
   type CloneSetSpec,
   type PodSpec,
-} from '../../support/planner-fixtures.js';
+} from '../../support/fixtures/planner-fixtures.js';
 
 function plan(spec: CloneSetSpec, pods: PodSpec[], at = NOW): { plan: Plan; pods: Pod[]; input: PlanInput } {
   const templates = revisionTemplates(spec.change ?? 'image');

@@ -7,9 +7,9 @@
 import { expect } from '@jest/globals';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { KubeClient } from '../../src/runtime/kube-client.js';
-import type { Pod } from '../../src/api/wire.js';
-import { activePods, cloneSetManifest, readCloneSet, type TestCloneSet } from './cloneset.js';
+import type { KubeClient } from '../../../src/runtime/kube-client.js';
+import type { Pod } from '../../../src/api/wire.js';
+import { activePods, cloneSetManifest, readCloneSet, type TestCloneSet } from '../fixtures/cloneset.js';
 
 export const IMAGE_V1 = 'tailor.local/busybox:v1';
 export const IMAGE_V2 = 'tailor.local/busybox:v2';
@@ -195,7 +195,7 @@ export interface RecoveryRow {
   rolloutMs: number;
 }
 
-/** Where the tier's rows gather across its test files; test/support/fault-teardown.js prints them as one table. */
+/** Where the tier's rows gather across its test files; test/support/fault/teardown.js prints them as one table. */
 export const RECOVERY_ROWS = '.tailor/test-results/fault-recovery.jsonl';
 
 export function recordRecovery(row: RecoveryRow): void {

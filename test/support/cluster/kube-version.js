@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 // import.meta.url, not import.meta.dirname: Jest's module VM (tests importing this) has only the URL.
-const versionsFile = fileURLToPath(new URL('../../hack/versions.sh', import.meta.url));
+const versionsFile = fileURLToPath(new URL('../../../hack/versions.sh', import.meta.url));
 
 function versionsText() {
   return readFileSync(versionsFile, 'utf8');

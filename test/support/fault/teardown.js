@@ -1,11 +1,11 @@
 // The fault tier's global teardown: prints the one table of recovery times from the rows its
-// scenarios appended (test/support/fault-rollout.ts recordRecovery), writes it next to them as
+// scenarios appended (test/support/fault/rollout.ts recordRecovery), writes it next to them as
 // fault-recovery.txt, then stops the cluster if this run started it.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { clusterTeardown } from './cluster-setup.js';
+import { clusterTeardown } from '../cluster/cluster-setup.js';
 
-const results = resolve(import.meta.dirname, '../../.tailor/test-results');
+const results = resolve(import.meta.dirname, '../../../.tailor/test-results');
 
 function recoveryTable(rows) {
   const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;

@@ -3,7 +3,7 @@
 import { load } from 'js-yaml';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { isAlreadyExists, type KubeClient } from '../../src/runtime/kube-client.js';
+import { isAlreadyExists, type KubeClient } from '../../../src/runtime/kube-client.js';
 import { eventually } from './testbed.js';
 
 const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';

@@ -1,4 +1,4 @@
-// Types of test/support/kube-version.js (plain JS so that Jest's config can load it).
+// Types of test/support/cluster/kube-version.js (plain JS so that Jest's config can load it).
 export declare function kubeVersions(): string[];
 export declare function kubeVersion(): string;
 export declare function kubeBinary(name: string): string;

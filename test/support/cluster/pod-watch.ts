@@ -1,8 +1,8 @@
 // Records every pod event of a label selector from a real watch, so tests can assert what
 // happened *during* a rollout: how many pods were ever created, and the most that were
 // unavailable at once.
-import type { KubeClient } from '../../src/runtime/kube-client.js';
-import type { Pod } from '../../src/api/wire.js';
+import type { KubeClient } from '../../../src/runtime/kube-client.js';
+import type { Pod } from '../../../src/api/wire.js';
 
 export class PodWatch {
   readonly uidsEverSeen = new Set<string>();

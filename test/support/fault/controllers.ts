@@ -10,9 +10,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { isNotFound, type KubeClient } from '../../src/runtime/kube-client.js';
-import { kubeconfigPath } from './kube.js';
-import { eventually } from './testbed.js';
+import { isNotFound, type KubeClient } from '../../../src/runtime/kube-client.js';
+import { kubeconfigPath } from '../cluster/kube.js';
+import { eventually } from '../cluster/testbed.js';
 
 export const FAULT_LEASE = 'tailor-controller';
 /** Short leader-election timings so a takeover fits in a test; they nest as client-go requires. */

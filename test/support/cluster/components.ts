@@ -10,11 +10,11 @@ import { execFile, spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { KubeClient } from '../../src/runtime/kube-client.js';
+import { KubeClient } from '../../../src/runtime/kube-client.js';
 import { loadTestKubeConfig } from './kube.js';
 
 const run = promisify(execFile);
-// Jest runs from the repository root (as test/support/kube.ts assumes).
+// Jest runs from the repository root (as test/support/cluster/kube.ts assumes).
 const repo = process.cwd();
 const clusterDir = process.env.CLUSTER_DIR ?? resolve(repo, '.tailor/cluster');
 const pidFileOf = (component: string): string => resolve(clusterDir, `pids/${component}.pid`);

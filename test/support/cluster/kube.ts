@@ -1,5 +1,5 @@
 // Test-side access to the test-bed cluster that the Jest global setup started (see
-// test/support/global-setup.ts). Owns nothing but finding the kubeconfig; never starts a cluster.
+// test/support/cluster/cluster-setup.js). Owns nothing but finding the kubeconfig; never starts a cluster.
 import * as k8s from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';

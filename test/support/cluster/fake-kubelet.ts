@@ -4,9 +4,9 @@
 // container statuses, computes Ready from containers *and readiness gates* (as the kubelet does),
 // and finishes graceful deletion. Tests can hold pods not ready to simulate failing containers.
 // Must not: touch pods of other schedulers (a real kubelet may be running on the full test bed).
-import type { KubeClient } from '../../src/runtime/kube-client.js';
-import type { Pod } from '../../src/api/wire.js';
-import { isAlreadyExists, isNotFound } from '../../src/runtime/kube-client.js';
+import type { KubeClient } from '../../../src/runtime/kube-client.js';
+import type { Pod } from '../../../src/api/wire.js';
+import { isAlreadyExists, isNotFound } from '../../../src/runtime/kube-client.js';
 
 export const FAKE_SCHEDULER = 'tailor-test-fake-scheduler';
 export const FAKE_NODE = 'fake-node';

@@ -1,9 +1,9 @@
 // Runs the real CloneSet controller in the test process against the test-bed API server, scoped
 // to one namespace, so integration tests can start, kill and restart it.
 import type * as k8s from '@kubernetes/client-node';
-import { setupCloneSetController } from '../../src/cloneset/setup.js';
-import { createLogger } from '../../src/runtime/logger.js';
-import { Manager } from '../../src/runtime/manager.js';
+import { setupCloneSetController } from '../../../src/cloneset/setup.js';
+import { createLogger } from '../../../src/runtime/logger.js';
+import { Manager } from '../../../src/runtime/manager.js';
 
 export interface RunningController {
   manager: Manager;

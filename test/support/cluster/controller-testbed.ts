@@ -3,7 +3,7 @@
 // kubelet; e2e tests run on the real one. Owns the namespace and the controller it starts.
 import { afterAll, beforeAll } from '@jest/globals';
 import type * as k8s from '@kubernetes/client-node';
-import { KubeClient } from '../../src/runtime/kube-client.js';
+import { KubeClient } from '../../../src/runtime/kube-client.js';
 import { startController, type RunningController } from './controller.js';
 import { ensureCrd } from './crd.js';
 import { FakeKubelet } from './fake-kubelet.js';

@@ -9,7 +9,7 @@ import { existsSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { kubeVersion } from './kube-version.js';
 
-const repo = resolve(import.meta.dirname, '../..');
+const repo = resolve(import.meta.dirname, '../../..');
 const clusterDir = process.env.CLUSTER_DIR ?? resolve(repo, '.tailor/cluster');
 const marker = resolve(clusterDir, 'started-by-test');
 

@@ -1,6 +1,6 @@
 // RBAC for tests that act as a restricted user: a Role with pod get/list/patch in one namespace,
 // bound to the given subjects. Owns nothing else; never grants anything cluster-wide.
-import type { KubeClient } from '../../src/runtime/kube-client.js';
+import type { KubeClient } from '../../../src/runtime/kube-client.js';
 
 export type Subject = { kind: 'User'; name: string } | { kind: 'ServiceAccount'; name: string; namespace: string };
 
