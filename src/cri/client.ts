@@ -23,7 +23,7 @@ export const DEFAULT_CRI_ENDPOINT = 'unix:///run/containerd/containerd.sock';
 /** Deadline applied to every call unless the call or the client says otherwise. */
 export const DEFAULT_CRI_TIMEOUT_MS = 5_000;
 
-const SERVICE = 'runtime.v1.RuntimeService';
+const SERVICES = ['runtime.v1.RuntimeService', 'runtime.v1.ImageService'];
 
 // ------------------------------------------------------------------------------------------ errors
 
@@ -95,6 +95,7 @@ export class CriError extends Error {
     endpoint: string;
     containerId?: string | undefined;
     podSandboxId?: string | undefined;
+    image?: string | undefined;
     cause?: unknown;
   }) {
     const subject =
@@ -102,7 +103,9 @@ export class CriError extends Error {
         ? ` (container ${init.containerId})`
         : init.podSandboxId !== undefined
           ? ` (sandbox ${init.podSandboxId})`
-          : '';
+          : init.image !== undefined
+            ? ` (image ${init.image})`
+            : '';
     const hint = RETRYABLE.has(init.code) ? ' (retryable)' : '';
     super(`CRI ${init.call}${subject} on ${init.endpoint}: ${init.code}: ${init.details}${hint}`, { cause: init.cause });
     this.call = init.call;
@@ -492,9 +495,12 @@ function loadService(protoPath: string): protoLoader.ServiceDefinition {
   const cached = serviceCache.get(protoPath);
   if (cached !== undefined) return cached;
   const definition = protoLoader.loadSync(protoPath, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
-  const service = definition[SERVICE];
-  if (service === undefined || !isServiceDefinition(service)) {
-    throw new Error(`CRI: ${protoPath} does not define service ${SERVICE}`);
+  // One method table for both services: their rpc names do not overlap.
+  let service: protoLoader.ServiceDefinition = {};
+  for (const name of SERVICES) {
+    const part = definition[name];
+    if (part === undefined || !isServiceDefinition(part)) throw new Error(`CRI: ${protoPath} does not define service ${name}`);
+    service = { ...service, ...part };
   }
   serviceCache.set(protoPath, service);
   return service;
@@ -517,6 +523,16 @@ export function normalizeEndpoint(endpoint: string): string {
 interface Subject {
   readonly containerId?: string;
   readonly podSandboxId?: string;
+  readonly image?: string;
+}
+
+/** Registry credentials for one pull, as a dockerconfigjson entry gives them (CRI AuthConfig). */
+export interface RegistryAuth {
+  readonly username?: string;
+  readonly password?: string;
+  /** base64 of "username:password", when the entry gives that instead. */
+  readonly auth?: string;
+  readonly serverAddress?: string;
 }
 
 /** A CRI RuntimeService client. One channel per instance; close() releases it. */
@@ -661,6 +677,35 @@ export class CriClient {
       { containerId },
       options,
     );
+  }
+
+  /** The image's ID when the runtime has it, else undefined. */
+  async imageStatus(image: string, options?: CallOptions): Promise<string | undefined> {
+    const r = await this.call<{ image: { id: string } | null }>('ImageStatus', { image: { image } }, { image }, options);
+    return r.image?.id || undefined;
+  }
+
+  /** Pull an image with the given registry credentials; resolves to the image reference the runtime stored. */
+  async pullImage(image: string, auth?: RegistryAuth, options?: CallOptions): Promise<string> {
+    const r = await this.call<{ image_ref: string }>(
+      'PullImage',
+      {
+        image: { image },
+        ...(auth
+          ? {
+              auth: {
+                username: auth.username ?? '',
+                password: auth.password ?? '',
+                auth: auth.auth ?? '',
+                server_address: auth.serverAddress ?? '',
+              },
+            }
+          : {}),
+      },
+      { image },
+      options,
+    );
+    return r.image_ref;
   }
 
   /** Release the channel. Calls made afterwards fail with a CriError (Unavailable). */
