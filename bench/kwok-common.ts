@@ -2,7 +2,8 @@
 // uses (waiting, verdicts, the bench label): a controller run as a child process
 // and read from /proc (RSS, its peak, CPU), its Prometheus text (writes from
 // rest_client_requests_total), waiting on pods, the pod template both controllers roll out, and the
-// namespace each run owns (created, then emptied and deleted).
+// namespace each run owns (created, then emptied and deleted), and what a controller's memory is made
+// of during a phase (MemorySampler).
 // Owns nothing by itself: every process and namespace belongs to the benchmark that asked for it.
 // Must not: start or stop the cluster or kwok, or print verdicts (each benchmark has its own goals).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -139,6 +140,112 @@ export const writesByKind = (text: string): Map<string, number> => {
   }
   return out;
 };
+
+// ---------------------------------------------------------------- what the memory is made of
+
+/**
+ * The peak of each part of a controller's memory over a phase, in MiB. RSS and VmHWM come from
+ * /proc/<pid>/status for either controller, so they compare as they are. The heap figures are each
+ * runtime's own and do not: Tailor's are V8's (heap used and reserved, external = buffers outside
+ * the heap, code space); kruise-manager's are Go's (heap_alloc, heap_sys; no external or code space).
+ */
+export interface MemoryPeaks {
+  rssMiB: number;
+  hwmMiB: number;
+  heapUsedMiB: number;
+  heapTotalMiB: number;
+  externalMiB: number;
+  codeMiB: number;
+  samples: number;
+}
+
+const MiB = 1024 * 1024;
+const first = (text: string, name: string, labels: Record<string, string> = {}): number =>
+  samples(text, name).find((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value ?? NaN;
+
+/** One reading of the heap figures from a /metrics text (Node's names, else Go's), in MiB. */
+function heapOf(text: string): Pick<MemoryPeaks, 'heapUsedMiB' | 'heapTotalMiB' | 'externalMiB' | 'codeMiB'> {
+  const node = first(text, 'nodejs_heap_size_used_bytes');
+  if (!Number.isNaN(node))
+    return {
+      heapUsedMiB: node / MiB,
+      heapTotalMiB: first(text, 'nodejs_heap_size_total_bytes') / MiB,
+      externalMiB: first(text, 'nodejs_external_memory_bytes') / MiB,
+      codeMiB: first(text, 'nodejs_heap_space_size_used_bytes', { space: 'code' }) / MiB,
+    };
+  return {
+    heapUsedMiB: first(text, 'go_memstats_heap_alloc_bytes') / MiB,
+    heapTotalMiB: first(text, 'go_memstats_heap_sys_bytes') / MiB,
+    externalMiB: NaN,
+    codeMiB: NaN,
+  };
+}
+
+/**
+ * Reads a controller's /proc status and /metrics every `everyMs` from start() to stop() and keeps
+ * the peak of each part (the parts need not peak together). VmHWM is reset at start(), so it is
+ * the phase's own peak, sampled or not.
+ */
+export class MemorySampler {
+  private timer: NodeJS.Timeout | undefined;
+  private reading: Promise<void> | undefined;
+  private peaks: MemoryPeaks = { rssMiB: 0, hwmMiB: 0, heapUsedMiB: 0, heapTotalMiB: 0, externalMiB: 0, codeMiB: 0, samples: 0 };
+
+  constructor(
+    private readonly pid: number,
+    private readonly metricsPort: number,
+    private readonly everyMs = 1000,
+  ) {}
+
+  start(): void {
+    resetPeak(this.pid);
+    this.timer = setInterval(() => {
+      this.reading ??= this.read().finally(() => (this.reading = undefined));
+    }, this.everyMs);
+  }
+
+  async stop(): Promise<MemoryPeaks> {
+    clearInterval(this.timer);
+    await this.reading;
+    await this.read();
+    return { ...this.peaks };
+  }
+
+  private async read(): Promise<void> {
+    const heap = await metricsText(this.metricsPort)
+      .then(heapOf)
+      .catch(() => undefined);
+    const u = usage(this.pid);
+    const p = this.peaks;
+    const max = (a: number, b: number): number => (Number.isNaN(b) ? a : Math.max(a, b));
+    this.peaks = {
+      rssMiB: max(p.rssMiB, u.rssKiB / 1024),
+      hwmMiB: max(p.hwmMiB, u.hwmKiB / 1024),
+      heapUsedMiB: max(p.heapUsedMiB, heap?.heapUsedMiB ?? NaN),
+      heapTotalMiB: max(p.heapTotalMiB, heap?.heapTotalMiB ?? NaN),
+      externalMiB: max(p.externalMiB, heap?.externalMiB ?? NaN),
+      codeMiB: max(p.codeMiB, heap?.codeMiB ?? NaN),
+      samples: p.samples + 1,
+    };
+  }
+}
+
+/** One reading now (no peak): the parts of a settled controller's memory. */
+export async function memoryNow(pid: number, metricsPort: number): Promise<MemoryPeaks> {
+  const heap = heapOf(await metricsText(metricsPort));
+  const u = usage(pid);
+  return { rssMiB: u.rssKiB / 1024, hwmMiB: u.hwmKiB / 1024, ...heap, samples: 1 };
+}
+
+/** "RSS 150, VmHWM 160, heap used 60 of 90, external 3, code space 2 (MiB)"; a part a runtime lacks is left out. */
+export function describeMemory(m: MemoryPeaks, peaks: boolean): string {
+  const n = (v: number): string => v.toFixed(0);
+  const parts = [`${peaks ? 'peak ' : ''}RSS ${n(m.rssMiB)}`, `VmHWM ${n(m.hwmMiB)}`];
+  if (!Number.isNaN(m.heapUsedMiB) && m.samples > 0) parts.push(`heap used ${n(m.heapUsedMiB)} of ${n(m.heapTotalMiB)}`);
+  if (!Number.isNaN(m.externalMiB) && m.externalMiB > 0) parts.push(`external ${n(m.externalMiB)}`);
+  if (!Number.isNaN(m.codeMiB) && m.codeMiB > 0) parts.push(`code space ${m.codeMiB.toFixed(1)}`);
+  return `${parts.join(', ')} (MiB${peaks ? `, peaks of ${m.samples} samples, each part's own` : ''})`;
+}
 
 // ---------------------------------------------------------------- waiting on pods
 

@@ -43,9 +43,11 @@ import {
   image,
   kwokNodes,
   live,
+  MemorySampler,
+  describeMemory,
   metricsText,
+  type MemoryPeaks,
   ready,
-  resetPeak,
   seconds,
   sleep,
   startTailor,
@@ -204,6 +206,7 @@ interface RunResult {
   writesPerPod: number;
   peakRssMiB: number;
   createPeakRssMiB: number;
+  memory: MemoryPeaks;
 }
 
 async function runSide(client: KubeClient, side: Side, pods: number): Promise<RunResult> {
@@ -256,7 +259,8 @@ async function runSide(client: KubeClient, side: Side, pods: number): Promise<Ru
 
     await sleep(1000); // let the creation's trailing status writes settle
     const before = writes(await metricsText(side.metricsPort));
-    resetPeak(running.pid);
+    const sampler = new MemorySampler(running.pid, side.metricsPort);
+    sampler.start();
     const t1 = Date.now();
     await client.patch(`${path}/${APP}`, { spec: { template: template(APP, 'v2', '10m', '16Mi') } }, 'merge');
     const rolled = (p: Pod): boolean =>
@@ -267,6 +271,7 @@ async function runSide(client: KubeClient, side: Side, pods: number): Promise<Ru
     await until(`${side.name} image rollout`, settled(rolled), 600_000);
     const rolloutMs = Date.now() - t1;
     await sleep(1000); // writes that trail the last pod (final status) belong to the rollout
+    const memory = await sampler.stop();
     const after = writes(await metricsText(side.metricsPort));
     return {
       createMs,
@@ -274,6 +279,7 @@ async function runSide(client: KubeClient, side: Side, pods: number): Promise<Ru
       writesPerPod: (after - before) / pods,
       peakRssMiB: usage(running.pid).hwmKiB / 1024,
       createPeakRssMiB: createPeak / 1024,
+      memory,
     };
   } finally {
     await proc?.stop();
@@ -368,6 +374,9 @@ function report(pods: number, nodes: number, t: RunResult, p: Peer): void {
     console.log(writesLine);
     console.log(`${rss} (${vsPeer((r) => t.peakRssMiB < r.peakRssMiB, 'goal Tailor smaller than the peer')})`);
   }
+  console.log(`  Tailor's memory in the rollout:         ${describeMemory(t.memory, true)}`);
+  if (k) console.log(`  kruise-manager's memory in the rollout: ${describeMemory(k.memory, true)}`);
+  if (k) console.log('  (RSS and VmHWM: /proc of each process alone, the same measure; heap: V8 used/total vs Go heap_alloc/heap_sys)');
   console.log(
     `  peak RSS while creating:    ${t.createPeakRssMiB.toFixed(0)} MiB | ${peerCol((r) => `${r.createPeakRssMiB.toFixed(0)} MiB`)}`,
   );

@@ -34,10 +34,13 @@ import {
   image,
   kwokNodes,
   live,
+  MemorySampler,
+  describeMemory,
+  memoryNow,
   metricsText as metricsOf,
+  type MemoryPeaks,
   pool,
   ready,
-  resetPeak,
   samples,
   seconds,
   sleep,
@@ -146,6 +149,7 @@ interface PhaseResult {
   /** Each "METHOD code" of the phase's writes, per pod, largest first. */
   writesByKind: string;
   peakRssMiB: number;
+  memory: MemoryPeaks;
   cpuMsPerPod: number;
   p99Ms: number;
   reconciles: number;
@@ -160,13 +164,15 @@ async function phase(
 ): Promise<PhaseResult> {
   await sleep(1000); // let the previous phase's status writes settle
   const before = await metricsText();
-  resetPeak(controller.pid);
+  const sampler = new MemorySampler(controller.pid, METRICS_PORT);
+  sampler.start();
   const u0 = usage(controller.pid);
   const t0 = Date.now();
   await act();
   await until(what, done, 600_000);
   const ms = Date.now() - t0;
   await sleep(1000); // writes that trail the last pod (final status) belong to the rollout
+  const memory = await sampler.stop();
   const after = await metricsText();
   const u1 = usage(controller.pid);
   const p99 = quantile(0.99, reconcileBuckets(before), reconcileBuckets(after));
@@ -180,6 +186,7 @@ async function phase(
       .map(([kind, n]) => `${kind} ${n.toFixed(2)}`)
       .join(', '),
     peakRssMiB: u1.hwmKiB / 1024,
+    memory,
     cpuMsPerPod: (u1.cpuMs - u0.cpuMs) / pods,
     p99Ms: p99.value * 1000,
     reconciles: p99.count,
@@ -194,6 +201,7 @@ function report(name: string, r: PhaseResult, rolloutGoal: boolean): void {
   console.log(
     `  controller peak RSS: ${r.peakRssMiB.toFixed(0)} MiB (goal <= ${GOAL.peakRssMiB} MiB: ${verdict(r.peakRssMiB <= GOAL.peakRssMiB)})`,
   );
+  console.log(`  controller memory: ${describeMemory(r.memory, true)}`);
   console.log(
     `  controller CPU per pod: ${r.cpuMsPerPod.toFixed(2)} ms (goal <= ${GOAL.cpuMsPerPod} ms: ${verdict(r.cpuMsPerPod <= GOAL.cpuMsPerPod)})`,
   );
@@ -331,6 +339,7 @@ async function main(): Promise<void> {
     const settledAt = Date.now();
     await sleep(5000);
     const settled = usage(controller.pid);
+    const parts = await memoryNow(controller.pid, METRICS_PORT);
     const cachedPods = CACHED > PODS ? CACHED : PODS;
     console.log(
       `controller start with ${cachedPods} pods: caches synced in ${seconds(syncedAt - started)} s, first reconcile after ${seconds(firstReconcileAt - started)} s (process start included); every CloneSet reconciled, queue empty after ${seconds(settledAt - started)} s`,
@@ -339,6 +348,7 @@ async function main(): Promise<void> {
     console.log(
       `controller RSS with ${cachedPods} pods cached: ${rssMB.toFixed(0)} MB (goal <= ${GOAL.cachedRssMB} MB: ${verdict(rssMB <= GOAL.cachedRssMB)}); peak during start ${((startHwm * 1024) / 1e6).toFixed(0)} MB`,
     );
+    console.log(`  made of: ${describeMemory(parts, false)}`);
   } finally {
     await controller.stop();
     await watched.stop().catch(() => undefined);

@@ -80,4 +80,22 @@ describe('RuntimeMetrics', () => {
     expect(text).toContain('tailor_expectations_expired_total{kind="scale"} 1');
     expect(metrics.contentType).toContain('text/plain');
   });
+
+  test('exposes what the process memory is made of, read when scraped', async () => {
+    const metrics = new RuntimeMetrics();
+
+    const rss = await metricValue(metrics.registry, 'process_resident_memory_bytes', {});
+    const heapUsed = await metricValue(metrics.registry, 'nodejs_heap_size_used_bytes', {});
+    const heapTotal = await metricValue(metrics.registry, 'nodejs_heap_size_total_bytes', {});
+    const external = await metricValue(metrics.registry, 'nodejs_external_memory_bytes', {});
+    const code = await metricValue(metrics.registry, 'nodejs_heap_space_size_used_bytes', { space: 'code' });
+    const oldSpace = await metricValue(metrics.registry, 'nodejs_heap_space_size_used_bytes', { space: 'old' });
+
+    expect(heapUsed).toBeGreaterThan(0);
+    expect(heapTotal).toBeGreaterThanOrEqual(heapUsed ?? Infinity);
+    expect(rss).toBeGreaterThan(heapUsed ?? Infinity);
+    expect(external).toBeGreaterThan(0);
+    expect(code).toBeGreaterThan(0);
+    expect(oldSpace).toBeGreaterThan(0);
+  });
 });
