@@ -4,6 +4,7 @@ import { describe, expect, test } from '@jest/globals';
 import { admit, effectivePodRequest, nodeAllocatable, podRequest, type AppliedByPod } from '../../../src/agent/admission.js';
 import type { ContainerResources, ResizeRequest } from '../../../src/resize/agent-protocol.js';
 import type { Pod } from '../../../src/api/wire.js';
+import { buildPod } from '../../support/fixtures/pods.js';
 
 const Gi = 1024n * 1024n * 1024n;
 
@@ -13,11 +14,15 @@ function pod(
   extra: Partial<NonNullable<Pod['spec']>> = {},
   phase = 'Running',
 ): Pod {
-  return {
-    metadata: { name: `p-${uid}`, namespace: 'default', uid },
-    spec: { nodeName: 'n1', containers: Object.entries(containers).map(([name, resources]) => ({ name, resources })), ...extra },
-    status: { phase },
-  };
+  return buildPod({
+    name: `p-${uid}`,
+    namespace: 'default',
+    uid,
+    node: 'n1',
+    containers: Object.entries(containers).map(([name, resources]) => ({ name, resources })),
+    spec: extra,
+    phase,
+  });
 }
 const req = (cpu: string, memory: string): ContainerResources => ({ requests: { cpu, memory } });
 const request = (containers: Record<string, ContainerResources>): ResizeRequest => ({ revision: 'r2', containers });

@@ -3,18 +3,17 @@
 import { describe, expect, test } from '@jest/globals';
 import { appliedContainers, currentResources, recordedResources, type AppliedRecord } from '../../../src/agent/applied.js';
 import type { Pod } from '../../../src/api/wire.js';
+import { buildPod } from '../../support/fixtures/pods.js';
 
 const spec = { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } };
 const grown = { requests: { cpu: '200m', memory: '128Mi' }, limits: { cpu: '400m', memory: '256Mi' } };
-const pod: Pod = {
-  metadata: { name: 'p', namespace: 'ns', uid: 'u1' },
-  spec: {
-    containers: [
-      { name: 'app', resources: spec },
-      { name: 'log', resources: { requests: { cpu: '10m' } } },
-    ],
-  },
-};
+const pod: Pod = buildPod({
+  uid: 'u1',
+  containers: [
+    { name: 'app', resources: spec },
+    { name: 'log', resources: { requests: { cpu: '10m' } } },
+  ],
+});
 const record: AppliedRecord = { revision: 'r2', containers: { app: { containerID: 'c1', ...grown } } };
 
 describe('appliedContainers', () => {

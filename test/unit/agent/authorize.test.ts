@@ -10,6 +10,7 @@ import {
 } from '../../../src/agent/authorize.js';
 import type { ContainerResources, ResizeRequest } from '../../../src/resize/agent-protocol.js';
 import type { Pod } from '../../../src/api/wire.js';
+import { buildPod } from '../../support/fixtures/pods.js';
 
 const OWNER = { apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'cs1', controller: true };
 const r = (cpuReq: string, cpuLim: string | undefined, memReq: string, memLim: string | undefined): ContainerResources => ({
@@ -21,20 +22,15 @@ function pod(
   resources: ContainerResources,
   extra: { owners?: object[]; label?: string; resizePolicy?: object[]; qosClass?: string } = {},
 ): Pod {
-  return {
-    metadata: {
-      name: 'p',
-      namespace: 'ns',
-      uid: 'u1',
-      labels: { 'controller-revision-hash': extra.label ?? 'web-r2' },
-      ownerReferences: (extra.owners ?? [OWNER]) as never,
-    },
-    spec: {
-      nodeName: 'n1',
-      containers: [{ name: 'app', resources, ...(extra.resizePolicy ? { resizePolicy: extra.resizePolicy as never } : {}) }],
-    },
-    status: { phase: 'Running', ...(extra.qosClass ? { qosClass: extra.qosClass } : {}) },
-  };
+  return buildPod({
+    uid: 'u1',
+    labels: { 'controller-revision-hash': extra.label ?? 'web-r2' },
+    ownerReferences: (extra.owners ?? [OWNER]) as never,
+    node: 'n1',
+    containers: [{ name: 'app', resources, ...(extra.resizePolicy ? { resizePolicy: extra.resizePolicy as never } : {}) }],
+    phase: 'Running',
+    ...(extra.qosClass ? { status: { qosClass: extra.qosClass } } : {}),
+  });
 }
 const revision = (resources: object, owner: object = OWNER): ControllerRevision => ({
   metadata: { name: 'web-r2', namespace: 'ns', ownerReferences: [owner as never] },

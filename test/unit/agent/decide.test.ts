@@ -19,6 +19,7 @@ import type { AdmissionResult } from '../../../src/agent/admission.js';
 import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../../../src/api/types.js';
 import { readResizeRequest, readResizeStatus, type ResizeRequest, type ResizeStatus } from '../../../src/resize/agent-protocol.js';
 import type { Pod } from '../../../src/api/wire.js';
+import { buildPod } from '../../support/fixtures/pods.js';
 
 const goodRequest: ResizeRequest = {
   revision: 'r2',
@@ -27,13 +28,14 @@ const goodRequest: ResizeRequest = {
 
 function pod(annotations: Record<string, string> = {}, extra: Partial<Pod> = {}): Pod {
   return {
-    metadata: { name: 'p', namespace: 'ns', uid: 'u1', annotations },
-    spec: {
-      nodeName: 'n1',
+    ...buildPod({
+      uid: 'u1',
+      annotations,
+      node: 'n1',
       containers: [{ name: 'app', resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } } }],
       initContainers: [{ name: 'side', restartPolicy: 'Always' }, { name: 'init' }],
-    },
-    status: { phase: 'Running' },
+      phase: 'Running',
+    }),
     ...extra,
   };
 }

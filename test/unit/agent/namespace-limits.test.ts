@@ -10,16 +10,15 @@ import {
   type ResourceQuota,
 } from '../../../src/agent/namespace-limits.js';
 import type { Pod } from '../../../src/api/wire.js';
+import { buildPod } from '../../support/fixtures/pods.js';
 import type { ContainerResources, ResizeRequest } from '../../../src/resize/agent-protocol.js';
 
 const res = (cpu: string, memory: string, limits?: [string, string]): ContainerResources => ({
   requests: { cpu, memory },
   ...(limits ? { limits: { cpu: limits[0], memory: limits[1] } } : {}),
 });
-const pod = (app: ContainerResources, extra: Partial<NonNullable<Pod['spec']>> = {}): Pod => ({
-  metadata: { name: 'web-1', namespace: 'ns' },
-  spec: { containers: [{ name: 'app', resources: app }], ...extra },
-});
+const pod = (app: ContainerResources, extra: Partial<NonNullable<Pod['spec']>> = {}): Pod =>
+  buildPod({ name: 'web-1', containers: [{ name: 'app', resources: app }], spec: extra });
 const request = (app: ContainerResources): ResizeRequest => ({ revision: 'r2', containers: { app } });
 const range = (...limits: NonNullable<LimitRange['spec']>['limits']): LimitRange => ({
   metadata: { name: 'lr', namespace: 'ns' },

@@ -14,6 +14,7 @@ import type { CgroupReading } from '../../../src/cgroup/container.js';
 import type { Container, LinuxContainerResources } from '../../../src/cri/client.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
 import type { KubeObject, Node, Pod } from '../../../src/api/wire.js';
+import { buildPod, cloneSetOwner, runningStatus } from '../../support/fixtures/pods.js';
 import type { ResizeStatus } from '../../../src/resize/agent-protocol.js';
 import type { ControllerRevision } from '../../../src/agent/authorize.js';
 
@@ -40,7 +41,7 @@ interface World {
   podFile: (controller: string, file: string) => Promise<string>;
 }
 
-const OWNER = { apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'cs1', controller: true };
+const OWNER = cloneSetOwner('web', 'cs1');
 const revision = (name: string, resources: object): ControllerRevision & { metadata: { name: string; namespace: string } } => ({
   metadata: { name, namespace: 'ns', ownerReferences: [OWNER] },
   data: { template: { spec: { containers: [{ name: 'app', resources }] } } },
@@ -51,40 +52,22 @@ const REVISIONS = new Map([
 ]);
 
 function makePod(status?: ResizeStatus, kubelet = false): Pod {
-  return {
-    metadata: {
-      name: 'p',
-      namespace: 'ns',
-      uid: 'u1',
-      labels: { 'controller-revision-hash': 'r2' },
-      ownerReferences: [OWNER],
-      annotations: {
-        [ANNOTATION_RESIZE_REQUEST]: JSON.stringify({
-          revision: 'r2',
-          containers: { app: { requests: { cpu: '200m', memory: '128Mi' }, limits: { cpu: '400m', memory: '256Mi' } } },
-        }),
-        ...(status ? { [ANNOTATION_RESIZE_STATUS]: JSON.stringify(status) } : {}),
-      },
+  return buildPod({
+    uid: 'u1',
+    labels: { 'controller-revision-hash': 'r2' },
+    ownerReferences: [OWNER],
+    annotations: {
+      [ANNOTATION_RESIZE_REQUEST]: JSON.stringify({
+        revision: 'r2',
+        containers: { app: { requests: { cpu: '200m', memory: '128Mi' }, limits: { cpu: '400m', memory: '256Mi' } } },
+      }),
+      ...(status ? { [ANNOTATION_RESIZE_STATUS]: JSON.stringify(status) } : {}),
     },
-    spec: {
-      nodeName: 'n1',
-      containers: [{ name: 'app', resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } } }],
-    },
-    status: {
-      phase: 'Running',
-      containerStatuses: [
-        {
-          name: 'app',
-          image: 'x',
-          imageID: '',
-          ready: true,
-          restartCount: 0,
-          state: { running: {} },
-          ...(kubelet ? { resources: {} } : {}),
-        },
-      ],
-    },
-  };
+    node: 'n1',
+    containers: [{ name: 'app', resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } } }],
+    phase: 'Running',
+    containerStatuses: [runningStatus('app', { image: 'x', ...(kubelet ? { resources: {} } : {}) })],
+  });
 }
 
 async function world(pod: Pod, usage = 10n * Mi, allocatable = { cpu: '4', memory: '8Gi' }): Promise<World> {

@@ -4,35 +4,25 @@
 import { describe, expect, it } from '@jest/globals';
 import { containersToStop } from '../../../src/agent/restart.js';
 import type { Pod } from '../../../src/api/wire.js';
+import { buildPod, cloneSetOwner, runningStatus, waitingStatus } from '../../support/fixtures/pods.js';
 
-const owner = { apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'cs', controller: true };
 function pod(opts: { request?: unknown; revision?: string; owned?: boolean; appId?: string; appRunning?: boolean }): Pod {
-  return {
-    metadata: {
-      name: 'web-a',
-      namespace: 'ns',
-      labels: { 'controller-revision-hash': opts.revision ?? 'web-2' },
-      annotations: opts.request === undefined ? {} : { 'apps.tailor.dev/restart-request': JSON.stringify(opts.request) },
-      ownerReferences: opts.owned === false ? [] : [owner],
-    },
-    spec: { containers: [{ name: 'app', image: 'a' }], initContainers: [{ name: 'mesh', image: 'm', restartPolicy: 'Always' }] },
+  return buildPod({
+    name: 'web-a',
+    labels: { 'controller-revision-hash': opts.revision ?? 'web-2' },
+    annotations: opts.request === undefined ? {} : { 'apps.tailor.dev/restart-request': JSON.stringify(opts.request) },
+    ownerReferences: opts.owned === false ? [] : [cloneSetOwner()],
+    containers: [{ name: 'app', image: 'a' }],
+    initContainers: [{ name: 'mesh', image: 'm', restartPolicy: 'Always' }],
+    containerStatuses: [
+      opts.appRunning === false
+        ? waitingStatus('app', 'CrashLoopBackOff', { containerID: opts.appId ?? 'containerd://aaa', image: 'a', imageID: 'x', ready: true })
+        : runningStatus('app', { containerID: opts.appId ?? 'containerd://aaa', image: 'a', imageID: 'x' }),
+    ],
     status: {
-      containerStatuses: [
-        {
-          name: 'app',
-          containerID: opts.appId ?? 'containerd://aaa',
-          image: 'a',
-          imageID: 'x',
-          ready: true,
-          restartCount: 0,
-          state: opts.appRunning === false ? { waiting: { reason: 'CrashLoopBackOff' } } : { running: {} },
-        },
-      ],
-      initContainerStatuses: [
-        { name: 'mesh', containerID: 'containerd://mmm', image: 'm', imageID: 'y', ready: true, restartCount: 0, state: { running: {} } },
-      ],
+      initContainerStatuses: [runningStatus('mesh', { containerID: 'containerd://mmm', image: 'm', imageID: 'y' })],
     },
-  };
+  });
 }
 const both = { revision: 'web-2', containers: { app: 'containerd://aaa', mesh: 'containerd://mmm' } };
 

@@ -5,13 +5,12 @@ import { describe, expect, test } from '@jest/globals';
 import { hasRequest, holdingsMayHaveChanged, pending, sameAnnotations } from '../../../src/agent/triggers.js';
 import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../../../src/api/types.js';
 import type { Pod } from '../../../src/api/wire.js';
+import { buildPod } from '../../support/fixtures/pods.js';
 
 const REQUEST = JSON.stringify({ revision: 'r2', containers: { app: { requests: { cpu: '200m' } } } });
 const status = (state: string): string => JSON.stringify({ revision: 'r2', state, since: '2026-01-01T00:00:00Z' });
-const pod = (annotations?: Record<string, string>, phase = 'Running'): Pod => ({
-  metadata: { name: 'p', namespace: 'ns', ...(annotations ? { annotations: { ...annotations } } : {}) },
-  status: { phase },
-});
+const pod = (annotations?: Record<string, string>, phase = 'Running'): Pod =>
+  buildPod({ ...(annotations ? { annotations: { ...annotations } } : {}), phase });
 
 describe('sameAnnotations', () => {
   test.each<[string, Record<string, string> | undefined, Record<string, string> | undefined, boolean]>([

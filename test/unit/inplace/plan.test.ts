@@ -3,6 +3,7 @@ import { ANNOTATION_INPLACE_UPDATE_STATE, CONDITION_INPLACE_UPDATE_READY, LABEL_
 import type { PodTemplate } from '../../../src/inplace/diff.js';
 import { planInPlaceUpdate, settleInPlaceUpdate, type UpdateTarget } from '../../../src/inplace/plan.js';
 import type { Pod } from '../../../src/api/wire.js';
+import { buildPod, runningStatus } from '../../support/fixtures/pods.js';
 
 const NOW = Date.parse('2026-01-01T00:01:00Z');
 const v1: PodTemplate = { metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'c', image: 'img:v1' }] } };
@@ -30,27 +31,15 @@ function pod(opts: {
       status: opts.gate,
       lastTransitionTime: opts.gateSince ?? '2026-01-01T00:00:00Z',
     } as never);
-  return {
-    metadata: {
-      name: 'p',
-      labels: { [LABEL_CONTROLLER_REVISION_HASH]: opts.revision ?? 'r1' },
-      annotations: opts.state ? { [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(opts.state) } : {},
-    },
-    spec: { containers: [{ name: 'c', image: opts.image ?? 'img:v1' }] },
-    status: {
-      conditions,
-      containerStatuses: [
-        {
-          name: 'c',
-          image: opts.image ?? 'img:v1',
-          imageID: opts.imageID ?? 'sha256:one',
-          restartCount: opts.restarts ?? 0,
-          ready: true,
-          state: { running: {} },
-        },
-      ],
-    },
-  };
+  return buildPod({
+    labels: { [LABEL_CONTROLLER_REVISION_HASH]: opts.revision ?? 'r1' },
+    annotations: opts.state ? { [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(opts.state) } : {},
+    containers: [{ name: 'c', image: opts.image ?? 'img:v1' }],
+    conditions,
+    containerStatuses: [
+      runningStatus('c', { image: opts.image ?? 'img:v1', imageID: opts.imageID ?? 'sha256:one', restartCount: opts.restarts ?? 0 }),
+    ],
+  });
 }
 
 const target = (over: Partial<UpdateTarget>): UpdateTarget => ({

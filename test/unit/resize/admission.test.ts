@@ -6,7 +6,7 @@ import { infeasibleAtAdmission } from '../../../src/resize/admission.js';
 import { podResizeView } from '../../../src/resize/state.js';
 import { withResizeOutcome } from '../../../src/inplace/plan.js';
 import type { Pod } from '../../../src/api/wire.js';
-import { guaranteed, makePod } from './pods.js';
+import { guaranteed, makePod } from '../../support/fixtures/kubelet-pods.js';
 
 const NOW = Date.parse('2026-11-23T10:00:00Z');
 const capacityMessage =

@@ -3,12 +3,10 @@ import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../../../sr
 import { readResizeRequest } from '../../../src/resize/agent-protocol.js';
 import { podResizeView } from '../../../src/resize/state.js';
 import type { Pod } from '../../../src/api/wire.js';
+import { buildPod } from '../../support/fixtures/pods.js';
 
 const request = { revision: 'web-2', containers: { app: { requests: { cpu: '200m' }, limits: { cpu: '400m' } } } };
-const pod = (annotations: Record<string, string>): Pod => ({
-  metadata: { name: 'p', annotations },
-  spec: { nodeName: 'n1', containers: [{ name: 'app' }] },
-});
+const pod = (annotations: Record<string, string>): Pod => buildPod({ annotations, node: 'n1', containers: [{ name: 'app' }] });
 const withStatus = (status: object): Pod =>
   pod({ [ANNOTATION_RESIZE_REQUEST]: JSON.stringify(request), [ANNOTATION_RESIZE_STATUS]: JSON.stringify(status) });
 

@@ -12,26 +12,23 @@ import {
   type NodeResizeEvidence,
 } from '../../../src/resize/backend.js';
 import type { Node, Pod } from '../../../src/api/wire.js';
+import { buildPod, runningStatus, waitingStatus } from '../../support/fixtures/pods.js';
 
 type Shape = 'reports' | 'silent' | 'waiting';
-const pod = (name: string, node: string, shape: Shape, annotations: Record<string, string> = {}): Pod => ({
-  metadata: { name, namespace: 'ns', uid: name, annotations },
-  spec: { nodeName: node, containers: [{ name: 'app' }] },
-  status: {
+const pod = (name: string, node: string, shape: Shape, annotations: Record<string, string> = {}): Pod =>
+  buildPod({
+    name,
+    uid: name,
+    annotations,
+    node,
+    containers: [{ name: 'app' }],
     phase: 'Running',
     containerStatuses: [
-      {
-        name: 'app',
-        image: 'i',
-        imageID: '',
-        ready: shape !== 'waiting',
-        restartCount: 0,
-        state: shape === 'waiting' ? { waiting: { reason: 'ContainerCreating' } } : { running: {} },
-        ...(shape === 'reports' ? { resources: {} } : {}),
-      },
+      shape === 'waiting'
+        ? waitingStatus('app', 'ContainerCreating', { image: 'i' })
+        : runningStatus('app', { image: 'i', ...(shape === 'reports' ? { resources: {} } : {}) }),
     ],
-  },
-});
+  });
 const node = (version: string): Node => ({ metadata: { name: 'n1' }, status: { nodeInfo: { kubeletVersion: version } as never } });
 const request = JSON.stringify({ revision: 'r2', containers: { app: { requests: { cpu: '200m' } } } });
 const status = (revision: string, reason?: string): string =>

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { restartRequired, type PolicyContainer, type ResizableResource } from '../../../src/resize/policy.js';
 import type { QosClass } from '../../../src/api/pod.js';
 import { qosClass, resizeChangesQos, type QosContainer } from '../../../src/resize/qos.js';
-import { guaranteed, type Res } from './pods.js';
+import { guaranteed, type Res } from '../../support/fixtures/kubelet-pods.js';
 
 const c = (resources?: Res): QosContainer => (resources === undefined ? {} : { resources });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { kubeletCanResize, podResizeView, resourcesEquivalent, type ResizeView } from '../../../src/resize/state.js';
 import type { Pod } from '../../../src/api/wire.js';
-import { guaranteed, makePod, type Res } from './pods.js';
+import { guaranteed, makePod, type Res } from '../../support/fixtures/kubelet-pods.js';
 
 /** The expected fields that have a value; those given as undefined must be absent. */
 const defined = <T extends object>(o: T): Partial<T> =>
