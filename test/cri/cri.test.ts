@@ -21,7 +21,8 @@ import {
   parseProcCgroup,
   type CgroupReading,
 } from '../../src/cgroup/container.js';
-import { CriClient, CriError, type ContainerConfig, type LinuxContainerResources, type PodSandboxConfig } from '../../src/cri/client.js';
+import { CriClient, CriError, type LinuxContainerResources } from '../../src/cri/client.js';
+import { TestCriClient, type ContainerConfig, type PodSandboxConfig } from './support/runtime-client.js';
 import {
   cpuMaxValue,
   memoryMaxValue,
@@ -58,7 +59,7 @@ describe('CRI adapter against a real containerd', () => {
   const labels = { 'tailor.dev/cri-test': 'true', 'tailor.dev/cri-test-run': uid };
   const cgroupParent = `/tailor-cri-test/pod${uid}`;
   let privateRuntime: PrivateContainerd | undefined;
-  let client: CriClient;
+  let client: TestCriClient;
   let version: 1 | 2;
   let convert: ConvertOptions;
   let sandboxConfig: PodSandboxConfig;
@@ -109,7 +110,7 @@ describe('CRI adapter against a real containerd', () => {
   beforeAll(async () => {
     const endpoint = process.env.TAILOR_CRI_ENDPOINT;
     if (endpoint === undefined) privateRuntime = await startPrivateContainerd();
-    client = new CriClient(endpoint ?? privateRuntime?.endpoint, { initialReconnectBackoffMs: 100, maxReconnectBackoffMs: 500 });
+    client = new TestCriClient(endpoint ?? privateRuntime?.endpoint, { initialReconnectBackoffMs: 100, maxReconnectBackoffMs: 500 });
     version = await detectCgroupVersion(CGROUP_ROOT);
     convert = {
       cgroupVersion: version,
