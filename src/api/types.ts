@@ -96,12 +96,37 @@ export interface ResizeStrategy {
   onInfeasible?: ResizeAction;
 }
 
+/** Pods matching `matchSelector` add `weight` (0–100) to their update priority. */
+export interface UpdatePriorityWeightTerm {
+  weight: number;
+  matchSelector: V1LabelSelector;
+}
+
+/** Pods carrying the label `orderedKey` are ordered by the integer that ends its value, highest first. */
+export interface UpdatePriorityOrderTerm {
+  orderedKey: string;
+}
+
+/** Which pods a rolling update takes first: exactly one of the two lists (Kruise's UpdatePriorityStrategy). */
+export interface UpdatePriorityStrategy {
+  weightPriority?: UpdatePriorityWeightTerm[];
+  orderPriority?: UpdatePriorityOrderTerm[];
+}
+
+/** Pods labelled `key=value` are spread across the update order instead of moving together. */
+export interface UpdateScatterTerm {
+  key: string;
+  value: string;
+}
+
 export interface CloneSetUpdateStrategy {
   type?: UpdateStrategyType;
   partition?: IntOrString;
   maxUnavailable?: IntOrString;
   maxSurge?: IntOrString;
   paused?: boolean;
+  priorityStrategy?: UpdatePriorityStrategy;
+  scatterStrategy?: UpdateScatterTerm[];
   inPlaceUpdateStrategy?: InPlaceUpdateStrategy;
   resizeStrategy?: ResizeStrategy;
 }

@@ -35,6 +35,7 @@ import { planScale, type ScalePlan } from './scale.js';
 import { matchesSelector, selectorString } from './selector.js';
 import { computeStatus, progressDeadlineAt } from './status.js';
 import { planUpdate, resolvePartition, resolveRolloutLimits, type RolloutInput, type UpdatePlan } from './update.js';
+import { updateOrderOf } from './update-order.js';
 
 export interface PlanInput {
   cloneSet: DefaultedWireCloneSet;
@@ -135,6 +136,7 @@ function observe(input: PlanInput): Round {
     currentRevision: input.revisions.currentRevision,
     updateRevision: input.revisions.updateRevision,
     pods: summaries,
+    updateOrder: updateOrderOf(strategy, pods),
   };
   const { maxUnavailable } = resolveRolloutLimits(rollout);
   const resizes = followResizes(cs, pods, now);

@@ -2,8 +2,10 @@
 // (identity, labels and annotations, owner, the containers' names, images, resources and resize
 // policies, readiness gates, node, and the status the kubelet reports about them) and nothing
 // else. Env, commands, probes, volumes, affinity and the like are most of a pod's bytes and no
-// decision reads them; the patches Tailor sends never need them either.
-// Pure. Must not: keep anything a planner, the in-place step machine or the resize view reads.
+// decision reads them; the patches Tailor sends never need them either. Parts that many pods repeat
+// by value (resources, resize policies, readiness gates, conditions, owner references) are kept
+// once and frozen, so a cached pod must be read, never written (decision 32).
+// Pure. Must not: drop anything a planner, the in-place step machine or the resize view reads.
 import type { Pod } from '../api/wire.js';
 
 /**
@@ -22,6 +24,32 @@ function shared<S extends string | undefined>(s: S): S {
   pool.set(s, s);
   return s;
 }
+/**
+ * One frozen copy of each small JSON value many pods repeat: most of a kwok-shaped pod's cached
+ * heap was these few objects repeated per pod. Bounded and cleared when full like the strings.
+ */
+const values = new Map<string, unknown>();
+// Smaller than the strings' bound: a value seen once (a condition stamped at a second no other pod
+// shares) costs its key here and saves nothing.
+const VALUES_MAX = 10_000;
+function sharedValue<V>(value: V): V {
+  if (value === undefined || value === null || typeof value !== 'object') return value;
+  const key = JSON.stringify(value);
+  const known = values.get(key);
+  if (known !== undefined) return known as V;
+  if (values.size >= VALUES_MAX) values.clear();
+  const frozen = deepFreeze(value);
+  values.set(key, frozen);
+  return frozen;
+}
+function deepFreeze<V>(value: V): V {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 const sharedValues = (record: Record<string, string> | undefined): Record<string, string> | undefined =>
   record && Object.fromEntries(Object.entries(record).map(([k, v]) => [k, shared(v)]));
 
@@ -32,8 +60,8 @@ type ContainerStatus = NonNullable<Status['containerStatuses']>[number];
 const container = (c: Spec['containers'][number]): Spec['containers'][number] => ({
   name: c.name,
   ...(c.image !== undefined ? { image: shared(c.image) } : {}),
-  ...(c.resources !== undefined ? { resources: c.resources } : {}),
-  ...(c.resizePolicy !== undefined ? { resizePolicy: c.resizePolicy } : {}),
+  ...(c.resources !== undefined ? { resources: sharedValue(c.resources) } : {}),
+  ...(c.resizePolicy !== undefined ? { resizePolicy: sharedValue(c.resizePolicy) } : {}),
   ...(c.restartPolicy !== undefined ? { restartPolicy: c.restartPolicy } : {}),
 });
 
@@ -46,8 +74,8 @@ const containerStatus = (s: ContainerStatus): ContainerStatus => ({
   ...(s.containerID !== undefined ? { containerID: s.containerID } : {}),
   ...(s.started !== undefined ? { started: s.started } : {}),
   ...(s.state !== undefined ? { state: s.state } : {}),
-  ...(s.resources !== undefined ? { resources: s.resources } : {}),
-  ...(s.allocatedResources !== undefined ? { allocatedResources: s.allocatedResources } : {}),
+  ...(s.resources !== undefined ? { resources: sharedValue(s.resources) } : {}),
+  ...(s.allocatedResources !== undefined ? { allocatedResources: sharedValue(s.allocatedResources) } : {}),
 });
 
 function podLevelStatus(status: Status): Partial<Status> {
@@ -83,17 +111,7 @@ export function trimPod(pod: Pod): Pod {
       ...(read ? { annotations: read } : {}),
       ...(kept.namespace !== undefined ? { namespace: shared(kept.namespace) } : {}),
       ...(kept.labels ? { labels: sharedValues(kept.labels) } : {}),
-      ...(kept.ownerReferences
-        ? {
-            ownerReferences: kept.ownerReferences.map((o) => ({
-              ...o,
-              apiVersion: shared(o.apiVersion),
-              kind: shared(o.kind),
-              name: shared(o.name),
-              uid: shared(o.uid),
-            })),
-          }
-        : {}),
+      ...(kept.ownerReferences ? { ownerReferences: sharedValue(kept.ownerReferences) } : {}),
     };
   }
   if (spec) {
@@ -101,23 +119,14 @@ export function trimPod(pod: Pod): Pod {
       containers: spec.containers.map(container),
       ...(spec.initContainers ? { initContainers: spec.initContainers.map(container) } : {}),
       ...(spec.nodeName !== undefined ? { nodeName: shared(spec.nodeName) } : {}),
-      ...(spec.readinessGates ? { readinessGates: spec.readinessGates } : {}),
-      ...(spec.resources !== undefined ? { resources: spec.resources } : {}),
+      ...(spec.readinessGates ? { readinessGates: sharedValue(spec.readinessGates) } : {}),
+      ...(spec.resources !== undefined ? { resources: sharedValue(spec.resources) } : {}),
     };
   }
   if (status) {
     trimmed.status = {
       ...(status.phase !== undefined ? { phase: status.phase } : {}),
-      ...(status.conditions
-        ? {
-            conditions: status.conditions.map((c) => ({
-              ...c,
-              type: shared(c.type),
-              ...(c.reason !== undefined ? { reason: shared(c.reason) } : {}),
-              ...(c.lastTransitionTime !== undefined ? { lastTransitionTime: shared(c.lastTransitionTime) } : {}),
-            })),
-          }
-        : {}),
+      ...(status.conditions ? { conditions: status.conditions.map(sharedValue) } : {}),
       ...(status.observedGeneration !== undefined ? { observedGeneration: status.observedGeneration } : {}),
       ...(status.resize !== undefined ? { resize: status.resize } : {}),
       ...(status.qosClass !== undefined ? { qosClass: status.qosClass } : {}),

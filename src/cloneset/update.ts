@@ -9,6 +9,7 @@ import { getScaledValueFromIntOrPercent as resolveIntOrPercent } from '../api/in
 import type { IntOrString } from '../api/types.js';
 import { activePods, compareActivePods, countsAsAvailable, isSpecifiedDelete, NONE, type PodSummary } from './pod-state.js';
 import { disruptionBudget, disruptionCost } from './budget.js';
+import { orderForUpdate, type UpdateOrder } from './update-order.js';
 
 /** The spec fields the arithmetic reads (names as in the CloneSet spec). */
 export interface RolloutSpec {
@@ -30,6 +31,8 @@ export interface RolloutSpec {
    * (CloneSetPartitionRollback, off by default); so is it here: false unless set.
    */
   readonly partitionRollback?: boolean;
+  /** updateStrategy.priorityStrategy and scatterStrategy: reorder the candidates, never add any. */
+  readonly updateOrder?: UpdateOrder;
 }
 
 export interface RolloutInput extends RolloutSpec {
@@ -298,7 +301,8 @@ function limitCandidates(
  * The rolling update's next step: which pods to move, and to which revision. Nothing moves
  * while paused. Candidates are taken in Kubernetes' ActivePods order (unscheduled, pending,
  * not-ready, recently-ready pods first: the pods serving least are disturbed first), which is
- * the default order Kruise's SortUpdateIndexes applies.
+ * the default order Kruise's SortUpdateIndexes applies; its priority and scatter orders follow
+ * (update-order.ts).
  */
 export function planUpdate(input: RolloutInput): UpdatePlan {
   const expectedUpdatedReplicas = input.replicas - resolvePartition(input.partition, input.replicas);
@@ -311,7 +315,7 @@ export function planUpdate(input: RolloutInput): UpdatePlan {
   const forward = diffs.update > 0;
   const targetRevision = forward ? input.updateRevision : input.currentRevision;
   const pods = activePods(input.pods);
-  const sorted = candidatesFor(pods, input, forward).sort(compareActivePods);
+  const sorted = orderForUpdate(candidatesFor(pods, input, forward).sort(compareActivePods), pods, input.updateOrder);
   const { maxUnavailable } = resolveRolloutLimits(input);
   const budget = disruptionBudget({ replicas: input.replicas, maxUnavailable, pods });
   const { chosen, budgetUsed } = limitCandidates(sorted, pods, diffs, targetRevision, budget);
