@@ -29,6 +29,14 @@ export const LABEL_INSTANCE_ID = 'apps.tailor.dev/instance-id';
 /** Label (any value; Kruise's specified-delete): the CloneSet deletes this pod and replaces it, like podsToDelete. */
 export const LABEL_SPECIFIED_DELETE = 'apps.tailor.dev/specified-delete';
 
+/**
+ * Label: where a pod is in its lifecycle (Kruise's states; see LifecycleState). Pods wait in the
+ * Preparing* states while a CloneSet lifecycle hook holds them.
+ */
+export const LABEL_LIFECYCLE_STATE = 'lifecycle.apps.tailor.dev/state';
+/** Annotation (RFC 3339): when the lifecycle state label last changed. */
+export const ANNOTATION_LIFECYCLE_TIMESTAMP = 'lifecycle.apps.tailor.dev/timestamp';
+
 /** Readiness gate and pod condition type, False during an in-place update that restarts containers. */
 export const CONDITION_INPLACE_UPDATE_READY = 'apps.tailor.dev/InPlaceUpdateReady';
 
@@ -82,6 +90,38 @@ export type ResizeAction = 'Recreate' | 'Wait';
 export interface CloneSetScaleStrategy {
   podsToDelete?: string[];
   maxUnavailable?: IntOrString;
+  /** Pods in PreparingDelete do not count toward replicas when scaling (Kruise: a CloneSet label). */
+  excludePreparingDelete?: boolean;
+}
+
+// ---- Lifecycle hooks (Kruise's CloneSet spec.lifecycle) ---------------------------------------
+
+/** The values of LABEL_LIFECYCLE_STATE. */
+export type LifecycleState = 'PreparingNormal' | 'Normal' | 'PreparingUpdate' | 'Updating' | 'Updated' | 'PreparingDelete';
+export const LifecycleStates = {
+  PreparingNormal: 'PreparingNormal',
+  Normal: 'Normal',
+  PreparingUpdate: 'PreparingUpdate',
+  Updating: 'Updating',
+  Updated: 'Updated',
+  PreparingDelete: 'PreparingDelete',
+} as const satisfies Record<LifecycleState, LifecycleState>;
+
+/**
+ * A hook holds a pod while the pod carries any of its labels (with the value given) or
+ * finalizers; an outside controller releases the pod by removing them.
+ */
+export interface LifecycleHook {
+  labelsHandler?: Record<string, string>;
+  finalizersHandler?: string[];
+  /** Take the pod out of endpoints while the hook holds it (preDelete and inPlaceUpdate only). */
+  markPodNotReady?: boolean;
+}
+
+export interface CloneSetLifecycle {
+  preDelete?: LifecycleHook;
+  inPlaceUpdate?: LifecycleHook;
+  preNormal?: LifecycleHook;
 }
 
 export interface InPlaceUpdateStrategy {
@@ -140,6 +180,7 @@ export interface CloneSetSpec {
   minReadySeconds?: number;
   revisionHistoryLimit?: number;
   progressDeadlineSeconds?: number;
+  lifecycle?: CloneSetLifecycle;
 }
 
 // ---- Status -------------------------------------------------------------------------------

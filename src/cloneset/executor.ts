@@ -1,17 +1,22 @@
 // Performs one round's plan: the planned events, then releases, creates and deletes (pod-control),
-// then in-place drains, patches and settlements (inplace/engine), each write recorded as an
+// then lifecycle state moves, in-place drains, patches and settlements (inplace/engine), each write recorded as an
 // expectation by the module that makes it. A failed intent does not stop the others; it becomes a
 // Failure that names the condition to raise, with a message that is the same on every attempt.
 // Events come from the catalogue in src/api/reasons.ts.
 // Must not: decide anything (the planner has), write the CloneSet's status, or retry.
 import PQueue from 'p-queue';
 import { EventReasons } from '../api/reasons.js';
-import { CloneSetConditionTypes as Conditions } from '../api/types.js';
+import {
+  ANNOTATION_LIFECYCLE_TIMESTAMP,
+  CloneSetConditionTypes as Conditions,
+  CONDITION_INPLACE_UPDATE_READY,
+  LABEL_LIFECYCLE_STATE,
+} from '../api/types.js';
 import type { InPlaceUpdater } from '../inplace/engine.js';
 import type { InPlaceMetrics } from '../inplace/metrics.js';
 import type { EventRecorder } from '../runtime/events.js';
-import type { ScaleExpectations } from '../runtime/expectations.js';
-import type { KubeClient } from '../runtime/kube-client.js';
+import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
+import { isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
 import { describeFailure } from './failures.js';
 import type { DeleteReason, Intent, Plan } from './intents.js';
 import { PodControl, PodControlError } from './pod-control.js';
@@ -30,6 +35,8 @@ export interface ExecutorDeps {
   events: EventRecorder;
   scaleExpectations: ScaleExpectations;
   inPlace: { updater: InPlaceUpdater; metrics?: InPlaceMetrics };
+  /** Pod writes other than creates and deletes (lifecycle moves) are expected by resourceVersion. */
+  podExpectations?: ResourceVersionExpectations;
 }
 
 /**
@@ -111,10 +118,45 @@ export class PlanExecutor {
         return () => updater.markGateReady(intent.pod);
       case 'reroute':
         return () => updater.rerouteToKubelet(intent.pod, intent.resize);
+      case 'lifecycle':
+        return () => this.moveLifecycle(intent);
       default:
         return undefined;
     }
   }
+
+  /**
+   * One strategic merge patch of the state label, its timestamp and any hook labels and
+   * finalizers put back (finalizers merge into the list, none is removed); then, when the hook
+   * marks the pod not ready, InPlaceUpdateReady False so endpoints drop it.
+   */
+  private async moveLifecycle(intent: Of<'lifecycle'>): Promise<void> {
+    const { pod, state, at } = intent;
+    const path = `/api/v1/namespaces/${pod.metadata?.namespace}/pods/${pod.metadata?.name}`;
+    try {
+      let patched = await this.deps.client.patch<Pod>(path, lifecyclePatch(intent), 'strategic');
+      if (intent.markNotReady) {
+        const condition = { type: CONDITION_INPLACE_UPDATE_READY, status: 'False', reason: `Lifecycle${state}`, lastTransitionTime: at };
+        patched = await this.deps.client.patch<Pod>(`${path}/status`, { status: { conditions: [condition] } }, 'strategic');
+      }
+      this.deps.podExpectations?.expectResourceVersion(pod.metadata?.uid ?? '', patched.metadata?.resourceVersion ?? '');
+    } catch (err) {
+      if (!isNotFound(err)) throw new Error(`moving pod ${pod.metadata?.name} to ${state} failed`, { cause: err });
+    }
+  }
+}
+
+/** The pod patch of a lifecycle move: finalizers merge into the pod's list, none is removed. */
+function lifecyclePatch({ pod, state, at, restoreHook }: Of<'lifecycle'>): Record<string, unknown> {
+  const finalizers = restoreHook?.finalizersHandler ?? [];
+  return {
+    metadata: {
+      uid: pod.metadata?.uid,
+      labels: { ...restoreHook?.labelsHandler, [LABEL_LIFECYCLE_STATE]: state },
+      annotations: { [ANNOTATION_LIFECYCLE_TIMESTAMP]: at },
+      ...(finalizers.length > 0 ? { finalizers } : {}),
+    },
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 // The vocabulary between the planner (planner.ts, pure) and the executor (executor.ts, I/O): what
 // one reconcile round means to do, as plain values a test can read. Owns the shapes only.
 // Must not: import anything that performs I/O.
-import type { CloneSetStatus, ConditionStatus } from '../api/types.js';
+import type { CloneSetStatus, ConditionStatus, LifecycleHook, LifecycleState } from '../api/types.js';
 import type { DeleteReason, EventType } from '../api/reasons.js';
 import type { Pod } from '../api/wire.js';
 import type { InPlaceStep, Settlement } from '../inplace/plan.js';
@@ -22,6 +22,12 @@ export type Intent =
   | { kind: 'patch'; pod: Pod; step: Extract<InPlaceStep, { kind: 'patch' }> }
   /** Finish (or withdraw) a pod's in-place update: InPlaceUpdateReady back to True. */
   | { kind: 'settle'; pod: Pod; settlement: Exclude<Settlement, 'pending' | 'none'> }
+  /**
+   * Move a pod to a lifecycle state (cloneset/lifecycle.ts) stamped `at` (RFC 3339), putting the
+   * hook's labels and finalizers back when `restoreHook` is given, and taking the pod out of
+   * endpoints (InPlaceUpdateReady False) when `markNotReady`.
+   */
+  | { kind: 'lifecycle'; pod: Pod; state: LifecycleState; at: string; restoreHook?: LifecycleHook; markNotReady?: boolean }
   /** Set InPlaceUpdateReady True on a pod created with the readiness gate. */
   | { kind: 'markGateReady'; pod: Pod }
   /** Resize through the kubelet what was asked of the agent, then drop the agent annotations. */

@@ -9,9 +9,12 @@
 import { ConditionReasons, EventReasons } from '../api/reasons.js';
 import {
   CloneSetConditionTypes as Conditions,
+  CONDITION_INPLACE_UPDATE_READY,
   LABEL_CONTROLLER_REVISION_HASH,
   LABEL_INSTANCE_ID,
   LABEL_SPECIFIED_DELETE,
+  type LifecycleHook,
+  type LifecycleState,
 } from '../api/types.js';
 import type { PodTemplate } from '../inplace/diff.js';
 import {
@@ -25,7 +28,9 @@ import {
 } from '../inplace/plan.js';
 import { podCondition } from '../api/pod.js';
 import type { Pod } from '../api/wire.js';
+import { rfc3339Seconds } from '../api/time.js';
 import { allocate, disruptionBudget, disruptionCost } from './budget.js';
+import { deletionStep, heldNotReady, lifecycleStateOf, marksPodNotReady, refreshedLifecycleState } from './lifecycle.js';
 import type { ConditionWrites, Intent, Plan, PlannedEvent } from './intents.js';
 import { countsAsAvailable, isSpecifiedDelete, NONE, type PodSummary } from './pod-state.js';
 import { availableAt, needsReadinessGateCondition, summarizePod, whyPodCannotStart, type DefaultedWireCloneSet } from './pods.js';
@@ -82,6 +87,8 @@ interface Round {
   wakeAt?: number;
   /** Set when the round creates pods: the instance ids they must not take. */
   instanceIdsInUse?: ReadonlySet<string>;
+  /** Pods whose lifecycle state moves this round (lifecycle.ts): nothing else writes them. */
+  readonly lifecycleMoves: Set<string>;
 }
 
 const nameOf = (pod: Pod): string => pod.metadata?.name ?? '';
@@ -95,11 +102,15 @@ export const CREATES_PER_ROUND = 500;
 
 export function planReconcile(input: PlanInput): Plan {
   const round = observe(input);
-  const scale = planScale(round.rollout);
+  const scale = planScale({ ...round.rollout, lifecycleMarksNotReady: marksPodNotReady(input.cloneSet.spec.lifecycle) });
   round.conditions[Conditions.FailedScale] = null;
-  if (scale.create > 0) planCreates(round, scale);
+  if (scale.cancelDelete.length > 0) planCancelDeletes(round, scale);
+  else if (scale.create > 0) planCreates(round, scale);
   else if (scale.delete.length > 0) planScaleDown(round, scale);
-  else planUpdates(round);
+  else {
+    for (const pod of round.pods) if (!pod.metadata?.deletionTimestamp) planLifecycleRefresh(round, pod);
+    planUpdates(round);
+  }
   planUpkeep(round);
   return finish(round);
 }
@@ -122,7 +133,8 @@ function observe(input: PlanInput): Round {
     const problem = updateStateProblem(pod);
     if (problem) events.push({ on: pod, type: 'Warning', reason: EventReasons.InvalidAnnotation, message: `${problem}; read as absent` });
   }
-  const summaries = pods.map((p) => summarizePod(p, { minReadySeconds: cs.spec.minReadySeconds ?? 0, now, podsToDelete }));
+  const lifecycle = cs.spec.lifecycle;
+  const summaries = pods.map((p) => summarizePod(p, { minReadySeconds: cs.spec.minReadySeconds ?? 0, now, podsToDelete, lifecycle }));
   const summaryByName = new Map(summaries.map((s) => [s.name, s]));
   const rollout: RolloutInput = {
     replicas,
@@ -133,6 +145,7 @@ function observe(input: PlanInput): Round {
     paused: strategy.paused || strategy.type === 'OnDelete',
     scaleMaxUnavailable: cs.spec.scaleStrategy?.maxUnavailable,
     podsToDelete,
+    excludePreparingDelete: cs.spec.scaleStrategy?.excludePreparingDelete === true,
     currentRevision: input.revisions.currentRevision,
     updateRevision: input.revisions.updateRevision,
     pods: summaries,
@@ -156,6 +169,7 @@ function observe(input: PlanInput): Round {
     intents,
     events,
     conditions: {},
+    lifecycleMoves: new Set(),
     ...(resizes.tracking.nextCheckAt !== undefined ? { wakeAt: resizes.tracking.nextCheckAt } : {}),
   };
 }
@@ -177,10 +191,38 @@ function planCreates(round: Round, scale: ScalePlan): void {
   }
 }
 
-/** Scale-down victims were chosen within the budget by the arithmetic (deleteReadyLimit). */
+/** PreparingDelete pods replicas wants again go back to PreparingNormal (lifecycle.ts). */
+function planCancelDeletes(round: Round, scale: ScalePlan): void {
+  const back = new Set(scale.cancelDelete);
+  for (const pod of round.pods.filter((p) => back.has(nameOf(p)))) moveLifecycle(round, pod, 'PreparingNormal');
+}
+
+/** Plans a pod's lifecycle move, once per pod and round. */
+function moveLifecycle(
+  round: Round,
+  pod: Pod,
+  state: LifecycleState,
+  options: { markNotReady?: boolean; restoreHook?: LifecycleHook } = {},
+): void {
+  if (round.lifecycleMoves.has(nameOf(pod))) return;
+  round.lifecycleMoves.add(nameOf(pod));
+  round.intents.push({ kind: 'lifecycle', pod, state, at: rfc3339Seconds(round.input.now), ...options });
+}
+
+/**
+ * Scale-down victims were chosen within the budget by the arithmetic (deleteReadyLimit). A pod
+ * the preDelete hook holds moves to PreparingDelete instead, and is deleted once released.
+ */
 function planScaleDown(round: Round, scale: ScalePlan): void {
   const victims = new Set(scale.delete);
+  const preDelete = round.cs.spec.lifecycle?.preDelete;
   for (const pod of round.pods.filter((p) => victims.has(nameOf(p)))) {
+    const step = deletionStep(round.cs.spec.lifecycle, pod);
+    if (step !== 'delete') {
+      if (step === 'prepare') moveLifecycle(round, pod, 'PreparingDelete', { markNotReady: !!preDelete?.markPodNotReady });
+      round.budget.used += disruptionCost(round.summaryOf(pod));
+      continue;
+    }
     const specified = isSpecifiedDelete(round.summaryOf(pod), round.rollout.podsToDelete);
     const labelled = pod.metadata?.labels?.[LABEL_SPECIFIED_DELETE] !== undefined;
     const message = !specified
@@ -200,7 +242,7 @@ function planScaleDown(round: Round, scale: ScalePlan): void {
 function planUpdates(round: Round): void {
   const { update } = round;
   round.budget.used += update.budgetUsed;
-  const podUpdates = planPodUpdates(round.input, round.pods, update);
+  const podUpdates = planPodUpdates(round.input, round.pods, update, round.lifecycleMoves);
   round.intents.push(...podUpdates.intents);
   round.events.push(...podUpdates.events);
   round.wakeAt = earliest(round.wakeAt, podUpdates.wakeAt);
@@ -248,8 +290,11 @@ function planResizeOutcomes(round: Round): void {
 /** Every round: settle finished in-place updates, mark new pods' gates, reroute stale requests. */
 function planUpkeep(round: Round): void {
   const selected = new Set(round.update.toUpdate);
+  const { lifecycle } = round.cs.spec;
   for (const pod of round.pods) {
-    const settlement = settleInPlaceUpdate(pod, selected.has(nameOf(pod)));
+    let settlement = settleInPlaceUpdate(pod, selected.has(nameOf(pod)));
+    // A hook that marks the pod not ready holds the gate False itself: nothing to withdraw.
+    if (settlement === 'undrain' && heldNotReady(lifecycle, lifecycleStateOf(pod))) settlement = 'none';
     if (settlement === 'complete' || settlement === 'undrain') round.intents.push({ kind: 'settle', pod, settlement });
     if (settlement === 'pending') {
       // Look again when a restart still waiting would be overdue, to say so (RolloutBlocked).
@@ -261,6 +306,22 @@ function planUpkeep(round: Round): void {
     const reroute = rerouteToKubelet(pod, backendOf(round.input, pod));
     if (reroute) round.intents.push({ kind: 'reroute', pod, ...reroute });
   }
+}
+
+/**
+ * The move a pod makes without being deleted or updated (PreparingNormal → Normal and the like);
+ * as in Kruise, only in a round that does not scale.
+ */
+function planLifecycleRefresh(round: Round, pod: Pod): void {
+  const { lifecycle } = round.cs.spec;
+  const revision = pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '';
+  const next = refreshedLifecycleState(lifecycle, pod, {
+    updateRevision: round.input.revisions.updateRevision,
+    revision,
+    scheduled: !!pod.spec?.nodeName,
+    inPlaceUpdateDone: readUpdateState(pod)?.revision === revision && podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status !== 'False',
+  });
+  if (next !== undefined) moveLifecycle(round, pod, next);
 }
 
 /** The status the round leads to, and when to look again. */
@@ -308,7 +369,7 @@ function finish(round: Round): Plan {
  * restart nothing (labels, NotRequired resizes), bounded by the partition alone. A pod that was
  * never scheduled is replaced, whatever the strategy: nothing of it runs, so nothing is lost.
  */
-function planPodUpdates(input: PlanInput, pods: readonly Pod[], update: UpdatePlan): PodUpdates {
+function planPodUpdates(input: PlanInput, pods: readonly Pod[], update: UpdatePlan, lifecycleMoves: ReadonlySet<string>): PodUpdates {
   const { cloneSet: cs, now } = input;
   const strategy = cs.spec.updateStrategy;
   const out: PodUpdates = { intents: [], events: [], blockedFields: [] };
@@ -317,7 +378,8 @@ function planPodUpdates(input: PlanInput, pods: readonly Pod[], update: UpdatePl
   const onTarget = pods.filter((p) => revisionOf(p) === update.targetRevision).length;
   let nonDisruptive = movesNoPod(strategy) ? 0 : update.expectedUpdatedReplicas - onTarget - update.toUpdate.length;
   for (const pod of pods) {
-    if (pod.metadata?.deletionTimestamp || revisionOf(pod) === update.targetRevision) continue;
+    // A pod whose lifecycle state moves this round is written once: its update waits a round.
+    if (pod.metadata?.deletionTimestamp || revisionOf(pod) === update.targetRevision || lifecycleMoves.has(nameOf(pod))) continue;
     const picked = selected.has(nameOf(pod));
     if (!picked && nonDisruptive <= 0) continue;
     if (picked && !pod.spec?.nodeName) {

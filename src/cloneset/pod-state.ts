@@ -38,7 +38,20 @@ export interface PodSummary {
   readonly inPlaceUpdating?: boolean;
   /** An in-place update is waiting out `inPlaceUpdateStrategy.gracePeriodSeconds`. */
   readonly inPlaceGracePending?: boolean;
+  /** The `lifecycle.apps.tailor.dev/state` label (lifecycle.ts); absent on pods made before it. */
+  readonly lifecycleState?: string;
+  /** The CloneSet's preDelete hook holds the pod: deleting it means PreparingDelete first. */
+  readonly preDeleteHooked?: boolean;
 }
+
+/**
+ * Only a pod without a lifecycle state or in Normal may count as available: the other states
+ * are pods on their way in, out, or through an update (Kruise's rule).
+ */
+export const lifecycleAllowsAvailable = (state: string | undefined): boolean => !state || state === 'Normal';
+
+/** Waiting in PreparingDelete for its preDelete hook: out of the counts, not yet deleted. */
+export const isPreparingDelete = (pod: PodSummary): boolean => pod.lifecycleState === 'PreparingDelete';
 
 /** Pods that still count: not terminating, not finished (Succeeded/Failed). */
 export function isActive(pod: PodSummary): boolean {
@@ -54,10 +67,13 @@ export function countsAsReady(pod: PodSummary): boolean {
   return pod.phase === 'Running' && pod.ready && pod.inPlaceUpdating !== true;
 }
 
-/** Available as maxUnavailable sees it: counts as ready, and ready for minReadySeconds. */
+/** Available as maxUnavailable sees it: counts as ready, ready for minReadySeconds, lifecycle Normal. */
 export function countsAsAvailable(pod: PodSummary): boolean {
-  return countsAsReady(pod) && pod.available;
+  return countsAsReady(pod) && pod.available && lifecycleAllowsAvailable(pod.lifecycleState);
 }
+
+/** Ready as the scale-down budget sees it: counts as ready and its lifecycle is Normal. */
+export const countsAsReadyToDelete = (pod: PodSummary): boolean => countsAsReady(pod) && lifecycleAllowsAvailable(pod.lifecycleState);
 
 /** No pod names: the default of podsToDelete. */
 export const NONE: ReadonlySet<string> = new Set();

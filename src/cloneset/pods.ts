@@ -6,12 +6,16 @@ import {
   CONDITION_INPLACE_UPDATE_READY,
   LABEL_CONTROLLER_REVISION_HASH,
   LABEL_INSTANCE_ID,
+  LABEL_LIFECYCLE_STATE,
   LABEL_SPECIFIED_DELETE,
+  LifecycleStates,
   type CloneSet,
+  type CloneSetLifecycle,
 } from '../api/types.js';
 import { withDefaults, type DefaultedCloneSet } from '../api/defaults.js';
 import { podCondition } from '../api/pod.js';
 import type { Pod, Wire } from '../api/wire.js';
+import { isHooked, lifecycleStateOf } from './lifecycle.js';
 import { countsAsReady, parseDeletionCost, type PodPhase, type PodSummary } from './pod-state.js';
 
 export type WireCloneSet = Wire<CloneSet>;
@@ -56,7 +60,11 @@ export function isPodReady(pod: Pod): boolean {
   return podCondition(pod, 'Ready')?.status === 'True';
 }
 
-export function summarizePod(pod: Pod, options: { minReadySeconds: number; now: number; podsToDelete?: ReadonlySet<string> }): PodSummary {
+export function summarizePod(
+  pod: Pod,
+  options: { minReadySeconds: number; now: number; podsToDelete?: ReadonlySet<string>; lifecycle?: CloneSetLifecycle },
+): PodSummary {
+  const lifecycleState = lifecycleStateOf(pod);
   const ready = isPodReady(pod);
   const readySince = readySinceOf(pod);
   const name = pod.metadata?.name ?? '';
@@ -76,6 +84,8 @@ export function summarizePod(pod: Pod, options: { minReadySeconds: number; now: 
     createdAt: meta.creationTimestamp ? Date.parse(meta.creationTimestamp) : 0,
     specifiedDelete: (options.podsToDelete?.has(name) ?? false) || meta.labels?.[LABEL_SPECIFIED_DELETE] !== undefined,
     inPlaceUpdating: podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status === 'False',
+    ...(lifecycleState ? { lifecycleState } : {}),
+    ...(isHooked(options.lifecycle?.preDelete, pod) ? { preDeleteHooked: true } : {}),
   };
 }
 
@@ -146,6 +156,8 @@ export function newPod(cloneSet: WireCloneSet, revisionName: string, template: W
         ...(template.metadata?.labels ?? {}),
         [LABEL_CONTROLLER_REVISION_HASH]: revisionName,
         [LABEL_INSTANCE_ID]: instanceId,
+        // Every new pod starts here, as in Kruise; the controller moves it to Normal (lifecycle.ts).
+        [LABEL_LIFECYCLE_STATE]: LifecycleStates.PreparingNormal,
       },
       annotations: templateAnnotations(template),
       ownerReferences: [controllerRef(cloneSet)],

@@ -74,6 +74,7 @@ export class CloneSetReconciler {
       events: deps.events,
       scaleExpectations: deps.scaleExpectations,
       inPlace: deps.inPlace,
+      podExpectations: deps.podExpectations,
     });
   }
 

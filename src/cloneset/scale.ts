@@ -1,11 +1,19 @@
 // CloneSet scale decisions: how many pods to create (and at which revision) and which pods to
-// delete this round. Modelled on OpenKruise's CloneSet Scale (pkg/controller/cloneset/sync/
-// cloneset_scale.go). Pure: no I/O and no batching; the caller creates in slow-start batches,
-// deletes, and records expectations. It must not also plan an update in a round where this plan
-// is not empty (see update.ts).
+// delete this round, and which pods waiting in PreparingDelete a scale-up takes back. Modelled on
+// OpenKruise's CloneSet Scale (pkg/controller/cloneset/sync/cloneset_scale.go), lifecycle hooks
+// included: a pod the preDelete hook holds is "deleted" by moving it to PreparingDelete (the
+// planner does that, lifecycle.ts), and is deleted once released. Pure: no I/O and no batching;
+// the caller creates in slow-start batches, deletes, and records expectations. It must not also
+// plan an update in a round where this plan is not empty (see update.ts).
 
-import { activePods, countsAsReady, isSpecifiedDelete, rankForDeletion, type PodSummary } from './pod-state.js';
-import { calculateDiffs, type RolloutInput } from './update.js';
+import { activePods, countsAsReadyToDelete, isPreparingDelete, isSpecifiedDelete, rankForDeletion, type PodSummary } from './pod-state.js';
+import { calculateDiffs, countsAsUpdatedWhenScaling, type RolloutInput } from './update.js';
+
+/** What scaling needs beyond the rollout arithmetic's input. */
+export interface ScaleInput extends RolloutInput {
+  /** Some lifecycle hook has markPodNotReady: a PreparingDelete pod is never taken back. */
+  readonly lifecycleMarksNotReady?: boolean;
+}
 
 export interface ScalePlan {
   /** Pods to create now (all missing pods, unless scaleStrategy.maxUnavailable holds some back). */
@@ -14,13 +22,18 @@ export interface ScalePlan {
   readonly createAtCurrentRevision: number;
   /** All missing pods, including the ones held back; `create < missing` deserves an event. */
   readonly missing: number;
-  /** Pods to delete now, first victim first. */
+  /** Pods to delete now (or move to PreparingDelete, when their preDelete hook holds them), first victim first. */
   readonly delete: string[];
+  /** PreparingDelete pods a scale-up takes back: they return to PreparingNormal. */
+  readonly cancelDelete: string[];
 }
 
 function deleting(names: string[]): ScalePlan {
-  return { create: 0, createAtCurrentRevision: 0, missing: 0, delete: names };
+  return { create: 0, createAtCurrentRevision: 0, missing: 0, delete: names, cancelDelete: [] };
 }
+
+/** Deleting the pod would change something now: it is not already PreparingDelete and held there. */
+const deletionActs = (pod: PodSummary): boolean => !(isPreparingDelete(pod) && pod.preDeleteHooked === true);
 
 /**
  * Takes pods (best victims first) while the ready-pod budget lasts: pods that are not ready
@@ -30,7 +43,7 @@ function withinReadyBudget(victims: readonly PodSummary[], readyBudget: number):
   let budget = readyBudget;
   const chosen: string[] = [];
   for (const pod of victims) {
-    if (!countsAsReady(pod)) {
+    if (!countsAsReadyToDelete(pod)) {
       chosen.push(pod.name);
     } else if (budget > 0) {
       chosen.push(pod.name);
@@ -46,36 +59,64 @@ function withinReadyBudget(victims: readonly PodSummary[], readyBudget: number):
  * over after an update are removed from the old revision and the updated count is kept.
  */
 function chooseVictims(pods: readonly PodSummary[], updateRevision: string, total: number, atCurrentRevision: number): PodSummary[] {
-  const notUpdated = rankForDeletion(pods.filter((p) => p.revision !== updateRevision));
-  const updated = rankForDeletion(pods.filter((p) => p.revision === updateRevision));
+  const isUpdated = countsAsUpdatedWhenScaling(updateRevision);
+  const notUpdated = rankForDeletion(pods.filter((p) => !isUpdated(p)));
+  const updated = rankForDeletion(pods.filter(isUpdated));
   const fromOld = Math.min(total, atCurrentRevision);
   return [...notUpdated.slice(0, fromOld), ...updated.slice(0, total - fromOld)];
 }
 
 /**
- * One round of scaling, in Kruise's order: create what is missing (and nothing else); else
- * delete pods specified for deletion (unready ones freely, ready ones within the delete budget);
- * else, unless specified pods are still waiting, delete surplus pods.
+ * PreparingDelete pods that replicas wants back (not specified for deletion), while pods are
+ * missing; none when a hook marks pods not ready (their readiness would not come back).
  */
-export function planScale(input: RolloutInput): ScalePlan {
-  const diffs = calculateDiffs(input);
+function takenBack(input: ScaleInput, pods: readonly PodSummary[], preDeleting: readonly PodSummary[], plannedDeletes: number): string[] {
+  if (input.lifecycleMarksNotReady === true) return [];
+  let missing = input.replicas - pods.length + plannedDeletes;
+  const names: string[] = [];
+  for (const pod of preDeleting) {
+    if (missing <= 0) break;
+    if (isSpecifiedDelete(pod, input.podsToDelete)) continue;
+    names.push(pod.name);
+    missing--;
+  }
+  return names;
+}
 
+/**
+ * One round of scaling, in Kruise's order: take PreparingDelete pods back while replicas wants
+ * them; else create what is missing (and nothing else); else delete the PreparingDelete pods
+ * their hook has released; else delete pods specified for deletion (unready ones freely, ready
+ * ones within the delete budget); else, unless pods are still specified or PreparingDelete,
+ * delete surplus pods.
+ */
+export function planScale(input: ScaleInput): ScalePlan {
+  const pods = activePods(input.pods);
+  const preDeleting = pods.filter(isPreparingDelete);
+  const specified = pods.filter((p) => isSpecifiedDelete(p, input.podsToDelete) && !isPreparingDelete(p));
+  const cancelDelete = takenBack(input, pods, preDeleting, preDeleting.length + specified.length);
+  if (cancelDelete.length > 0) return { ...deleting([]), cancelDelete };
+
+  const diffs = calculateDiffs(input, 'scale');
   if (diffs.scaleUp > 0) {
     return {
       create: diffs.scaleUpLimit,
       createAtCurrentRevision: Math.min(diffs.scaleUpAtCurrentRevision, diffs.scaleUpLimit),
       missing: diffs.scaleUp,
       delete: [],
+      cancelDelete: [],
     };
   }
 
-  const pods = activePods(input.pods);
-  const specified = pods.filter((p) => isSpecifiedDelete(p, input.podsToDelete));
+  const released = preDeleting.filter(deletionActs);
+  if (released.length > 0) return deleting(released.map((p) => p.name));
+
   if (specified.length > 0) {
     const toDelete = withinReadyBudget(rankForDeletion(specified), diffs.deleteReadyLimit);
     // Surplus pods wait until every specified pod is gone.
     return deleting(toDelete);
   }
+  if (preDeleting.length > 0) return deleting([]);
 
   if (diffs.scaleDown > 0) {
     const victims = chooseVictims(pods, input.updateRevision, diffs.scaleDown, diffs.scaleDownAtCurrentRevision);

@@ -7,7 +7,15 @@
 
 import { getScaledValueFromIntOrPercent as resolveIntOrPercent } from '../api/intorpercent.js';
 import type { IntOrString } from '../api/types.js';
-import { activePods, compareActivePods, countsAsAvailable, isSpecifiedDelete, NONE, type PodSummary } from './pod-state.js';
+import {
+  activePods,
+  compareActivePods,
+  countsAsAvailable,
+  isPreparingDelete,
+  isSpecifiedDelete,
+  NONE,
+  type PodSummary,
+} from './pod-state.js';
 import { disruptionBudget, disruptionCost } from './budget.js';
 import { orderForUpdate, type UpdateOrder } from './update-order.js';
 
@@ -24,6 +32,8 @@ export interface RolloutSpec {
   readonly paused?: boolean;
   /** scaleStrategy.maxUnavailable: caps creations while pods are unavailable; default unlimited. */
   readonly scaleMaxUnavailable?: IntOrString;
+  /** scaleStrategy.excludePreparingDelete: PreparingDelete pods do not count toward replicas when scaling. */
+  readonly excludePreparingDelete?: boolean;
   /** scaleStrategy.podsToDelete (merged with each summary's specifiedDelete flag). */
   readonly podsToDelete?: ReadonlySet<string>;
   /**
@@ -122,15 +132,18 @@ export const NO_DIFFS: RolloutDiffs = {
 
 interface RevisionCounts {
   total: number;
+  /** Pods waiting in PreparingDelete (lifecycle.ts): unavailable, and not counted below. */
+  preDeleting: number;
   toDelete: number;
   unavailable: number;
 }
 
 function countRevision(pods: readonly PodSummary[], podsToDelete: ReadonlySet<string>): RevisionCounts {
-  const counts: RevisionCounts = { total: pods.length, toDelete: 0, unavailable: 0 };
+  const counts: RevisionCounts = { total: pods.length, preDeleting: 0, toDelete: 0, unavailable: 0 };
   for (const pod of pods) {
     // A pod on its way out is counted as such, not as unavailable.
-    if (isSpecifiedDelete(pod, podsToDelete)) counts.toDelete++;
+    if (isPreparingDelete(pod)) counts.preDeleting++;
+    else if (isSpecifiedDelete(pod, podsToDelete)) counts.toDelete++;
     else if (!countsAsAvailable(pod)) counts.unavailable++;
   }
   return counts;
@@ -187,24 +200,22 @@ function surgeToUse(
  * The heart of the controller: compares the active pods, split by revision, with replicas,
  * partition, surge and unavailability budgets, and returns what scale and update should do.
  */
-export function calculateDiffs(input: RolloutInput): RolloutDiffs {
+export function calculateDiffs(input: RolloutInput, purpose: 'scale' | 'update' = 'update'): RolloutDiffs {
   const { replicas, updateRevision, currentRevision } = input;
   const podsToDelete = input.podsToDelete ?? NONE;
   const { partition, maxSurge, maxUnavailable, scaleMaxUnavailable } = resolveRolloutLimits(input);
 
   const pods = activePods(input.pods);
-  const updated = countRevision(
-    pods.filter((p) => p.revision === updateRevision),
-    podsToDelete,
-  );
+  const isUpdated = purpose === 'scale' ? countsAsUpdatedWhenScaling(updateRevision) : (p: PodSummary) => p.revision === updateRevision;
+  const updated = countRevision(pods.filter(isUpdated), podsToDelete);
   const old = countRevision(
-    pods.filter((p) => p.revision !== updateRevision),
+    pods.filter((p) => !isUpdated(p)),
     podsToDelete,
   );
-  const totalUnavailable = updated.unavailable + old.unavailable;
+  const totalUnavailable = updated.unavailable + old.unavailable + updated.preDeleting + old.preDeleting;
 
-  let updateOldDiff = old.total - partition;
-  let updateNewDiff = updated.total - (replicas - partition);
+  let updateOldDiff = old.total - old.preDeleting - partition;
+  let updateNewDiff = updated.total - updated.preDeleting - (replicas - partition);
   if (updateRevision === currentRevision || input.partitionRollback !== true) {
     // Pods only ever move forward to the update revision.
     updateOldDiff = Math.max(updateOldDiff, 0);
@@ -215,21 +226,24 @@ export function calculateDiffs(input: RolloutInput): RolloutDiffs {
   const expectedTotal = replicas + surge.total;
   const expectedOld = partition + surge.atCurrentRevision;
   const toDelete = updated.toDelete + old.toDelete;
+  const excluded = input.excludePreparingDelete === true;
+  const currentTotal = pods.length - (excluded ? updated.preDeleting + old.preDeleting : 0);
+  const currentOld = old.total - (excluded ? old.preDeleting : 0);
 
   let scaleUp = 0;
   let scaleUpAtCurrentRevision = 0;
   let scaleUpLimit = 0;
-  if (expectedTotal > pods.length) {
-    scaleUp = expectedTotal - pods.length;
-    scaleUpAtCurrentRevision = Math.max(expectedOld - old.total, 0);
+  if (expectedTotal > currentTotal) {
+    scaleUp = expectedTotal - currentTotal;
+    scaleUpAtCurrentRevision = Math.max(expectedOld - currentOld, 0);
     scaleUpLimit = Math.min(scaleUp, Math.max(scaleMaxUnavailable - totalUnavailable, 0));
   }
 
   let scaleDown = 0;
   let scaleDownAtCurrentRevision = 0;
-  if (pods.length - toDelete > expectedTotal) {
-    scaleDown = pods.length - toDelete - expectedTotal;
-    scaleDownAtCurrentRevision = Math.max(old.total - old.toDelete - expectedOld, 0);
+  if (currentTotal - toDelete > expectedTotal) {
+    scaleDown = currentTotal - toDelete - expectedTotal;
+    scaleDownAtCurrentRevision = Math.max(currentOld - old.toDelete - expectedOld, 0);
   }
   const deleteReadyLimit = toDelete > 0 || scaleDown > 0 ? disruptionBudget({ replicas, maxUnavailable, pods }) : 0;
 
@@ -251,6 +265,16 @@ export function calculateDiffs(input: RolloutInput): RolloutDiffs {
   };
 }
 
+/**
+ * When scaling, a pod in PreparingUpdate counts as updated already (Kruise's
+ * PreparingUpdateAsUpdate, always on here): a replacement or a new pod is not created at the old
+ * revision only because a hook holds an update back.
+ */
+export const countsAsUpdatedWhenScaling =
+  (updateRevision: string) =>
+  (pod: PodSummary): boolean =>
+    pod.revision === updateRevision || pod.lifecycleState === 'PreparingUpdate';
+
 export interface UpdatePlan {
   /** Pods to move to targetRevision this round, in the order to do it. */
   readonly toUpdate: string[];
@@ -267,7 +291,7 @@ export interface UpdatePlan {
  * revision), minus pods still inside an in-place update grace period.
  */
 function candidatesFor(pods: readonly PodSummary[], input: RolloutInput, forward: boolean): PodSummary[] {
-  return pods.filter((p) => (p.revision === input.updateRevision) !== forward && p.inPlaceGracePending !== true);
+  return pods.filter((p) => (p.revision === input.updateRevision) !== forward && p.inPlaceGracePending !== true && !isPreparingDelete(p));
 }
 
 /**
@@ -283,7 +307,9 @@ function limitCandidates(
   targetRevision: string,
   budget: number,
 ): { chosen: PodSummary[]; budgetUsed: number } {
-  const wanted = sorted.slice(0, Math.abs(diffs.update));
+  // Pods already in PreparingUpdate go first (a stable move): their hooks have been asked.
+  const prepared = (p: PodSummary): boolean => p.lifecycleState === 'PreparingUpdate';
+  const wanted = [...sorted.filter(prepared), ...sorted.filter((p) => !prepared(p))].slice(0, Math.abs(diffs.update));
   const targetUnavailable = pods.filter((p) => !countsAsAvailable(p) && p.revision === targetRevision).length;
   const chosen: PodSummary[] = [];
   let left = budget;

@@ -622,7 +622,7 @@ const scaleRows: ScaleRow[] = [
 
 describe('planScale', () => {
   it.each(scaleRows)('$name', (row) => {
-    const none: ScalePlan = { create: 0, createAtCurrentRevision: 0, missing: 0, delete: [] };
+    const none: ScalePlan = { create: 0, createAtCurrentRevision: 0, missing: 0, delete: [], cancelDelete: [] };
     expect(planScale(inputOf(row))).toEqual({ ...none, ...row.expected });
   });
 });

@@ -1,0 +1,128 @@
+// The pod lifecycle of a CloneSet with hooks (spec.lifecycle: preNormal, preDelete, inPlaceUpdate),
+// as OpenKruise's CloneSet runs it: the state label `lifecycle.apps.tailor.dev/state` a pod moves
+// through, when a hook holds it (any of the hook's labels or finalizers still on the pod) and when
+// it is released (an outside controller removed them), and what deleting or updating a held pod
+// means. Owns: the state machine and the hook tests. Pure; must not perform I/O, read clocks or
+// count pods (scale.ts and update.ts count them by the state read here).
+import { LABEL_LIFECYCLE_STATE, LifecycleStates, type CloneSetLifecycle, type LifecycleHook, type LifecycleState } from '../api/types.js';
+import type { Pod } from '../api/wire.js';
+
+/** The pod's state label as written, '' when absent (a pod created before hooks existed). */
+export const lifecycleStateOf = (pod: Pod): string => pod.metadata?.labels?.[LABEL_LIFECYCLE_STATE] ?? '';
+
+/** The hook holds the pod: at least one of its finalizers or labels (with that value) is on it. */
+export function isHooked(hook: LifecycleHook | undefined, pod: Pod): boolean {
+  if (!hook) return false;
+  const finalizers = pod.metadata?.finalizers ?? [];
+  const labels = pod.metadata?.labels ?? {};
+  return (
+    (hook.finalizersHandler ?? []).some((f) => finalizers.includes(f)) ||
+    Object.entries(hook.labelsHandler ?? {}).some(([key, value]) => labels[key] === value)
+  );
+}
+
+/** Every finalizer and label of the hook is on the pod (false when there is no hook). */
+export function isAllHooked(hook: LifecycleHook | undefined, pod: Pod): boolean {
+  if (!hook) return false;
+  const finalizers = pod.metadata?.finalizers ?? [];
+  const labels = pod.metadata?.labels ?? {};
+  return (
+    (hook.finalizersHandler ?? []).every((f) => finalizers.includes(f)) &&
+    Object.entries(hook.labelsHandler ?? {}).every(([key, value]) => labels[key] === value)
+  );
+}
+
+/**
+ * Some hook takes pods out of endpoints while it holds them. Then a pod once in PreparingDelete
+ * is never taken back into service by a scale-up (the readiness it lost would not come back).
+ */
+export const marksPodNotReady = (lifecycle: CloneSetLifecycle | undefined): boolean =>
+  !!lifecycle?.preDelete?.markPodNotReady || !!lifecycle?.inPlaceUpdate?.markPodNotReady;
+
+export interface RefreshFacts {
+  /** The CloneSet's update revision. */
+  readonly updateRevision: string;
+  /** The pod's `controller-revision-hash`. */
+  readonly revision: string;
+  /** Scheduled to a node. */
+  readonly scheduled: boolean;
+  /** Its in-place update (if any) has finished: every changed container runs again. */
+  readonly inPlaceUpdateDone: boolean;
+}
+
+/**
+ * The state a pod moves to without anyone deleting or updating it, or undefined to stay:
+ * PreparingNormal → Normal once scheduled (with no preNormal hook) or once every preNormal label
+ * and finalizer is on it; PreparingUpdate of a pod already at the update revision (the update was
+ * rolled back) and Updating once the in-place update is done → Updated while the inPlaceUpdate
+ * hook is not all on the pod again, else Normal; Updated → Normal once it is.
+ */
+export function refreshedLifecycleState(
+  lifecycle: CloneSetLifecycle | undefined,
+  pod: Pod,
+  facts: RefreshFacts,
+): LifecycleState | undefined {
+  const afterUpdate = (): LifecycleState =>
+    lifecycle && !isAllHooked(lifecycle.inPlaceUpdate, pod) ? LifecycleStates.Updated : LifecycleStates.Normal;
+  switch (lifecycleStateOf(pod)) {
+    case LifecycleStates.PreparingNormal: {
+      const ready = lifecycle?.preNormal ? isAllHooked(lifecycle.preNormal, pod) : facts.scheduled;
+      return ready ? LifecycleStates.Normal : undefined;
+    }
+    case LifecycleStates.PreparingUpdate:
+      return facts.revision === facts.updateRevision ? afterUpdate() : undefined;
+    case LifecycleStates.Updating:
+      return facts.inPlaceUpdateDone ? afterUpdate() : undefined;
+    case LifecycleStates.Updated:
+      return !lifecycle?.inPlaceUpdate || isAllHooked(lifecycle.inPlaceUpdate, pod) ? LifecycleStates.Normal : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * What deleting the pod means now: `delete` it; `prepare` it (label it PreparingDelete and let
+ * the preDelete hook's owner act); or `wait`, already PreparingDelete and still held.
+ */
+export type DeletionStep = 'delete' | 'prepare' | 'wait';
+
+export function deletionStep(lifecycle: CloneSetLifecycle | undefined, pod: Pod): DeletionStep {
+  if (!isHooked(lifecycle?.preDelete, pod)) return 'delete';
+  return lifecycleStateOf(pod) === LifecycleStates.PreparingDelete ? 'wait' : 'prepare';
+}
+
+/**
+ * Whether the pod's in-place update may start: `proceed` (the state becomes Updating with it);
+ * `prepare` (label it PreparingUpdate first, adding the hook's labels and finalizers back when it
+ * comes from Updated); `hold` while the inPlaceUpdate hook holds a PreparingUpdate pod, and for a
+ * PreparingDelete pod, which is never updated.
+ */
+export type InPlaceGate = { kind: 'proceed' } | { kind: 'prepare'; restoreHook: boolean } | { kind: 'hold' };
+
+export function inPlaceUpdateGate(lifecycle: CloneSetLifecycle | undefined, pod: Pod): InPlaceGate {
+  const hook = lifecycle?.inPlaceUpdate;
+  switch (lifecycleStateOf(pod)) {
+    case '':
+    case LifecycleStates.PreparingNormal:
+    case LifecycleStates.Normal:
+      return isHooked(hook, pod) ? { kind: 'prepare', restoreHook: false } : { kind: 'proceed' };
+    case LifecycleStates.Updated:
+      return hook ? { kind: 'prepare', restoreHook: true } : { kind: 'proceed' };
+    case LifecycleStates.PreparingUpdate:
+      return isHooked(hook, pod) ? { kind: 'hold' } : { kind: 'proceed' };
+    case LifecycleStates.Updating:
+      return { kind: 'proceed' };
+    default:
+      return { kind: 'hold' };
+  }
+}
+
+/**
+ * markPodNotReady of the hook that put the pod in `state`: PreparingDelete → preDelete's,
+ * PreparingUpdate and the states after it → inPlaceUpdate's.
+ */
+export function heldNotReady(lifecycle: CloneSetLifecycle | undefined, state: string): boolean {
+  if (state === LifecycleStates.PreparingDelete) return !!lifecycle?.preDelete?.markPodNotReady;
+  if (state === LifecycleStates.PreparingUpdate) return !!lifecycle?.inPlaceUpdate?.markPodNotReady;
+  return false;
+}
