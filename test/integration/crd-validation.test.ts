@@ -311,6 +311,70 @@ const invalid: InvalidCase[] = [
     },
     expect: ['spec.template.metadata.labels', 'are set by Tailor on each pod'],
   },
+  {
+    name: 'a priorityStrategy with both weightPriority and orderPriority',
+    mutate: (m) =>
+      updateStrategy(m, {
+        priorityStrategy: {
+          weightPriority: [{ weight: 50, matchSelector: { matchLabels: { zone: 'a' } } }],
+          orderPriority: [{ orderedKey: 'rank' }],
+        },
+      }),
+    expect: ['spec.updateStrategy.priorityStrategy', 'priorityStrategy must set exactly one of weightPriority and orderPriority'],
+  },
+  {
+    name: 'an empty priorityStrategy',
+    mutate: (m) => updateStrategy(m, { priorityStrategy: {} }),
+    expect: ['spec.updateStrategy.priorityStrategy', 'keep one list, or remove priorityStrategy'],
+  },
+  {
+    name: 'a priority weight above 100',
+    mutate: (m) =>
+      updateStrategy(m, { priorityStrategy: { weightPriority: [{ weight: 101, matchSelector: { matchLabels: { zone: 'a' } } }] } }),
+    expect: ['spec.updateStrategy.priorityStrategy.weightPriority[0].weight', 'less than or equal to 100'],
+  },
+  {
+    name: 'a negative priority weight',
+    mutate: (m) =>
+      updateStrategy(m, { priorityStrategy: { weightPriority: [{ weight: -1, matchSelector: { matchLabels: { zone: 'a' } } }] } }),
+    expect: ['spec.updateStrategy.priorityStrategy.weightPriority[0].weight', 'greater than or equal to 0'],
+  },
+  {
+    name: 'a weight term with an empty matchSelector',
+    mutate: (m) => updateStrategy(m, { priorityStrategy: { weightPriority: [{ weight: 10, matchSelector: {} }] } }),
+    expect: ['spec.updateStrategy.priorityStrategy.weightPriority[0].matchSelector', 'matchSelector must not be empty'],
+  },
+  {
+    name: 'an empty orderedKey',
+    mutate: (m) => updateStrategy(m, { priorityStrategy: { orderPriority: [{ orderedKey: '' }] } }),
+    expect: ['spec.updateStrategy.priorityStrategy.orderPriority[0].orderedKey', 'at least 1 chars long'],
+  },
+  {
+    name: 'more than 16 weight terms',
+    mutate: (m) =>
+      updateStrategy(m, {
+        priorityStrategy: {
+          weightPriority: Array.from({ length: 17 }, (_, i) => ({ weight: 1, matchSelector: { matchLabels: { zone: `z${i}` } } })),
+        },
+      }),
+    expect: ['spec.updateStrategy.priorityStrategy.weightPriority', 'must have at most 16 items'],
+  },
+  {
+    name: 'a scatterStrategy that repeats a term',
+    mutate: (m) =>
+      updateStrategy(m, {
+        scatterStrategy: [
+          { key: 'zone', value: 'a' },
+          { key: 'zone', value: 'a' },
+        ],
+      }),
+    expect: ['spec.updateStrategy.scatterStrategy', 'scatterStrategy must not repeat a key and value'],
+  },
+  {
+    name: 'a scatter term without a key',
+    mutate: (m) => updateStrategy(m, { scatterStrategy: [{ value: 'a' }] }),
+    expect: ['spec.updateStrategy.scatterStrategy[0].key', 'Required value'],
+  },
 ];
 
 let kc: k8s.KubeConfig;
@@ -518,6 +582,22 @@ describe('the CloneSet CRD', () => {
     });
     expect(stored.spec.progressDeadlineSeconds).toBe(600);
     expect(stored.spec.scaleStrategy).toEqual({ podsToDelete: ['full-abcde'], maxUnavailable: '50%' });
+  });
+
+  it('accepts priorityStrategy and scatterStrategy as Kruise writes them and keeps them', async () => {
+    const m = valid('crd-update-order');
+    const order = {
+      priorityStrategy: {
+        weightPriority: [{ weight: 100, matchSelector: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] } }],
+      },
+      scatterStrategy: [
+        { key: 'zone', value: 'a' },
+        { key: 'zone', value: 'b' },
+      ],
+    };
+    updateStrategy(m, { ...order });
+    await create(m);
+    expect((await get('crd-update-order')).spec.updateStrategy).toMatchObject(order);
   });
 
   it('serves the scale subresource from spec.replicas and status', async () => {
