@@ -11,17 +11,10 @@
 // Pure: no I/O, no clock (`now` comes in), no process state. Must not: decide exit codes, poll,
 // or write to a terminal (plugin.ts does).
 import { defaultUpdateStrategy } from '../api/defaults.js';
-import {
-  CONDITION_INPLACE_UPDATE_READY,
-  LABEL_CONTROLLER_REVISION_HASH,
-  RESIZE_STATES,
-  type CloneSet,
-  type CloneSetCondition,
-  type ResizeState,
-} from '../api/types.js';
+import { LABEL_CONTROLLER_REVISION_HASH, RESIZE_STATES, type CloneSet, type CloneSetCondition, type ResizeState } from '../api/types.js';
 import { podCountsAsReady, whyPodCannotStart } from '../cloneset/pods.js';
 import { readUpdateState } from '../inplace/plan.js';
-import { podCondition } from '../api/pod.js';
+import { readinessGateCondition } from '../inplace/readiness-gate.js';
 import { ProgressingReasons } from '../api/reasons.js';
 import type { Pod, Wire } from '../api/wire.js';
 import { podResizeView } from '../resize/state.js';
@@ -117,7 +110,7 @@ function podProblem(pod: Pod): string | undefined {
 }
 
 function inPlaceState(pod: Pod): InPlaceState {
-  const gate = podCondition(pod, CONDITION_INPLACE_UPDATE_READY);
+  const gate = readinessGateCondition(pod);
   if (gate?.status === 'False') return 'Updating';
   const state = readUpdateState(pod);
   if (gate?.status === 'True' && state && state.revision === pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH]) return 'Done';

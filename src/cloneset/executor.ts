@@ -6,14 +6,10 @@
 // Must not: decide anything (the planner has), write the CloneSet's status, or retry.
 import PQueue from 'p-queue';
 import { EventReasons } from '../api/reasons.js';
-import {
-  ANNOTATION_LIFECYCLE_TIMESTAMP,
-  CloneSetConditionTypes as Conditions,
-  CONDITION_INPLACE_UPDATE_READY,
-  LABEL_LIFECYCLE_STATE,
-} from '../api/types.js';
+import { ANNOTATION_LIFECYCLE_TIMESTAMP, CloneSetConditionTypes as Conditions, LABEL_LIFECYCLE_STATE } from '../api/types.js';
 import type { InPlaceUpdater } from '../inplace/engine.js';
 import type { InPlaceMetrics } from '../inplace/metrics.js';
+import { readinessGateWrite } from '../inplace/readiness-gate.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
 import { isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
@@ -136,7 +132,7 @@ export class PlanExecutor {
     try {
       let patched = await this.deps.client.patch<Pod>(path, lifecyclePatch(intent), 'strategic');
       if (intent.markNotReady) {
-        const condition = { type: CONDITION_INPLACE_UPDATE_READY, status: 'False', reason: `Lifecycle${state}`, lastTransitionTime: at };
+        const condition = readinessGateWrite('False', at, { reason: `Lifecycle${state}` });
         patched = await this.deps.client.patch<Pod>(`${path}/status`, { status: { conditions: [condition] } }, 'strategic');
       }
       this.deps.podExpectations?.expectResourceVersion(pod.metadata?.uid ?? '', patched.metadata?.resourceVersion ?? '');

@@ -9,7 +9,6 @@
 import { ConditionReasons, EventReasons } from '../api/reasons.js';
 import {
   CloneSetConditionTypes as Conditions,
-  CONDITION_INPLACE_UPDATE_READY,
   LABEL_CONTROLLER_REVISION_HASH,
   LABEL_INSTANCE_ID,
   LABEL_SPECIFIED_DELETE,
@@ -33,7 +32,8 @@ import { allocate, disruptionBudget, disruptionCost } from './budget.js';
 import { deletionStep, heldNotReady, lifecycleStateOf, marksPodNotReady, refreshedLifecycleState } from './lifecycle.js';
 import type { ConditionWrites, Intent, Plan, PlannedEvent } from './intents.js';
 import { countsAsAvailable, isSpecifiedDelete, NONE, type PodSummary } from './pod-state.js';
-import { availableAt, needsReadinessGateCondition, summarizePod, whyPodCannotStart, type DefaultedWireCloneSet } from './pods.js';
+import { heldByReadinessGate, needsReadinessGateCondition } from '../inplace/readiness-gate.js';
+import { availableAt, summarizePod, whyPodCannotStart, type DefaultedWireCloneSet } from './pods.js';
 import { backendForPod, type Backend, type NodeResizeEvidence } from '../resize/backend.js';
 import { followResizes, rerouteToKubelet, type ResizeBackend, type ResizeFollowUp } from './resizes.js';
 import { planScale, type ScalePlan } from './scale.js';
@@ -319,7 +319,7 @@ function planLifecycleRefresh(round: Round, pod: Pod): void {
     updateRevision: round.input.revisions.updateRevision,
     revision,
     scheduled: !!pod.spec?.nodeName,
-    inPlaceUpdateDone: readUpdateState(pod)?.revision === revision && podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status !== 'False',
+    inPlaceUpdateDone: readUpdateState(pod)?.revision === revision && !heldByReadinessGate(pod),
   });
   if (next !== undefined) moveLifecycle(round, pod, next);
 }

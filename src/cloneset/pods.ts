@@ -3,7 +3,6 @@
 // Pure: the clock comes in as an argument. Must not: call the API.
 import type * as k8s from '@kubernetes/client-node';
 import {
-  CONDITION_INPLACE_UPDATE_READY,
   LABEL_CONTROLLER_REVISION_HASH,
   LABEL_INSTANCE_ID,
   LABEL_LIFECYCLE_STATE,
@@ -15,6 +14,7 @@ import {
 import { withDefaults, type DefaultedCloneSet } from '../api/defaults.js';
 import { podCondition } from '../api/pod.js';
 import type { Pod, Wire } from '../api/wire.js';
+import { heldByReadinessGate, withReadinessGate } from '../inplace/readiness-gate.js';
 import { isHooked, lifecycleStateOf } from './lifecycle.js';
 import { countsAsReady, parseDeletionCost, type PodPhase, type PodSummary } from './pod-state.js';
 
@@ -83,7 +83,7 @@ export function summarizePod(
     restarts: Math.max(0, ...(pod.status?.containerStatuses ?? []).map((c) => c.restartCount ?? 0)),
     createdAt: meta.creationTimestamp ? Date.parse(meta.creationTimestamp) : 0,
     specifiedDelete: (options.podsToDelete?.has(name) ?? false) || meta.labels?.[LABEL_SPECIFIED_DELETE] !== undefined,
-    inPlaceUpdating: podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status === 'False',
+    inPlaceUpdating: heldByReadinessGate(pod),
     ...(lifecycleState ? { lifecycleState } : {}),
     ...(isHooked(options.lifecycle?.preDelete, pod) ? { preDeleteHooked: true } : {}),
   };
@@ -141,11 +141,7 @@ const TAILOR_ANNOTATION_PREFIX = 'apps.tailor.dev/';
 
 export function newPod(cloneSet: WireCloneSet, revisionName: string, template: Wire<k8s.V1PodTemplateSpec>, instanceId: string): Pod {
   const name = `${cloneSet.metadata?.name}-${instanceId}`;
-  const spec = structuredClone<NonNullable<Pod['spec']>>(template.spec ?? { containers: [] });
-  const gates = spec.readinessGates ?? [];
-  if (!gates.some((g) => g.conditionType === CONDITION_INPLACE_UPDATE_READY)) {
-    spec.readinessGates = [...gates, { conditionType: CONDITION_INPLACE_UPDATE_READY }];
-  }
+  const spec = withReadinessGate(structuredClone<NonNullable<Pod['spec']>>(template.spec ?? { containers: [] }));
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -177,10 +173,4 @@ export function controllerRef(cloneSet: WireCloneSet): Wire<k8s.V1OwnerReference
     controller: true,
     blockOwnerDeletion: true,
   };
-}
-
-/** A pod's InPlaceUpdateReady condition is missing: the controller sets it True after creation. */
-export function needsReadinessGateCondition(pod: Pod): boolean {
-  const hasGate = pod.spec?.readinessGates?.some((g) => g.conditionType === CONDITION_INPLACE_UPDATE_READY);
-  return !!hasGate && !podCondition(pod, CONDITION_INPLACE_UPDATE_READY);
 }

@@ -4,7 +4,7 @@
 // and counts a metric per transition. Must not: decide what to do.
 import { rfc3339Seconds } from '../api/time.js';
 import { EventReasons, PodConditionReasons } from '../api/reasons.js';
-import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS, CONDITION_INPLACE_UPDATE_READY } from '../api/types.js';
+import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../api/types.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { ResourceVersionExpectations } from '../runtime/expectations.js';
 import { isNotFound, KubeApiError, type KubeClient, type KubeObject, type Pod } from '../runtime/kube-client.js';
@@ -12,6 +12,7 @@ import { infeasibleAtAdmission } from '../resize/admission.js';
 import type { ResizeRefusal } from '../api/types.js';
 import type { InPlaceMetrics } from './metrics.js';
 import { readUpdateState, withResizeOutcome, type InPlaceStep, type Settlement } from './plan.js';
+import { readinessGateWrite } from './readiness-gate.js';
 
 export class InPlaceUpdater {
   constructor(
@@ -26,13 +27,7 @@ export class InPlaceUpdater {
   async drain(owner: KubeObject, pod: Pod, message: string): Promise<void> {
     const time = rfc3339Seconds(this.now());
     await this.patchStatus(pod, [
-      {
-        type: CONDITION_INPLACE_UPDATE_READY,
-        status: 'False',
-        reason: PodConditionReasons.InPlaceUpdateStarted,
-        message,
-        lastTransitionTime: time,
-      },
+      readinessGateWrite('False', time, { reason: PodConditionReasons.InPlaceUpdateStarted, message }),
       { type: 'Ready', status: 'False', reason: PodConditionReasons.InPlaceUpdateStarted, message, lastTransitionTime: time },
     ]);
     // No event here: the pod's InPlaceUpdateReady condition says it, and every write counts.
@@ -73,13 +68,10 @@ export class InPlaceUpdater {
     // turn True. A Ready True written here flips back to False when the kubelet's status reconcile
     // finds it differs from the status it last computed, a second pod out of service (decision 0007).
     await this.patchStatus(pod, [
-      {
-        type: CONDITION_INPLACE_UPDATE_READY,
-        status: 'True',
+      readinessGateWrite('True', time, {
         reason: completed ? PodConditionReasons.InPlaceUpdateCompleted : PodConditionReasons.InPlaceUpdateCancelled,
         message: completed ? 'every changed container restarted with its new image' : 'the update no longer applies; nothing was restarted',
-        lastTransitionTime: time,
-      },
+      }),
     ]);
     this.metrics?.updates.inc({ result: completed ? 'succeeded' : 'reverted' });
     const state = readUpdateState(pod);
@@ -108,7 +100,7 @@ export class InPlaceUpdater {
 
   /** A pod created with the readiness gate gets its condition True, so it can become Ready. */
   async markGateReady(pod: Pod): Promise<void> {
-    await this.patchStatus(pod, [{ type: CONDITION_INPLACE_UPDATE_READY, status: 'True', lastTransitionTime: rfc3339Seconds(this.now()) }]);
+    await this.patchStatus(pod, [readinessGateWrite('True', rfc3339Seconds(this.now()))]);
   }
 
   private async patchStatus(pod: Pod, conditions: Record<string, string>[]): Promise<void> {
