@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // Entry point: `tailor controller` and `tailor agent`. Owns flag parsing, process
 // signals and the exit code; everything else is built by the commands. Bad input (an unknown
-// flag value, no reachable cluster) ends with one clear line and a non-zero exit.
+// flag value, no reachable cluster) ends with one clear line and a non-zero exit. Each command's
+// modules are imported when it runs, so a process loads only the program it is (decision 32).
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseDuration } from '../api/duration.js';
-import { runAgent, type AgentFlags } from './agent.js';
-import { runController, type ControllerFlags } from './controller.js';
+import type { AgentFlags } from './agent.js';
+import type { ControllerFlags } from './controller.js';
 
 const program = new Command('tailor').description('In-place updates for CloneSet workloads').showHelpAfterError();
 
@@ -50,6 +51,7 @@ program
   .option('--watch-stall-timeout <duration>', 'relist when a watch delivers nothing (not even a bookmark) for this long', duration, 300_000)
   // commander has checked and converted every flag above; the object has the flags' shape.
   .action(async (opts: ControllerFlags) => {
+    const { runController } = await import('./controller.js');
     process.exitCode = await runController(opts);
   });
 
@@ -79,6 +81,7 @@ program
   .addOption(new Option('--log-level <level>', 'log level').choices(['debug', 'info', 'warn', 'error']).default('info'))
   .option('--shutdown-grace-period <duration>', 'time in-flight work gets to finish on SIGTERM', duration, 30_000)
   .action(async (opts: AgentFlags) => {
+    const { runAgent } = await import('./agent.js');
     process.exitCode = await runAgent(opts);
   });
 
