@@ -21,10 +21,14 @@ type OwnerReference = OwnerReferenceLike;
 interface TemplateContainer extends PolicyContainer, QosContainer {
   readonly name: string;
   readonly restartPolicy?: string;
+  /** Read by the image pre-pull (prepull-plan.ts). */
+  readonly image?: string;
 }
 
 /** The parts of an apps/v1 ControllerRevision the agent reads. */
 export interface ControllerRevision {
+  /** The newest revision of a CloneSet has the highest number (a rollback renumbers the one it reuses). */
+  readonly revision?: number;
   readonly metadata?: { readonly name?: string; readonly namespace?: string; readonly ownerReferences?: readonly OwnerReference[] };
   readonly data?: {
     readonly template?: {

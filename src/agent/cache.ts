@@ -1,10 +1,11 @@
 // What the node agent keeps of the objects it caches: only the fields its decisions read, so a
-// pod's env, volumes, images and foreign annotations, and a revision's whole template beyond its
-// containers' resources, never sit in the agent's memory (a 1.4 MB template would otherwise be
+// pod's env, volumes and foreign annotations, and a revision's whole template beyond its
+// containers' images and resources, never sit in the agent's memory (a 1.4 MB template would otherwise be
 // held once per revision). Readers: decide.ts and reconciler.ts (annotations, labels, owner, phase, node),
 // admission.ts (every container's resources, overhead), authorize.ts (owner references, revision
 // containers' resources, resize and restart policies, QoS class), order.ts (pod-level resources),
-// resize/backend.ts (which containers run and report resources), namespace-limits.ts (a quota's
+// resize/backend.ts (which containers run and report resources), prepull-plan.ts (images, pull
+// secrets, revision numbers), namespace-limits.ts (a quota's
 // hard amounts, a LimitRange's items), and the event recorder (name, namespace, uid,
 // resourceVersion, kind). A field one of them starts reading must be kept here.
 // Pure. Must not: keep anything "just in case".
@@ -45,7 +46,8 @@ function trimMeta(meta: ObjectMeta | undefined, labels: readonly string[], annot
   return out;
 }
 
-const trimContainer = (c: Container): Container => pick(c, ['name', 'resources', 'resizePolicy', 'restartPolicy']);
+// image: the pre-pull compares it with the newest revision's (prepull-plan.ts).
+const trimContainer = (c: Container): Container => pick(c, ['name', 'image', 'resources', 'resizePolicy', 'restartPolicy']);
 
 /** Whether a container runs, and whether its kubelet reports its resources (resize/backend.ts evidence). */
 const trimStatus = (s: ContainerStatus): ContainerStatus => {
@@ -67,7 +69,7 @@ export function trimPodForAgent(pod: Pod): Pod {
   if (meta) out.metadata = meta;
   if (pod.spec) {
     out.spec = {
-      ...pick(pod.spec, ['nodeName', 'overhead', 'resources', 'terminationGracePeriodSeconds']),
+      ...pick(pod.spec, ['nodeName', 'overhead', 'resources', 'terminationGracePeriodSeconds', 'imagePullSecrets']),
       containers: pod.spec.containers.map(trimContainer),
       ...(pod.spec.initContainers ? { initContainers: pod.spec.initContainers.map(trimContainer) } : {}),
     };
@@ -84,14 +86,15 @@ type TemplateContainer = NonNullable<
   NonNullable<NonNullable<NonNullable<ControllerRevision['data']>['template']>['spec']>['containers']
 >[number];
 
-const trimTemplateContainer = (c: TemplateContainer): TemplateContainer => pick(c, ['name', 'resources', 'resizePolicy', 'restartPolicy']);
+const trimTemplateContainer = (c: TemplateContainer): TemplateContainer =>
+  pick(c, ['name', 'image', 'resources', 'resizePolicy', 'restartPolicy']);
 
 /** A ControllerRevision as the agent caches it: its owner and its containers' resources and policies. */
 export function trimRevisionForAgent(revision: ControllerRevision & KubeObject): ControllerRevision & KubeObject {
   const spec = revision.data?.template?.spec;
   const metadata = trimMeta(revision.metadata, [], []);
   return {
-    ...pick(revision, ['apiVersion', 'kind']),
+    ...pick(revision, ['apiVersion', 'kind', 'revision']),
     ...(metadata ? { metadata } : {}),
     data: {
       template: {

@@ -22,6 +22,9 @@ import type { LimitRange, ResourceQuota } from './namespace-limits.js';
 import { AgentMetrics } from './metrics.js';
 import { AgentReconciler } from './reconciler.js';
 import { RestartActuator } from './restart.js';
+import { PrePuller } from './prepull.js';
+import type { Informer } from '../runtime/informer.js';
+import type { KeyQueue } from '../api/handler.js';
 import { hasRequest, holdingsMayHaveChanged, pending } from './triggers.js';
 
 export interface AgentOptions {
@@ -33,6 +36,8 @@ export interface AgentOptions {
   readonly logger: Logger;
   /** Grow pods past what their namespace's ResourceQuota charged (decision 51); default false. */
   readonly allowGrowthBeyondQuota?: boolean;
+  /** Images pulled at once ahead of rollouts (prepull.ts); 0 turns the pre-pull off. Default 2. */
+  readonly imagePrePullParallelism?: number;
 }
 
 export interface AgentHandle {
@@ -112,6 +117,7 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
     },
   });
   nodes.addHandler({ onAdd: () => enqueuePending(), onUpdate: () => enqueuePending() });
+  setupPrePull(manager, options, pods, revisions);
   // A LimitRange or quota that changes may turn a refusal into a resize (or the reverse). Only its
   // spec counts: a quota's status moves with every pod of its namespace.
   const namespaceChanged = {
@@ -124,4 +130,39 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
   limitRanges.addHandler(namespaceChanged);
   quotas.addHandler(namespaceChanged);
   return { reconciler };
+}
+
+/**
+ * The image pre-pull (prepull.ts): one worker keeps the node's report, `parallelism` workers pull.
+ * Any change of this node's pods or of the revisions may change what is wanted; the manager's
+ * resync re-delivers them too.
+ */
+function setupPrePull(
+  manager: Manager,
+  options: AgentOptions,
+  pods: Informer<Pod>,
+  revisions: Informer<ControllerRevision & KubeObject>,
+): void {
+  const parallelism = options.imagePrePullParallelism ?? 2;
+  if (parallelism === 0) return;
+  const REPORT = 'report';
+  const queues: { pull?: KeyQueue; report?: KeyQueue } = {};
+  const puller = new PrePuller({
+    nodeName: options.nodeName,
+    pods,
+    revisions,
+    cri: options.cri,
+    client: manager.client,
+    logger: options.logger,
+    registry: manager.metrics.registry,
+    schedulePull: (image) => queues.pull?.add(image),
+    scheduleReport: () => queues.report?.add(REPORT),
+  });
+  queues.report = manager.controller({ name: 'agent-prepull-report', concurrency: 1, reconcile: () => puller.syncReport() }).queue;
+  queues.pull = manager.controller({ name: 'agent-prepull', concurrency: parallelism, reconcile: (image) => puller.pull(image) }).queue;
+  const report = (): void => queues.report?.add(REPORT);
+  pods.addHandler({ onAdd: report, onUpdate: report, onDelete: report });
+  revisions.addHandler({ onAdd: report, onUpdate: report, onDelete: report });
+  // The first report says the node pre-pulls, even before anything is wanted.
+  report();
 }

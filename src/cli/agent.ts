@@ -27,6 +27,8 @@ export interface AgentFlags {
   allowMissingAdmissionPolicy?: boolean;
   /** Grow pods past what their namespace's ResourceQuota charged (docs/decisions/0051-agent-resizes-within-quota.md). */
   allowGrowthBeyondQuota?: boolean;
+  /** Images pulled at once ahead of rollouts (src/agent/prepull.ts); 0 turns the pre-pull off. */
+  imagePrepullParallelism: number;
 }
 
 const address = (flag: string): string | undefined => (flag === '0' ? undefined : flag.startsWith(':') ? `0.0.0.0${flag}` : flag);
@@ -75,6 +77,7 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
     cgroupVersion,
     swapControllerAvailable,
     allowGrowthBeyondQuota: flags.allowGrowthBeyondQuota === true,
+    imagePrePullParallelism: flags.imagePrepullParallelism,
     logger,
   });
 

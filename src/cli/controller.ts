@@ -31,6 +31,8 @@ export interface ControllerFlags {
   retryPeriod: number;
   requestTimeout: number;
   watchStallTimeout: number;
+  /** How long a drain waits for the node agent's image pre-pull, in ms; 0 never waits. */
+  imagePrepullTimeout: number;
 }
 
 const address = (flag: string): string | undefined => (flag === '0' ? undefined : flag.startsWith(':') ? `0.0.0.0${flag}` : flag);
@@ -70,6 +72,7 @@ export async function runController(flags: ControllerFlags): Promise<number> {
     workers: flags.workers,
     logger,
     resizeBackend: flags.resizeBackend,
+    imagePrePullTimeoutMs: flags.imagePrepullTimeout,
   });
 
   return runUntilSignal(manager, logger);

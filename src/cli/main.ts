@@ -10,13 +10,15 @@ import type { ControllerFlags } from './controller.js';
 
 const program = new Command('tailor').description('In-place updates for CloneSet workloads').showHelpAfterError();
 
-const positiveInt =
-  (name: string) =>
+const wholeNumber =
+  (name: string, min: number) =>
   (value: string): number => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a whole number >= 1`);
+    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be a whole number >= ${min}`);
     return n;
   };
+const positiveInt = (name: string): ((value: string) => number) => wholeNumber(name, 1);
+const nonNegativeInt = (name: string): ((value: string) => number) => wholeNumber(name, 0);
 const duration = (value: string): number => {
   try {
     return parseDuration(value);
@@ -49,6 +51,12 @@ program
   .option('--retry-period <duration>', 'leader election: time between attempts to acquire or renew', duration, 2_000)
   .option('--request-timeout <duration>', 'deadline of every API request', duration, 30_000)
   .option('--watch-stall-timeout <duration>', 'relist when a watch delivers nothing (not even a bookmark) for this long', duration, 300_000)
+  .option(
+    '--image-prepull-timeout <duration>',
+    "how long a pod's drain waits for its node's agent to pull new images; 0 never waits",
+    duration,
+    120_000,
+  )
   // commander has checked and converted every flag above; the object has the flags' shape.
   .action(async (opts: ControllerFlags) => {
     const { runController } = await import('./controller.js');
@@ -80,6 +88,12 @@ program
   )
   .addOption(new Option('--log-level <level>', 'log level').choices(['debug', 'info', 'warn', 'error']).default('info'))
   .option('--shutdown-grace-period <duration>', 'time in-flight work gets to finish on SIGTERM', duration, 30_000)
+  .option(
+    '--image-prepull-parallelism <n>',
+    'images pulled at once ahead of rollouts; 0 turns the pre-pull off',
+    nonNegativeInt('--image-prepull-parallelism'),
+    2,
+  )
   .action(async (opts: AgentFlags) => {
     const { runAgent } = await import('./agent.js');
     process.exitCode = await runAgent(opts);

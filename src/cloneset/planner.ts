@@ -41,6 +41,8 @@ import { matchesSelector, selectorString } from './selector.js';
 import { computeStatus, progressDeadlineAt } from './status.js';
 import { planUpdate, resolvePartition, resolveRolloutLimits, type RolloutInput, type UpdatePlan } from './update.js';
 import { updateOrderOf } from './update-order.js';
+import type { PulledImages } from '../api/prepull.js';
+import type { PrePullTarget } from '../inplace/prepull.js';
 
 export interface PlanInput {
   cloneSet: DefaultedWireCloneSet;
@@ -51,6 +53,23 @@ export interface PlanInput {
   resizeBackend: ResizeBackend;
   /** What is known about each node's kubelet (resize/backend.ts), by node name. */
   nodeEvidence: ReadonlyMap<string, NodeResizeEvidence>;
+  /** The nodes' image pre-pull reports (inplace/prepull.ts); absent: nothing waits for pulls. */
+  prePull?: PrePullInput;
+}
+
+export interface PrePullInput {
+  /** Each node's report, by node name; a node without one has no agent pre-pulling. */
+  readonly reports: ReadonlyMap<string, PulledImages>;
+  /** When each of the CloneSet's revisions was created (ms), by name. */
+  readonly revisionCreatedAt: ReadonlyMap<string, number>;
+  readonly timeoutMs: number;
+}
+
+/** The pre-pull view of one pod's node for an update to `revision`. */
+function prePullFor(input: PlanInput, pod: Pod, revision: string): PrePullTarget | undefined {
+  const report = input.prePull?.reports.get(pod.spec?.nodeName ?? '');
+  if (input.prePull === undefined || report === undefined) return undefined;
+  return { report, revisionCreatedAt: input.prePull.revisionCreatedAt.get(revision), timeoutMs: input.prePull.timeoutMs };
 }
 
 const NO_EVIDENCE: NodeResizeEvidence = { kubeletResizes: undefined, why: 'no pod on the node tells' };
@@ -415,6 +434,8 @@ function planPodUpdates(input: PlanInput, pods: readonly Pod[], update: UpdatePl
         break;
       case 'drain':
         out.intents.push({ kind: 'drain', pod, message: step.message });
+        for (const missed of step.notPrePulled ?? [])
+          out.events.push({ on: pod, type: 'Warning', reason: missed.reason, message: missed.message });
         break;
       case 'wait':
         out.wakeAt = earliest(out.wakeAt, step.untilMs ?? now + 500);
@@ -440,6 +461,7 @@ function stepFor(input: PlanInput, pod: Pod, targetRevision: string): InPlaceSte
       ? { kind: 'blocked', fields: ['metadata.labels[controller-revision-hash] (unknown revision)'] }
       : { kind: 'recreate', reason: "the pod's revision is unknown" };
   }
+  const prePull = prePullFor(input, pod, targetRevision);
   return planInPlaceUpdate(pod, {
     strategy: strategy.type,
     gracePeriodSeconds: strategy.inPlaceUpdateStrategy.gracePeriodSeconds ?? 0,
@@ -447,6 +469,7 @@ function stepFor(input: PlanInput, pod: Pod, targetRevision: string): InPlaceSte
     targetRevision,
     targetTemplate,
     resize: { supported: true, via: backendOf(input, pod) },
+    ...(prePull ? { prePull } : {}),
     now: input.now,
   });
 }

@@ -16,7 +16,8 @@ import type { EventRecorder } from '../runtime/events.js';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
 import { ownedIndexValue } from '../runtime/handlers.js';
 import type { Informer } from '../runtime/informer.js';
-import type { Pod } from '../api/wire.js';
+import type { Node, Pod } from '../api/wire.js';
+import { parsePulledImages, type PulledImages } from '../api/prepull.js';
 import { isNotFound, type KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import { mergePatch } from '../api/json.js';
@@ -24,7 +25,7 @@ import { IntOrPercentError } from '../api/intorpercent.js';
 import { PlanExecutor, type Failure } from './executor.js';
 import { describeFailure } from './failures.js';
 import type { ConditionWrites, Plan } from './intents.js';
-import { planReconcile } from './planner.js';
+import { planReconcile, type PrePullInput } from './planner.js';
 import { defaulted, type DefaultedWireCloneSet, type WireCloneSet } from './pods.js';
 import type { ResizeBackend } from './resizes.js';
 import { OWNER_INDEX, RevisionStore, type ControllerRevision } from './revision-store.js';
@@ -56,6 +57,8 @@ export interface CloneSetReconcilerDeps {
   logger: Logger;
   inPlace: { updater: InPlaceUpdater; metrics?: InPlaceMetrics };
   resize: { backend: ResizeBackend; metrics?: ResizeMetrics };
+  /** Nodes (trimmed to their pre-pull report) and how long a drain waits for a pull. */
+  prePull?: { nodes: Informer<Node>; timeoutMs: number };
   now?: () => number;
 }
 
@@ -112,6 +115,7 @@ export class CloneSetReconciler {
         now,
         resizeBackend: this.deps.resize.backend,
         nodeEvidence: this.nodeEvidence(pods),
+        ...this.prePullInput(cs, pods),
       });
     } catch (err) {
       if (!(err instanceof IntOrPercentError)) throw err;
@@ -164,6 +168,22 @@ export class CloneSetReconciler {
       if (!podExpectations.satisfied(pod.metadata?.uid ?? '')) return { requeueAfterMs: 200 };
     }
     return undefined;
+  }
+
+  /** The pre-pull reports of these pods' nodes and the CloneSet's revisions' ages. */
+  private prePullInput(cs: DefaultedWireCloneSet, pods: readonly Pod[]): { prePull?: PrePullInput } {
+    const prePull = this.deps.prePull;
+    if (prePull === undefined) return {};
+    const reports = new Map<string, PulledImages>();
+    for (const node of new Set(pods.map((p) => p.spec?.nodeName ?? ''))) {
+      const report = parsePulledImages(prePull.nodes.get(node)?.metadata?.annotations);
+      if (report.ok) reports.set(node, report.value);
+    }
+    const revisionCreatedAt = new Map<string, number>();
+    for (const r of this.deps.revisions.byIndex(OWNER_INDEX, ownedIndexValue(cs.metadata?.namespace, cs.metadata?.uid))) {
+      revisionCreatedAt.set(r.metadata?.name ?? '', Date.parse(r.metadata?.creationTimestamp ?? ''));
+    }
+    return { prePull: { reports, revisionCreatedAt, timeoutMs: prePull.timeoutMs } };
   }
 
   /** What every cached pod on each of these pods' nodes says about its kubelet. */

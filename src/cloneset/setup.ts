@@ -6,13 +6,15 @@ import { API_GROUP, API_VERSION, LABEL_CLONESET, LABEL_INSTANCE_ID } from '../ap
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
 import { byControllerOf, enqueueOwner } from '../runtime/handlers.js';
 import { byNodeName, objectKey } from '../runtime/informer.js';
-import type { Pod } from '../api/wire.js';
+import type { Node, Pod } from '../api/wire.js';
+import { DEFAULT_PREPULL_TIMEOUT_MS } from '../inplace/prepull.js';
 import type { Manager } from '../runtime/manager.js';
 import type { Logger } from '../runtime/logger.js';
 import { CloneSetReconciler, NODE_INDEX, OWNER_INDEX, type ControllerRevision } from './reconciler.js';
 import { CLONESET_OWNER, type WireCloneSet } from './pods.js';
 import { InPlaceUpdater } from '../inplace/engine.js';
 import { cloneSetHandler, podHandler } from './handlers.js';
+import { trimNodeForPrePull, wakeOnPrePullReport } from './prepull-nodes.js';
 import { trimPod } from './pod-cache.js';
 import { trimAdmissionLimit, wakeRefusedOnLimitChange, writesRefused, type AdmissionLimit } from './refusal-handlers.js';
 import { InPlaceMetrics } from '../inplace/metrics.js';
@@ -27,6 +29,8 @@ export interface CloneSetControllerOptions {
   workers: number;
   logger: Logger;
   resizeBackend?: 'auto' | 'kubelet' | 'agent';
+  /** How long a drain waits for the node agent to pull new images (inplace/prepull.ts); 0 never waits. Default 120 s. */
+  imagePrePullTimeoutMs?: number;
 }
 
 export function setupCloneSetController(manager: Manager, options: CloneSetControllerOptions): CloneSetReconciler {
@@ -48,6 +52,10 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
   const admissionLimits = ['resourcequotas', 'limitranges'].map((resource) =>
     manager.informer<AdmissionLimit>({ name: resource, path: `/api/v1${scope}/${resource}`, transform: trimAdmissionLimit }),
   );
+  // Nodes, for the agents' image pre-pull reports only (prepull-nodes.ts keeps nothing else).
+  const prePullTimeoutMs = options.imagePrePullTimeoutMs ?? DEFAULT_PREPULL_TIMEOUT_MS;
+  const nodes =
+    prePullTimeoutMs > 0 ? manager.informer<Node>({ name: 'nodes', path: '/api/v1/nodes', transform: trimNodeForPrePull }) : undefined;
   cloneSets.addIndex(NAMESPACE_INDEX, (cs) => [cs.metadata?.namespace ?? '']);
   pods.addIndex(OWNER_INDEX, byControllerOf(CLONESET_OWNER));
   pods.addIndex(NODE_INDEX, byNodeName);
@@ -67,6 +75,7 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
     events: manager.events,
     logger: options.logger,
     resize: { backend: options.resizeBackend ?? 'auto', metrics: new ResizeMetrics(manager.metrics.registry) },
+    ...(nodes ? { prePull: { nodes, timeoutMs: prePullTimeoutMs } } : {}),
     inPlace: { updater: new InPlaceUpdater(manager.client, manager.events, podExpectations, inPlaceMetrics), metrics: inPlaceMetrics },
   });
   const controller = manager.controller({
@@ -80,6 +89,8 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
   pods.addHandler(podHandler(queue, scaleExpectations, podExpectations));
   revisions.addHandler(enqueueOwner(queue, CLONESET_OWNER));
   const refusedIn = (namespace: string): string[] => cloneSets.byIndex(NAMESPACE_INDEX, namespace).filter(writesRefused).map(objectKey);
+  // A node's pre-pull report changed: its pods' CloneSets may drain now.
+  nodes?.addHandler(wakeOnPrePullReport(queue, (node) => pods.byIndex(NODE_INDEX, node)));
   for (const limits of admissionLimits) limits.addHandler(wakeRefusedOnLimitChange(queue, refusedIn));
   return reconciler;
 }

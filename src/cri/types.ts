@@ -82,11 +82,4 @@ export interface CriClientOptions {
   readonly protoPath?: string;
 }
 
-/** Registry credentials for one pull, as a dockerconfigjson entry gives them (CRI AuthConfig). */
-export interface RegistryAuth {
-  readonly username?: string;
-  readonly password?: string;
-  /** base64 of "username:password", when the entry gives that instead. */
-  readonly auth?: string;
-  readonly serverAddress?: string;
-}
+export type { RegistryAuth } from '../api/prepull.js';

@@ -1,5 +1,6 @@
 // The in-place update of one pod as a state machine over what the pod shows, so every step
 // survives a controller restart (the state lives on the pod, never in memory):
+//   pre-pull  new images: wait until the node's agent has pulled them (prepull.ts), bounded
 //   drain     set InPlaceUpdateReady (and Ready) False so endpoints drop the pod first
 //   wait      until the cache shows it not Ready and gracePeriodSeconds have passed
 //   patch     images + labels/annotations in one patch, recording inplace-update-state
@@ -21,6 +22,7 @@ import {
 import { podCondition } from '../api/pod.js';
 import type { Pod, Wire } from '../api/wire.js';
 import { diffTemplates, type PodTemplate, type TemplateDiff } from './diff.js';
+import { prePullVerdict, type NotPrePulled, type PrePullTarget } from './prepull.js';
 import { restartRequired } from '../resize/policy.js';
 import { resizeChangesQos } from '../resize/qos.js';
 import { podResizeView } from '../resize/state.js';
@@ -33,7 +35,7 @@ export type PodPatch = Record<string, unknown>;
 export type InPlaceStep =
   | { kind: 'recreate'; reason: string }
   | { kind: 'blocked'; fields: string[] }
-  | { kind: 'drain'; message: string }
+  | { kind: 'drain'; message: string; notPrePulled?: NotPrePulled[] }
   | { kind: 'wait'; untilMs?: number }
   | { kind: 'patch'; patch: PodPatch; diff: TemplateDiff; resize?: PodPatch }
   | { kind: 'none' };
@@ -46,6 +48,8 @@ export interface UpdateTarget {
   targetTemplate: PodTemplate;
   /** Whether this pod's node can resize in place; when not, why (shown to the user). */
   resize: { supported: boolean; reason?: string; via?: 'kubelet' | 'agent' };
+  /** The pod's node's image pre-pull; undefined: nothing pre-pulls, drain at once. */
+  prePull?: PrePullTarget;
   now: number;
 }
 
@@ -63,8 +67,12 @@ export function planInPlaceUpdate(pod: Pod, t: UpdateTarget): InPlaceStep {
   if (restarts) {
     const gate = podCondition(pod, CONDITION_INPLACE_UPDATE_READY);
     if (gate?.status !== 'False') {
+      const images = Object.values(diff.images);
+      const verdict = t.prePull && images.length > 0 ? prePullVerdict(images, t.prePull, t.now) : undefined;
+      if (verdict?.wait === true) return { kind: 'wait', untilMs: verdict.untilMs };
+      const notPrePulled = verdict?.notPrePulled.length ? { notPrePulled: verdict.notPrePulled } : {};
       const what = [...new Set([...Object.keys(diff.images), ...Object.keys(diff.restarts), ...Object.keys(diff.resources)])].join(', ');
-      return { kind: 'drain', message: `in-place update to revision ${t.targetRevision}: ${what}` };
+      return { kind: 'drain', message: `in-place update to revision ${t.targetRevision}: ${what}`, ...notPrePulled };
     }
     if (podCondition(pod, 'Ready')?.status === 'True') return { kind: 'wait' };
     const drainedAt = Date.parse(gate.lastTransitionTime ?? '') || t.now;

@@ -92,7 +92,7 @@ describe('trimPodForAgent', () => {
   const trimmed = trimPodForAgent(fullPod());
   const text = JSON.stringify(trimmed);
 
-  test.each(['hunter2', 'last-applied-configuration', 'secret', 'envoy', 'busybox', 'emptyDir', 'podIP', 'managedFields', 'imageID'])(
+  test.each(['hunter2', 'last-applied-configuration', 'secret', 'emptyDir', 'podIP', 'managedFields', 'imageID'])(
     'drops what the agent does not read: %s',
     (what) => {
       expect(text).not.toContain(what);
@@ -141,13 +141,17 @@ describe('trimPodForAgent', () => {
 });
 
 describe('trimRevisionForAgent', () => {
-  test("keeps the owner and the containers' resources, drops the rest of the template", () => {
+  test("keeps the owner and the containers' images and resources (the pre-pull reads the images), drops the rest of the template", () => {
     const trimmed = trimRevisionForAgent(revision());
     const text = JSON.stringify(trimmed);
-    for (const dropped of ['hunter2', 'busybox', 'big', 'volumes']) expect(text).not.toContain(dropped);
+    for (const dropped of ['hunter2', 'big', 'volumes']) expect(text).not.toContain(dropped);
     expect(trimmed.metadata?.ownerReferences).toEqual([owner]);
     expect(trimmed.data?.template?.spec?.containers).toEqual([
-      { name: 'app', resources: { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '200m', memory: '64Mi' } } },
+      {
+        name: 'app',
+        image: 'tailor.local/busybox:v2',
+        resources: { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '200m', memory: '64Mi' } },
+      },
     ]);
   });
 });

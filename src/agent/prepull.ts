@@ -1,0 +1,131 @@
+// The node agent's image pre-pull (docs/decisions/0052-images-pulled-before-the-drain.md): pulls,
+// through CRI, the images the CloneSet pods of this node will run once their rollouts reach them
+// (prepull-plan.ts decides which), a bounded number at a time, with the pods' imagePullSecrets;
+// and keeps the node's report (api/prepull.ts) on its Node, which the controller reads before it
+// drains a pod for new images. A pull that fails is reported once (Failed, with the runtime's
+// message) and not retried: the kubelet pulls again when the container restarts and says why.
+// Owns: the pulls in flight, their states, the secrets reads and the report write.
+// Must not: pull anything no CloneSet pod of this node is about to run, or write anything but its
+// own Node's report annotation.
+import { Counter, type Registry } from 'prom-client';
+import { ANNOTATION_PULLED_IMAGES, encodePulledImages, type ImagePull, type RegistryAuth } from '../api/prepull.js';
+import { rfc3339Seconds } from '../api/time.js';
+import type { Pod } from '../api/wire.js';
+import type { CriClient } from '../cri/client.js';
+import type { Informer } from '../runtime/informer.js';
+import { isNotFound, type KubeClient } from '../runtime/kube-client.js';
+import type { Logger } from '../runtime/logger.js';
+import type { ControllerRevision } from './authorize.js';
+import {
+  imagesToPrePull,
+  nextReport,
+  parseDockerConfigSecret,
+  registryAuthFor,
+  type DockerConfig,
+  type ImageWanted,
+} from './prepull-plan.js';
+
+/** A pull may take long (large layers, slow registries); the kubelet's own pulls have no shorter bound. */
+const PULL_TIMEOUT_MS = 30 * 60_000;
+
+export interface PrePullerOptions {
+  readonly nodeName: string;
+  readonly pods: Pick<Informer<Pod>, 'list'>;
+  readonly revisions: { list(): readonly ControllerRevision[] };
+  readonly cri: Pick<CriClient, 'imageStatus' | 'pullImage'>;
+  readonly client: Pick<KubeClient, 'get' | 'patch'>;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  /** Asks for a pull of this image (the caller's work queue, bounded parallelism). */
+  readonly schedulePull: (image: string) => void;
+  /** Asks for the report to be brought up to date. */
+  readonly scheduleReport: () => void;
+  readonly now?: () => number;
+}
+
+export class PrePuller {
+  private readonly pulls = new Map<string, ImagePull>();
+  private wanted = new Map<string, ImageWanted>();
+  private written: string | undefined;
+  private readonly results: Counter<'result'>;
+  private readonly now: () => number;
+
+  constructor(private readonly options: PrePullerOptions) {
+    this.now = options.now ?? Date.now;
+    this.results = new Counter({
+      name: 'tailor_agent_image_prepulls_total',
+      help: 'Images the node agent pulled ahead of a rollout, by result (pulled, present, failed)',
+      labelNames: ['result'],
+      registers: [options.registry],
+    });
+  }
+
+  /** Starts pulls for newly wanted images, forgets the others, and writes the report when it changed. */
+  async syncReport(): Promise<void> {
+    this.wanted = imagesToPrePull(this.options.pods.list(), this.options.revisions.list());
+    for (const image of this.pulls.keys()) if (!this.wanted.has(image)) this.pulls.delete(image);
+    for (const image of this.wanted.keys()) {
+      if (this.pulls.has(image)) continue;
+      this.pulls.set(image, { state: 'Pulling', since: rfc3339Seconds(this.now()) });
+      this.options.schedulePull(image);
+    }
+    const report = encodePulledImages(nextReport(this.wanted.keys(), this.pulls));
+    if (report === this.written) return;
+    const node = encodeURIComponent(this.options.nodeName);
+    try {
+      await this.options.client.patch(
+        `/api/v1/nodes/${node}`,
+        { metadata: { annotations: { [ANNOTATION_PULLED_IMAGES]: report } } },
+        'merge',
+      );
+    } catch (err) {
+      throw new Error(`writing the image pre-pull report on node ${this.options.nodeName} failed`, { cause: err });
+    }
+    this.written = report;
+  }
+
+  /** Pulls one wanted image unless the runtime has it; records the outcome and asks for a report. */
+  async pull(image: string): Promise<void> {
+    const want = this.wanted.get(image);
+    const pull = this.pulls.get(image);
+    if (want === undefined || pull?.state !== 'Pulling') return;
+    let outcome: ImagePull;
+    try {
+      if ((await this.options.cri.imageStatus(image)) !== undefined) {
+        this.results.inc({ result: 'present' });
+      } else {
+        await this.options.cri.pullImage(image, await this.credentials(want), { timeoutMs: PULL_TIMEOUT_MS });
+        this.results.inc({ result: 'pulled' });
+        this.options.logger.info({ image, seconds: (this.now() - Date.parse(pull.since)) / 1000 }, 'pulled an image ahead of a rollout');
+      }
+      outcome = { state: 'Pulled', since: pull.since };
+    } catch (err) {
+      this.results.inc({ result: 'failed' });
+      const message = err instanceof Error ? err.message : String(err);
+      this.options.logger.warn({ image, err: message }, 'pulling an image ahead of a rollout failed');
+      outcome = { state: 'Failed', since: pull.since, message };
+    }
+    // Still wanted as the same pull (not dropped and wanted again meanwhile): record it.
+    if (this.pulls.get(image) === pull) this.pulls.set(image, outcome);
+    this.options.scheduleReport();
+  }
+
+  /** The credential for the image from the wanting pod's pull secrets; a missing secret is skipped, as the kubelet does. */
+  private async credentials(want: ImageWanted): Promise<RegistryAuth | undefined> {
+    const configs: DockerConfig[] = [];
+    for (const name of want.pullSecrets) {
+      const path = `/api/v1/namespaces/${encodeURIComponent(want.namespace)}/secrets/${encodeURIComponent(name)}`;
+      try {
+        const config = parseDockerConfigSecret(await this.options.client.get<unknown>(path));
+        if (config !== undefined) configs.push(config);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        this.options.logger.warn(
+          { namespace: want.namespace, secret: name, image: want.image },
+          'image pull secret not found; pulling without it',
+        );
+      }
+    }
+    return registryAuthFor(want.image, configs);
+  }
+}

@@ -1,0 +1,42 @@
+// The controller's view of Nodes, for the node agents' image pre-pull reports only
+// (docs/decisions/0052-images-pulled-before-the-drain.md): what the cache keeps of a Node, and
+// whom a change of a node's report wakes (the CloneSets of the pods on that node, which may now
+// drain). Must not: read the API, or wake anything for a Node change other than its report.
+import type { InformerHandler, KeyQueue } from '../api/handler.js';
+import { ANNOTATION_PULLED_IMAGES } from '../api/prepull.js';
+import type { Node, Pod } from '../api/wire.js';
+import { ownerKey } from '../runtime/handlers.js';
+import { CLONESET_OWNER } from './pods.js';
+
+/** A Node as the controller caches it: its name and its pre-pull report, nothing else (a Node's status is large). */
+export function trimNodeForPrePull(node: Node): Node {
+  const report = node.metadata?.annotations?.[ANNOTATION_PULLED_IMAGES];
+  return {
+    metadata: {
+      ...(node.metadata?.name !== undefined ? { name: node.metadata.name } : {}),
+      ...(node.metadata?.resourceVersion !== undefined ? { resourceVersion: node.metadata.resourceVersion } : {}),
+      ...(report !== undefined ? { annotations: { [ANNOTATION_PULLED_IMAGES]: report } } : {}),
+    },
+  };
+}
+
+const reportOf = (node: Node): string | undefined => node.metadata?.annotations?.[ANNOTATION_PULLED_IMAGES];
+
+/** A node whose report appears, changes or goes wakes the CloneSets of the pods on it. */
+export function wakeOnPrePullReport(queue: KeyQueue, podsOn: (node: string) => readonly Pod[]): InformerHandler<Node> {
+  const wake = (node: Node): void => {
+    for (const pod of podsOn(node.metadata?.name ?? '')) {
+      const key = ownerKey(pod, CLONESET_OWNER);
+      if (key) queue.add(key);
+    }
+  };
+  return {
+    onAdd: (node) => {
+      if (reportOf(node) !== undefined) wake(node);
+    },
+    onUpdate: (old, node) => {
+      if (reportOf(old) !== reportOf(node)) wake(node);
+    },
+    onDelete: () => undefined,
+  };
+}
