@@ -65,7 +65,12 @@ ensure_kwok() {
   fi
   [ $kwok_up = 1 ] && return 0
   kwok_up=1
-  bash hack/kwok/kwok.sh up "${BENCH_KWOK_NODES:-20}"
+  bash hack/kwok/kwok.sh up "${BENCH_KWOK_NODES:-20}" || return 1
+  # The API server taints every new node node.kubernetes.io/not-ready:NoSchedule, and only
+  # kube-controller-manager (full mode) lifts it once the node is Ready: on a control-plane-only
+  # test bed no pod would ever schedule onto the simulated nodes.
+  "$(. hack/versions.sh && echo "${TAILOR_CACHE:-$HOME/.cache/tailor}/kubernetes/v$KUBE_VERSION/bin/kubectl")" \
+    --kubeconfig "$cluster_dir/kubeconfig" taint nodes -l type=kwok node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
 }
 
 # The peer bench's kruise-manager: cached after the first build (long: a Go module on 2 cores).
