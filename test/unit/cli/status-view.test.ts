@@ -14,6 +14,7 @@ import {
   type Verdict,
 } from '../../../src/cli/status-view.js';
 import type { Pod, Wire } from '../../../src/api/wire.js';
+import { buildPod, runningStatus, type PodCondition } from '../../support/fixtures/pods.js';
 
 const NOW = Date.parse('2025-06-01T10:10:00Z');
 const NEW = 'web-7c9d5fbb8x';
@@ -63,39 +64,32 @@ function pod(name: string, o: PodOptions = {}): Pod {
   }
   const spec = { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '200m', memory: '64Mi' } };
   const actual = o.notActuated || o.resize ? { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '100m', memory: '64Mi' } } : spec;
-  return {
-    metadata: {
-      name,
-      namespace: 'shop',
-      generation: 2,
-      labels: { app: 'web', 'controller-revision-hash': revision },
-      ...(o.updatedInPlace
-        ? { annotations: { 'apps.tailor.dev/inplace-update-state': JSON.stringify({ revision, updateTimestamp: '2025-06-01T10:01:00Z' }) } }
-        : {}),
-      ...(o.terminating ? { deletionTimestamp: '2025-06-01T10:09:00Z' } : {}),
-    },
-    spec: { containers: [{ name: 'main', image: 'busybox:v2', resources: spec }] },
-    status: {
-      phase: o.unschedulable ? 'Pending' : 'Running',
-      observedGeneration: 2,
-      conditions: conditions as NonNullable<Pod['status']>['conditions'],
-      containerStatuses: o.unschedulable
-        ? []
-        : [
-            {
-              name: 'main',
-              image: 'busybox:v2',
-              imageID: 'sha256:1',
-              ready: o.ready !== false,
-              restartCount: 0,
-              state: o.waiting
-                ? { waiting: { reason: o.waiting, message: 'back-off 10s restarting failed container' } }
-                : { running: { startedAt: '2025-06-01T10:00:00Z' } },
-              resources: actual,
-            },
-          ],
-    },
-  };
+  return buildPod({
+    name,
+    namespace: 'shop',
+    labels: { app: 'web', 'controller-revision-hash': revision },
+    ...(o.updatedInPlace
+      ? { annotations: { 'apps.tailor.dev/inplace-update-state': JSON.stringify({ revision, updateTimestamp: '2025-06-01T10:01:00Z' }) } }
+      : {}),
+    metadata: { generation: 2, ...(o.terminating ? { deletionTimestamp: '2025-06-01T10:09:00Z' } : {}) },
+    containers: [{ name: 'main', image: 'busybox:v2', resources: spec }],
+    phase: o.unschedulable ? 'Pending' : 'Running',
+    conditions: conditions as PodCondition[],
+    containerStatuses: o.unschedulable
+      ? []
+      : [
+          runningStatus('main', {
+            image: 'busybox:v2',
+            imageID: 'sha256:1',
+            ready: o.ready !== false,
+            state: o.waiting
+              ? { waiting: { reason: o.waiting, message: 'back-off 10s restarting failed container' } }
+              : { running: { startedAt: '2025-06-01T10:00:00Z' } },
+            resources: actual,
+          }),
+        ],
+    status: { observedGeneration: 2 },
+  });
 }
 
 const cond = (type: string, status: 'True' | 'False' | 'Unknown', reason: string, message = ''): CloneSetCondition => ({

@@ -6,6 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 import { cloneSetHandler, onlyStatusChanged, podHandler } from '../../../src/cloneset/handlers.js';
 import type { WireCloneSet } from '../../../src/cloneset/pods.js';
 import type { KubeObject, Pod } from '../../../src/api/wire.js';
+import { buildPod, cloneSetOwner } from '../../support/fixtures/pods.js';
 import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/runtime/expectations.js';
 
 const meta = (over: Record<string, unknown> = {}): KubeObject => ({
@@ -41,16 +42,13 @@ describe('cloneSetHandler', () => {
 });
 
 describe('podHandler', () => {
-  const pod = (name: string, owner: { apiVersion: string; name: string } | undefined, over: Record<string, unknown> = {}): Pod => ({
-    metadata: {
-      namespace: 'ns',
+  const pod = (name: string, owner: { apiVersion: string; name: string } | undefined, over: Record<string, unknown> = {}): Pod =>
+    buildPod({
       name,
       uid: `uid-${name}`,
-      resourceVersion: '1',
-      ownerReferences: owner ? [{ apiVersion: owner.apiVersion, kind: 'CloneSet', name: owner.name, uid: 'cs-uid', controller: true }] : [],
-      ...over,
-    },
-  });
+      ownerReferences: owner ? [{ ...cloneSetOwner(owner.name, 'cs-uid'), apiVersion: owner.apiVersion }] : [],
+      metadata: { resourceVersion: '1', ...over },
+    });
   const ours = { apiVersion: 'apps.tailor.dev/v1alpha1', name: 'web' };
   const setup = () => {
     const keys: string[] = [];
