@@ -285,27 +285,11 @@ ensure_cgroup_hierarchies() {
 
 write_containerd_config() {
   mkdir -p "$CLUSTER_DIR/containerd" "$CLUSTER_DIR/cni/net.d" "$RUN_DIR/containerd"
-  cat >"$CLUSTER_DIR/containerd/config.toml" <<EOF
-version = 2
-root = "$CLUSTER_DIR/containerd/root"
-state = "$RUN_DIR/containerd/state"
-[grpc]
-  address = "$CONTAINERD_SOCK"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "tailor.local/pause:1"
-  restrict_oom_score_adj = true
-  enable_selinux = false
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        SystemdCgroup = false
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
-    conf_dir = "$CLUSTER_DIR/cni/net.d"
-EOF
+  # The one containerd configuration, shared with the cri tier (hack/containerd.toml); the runc root
+  # is containerd's default.
+  sed -e "s|@ROOT@|$CLUSTER_DIR/containerd/root|" -e "s|@STATE@|$RUN_DIR/containerd/state|" \
+    -e "s|@SOCKET@|$CONTAINERD_SOCK|g" -e "s|@RUNC_ROOT@|/run/containerd/runc|" \
+    -e "s|@CNI_CONF_DIR@|$CLUSTER_DIR/cni/net.d|" "$here/containerd.toml" >"$CLUSTER_DIR/containerd/config.toml"
   cat >"$CLUSTER_DIR/cni/net.d/10-tailor.conflist" <<EOF
 {
   "cniVersion": "0.4.0",

@@ -1,5 +1,5 @@
-// A private containerd for the cri tier: same binary, runc and CRI settings as the test bed's
-// (hack/cluster.sh: cgroupfs driver, restrict_oom_score_adj, tailor.local images), but its own
+// A private containerd for the cri tier: same binary and the test bed's very configuration
+// (hack/containerd.toml: cgroupfs driver, restrict_oom_score_adj, tailor.local images), but its own
 // root, state, socket and runc root under /var/lib/tailor-cri-test/<id>, and no kubelet talking to
 // it. Why: the test bed's kubelet kills every sandbox it did not create within ~2 s (v1.34
 // HandlePodCleanups, "Clean up containers for orphaned pod we had not seen before"), so a test
@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { openSync, closeSync } from 'node:fs';
 import { mkdir, readFile, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { CriClient } from '../../../src/cri/client.js';
 
@@ -32,32 +33,21 @@ export interface PrivateContainerd {
   destroy(): Promise<void>;
 }
 
-function config(dir: string): string {
-  return `version = 2
-root = "${dir}/root"
-state = "${dir}/state"
-[grpc]
-  address = "${dir}/containerd.sock"
-[ttrpc]
-  address = "${dir}/containerd.sock.ttrpc"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "tailor.local/pause:1"
-  restrict_oom_score_adj = true
-  enable_selinux = false
-  stream_server_address = "127.0.0.1"
-  stream_server_port = "0"
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        SystemdCgroup = false
-        Root = "${dir}/runc"
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
-    conf_dir = "${dir}/cni"
-`;
+/** The test bed's containerd configuration (hack/containerd.toml, which hack/cluster.sh fills in too), moved under `dir`. */
+async function config(dir: string): Promise<string> {
+  const shared = await readFile(fileURLToPath(new URL('../../../hack/containerd.toml', import.meta.url)), 'utf8');
+  const places: Record<string, string> = {
+    '@ROOT@': `${dir}/root`,
+    '@STATE@': `${dir}/state`,
+    '@SOCKET@': `${dir}/containerd.sock`,
+    '@RUNC_ROOT@': `${dir}/runc`,
+    '@CNI_CONF_DIR@': `${dir}/cni`,
+  };
+  return shared.replace(/@[A-Z_]+@/g, (placeholder) => {
+    const value = places[placeholder];
+    if (value === undefined) throw new Error(`hack/containerd.toml: no value for ${placeholder}`);
+    return value;
+  });
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -109,7 +99,7 @@ export async function startPrivateContainerd(): Promise<PrivateContainerd> {
   const socket = join(dir, 'containerd.sock');
   const endpoint = `unix://${socket}`;
   await mkdir(join(dir, 'cni'), { recursive: true });
-  await writeFile(join(dir, 'config.toml'), config(dir));
+  await writeFile(join(dir, 'config.toml'), await config(dir));
   let child: ChildProcess | undefined;
 
   const start = async (): Promise<void> => {
