@@ -25,10 +25,10 @@ const forbidden = floors.flatMap((floor, level) =>
 const pureDecisionModules = [
   '^src/api/',
   '^src/cloneset/(planner|update|update-order|scale|budget|status|pod-state|pods|intents|revision|selector|refusal-handlers|pod-cache)[.]ts$',
-  '^src/inplace/(diff|plan|prepull)[.]ts$',
+  '^src/inplace/(diff|plan|prepull|readiness-gate)[.]ts$',
   '^src/resize/(?!metrics[.]ts$)',
   '^src/agent/(admission|authorize|decide|order|namespace-limits|triggers|prepull-plan)[.]ts$',
-  '^src/cri/convert[.]ts$',
+  '^src/cri/(convert|wire)[.]ts$',
 ];
 const ioModules = ['^src/runtime/', '^src/cri/client[.]ts$', '^src/cgroup/', '^(node:)?(fs|fs/promises|child_process|net)$'];
 
