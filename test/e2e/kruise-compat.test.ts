@@ -12,21 +12,17 @@
 // Must not: touch another namespace's objects or any other image of the test bed.
 //
 // Kruise cases not here:
-//   not ported: creates with lifecycle preNormal finalizer — needs lifecycle hooks (preNormal)
 //   not ported: in-place update two container images with priorities successfully — needs container update priorities
 //   not ported: in-place update two container images with priorities, should not update the next when the previous one failed
 //               — needs container update priorities
 //   not ported: CloneSet Update with DisablePVCReuse=true — needs volumeClaimTemplates
-//   not ported: CloneSet regard preparing-update pod as update when scaling — needs lifecycle hooks (inPlaceUpdate)
 //   not ported: CloneSet Update with VolumeClaimTemplate changes — needs volumeClaimTemplates
 //   not ported: pre-download for new image — needs image pre-download (ImagePullJob)
+//   whole in lifecycle.test.ts: creates with lifecycle preNormal finalizer; CloneSet regard
+//     preparing-update pod as update when scaling; and, with the lifecycle steps this file's versions
+//     leave out, creates with unschedulable scheduler, specific delete a Pod when
+//     scalingExcludePreparingDelete is disabled, specific scale down with lifecycle and then scale up
 // Kruise cases ported in part (the steps that need a missing feature left out, the rest kept):
-//   creates with unschedulable scheduler — without the lifecycle-state label checks (PreparingNormal
-//     while pending, Normal once ready): needs lifecycle hooks' pod states
-//   specific delete a Pod, when scalingExcludePreparingDelete is disabled — without the preDelete
-//     hook holding the pod (PreparingDelete, no scale-up meanwhile, CloneSetUpdated): needs lifecycle hooks
-//   specific scale down with lifecycle and then scale up, when scalingExcludePreparingDelete is
-//     enabled — without the preDelete hook (PreparingDelete, status.replicas 4 while it holds): needs lifecycle hooks
 //   in-place update two container image and env from metadata with priorities — without the
 //     priority order (redis started 10 s before nginx stops, two update batches): needs container update priorities
 // differs: none — every case above the line of missing features passes as Kruise wrote its expectations.
@@ -40,6 +36,7 @@ import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, type TestCloneSet } from '../support/fixtures/cloneset.js';
 import { startNodeAgent, type NodeAgent } from '../support/cluster/node-agent.js';
 import { CONTAINERD_SOCKET, eventually, RUN_UNTIL_TERM } from '../support/cluster/testbed.js';
+import { updateCloneSet as updateCloneSetIn } from '../support/fixtures/kruise-tester.js';
 
 const { client, ns } = controllerTestBed('kruise-compat');
 
@@ -113,19 +110,8 @@ async function createCloneSet(cs: TestCloneSet): Promise<TestCloneSet> {
   return client.create<TestCloneSet>(cloneSetPath(ns), cs);
 }
 
-/** Kruise's UpdateCloneSet: read, change, write the whole object, again on a conflict. */
-async function updateCloneSet(name: string, change: (cs: TestCloneSet) => void): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    const cs = await readCloneSet(client, ns, name);
-    change(cs);
-    try {
-      await client.json('PUT', cloneSetPath(ns, name), { body: cs });
-      return;
-    } catch (err) {
-      if (!(err instanceof KubeApiError && err.statusCode === 409) || attempt >= 5) throw err;
-    }
-  }
-}
+/** Kruise's UpdateCloneSet (kruise-tester.ts). */
+const updateCloneSet = (name: string, change: (cs: TestCloneSet) => void): Promise<void> => updateCloneSetIn(client, ns, name, change);
 
 type Progressing = Omit<CloneSetCondition, 'lastTransitionTime' | 'lastUpdateTime'>;
 
