@@ -280,6 +280,55 @@ const invalid: InvalidCase[] = [
     expect: ['spec.scaleStrategy.podsToDelete[1]', 'Duplicate value'],
   },
   {
+    name: 'a lifecycle hook with more than 16 labels',
+    mutate: (m) => {
+      spec(m).lifecycle = { preDelete: { labelsHandler: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`hook-${i}`, 'true'])) } };
+    },
+    expect: ['spec.lifecycle.preDelete.labelsHandler', 'must have at most 16 items'],
+  },
+  {
+    name: 'a lifecycle hook label value longer than a label value may be',
+    mutate: (m) => {
+      spec(m).lifecycle = { preNormal: { labelsHandler: { warm: 'x'.repeat(64) } } };
+    },
+    expect: ['spec.lifecycle.preNormal.labelsHandler.warm', 'Too long'],
+  },
+  {
+    name: 'a lifecycle hook label key longer than a label key may be',
+    mutate: (m) => {
+      spec(m).lifecycle = { preNormal: { labelsHandler: { ['k'.repeat(318)]: 'true' } } };
+    },
+    expect: ['spec.lifecycle.preNormal.labelsHandler', 'a labelsHandler key must be a label key of at most 317 characters'],
+  },
+  {
+    name: 'a lifecycle hook finalizer named twice',
+    mutate: (m) => {
+      spec(m).lifecycle = { inPlaceUpdate: { finalizersHandler: ['example.com/drain', 'example.com/drain'] } };
+    },
+    expect: ['spec.lifecycle.inPlaceUpdate.finalizersHandler[1]', 'Duplicate value'],
+  },
+  {
+    name: 'an empty lifecycle hook finalizer',
+    mutate: (m) => {
+      spec(m).lifecycle = { preDelete: { finalizersHandler: [''] } };
+    },
+    expect: ['spec.lifecycle.preDelete.finalizersHandler[0]', 'at least 1 chars long'],
+  },
+  {
+    name: 'more than 16 lifecycle hook finalizers',
+    mutate: (m) => {
+      spec(m).lifecycle = { preDelete: { finalizersHandler: Array.from({ length: 17 }, (_, i) => `example.com/f${i}`) } };
+    },
+    expect: ['spec.lifecycle.preDelete.finalizersHandler', 'must have at most 16 items'],
+  },
+  {
+    name: 'an excludePreparingDelete that is not a boolean',
+    mutate: (m) => {
+      spec(m).scaleStrategy = { excludePreparingDelete: 'yes' };
+    },
+    expect: ['spec.scaleStrategy.excludePreparingDelete', 'must be of type boolean'],
+  },
+  {
     name: 'a partition above 2^53',
     mutate: (m) => updateStrategy(m, { partition: 2 ** 53 + 2 }),
     expect: ['spec.updateStrategy.partition', 'partition must not exceed 2147483647'],
@@ -582,6 +631,19 @@ describe('the CloneSet CRD', () => {
     });
     expect(stored.spec.progressDeadlineSeconds).toBe(600);
     expect(stored.spec.scaleStrategy).toEqual({ podsToDelete: ['full-abcde'], maxUnavailable: '50%' });
+  });
+
+  it('accepts lifecycle hooks as Kruise writes them, and excludePreparingDelete, and keeps them', async () => {
+    const m = valid('crd-lifecycle');
+    const lifecycle = {
+      preDelete: { labelsHandler: { 'example.com/drained': 'false' }, markPodNotReady: true },
+      inPlaceUpdate: { finalizersHandler: ['example.com/upgrade'], markPodNotReady: true },
+      preNormal: { finalizersHandler: ['finalizers.sigs.k8s.io/test'], labelsHandler: { warm: 'true' } },
+    };
+    Object.assign(m.spec, { lifecycle, scaleStrategy: { excludePreparingDelete: true } });
+    await create(m);
+    const stored = await get('crd-lifecycle');
+    expect([stored.spec.lifecycle, stored.spec.scaleStrategy]).toEqual([lifecycle, { excludePreparingDelete: true }]);
   });
 
   it('accepts priorityStrategy and scatterStrategy as Kruise writes them and keeps them', async () => {
