@@ -400,6 +400,29 @@ describe('the planner with lifecycle hooks', () => {
     expect(intentsOf(plan, 'lifecycle')).toEqual([]);
   });
 
+  it('a scale-up takes back a pod waiting in PreparingDelete instead of creating one', () => {
+    const cs = hooked({ replicas: 3, status: { currentRevision: NEW } }, { preDelete: { labelsHandler: { hold: 'yes' } } });
+    const waiting = pod({ name: 'p2', revision: NEW, labels: { [LABEL_LIFECYCLE_STATE]: 'PreparingDelete', hold: 'yes' } }, templates);
+    const plan = planFor(cs, [normal('p0'), normal('p1'), waiting]);
+    expect([intentsOf(plan, 'create').length, intentsOf(plan, 'lifecycle').map((i) => [i.pod.metadata?.name, i.state])]).toEqual([
+      0,
+      [['p2', 'PreparingNormal']],
+    ]);
+  });
+
+  it('a pod the preDelete hook marks not ready keeps its gate False while it waits', () => {
+    const cs = hooked(
+      { replicas: 1, status: { currentRevision: NEW } },
+      { preDelete: { labelsHandler: { hold: 'yes' }, markPodNotReady: true } },
+    );
+    const waiting = pod(
+      { name: 'p1', revision: NEW, drained: true, labels: { [LABEL_LIFECYCLE_STATE]: 'PreparingDelete', hold: 'yes' } },
+      templates,
+    );
+    const plan = planFor(cs, [normal('p0'), waiting]);
+    expect(plan.intents).toEqual([]);
+  });
+
   it('a new pod becomes Normal once scheduled, and only then', () => {
     const cs = hooked({ replicas: 2, status: { currentRevision: NEW } }, {});
     const fresh = (name: string, scheduled: boolean): Pod =>
@@ -413,5 +436,63 @@ describe('the planner with lifecycle hooks', () => {
     const plan = planFor(cs, [pod({ name: 'p0', revision: NEW, labels: { [LABEL_LIFECYCLE_STATE]: 'PreparingNormal' } }, templates)]);
     expect(intentsOf(plan, 'lifecycle')).toEqual([]);
     expect([plan.status.readyReplicas, plan.status.availableReplicas]).toEqual([1, 0]);
+  });
+});
+
+describe('the planner gates updates by the inPlaceUpdate and preDelete hooks', () => {
+  const hold = { labelsHandler: { 'update-hook': 'true' } };
+  const planUpdateOf = (
+    lifecycle: CloneSetLifecycle,
+    change: 'image' | 'cpu' | 'env',
+    state: string,
+    labels: Record<string, string> = {},
+  ) => {
+    const templates = revisionTemplates(change);
+    const cs = cloneSet({ replicas: 1, change, maxUnavailable: 1 });
+    cs.spec.lifecycle = lifecycle;
+    const pods = [pod({ name: 'p0', revision: OLD, labels: { [LABEL_LIFECYCLE_STATE]: state, ...labels } }, templates)];
+    return planReconcile({
+      cloneSet: cs,
+      pods,
+      revisions: { updateRevision: NEW, currentRevision: OLD, templates },
+      now: NOW,
+      resizeBackend: 'kubelet',
+      nodeEvidence: new Map(),
+    });
+  };
+  const kinds = (plan: ReturnType<typeof planReconcile>): string[] => plan.intents.map((i) => i.kind);
+
+  it('a Normal pod the hook holds moves to PreparingUpdate and is not drained', () => {
+    const plan = planUpdateOf({ inPlaceUpdate: { ...hold, markPodNotReady: true } }, 'image', 'Normal', { 'update-hook': 'true' });
+    expect(intentsOf(plan, 'lifecycle').map((i) => [i.state, i.markNotReady])).toEqual([['PreparingUpdate', true]]);
+    expect(kinds(plan)).toEqual(['lifecycle']);
+  });
+
+  it('a PreparingUpdate pod still held waits: nothing is written', () => {
+    expect(kinds(planUpdateOf({ inPlaceUpdate: hold }, 'image', 'PreparingUpdate', { 'update-hook': 'true' }))).toEqual([]);
+  });
+
+  it('a PreparingUpdate pod released is drained for its update', () => {
+    expect(kinds(planUpdateOf({ inPlaceUpdate: hold }, 'image', 'PreparingUpdate'))).toEqual(['drain']);
+  });
+
+  it('an Updated pod picked again goes back to PreparingUpdate with the hook put back', () => {
+    const [move] = intentsOf(planUpdateOf({ inPlaceUpdate: hold }, 'image', 'Updated'), 'lifecycle');
+    expect([move?.state, move?.restoreHook]).toEqual(['PreparingUpdate', hold]);
+  });
+
+  it('with an inPlaceUpdate hook the in-place patch labels the pod Updating', () => {
+    const [patch] = intentsOf(planUpdateOf({ inPlaceUpdate: hold }, 'cpu', 'PreparingUpdate'), 'patch');
+    expect((patch?.step.patch.metadata as { labels: Record<string, string> }).labels[LABEL_LIFECYCLE_STATE]).toBe('Updating');
+  });
+
+  it('without an inPlaceUpdate hook the pod stays Normal through its update', () => {
+    const [patch] = intentsOf(planUpdateOf({ preDelete: hold }, 'cpu', 'Normal'), 'patch');
+    expect((patch?.step.patch.metadata as { labels: Record<string, string> }).labels[LABEL_LIFECYCLE_STATE]).toBeUndefined();
+  });
+
+  it('a recreate of a pod the preDelete hook holds moves it to PreparingDelete', () => {
+    const plan = planUpdateOf({ preDelete: hold }, 'env', 'Normal', { 'update-hook': 'true' });
+    expect([kinds(plan), intentsOf(plan, 'lifecycle').map((i) => i.state)]).toEqual([['lifecycle'], ['PreparingDelete']]);
   });
 });
