@@ -8,9 +8,11 @@
 // names, or read anything but its input.
 import { ConditionReasons, EventReasons } from '../api/reasons.js';
 import {
+  ANNOTATION_LIFECYCLE_TIMESTAMP,
   CloneSetConditionTypes as Conditions,
   LABEL_CONTROLLER_REVISION_HASH,
   LABEL_INSTANCE_ID,
+  LABEL_LIFECYCLE_STATE,
   LABEL_SPECIFIED_DELETE,
   type LifecycleHook,
   type LifecycleState,
@@ -29,7 +31,7 @@ import { podCondition } from '../api/pod.js';
 import type { Pod } from '../api/wire.js';
 import { rfc3339Seconds } from '../api/time.js';
 import { allocate, disruptionBudget, disruptionCost } from './budget.js';
-import { deletionStep, heldNotReady, lifecycleStateOf, marksPodNotReady, refreshedLifecycleState } from './lifecycle.js';
+import { deletionStep, heldNotReady, inPlaceUpdateGate, lifecycleStateOf, marksPodNotReady, refreshedLifecycleState } from './lifecycle.js';
 import type { ConditionWrites, Intent, Plan, PlannedEvent } from './intents.js';
 import { countsAsAvailable, isSpecifiedDelete, NONE, type PodSummary } from './pod-state.js';
 import { heldByReadinessGate, needsReadinessGateCondition } from '../inplace/readiness-gate.js';
@@ -415,6 +417,11 @@ function planPodUpdates(input: PlanInput, pods: readonly Pod[], update: UpdatePl
       if (step.kind !== 'patch' || Object.keys(step.diff.images).length > 0 || Object.keys(step.diff.restarts).length > 0) continue;
       nonDisruptive--;
     }
+    const held = heldByLifecycle(input, pod, step);
+    if (held) {
+      if (held !== 'wait') out.intents.push(held);
+      continue;
+    }
     switch (step.kind) {
       case 'recreate': {
         const fallback = strategy.type !== 'ReCreate';
@@ -441,13 +448,58 @@ function planPodUpdates(input: PlanInput, pods: readonly Pod[], update: UpdatePl
         out.wakeAt = earliest(out.wakeAt, step.untilMs ?? now + 500);
         break;
       case 'patch':
-        out.intents.push({ kind: 'patch', pod, step });
+        out.intents.push({ kind: 'patch', pod, step: withUpdatingState(input, step) });
         break;
       case 'none':
         break;
     }
   }
   return out;
+}
+
+/**
+ * A lifecycle hook holds the pod's update back (lifecycle.ts): a recreate of a pod the preDelete
+ * hook holds moves it to PreparingDelete; an in-place update of a pod the inPlaceUpdate hook
+ * holds moves it to PreparingUpdate, and waits there until released. Undefined: go ahead.
+ */
+function heldByLifecycle(input: PlanInput, pod: Pod, step: InPlaceStep): Intent | 'wait' | undefined {
+  const { lifecycle } = input.cloneSet.spec;
+  const move = (state: LifecycleState, options: { markNotReady?: boolean; restoreHook?: LifecycleHook }): Intent => ({
+    kind: 'lifecycle',
+    pod,
+    state,
+    at: rfc3339Seconds(input.now),
+    ...options,
+  });
+  if (step.kind === 'recreate') {
+    const deletion = deletionStep(lifecycle, pod);
+    if (deletion === 'delete') return undefined;
+    return deletion === 'wait' ? 'wait' : move('PreparingDelete', { markNotReady: !!lifecycle?.preDelete?.markPodNotReady });
+  }
+  if (step.kind !== 'drain' && step.kind !== 'wait' && step.kind !== 'patch') return undefined;
+  const gate = inPlaceUpdateGate(lifecycle, pod);
+  if (gate.kind === 'proceed') return undefined;
+  if (gate.kind === 'hold') return 'wait';
+  const hook = lifecycle?.inPlaceUpdate;
+  return move('PreparingUpdate', { markNotReady: !!hook?.markPodNotReady, ...(gate.restoreHook && hook ? { restoreHook: hook } : {}) });
+}
+
+/**
+ * The in-place patch also labels the pod Updating when an inPlaceUpdate hook waits for the
+ * update's end (Updated); without one the pod stays Normal throughout (decision 0019).
+ */
+function withUpdatingState(input: PlanInput, step: Extract<InPlaceStep, { kind: 'patch' }>): Extract<InPlaceStep, { kind: 'patch' }> {
+  if (!input.cloneSet.spec.lifecycle?.inPlaceUpdate) return step;
+  const metadata = (step.patch.metadata ?? {}) as { labels?: Record<string, string>; annotations?: Record<string, string> };
+  const patch = {
+    ...step.patch,
+    metadata: {
+      ...metadata,
+      labels: { ...metadata.labels, [LABEL_LIFECYCLE_STATE]: 'Updating' },
+      annotations: { ...metadata.annotations, [ANNOTATION_LIFECYCLE_TIMESTAMP]: rfc3339Seconds(input.now) },
+    },
+  };
+  return { ...step, patch };
 }
 
 /** The next in-place step for one pod; a pod whose revision is unknown cannot be diffed. */
