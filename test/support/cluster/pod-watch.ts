@@ -1,6 +1,7 @@
 // Records every pod event of a label selector from a real watch, so tests can assert what
-// happened *during* a rollout: how many pods were ever created, and the most that were
-// unavailable at once.
+// happened *during* a rollout: how many pods were ever created, the most that were unavailable
+// at once, and the order pods left a revision.
+import { LABEL_CONTROLLER_REVISION_HASH } from '../../../src/api/types.js';
 import type { KubeClient } from '../../../src/runtime/kube-client.js';
 import type { Pod } from '../../../src/api/wire.js';
 
@@ -12,6 +13,9 @@ export class PodWatch {
   /** Every change of a pod's Ready (or its going), with the conditions that came with it. */
   private readonly transitions: string[] = [];
   private readonly abort = new AbortController();
+  private readonly revisions = new Map<string, string>();
+  /** Each pod that stopped carrying a revision (relabelled or gone), in the order seen. */
+  private readonly departures: { name: string; revision: string }[] = [];
 
   private constructor(private readonly desired: number) {}
 
@@ -24,6 +28,7 @@ export class PodWatch {
     for (const pod of initial.items) w.record({ type: 'ADDED', object: pod });
     w.maxUnavailableSeen = 0;
     w.transitions.length = 0;
+    w.departures.length = 0;
     const response = await client.request('GET', path, {
       query: { watch: true, labelSelector, resourceVersion: initial.metadata?.resourceVersion },
       signal: w.abort.signal,
@@ -54,6 +59,11 @@ export class PodWatch {
     );
   }
 
+  /** The pods that left `revision` since the watch started, first to leave first. */
+  leftRevision(revision: string): string[] {
+    return this.departures.filter((d) => d.revision === revision).map((d) => d.name);
+  }
+
   stop(): void {
     this.abort.abort();
   }
@@ -63,7 +73,13 @@ export class PodWatch {
     if (!meta?.name) return;
     if (meta.uid) this.uidsEverSeen.add(meta.uid);
     const was = this.ready.get(meta.name);
-    if (event.type === 'DELETED' || meta.deletionTimestamp) this.ready.delete(meta.name);
+    const revisionBefore = this.revisions.get(meta.name);
+    const gone = event.type === 'DELETED' || !!meta.deletionTimestamp;
+    const revisionNow = gone ? undefined : meta.labels?.[LABEL_CONTROLLER_REVISION_HASH];
+    if (revisionNow === undefined) this.revisions.delete(meta.name);
+    else this.revisions.set(meta.name, revisionNow);
+    if (revisionBefore !== undefined && revisionBefore !== revisionNow) this.departures.push({ name: meta.name, revision: revisionBefore });
+    if (gone) this.ready.delete(meta.name);
     else this.ready.set(meta.name, event.object.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false);
     const now = this.ready.get(meta.name);
     const readyNow = [...this.ready.values()].filter(Boolean).length;
