@@ -158,14 +158,13 @@ export function scatterByTerm<T>(term: UpdateScatterTerm, all: readonly T[], can
   const last = matched.pop()!;
   const plan = scatterGroups(totalMatched - 1, totalUnmatched, matched.length, unmatched.length);
   const ordered: T[] = [];
-  let m = 0;
-  let u = 0;
   const take = (from: readonly T[], at: number, count: number): number => {
     const end = Math.min(at + Math.max(count, 0), from.length);
     for (let i = at; i < end; i++) ordered.push(from[i]!);
     return end;
   };
-  u = take(unmatched, u, plan.unmatchedLead);
+  let u = take(unmatched, 0, plan.unmatchedLead);
+  let m = 0;
   for (let group = 0; group < plan.groups; group++) {
     m = take(matched, m, plan.matchedPerGroup);
     u = take(unmatched, u, plan.unmatchedPerGroup);
