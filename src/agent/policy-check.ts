@@ -15,6 +15,7 @@ import type { Logger } from '../runtime/logger.js';
 export const REQUIRED_POLICIES: readonly { readonly policy: string; readonly binding: string }[] = [
   { policy: 'tailor-pod-annotations', binding: 'tailor-pod-annotations' },
   { policy: 'tailor-pod-bindings', binding: 'tailor-pod-bindings' },
+  { policy: 'tailor-node-annotations', binding: 'tailor-node-annotations' },
 ];
 
 const API = '/apis/admissionregistration.k8s.io/v1';

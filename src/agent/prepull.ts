@@ -84,6 +84,17 @@ export class PrePuller {
     this.written = report;
   }
 
+  /**
+   * Removes the report, so the controller stops waiting for pulls on this node: called when the
+   * agent stops (an uninstalled agent leaves no promise behind). A failure is the caller's to log.
+   */
+  async withdrawReport(): Promise<void> {
+    if (this.written === undefined) return;
+    const node = encodeURIComponent(this.options.nodeName);
+    await this.options.client.patch(`/api/v1/nodes/${node}`, { metadata: { annotations: { [ANNOTATION_PULLED_IMAGES]: null } } }, 'merge');
+    this.written = undefined;
+  }
+
   /** Pulls one wanted image unless the runtime has it; records the outcome and asks for a report. */
   async pull(image: string): Promise<void> {
     const want = this.wanted.get(image);

@@ -163,6 +163,8 @@ function setupPrePull(
   const report = (): void => queues.report?.add(REPORT);
   pods.addHandler({ onAdd: report, onUpdate: report, onDelete: report });
   revisions.addHandler({ onAdd: report, onUpdate: report, onDelete: report });
-  // The first report says the node pre-pulls, even before anything is wanted.
+  // The first report says the node pre-pulls, even before anything is wanted; a stopping agent
+  // takes it back, so no controller waits for pulls that will not come.
   report();
+  manager.onShutdown(() => puller.withdrawReport());
 }

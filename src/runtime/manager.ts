@@ -174,6 +174,16 @@ export class Manager {
     return result;
   }
 
+  /**
+   * Work to do once the controllers have stopped, while the client still works (a component
+   * withdrawing what it published); errors are logged, never thrown.
+   */
+  onShutdown(hook: () => Promise<void>): void {
+    this.shutdownHooks.push(hook);
+  }
+
+  private readonly shutdownHooks: Array<() => Promise<void>> = [];
+
   /** Graceful stop; safe to call more than once. */
   async stop(): Promise<void> {
     this.stopping ??= this.shutdown();
@@ -198,6 +208,7 @@ export class Manager {
     const grace = this.options.shutdownGraceMs ?? 30_000;
     log.info({ graceMs: grace }, 'shutting down');
     if (this.controllersStarted) await Promise.all(this.controllers.map((c) => c.stop(grace)));
+    for (const hook of this.shutdownHooks) await hook().catch((err: unknown) => log.warn({ err }, 'a shutdown hook failed'));
     await Promise.all(this.informers.map((i) => i.stop()));
     await this.events.flush();
     await this.elector?.stop();

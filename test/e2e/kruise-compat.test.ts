@@ -62,8 +62,8 @@ beforeAll(async () => {
   agent = await startNodeAgent(18392);
 }, 120_000);
 
-afterAll(() => {
-  agent?.stop();
+afterAll(async () => {
+  await agent?.stop();
   ctr('images', 'rm', V1_SAME);
 });
 

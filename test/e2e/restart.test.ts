@@ -17,8 +17,8 @@ let agent: NodeAgent | undefined;
 beforeAll(async () => {
   agent = await startNodeAgent(18390);
 }, 120_000);
-afterAll(() => {
-  agent?.stop();
+afterAll(async () => {
+  await agent?.stop();
 });
 
 const loop = RUN_UNTIL_TERM;

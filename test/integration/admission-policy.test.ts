@@ -154,7 +154,23 @@ beforeAll(async () => {
     ],
   });
 
-  // The shipped policies, renamed, and their bindings limited to this namespace.
+  // Two Nodes, and node patch for the editor and the agent (the policy narrows the agent).
+  for (const node of [NODE_A, NODE_B]) await admin.create('/api/v1/nodes', { metadata: { name: node, labels: { zone: 'z1' } } });
+  await admin.create('/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+    metadata: { name: `node-patch${SUFFIX}` },
+    rules: [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'] }],
+  });
+  await admin.create('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+    metadata: { name: `node-patch${SUFFIX}` },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `node-patch${SUFFIX}` },
+    subjects: [
+      { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: EDITOR },
+      { kind: 'ServiceAccount', name: 'tailor-agent', namespace: 'tailor-system' },
+    ],
+  });
+
+  // The shipped policies, renamed, and their bindings limited to this namespace (a cluster-scoped
+  // Node is matched whatever the namespace selector).
   for (const policy of policyDocuments('policy.yaml')) {
     policy.metadata.name += SUFFIX;
     await admin.create('/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies', policy);
@@ -183,12 +199,22 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
-  for (const name of ['tailor-pod-annotations', 'tailor-pod-bindings']) {
+  for (const name of ['tailor-pod-annotations', 'tailor-pod-bindings', 'tailor-node-annotations']) {
     await admin.delete(`/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${name}${SUFFIX}`).catch(() => undefined);
     await admin.delete(`/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${name}${SUFFIX}`).catch(() => undefined);
   }
+  for (const node of [NODE_A, NODE_B]) await admin.delete(`/api/v1/nodes/${node}`).catch(() => undefined);
+  await admin.delete(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/node-patch${SUFFIX}`).catch(() => undefined);
+  await admin.delete(`/apis/rbac.authorization.k8s.io/v1/clusterroles/node-patch${SUFFIX}`).catch(() => undefined);
   await admin.delete(`/api/v1/namespaces/${NS}`).catch(() => undefined);
 }, 30_000);
+
+/** Nodes of this test alone (API objects; no kubelet behind them). */
+const NODE_A = `a${SUFFIX}`.slice(0, 63);
+const NODE_B = `b${SUFFIX}`.slice(0, 63);
+const PULLED = 'apps.tailor.dev/pulled-images';
+const patchNode = (as: As, node: string, patch: object): Promise<Answer> =>
+  send(as, 'PATCH', `/api/v1/nodes/${node}`, patch, 'application/merge-patch+json');
 
 const annotations = async (name: string): Promise<Record<string, string>> =>
   (await admin.get<{ metadata?: { annotations?: Record<string, string> } }>(`/api/v1/namespaces/${NS}/pods/${name}`)).metadata
@@ -198,12 +224,15 @@ describe('the admission policy for Tailor pod annotations', () => {
   // The type check is reported by kube-controller-manager's policy status controller: on the
   // control-plane test bed (no controller-manager) the status stays empty and this only shows the
   // API server accepted both policies; on a full cluster it compares the warnings too.
-  it.each(['tailor-pod-annotations', 'tailor-pod-bindings'])('%s is accepted and has no type-check warnings', async (name) => {
-    const got = await admin.get<{ status?: { typeChecking?: { expressionWarnings?: unknown[] } } }>(
-      `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${name}${SUFFIX}`,
-    );
-    expect(got.status?.typeChecking?.expressionWarnings ?? []).toEqual([]);
-  });
+  it.each(['tailor-pod-annotations', 'tailor-pod-bindings', 'tailor-node-annotations'])(
+    '%s is accepted and has no type-check warnings',
+    async (name) => {
+      const got = await admin.get<{ status?: { typeChecking?: { expressionWarnings?: unknown[] } } }>(
+        `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${name}${SUFFIX}`,
+      );
+      expect(got.status?.typeChecking?.expressionWarnings ?? []).toEqual([]);
+    },
+  );
 
   it.each([
     [
@@ -319,6 +348,66 @@ describe('the node agent is fenced to its one annotation', () => {
 
   it("leaves a pod editor free to change labels and images (only Tailor's accounts are fenced)", async () => {
     expect((await patchPod({ user: EDITOR }, 'on-a', { metadata: { labels: { tier: 'front' } } })).code).toBe(200);
+  });
+});
+
+describe("the node agent's image pre-pull report on its Node", () => {
+  const agentOnA = { user: AGENT, node: NODE_A };
+  const report = (n: number): string => JSON.stringify({ [`img:v${n}`]: { state: 'Pulled', since: '2026-01-01T00:00:00Z' } });
+  const nodeAnnotations = async (node: string): Promise<Record<string, string>> =>
+    (await admin.get<{ metadata?: { annotations?: Record<string, string> } }>(`/api/v1/nodes/${node}`)).metadata?.annotations ?? {};
+
+  it('lets the agent set, change and remove the report on its own Node', async () => {
+    // The policy is compiled a moment after it is stored: the first write may come before it.
+    let n = 0;
+    await eventually(
+      'the node policy is enforced',
+      async () =>
+        (await patchNode({ user: EDITOR }, NODE_B, { metadata: { annotations: { [PULLED]: report(n++) } } })).code === 403
+          ? true
+          : undefined,
+      30_000,
+    );
+    expect(await patchNode(agentOnA, NODE_A, { metadata: { annotations: { [PULLED]: report(1) } } })).toMatchObject({ code: 200 });
+    expect(await nodeAnnotations(NODE_A)).toMatchObject({ [PULLED]: report(1) });
+    expect(await patchNode(agentOnA, NODE_A, { metadata: { annotations: { [PULLED]: null } } })).toMatchObject({ code: 200 });
+    expect(await nodeAnnotations(NODE_A)).not.toHaveProperty(PULLED);
+  });
+
+  const OWN_NODE_ONLY = /node agent may change only the annotation apps\.tailor\.dev\/pulled-images, and only on the\s+Node it runs on/;
+  it.each<[string, As, string, object, RegExp]>([
+    ['the report on another Node', agentOnA, NODE_B, { metadata: { annotations: { [PULLED]: report(2) } } }, OWN_NODE_ONLY],
+    [
+      'the report with a token that names no node',
+      { user: AGENT },
+      NODE_A,
+      { metadata: { annotations: { [PULLED]: report(3) } } },
+      OWN_NODE_ONLY,
+    ],
+    ['a label of its own Node', agentOnA, NODE_A, { metadata: { labels: { zone: 'stolen' } } }, OWN_NODE_ONLY],
+    ['the taints of its own Node', agentOnA, NODE_A, { spec: { taints: [{ key: 'x', effect: 'NoSchedule' }] } }, OWN_NODE_ONLY],
+    [
+      'another annotation with the report',
+      agentOnA,
+      NODE_A,
+      { metadata: { annotations: { [PULLED]: report(4), 'example.com/x': 'y' } } },
+      OWN_NODE_ONLY,
+    ],
+    [
+      'the report, as anyone but the agent',
+      { user: EDITOR },
+      NODE_A,
+      { metadata: { annotations: { [PULLED]: report(5) } } },
+      /apps\.tailor\.dev\/pulled-images may be set, changed or removed only by Tailor's node\s+agent/,
+    ],
+  ])('refuses %s', async (_, as, node, patch, message) => {
+    const answer = await patchNode(as, node, patch);
+    expect(answer.code).toBe(403);
+    expect(answer.message).toMatch(message);
+  });
+
+  it('leaves a node editor free to change labels (only the report is fenced)', async () => {
+    expect((await patchNode({ user: EDITOR }, NODE_A, { metadata: { labels: { tier: 'front' } } })).code).toBe(200);
   });
 });
 

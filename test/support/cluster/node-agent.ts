@@ -6,7 +6,8 @@ import { spawn } from 'node:child_process';
 import { CONTAINERD_SOCKET, NODE_NAME, eventually } from './testbed.js';
 
 export interface NodeAgent {
-  stop(): void;
+  /** SIGTERM, then resolves once the agent has exited (it takes back its node's image pre-pull report on the way out). */
+  stop(): Promise<void>;
 }
 
 /** Starts the agent with its metrics and health endpoints on `port` and `port + 1`; resolves once it is ready. */
@@ -33,5 +34,11 @@ export async function startNodeAgent(port: number): Promise<NodeAgent> {
   await eventually('the node agent to be ready', async () =>
     (await fetch(`http://127.0.0.1:${port + 1}/readyz`).catch(() => undefined))?.ok ? true : undefined,
   );
-  return { stop: () => agent.kill('SIGTERM') };
+  const exited = new Promise<void>((resolve) => agent.once('exit', () => resolve()));
+  return {
+    stop: async () => {
+      agent.kill('SIGTERM');
+      await exited;
+    },
+  };
 }
