@@ -7,6 +7,7 @@
 // Owns nothing by itself: every process and namespace belongs to the benchmark that asked for it.
 // Must not: start or stop the cluster or kwok, or print verdicts (each benchmark has its own goals).
 import { spawn, type ChildProcess } from 'node:child_process';
+import yaml from 'js-yaml';
 import PQueue from 'p-queue';
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { isAlreadyExists, type KubeClient, type Node, type Pod } from '../src/runtime/kube-client.js';
@@ -89,11 +90,28 @@ export interface TailorProcessOptions {
   logFile: string;
 }
 
+interface Deployment {
+  spec?: { template?: { spec?: { containers?: { name?: string; command?: string[] }[] } } };
+}
+
+/**
+ * The node flags the controller runs with: those of the Deployment's command
+ * (config/manager/deployment.yaml), so the bench measures the heap sizing that ships;
+ * BENCH_CONTROLLER_NODE_FLAGS (space-separated) overrides them (set and empty: V8's defaults).
+ */
+export function controllerNodeFlags(): string[] {
+  const override = process.env.BENCH_CONTROLLER_NODE_FLAGS;
+  if (override !== undefined) return override.split(/\s+/).filter(Boolean);
+  const deployment = yaml.load(readFileSync('config/manager/deployment.yaml', 'utf8')) as Deployment;
+  const container = deployment.spec?.template?.spec?.containers?.find((c) => c.name === 'controller');
+  return (container?.command ?? []).filter((arg) => arg.startsWith('--'));
+}
+
 /** Tailor's controller (`node dist/cli/main.js controller`) scoped to one namespace, logging warnings only. */
 export function startTailor(o: TailorProcessOptions): BenchProcess {
   const args = ['controller', '--kubeconfig', o.kubeconfig, '--namespace', o.namespace, '--log-level', 'warn'];
   args.push('--metrics-bind-address', `127.0.0.1:${o.metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${o.healthPort}`);
-  return BenchProcess.start(process.execPath, [o.controllerJs, ...args], o.logFile);
+  return BenchProcess.start(process.execPath, [...controllerNodeFlags(), o.controllerJs, ...args], o.logFile);
 }
 
 // ---------------------------------------------------------------- Prometheus text

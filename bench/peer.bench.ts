@@ -38,6 +38,7 @@ import {
   BENCH_CLONESET_LABELS,
   BenchProcess,
   condition,
+  controllerNodeFlags,
   createNamespace,
   deleteNamespace,
   image,
@@ -397,7 +398,7 @@ async function main(): Promise<void> {
     const nodes = (await kwokNodes(client)).length;
     let peerDown = await preparePeer(client).catch((err: unknown) => `could not prepare the cluster for it: ${String(err)}`);
     console.log(
-      `peer: kruise-manager v${KRUISE_VERSION} (client QPS ${KRUISE_QPS}, burst ${KRUISE_BURST}) ${peerDown ? `unavailable: ${peerDown}` : 'ready'}; logs in ${LOGS}/${RUN}-*.log`,
+      `peer: kruise-manager v${KRUISE_VERSION} (client QPS ${KRUISE_QPS}, burst ${KRUISE_BURST}) ${peerDown ? `unavailable: ${peerDown}` : 'ready'}; Tailor's node flags "${controllerNodeFlags().join(' ')}"; logs in ${LOGS}/${RUN}-*.log`,
     );
     for (const pods of SIZES) {
       const t = await runSide(client, tailor, pods);

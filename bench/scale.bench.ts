@@ -29,6 +29,7 @@ import {
   BENCH_CLONESET_LABELS,
   BenchProcess,
   condition,
+  controllerNodeFlags,
   createNamespace,
   deleteNamespace,
   image,
@@ -234,7 +235,9 @@ async function main(): Promise<void> {
   let controller = startController(logFile);
   try {
     await until('controller /readyz', async () => (await fetch(`http://127.0.0.1:${HEALTH_PORT}/readyz`)).ok, 60_000);
-    console.log(`${nodes.length} simulated nodes (kwok); controller pid ${controller.pid}, namespace ${ns}, log ${logFile}`);
+    console.log(
+      `${nodes.length} simulated nodes (kwok); controller pid ${controller.pid}, node flags "${controllerNodeFlags().join(' ')}", namespace ${ns}, log ${logFile}`,
+    );
 
     // 1. create
     const created = await phase(
