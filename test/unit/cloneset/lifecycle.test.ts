@@ -19,7 +19,7 @@ import {
 import { planReconcile } from '../../../src/cloneset/planner.js';
 import { countsAsAvailable, type PodSummary } from '../../../src/cloneset/pod-state.js';
 import { planScale, type ScalePlan } from '../../../src/cloneset/scale.js';
-import { calculateDiffs, NO_DIFFS, type RolloutDiffs, type RolloutInput } from '../../../src/cloneset/update.js';
+import { calculateDiffs, NO_DIFFS, planUpdate, type RolloutDiffs, type RolloutInput } from '../../../src/cloneset/update.js';
 import { NEW, NOW, OLD, cloneSet, intentsOf, pod, revisionTemplates } from '../../support/fixtures/planner-fixtures.js';
 
 const hookPod = (labels: Record<string, string>, finalizers: string[] = []): Pod => ({ metadata: { name: 'p', labels, finalizers } });
@@ -325,6 +325,16 @@ describe('calculateDiffs counts hooked pods as Kruise does', () => {
       lifecycleState: state,
     };
     expect(countsAsAvailable(summary)).toBe(available);
+  });
+});
+
+describe('planUpdate with hooked pods', () => {
+  it.each([
+    { name: 'a PreparingUpdate pod goes first, whatever the ActivePods order says', pods: 'o OU', toUpdate: ['p1'] },
+    { name: 'without one, the ActivePods order decides', pods: 'o O', toUpdate: ['p0'] },
+    { name: 'a PreparingDelete pod is never picked (and uses the budget up)', pods: 'oD O O', partition: 0, toUpdate: ['p2'] },
+  ])('$name', ({ pods, toUpdate, partition }) => {
+    expect(planUpdate(inputOf({ name: '', replicas: 2, partition: partition ?? 1, pods })).toUpdate).toEqual(toUpdate);
   });
 });
 
