@@ -26,6 +26,8 @@ export const InPlaceUpdateStateSchema = z.object({
   resizeRefused: z
     .object({ cause: z.string().min(1).max(64), message: z.string().max(1024), at: z.iso.datetime({ offset: true }) })
     .optional(),
+  containerBatchesRecord: z.array(z.object({ timestamp: z.iso.datetime({ offset: true }), containers: z.array(z.string()) })).optional(),
+  nextContainerImages: z.record(z.string(), z.string()).optional(),
 });
 
 const isQuantity = (value: string): boolean => {

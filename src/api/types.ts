@@ -294,6 +294,17 @@ export interface InPlaceUpdateState {
   resizeGeneration?: number;
   /** The API server refused this update's resize at admission (Kubernetes ≥ 1.36): never retried. */
   resizeRefused?: ResizeRefusal;
+  /** The container batches patched so far for this revision, in order (decision 0021). */
+  containerBatchesRecord?: ContainerBatch[];
+  /** Container name -> image still to come in a later batch, once the batches before are ready. */
+  nextContainerImages?: Record<string, string>;
+}
+
+/** One batch of an ordered in-place update: when it was patched, and which containers. */
+export interface ContainerBatch {
+  /** RFC 3339. */
+  timestamp: string;
+  containers: string[];
 }
 
 /** A resize the API server refused for good (its cause: NodeCapacity, UnsupportedPlatform). */

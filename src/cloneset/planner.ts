@@ -20,6 +20,7 @@ import {
 import type { PodTemplate } from '../inplace/diff.js';
 import {
   planInPlaceUpdate,
+  planNextContainerBatch,
   readUpdateState,
   RESTART_OVERDUE_MS,
   restartOverdue,
@@ -317,6 +318,9 @@ function planUpkeep(round: Round): void {
     // A hook that marks the pod not ready holds the gate False itself: nothing to withdraw.
     if (settlement === 'undrain' && heldNotReady(lifecycle, lifecycleStateOf(pod))) settlement = 'none';
     if (settlement === 'complete' || settlement === 'undrain') round.intents.push({ kind: 'settle', pod, settlement });
+    // The next container batch of a pod still at the revision it is updated to (decision 0021).
+    const nextBatch = settlement === 'pending' && !selected.has(nameOf(pod)) ? planNextContainerBatch(pod, round.input.now) : undefined;
+    if (nextBatch) round.intents.push({ kind: 'patch', pod, step: nextBatch });
     if (settlement === 'pending') {
       // Look again when a restart still waiting would be overdue, to say so (RolloutBlocked).
       const overdueAt = Date.parse(readUpdateState(pod)?.updateTimestamp ?? '') + RESTART_OVERDUE_MS;

@@ -3,10 +3,14 @@
 //   pre-pull  new images: wait until the node's agent has pulled them (prepull.ts), bounded
 //   drain     set InPlaceUpdateReady (and Ready) False so endpoints drop the pod first
 //   wait      until the cache shows it not Ready and gracePeriodSeconds have passed
-//   patch     images + labels/annotations in one patch, recording inplace-update-state
+//   patch     the first batch's images + labels/annotations in one patch, recording
+//             inplace-update-state (the batches patched, and the images still to come)
+//   next      the batch before runs its new images and is ready → the next batch's images
+//             (native sidecars first, then app containers by priority: container-order.ts)
 //   complete  every changed container runs again after the change → InPlaceUpdateReady True
 //   undrain   drained, but the update no longer applies (rollback, partition, pause) → True
-// A change that only touches metadata skips drain and wait: nothing restarts.
+// A change that only touches metadata skips drain and wait: nothing restarts. The pod stays
+// drained from the first batch to the last (one drain, one budget; decision 0021).
 // Pure. Must not: perform I/O or choose which pods to update (the rollout arithmetic does).
 import type * as k8s from '@kubernetes/client-node';
 import {
@@ -29,6 +33,7 @@ import { podResizeView } from '../resize/state.js';
 import { encodeResizeRequest } from '../resize/agent-protocol.js';
 import { compareQuantities, parseQuantity } from '../api/quantity.js';
 import { parseInPlaceUpdateState } from '../api/schemas.js';
+import { containerBatches } from './container-order.js';
 
 export type PodPatch = Record<string, unknown>;
 
@@ -192,40 +197,109 @@ function resizeRestarts(pod: Pod, diff: TemplateDiff): boolean {
   });
 }
 
+const statusesOf = (pod: Pod): ContainerStatusOf[] => [
+  ...(pod.status?.containerStatuses ?? []),
+  ...(pod.status?.initContainerStatuses ?? []),
+];
+
 function buildPatch(pod: Pod, t: UpdateTarget, diff: TemplateDiff): PodPatch {
-  const statuses = [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])];
+  const statuses = statusesOf(pod);
   // Only a running container is restarted; one that has not started yet reads the new env when it does.
   const toStop = runningContainerIds(statuses, Object.keys(diff.restarts));
+  const annotations = { ...pod.metadata?.annotations, ...t.targetTemplate.metadata?.annotations };
+  const [batch = [], ...later] = imageBatches(pod, annotations, diff.images);
   const changed: Record<string, string[]> = {};
-  for (const name of Object.keys(diff.images)) changed[name] = ['image'];
+  for (const name of batch) changed[name] = ['image'];
   for (const name of Object.keys(toStop)) changed[name] = ['restart'];
   for (const name of Object.keys(diff.resources)) changed[name] = [...(changed[name] ?? []), 'resources'];
-  const restarting = (s: { name: string }): boolean => s.name in diff.images || s.name in toStop;
+  const restarting = (s: { name: string }): boolean => batch.includes(s.name) || s.name in toStop;
+  const timestamp = new Date(t.now).toISOString();
   const state: InPlaceUpdateState = {
     revision: t.targetRevision,
-    updateTimestamp: new Date(t.now).toISOString(),
-    lastContainerImageIDs: Object.fromEntries(statuses.filter((s) => s.name in diff.images).map((s) => [s.name, s.imageID ?? ''])),
+    updateTimestamp: timestamp,
+    lastContainerImageIDs: Object.fromEntries(statuses.filter((s) => batch.includes(s.name)).map((s) => [s.name, s.imageID ?? ''])),
     lastRestartCounts: Object.fromEntries(statuses.filter(restarting).map((s) => [s.name, s.restartCount ?? 0])),
     changed,
-  };
-  const sidecars = new Set(diff.sidecars);
-  const images = Object.entries(diff.images).map(([name, image]) => ({ name, image }));
-  const spec = {
-    ...listed(
-      'containers',
-      images.filter((c) => !sidecars.has(c.name)),
-    ),
-    ...listed(
-      'initContainers',
-      images.filter((c) => sidecars.has(c.name)),
-    ),
+    ...(batch.length > 0 ? { containerBatchesRecord: [{ timestamp, containers: batch }] } : {}),
+    ...(later.length > 0 ? { nextContainerImages: Object.fromEntries(later.flat().map((name) => [name, diff.images[name] ?? ''])) } : {}),
   };
   return {
     metadata: {
       labels: { ...diff.labels, [LABEL_CONTROLLER_REVISION_HASH]: t.targetRevision },
       annotations: { ...diff.annotations, [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(state), ...restartRequest(toStop, t) },
     },
-    ...(Object.keys(spec).length > 0 ? { spec } : {}),
+    ...imageSpec(pod, batch, diff.images),
+  };
+}
+
+/**
+ * The containers whose image changes, in update batches (container-order.ts). A container whose
+ * spec already holds its new image (an update taken back between two batches) is not changed.
+ */
+function imageBatches(pod: Pod, annotations: Record<string, string>, images: Readonly<Record<string, string>>): string[][] {
+  const changing = Object.keys(images).filter((name) => containerNamed(pod, name)?.image !== images[name]);
+  return containerBatches(pod.spec ?? {}, annotations, changing);
+}
+
+/** The pod spec patch that sets these containers' images, sidecars under initContainers. */
+function imageSpec(pod: Pod, names: readonly string[], images: Readonly<Record<string, string>>): { spec?: PodPatch } {
+  const sidecars = new Set((pod.spec?.initContainers ?? []).map((c) => c.name));
+  const entries = names.map((name) => ({ name, image: images[name] ?? '' }));
+  const spec = {
+    ...listed(
+      'containers',
+      entries.filter((c) => !sidecars.has(c.name)),
+    ),
+    ...listed(
+      'initContainers',
+      entries.filter((c) => sidecars.has(c.name)),
+    ),
+  };
+  return Object.keys(spec).length > 0 ? { spec } : {};
+}
+
+/**
+ * The patch of the pod's next container batch (decision 0021), once every container of the batch
+ * before runs its new image and is ready; undefined while it is not, or when no batch is left.
+ * The pod stays drained meanwhile: no new budget, no new drain.
+ */
+export function planNextContainerBatch(pod: Pod, now: number): Extract<InPlaceStep, { kind: 'patch' }> | undefined {
+  if (podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status !== 'False') return undefined;
+  const state = readUpdateState(pod);
+  const next = state?.nextContainerImages ?? {};
+  if (!state || state.revision !== pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] || Object.keys(next).length === 0)
+    return undefined;
+  const previous = state.containerBatchesRecord?.at(-1)?.containers ?? [];
+  const ready = previous.every((name) => runsNewImage(pod, state, name, ['image']) && containerStatus(pod, name)?.ready === true);
+  if (!ready) return undefined;
+  const [batch = [], ...later] = imageBatches(pod, pod.metadata?.annotations ?? {}, next);
+  const statuses = statusesOf(pod).filter((s) => batch.includes(s.name));
+  const timestamp = new Date(now).toISOString();
+  const updated: InPlaceUpdateState = {
+    ...state,
+    lastContainerImageIDs: { ...state.lastContainerImageIDs, ...Object.fromEntries(statuses.map((s) => [s.name, s.imageID ?? ''])) },
+    lastRestartCounts: { ...state.lastRestartCounts, ...Object.fromEntries(statuses.map((s) => [s.name, s.restartCount ?? 0])) },
+    changed: { ...state.changed, ...Object.fromEntries(batch.map((name) => [name, ['image']])) },
+    containerBatchesRecord: [...(state.containerBatchesRecord ?? []), ...(batch.length > 0 ? [{ timestamp, containers: batch }] : [])],
+  };
+  const remaining = Object.fromEntries(later.flat().map((name) => [name, next[name] ?? '']));
+  if (Object.keys(remaining).length > 0) updated.nextContainerImages = remaining;
+  else delete updated.nextContainerImages;
+  const images = Object.fromEntries(batch.map((name) => [name, next[name] ?? '']));
+  const sidecarNames = new Set((pod.spec?.initContainers ?? []).map((c) => c.name));
+  const diff: TemplateDiff = {
+    images,
+    resources: {},
+    labels: {},
+    annotations: {},
+    recreateOnly: [],
+    sidecars: batch.filter((name) => sidecarNames.has(name)),
+    restarts: {},
+  };
+  return {
+    kind: 'patch',
+    patch: { metadata: { annotations: { [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(updated) } }, ...imageSpec(pod, batch, images) },
+    diff,
   };
 }
 
@@ -315,17 +389,20 @@ export function settleInPlaceUpdate(pod: Pod, selected: boolean): Settlement {
   const state = readUpdateState(pod);
   const revision = pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH];
   if (!state || state.revision !== revision) return selected ? 'none' : 'undrain';
+  if (Object.keys(state.nextContainerImages ?? {}).length > 0) return 'pending';
   const resized = Object.values(state.changed ?? {}).some((fields) => fields.includes('resources'));
   if (resized && !podResizeView(pod).done) return 'pending';
   const allRestarted = Object.entries(state.changed ?? {})
     .filter(([, fields]) => fields.includes('image') || fields.includes('restart'))
-    .every(([name, fields]) => {
-      const s = containerStatus(pod, name);
-      const spec = containerNamed(pod, name);
-      if (!s?.state?.running || !spec) return false;
-      // A new image may come with a new container count or, for a fresh container, a new image ID.
-      const newImage = fields.includes('image') && !!s.imageID && s.imageID !== state.lastContainerImageIDs?.[name];
-      return newImage || restartCountRose(pod, state, name);
-    });
+    .every(([name, fields]) => runsNewImage(pod, state, name, fields));
   return allRestarted ? 'complete' : 'pending';
+}
+
+/** The container runs again since the update changed it (`fields`: what the update changed). */
+function runsNewImage(pod: Pod, state: InPlaceUpdateState, name: string, fields: readonly string[]): boolean {
+  const s = containerStatus(pod, name);
+  if (!s?.state?.running || !containerNamed(pod, name)) return false;
+  // A new image may come with a new container count or, for a fresh container, a new image ID.
+  const newImage = fields.includes('image') && !!s.imageID && s.imageID !== state.lastContainerImageIDs?.[name];
+  return newImage || restartCountRose(pod, state, name);
 }

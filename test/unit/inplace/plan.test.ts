@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { ANNOTATION_INPLACE_UPDATE_STATE, CONDITION_INPLACE_UPDATE_READY, LABEL_CONTROLLER_REVISION_HASH } from '../../../src/api/types.js';
 import type { PodTemplate } from '../../../src/inplace/diff.js';
-import { planInPlaceUpdate, settleInPlaceUpdate, type UpdateTarget } from '../../../src/inplace/plan.js';
+import { planInPlaceUpdate, planNextContainerBatch, settleInPlaceUpdate, type UpdateTarget } from '../../../src/inplace/plan.js';
 import type { Pod } from '../../../src/api/wire.js';
 import { buildPod, runningStatus } from '../../support/fixtures/pods.js';
 
@@ -242,5 +242,120 @@ describe('planInPlaceUpdate for a restart in place', () => {
   ])('settles when the restart count rose (count %i: %s), whatever the image ID says', (count, expected) => {
     const state = { revision: 'r1', updateTimestamp: '2026-01-01T00:00:00Z', changed: { c: ['restart'] }, lastRestartCounts: { c: 2 } };
     expect(settleInPlaceUpdate(pod({ gate: 'False', state, restarts: count, imageID: 'sha256:other' }), true)).toBe(expected);
+  });
+});
+
+describe('an in-place update in container batches (decision 0021)', () => {
+  const PRIORITY_10 = [{ name: 'KRUISE_CONTAINER_PRIORITY', value: '10' }];
+  const twoContainers = (nginx: string, redis: string): PodTemplate => ({
+    metadata: { labels: { app: 'a' } },
+    spec: {
+      containers: [
+        { name: 'nginx', image: nginx },
+        { name: 'redis', image: redis, env: PRIORITY_10 },
+      ],
+    },
+  });
+  const from = twoContainers('nginx:v1', 'redis:v1');
+  const to = twoContainers('nginx:v2', 'redis:v2');
+  type Status = { image: string; imageID: string; ready?: boolean; waiting?: boolean };
+  const status = (name: string, s: Status) =>
+    s.waiting
+      ? { ...runningStatus(name, { image: s.image, imageID: s.imageID, ready: false }), state: { waiting: { reason: 'CrashLoopBackOff' } } }
+      : runningStatus(name, { image: s.image, imageID: s.imageID, ready: s.ready ?? true });
+  const batchPod = (opts: {
+    revision: string;
+    specImages: [string, string];
+    nginx: Status;
+    redis: Status;
+    state?: object;
+    gate?: string;
+  }): Pod =>
+    buildPod({
+      labels: { [LABEL_CONTROLLER_REVISION_HASH]: opts.revision },
+      annotations: opts.state ? { [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(opts.state) } : {},
+      containers: [
+        { name: 'nginx', image: opts.specImages[0] },
+        { name: 'redis', image: opts.specImages[1], env: PRIORITY_10 },
+      ],
+      conditions: [
+        { type: 'Ready', status: 'False' },
+        { type: CONDITION_INPLACE_UPDATE_READY, status: opts.gate ?? 'False', lastTransitionTime: '2026-01-01T00:00:00Z' },
+      ] as never,
+      containerStatuses: [status('nginx', opts.nginx), status('redis', opts.redis)],
+    });
+  const OLD_NGINX = { image: 'nginx:v1', imageID: 'sha256:n1' };
+  const OLD_REDIS = { image: 'redis:v1', imageID: 'sha256:r1' };
+  const NEW_REDIS = { image: 'redis:v2', imageID: 'sha256:r2' };
+  const NEW_NGINX = { image: 'nginx:v2', imageID: 'sha256:n2' };
+  const stateOf = (patch: unknown): Record<string, unknown> =>
+    JSON.parse(
+      (patch as { metadata: { annotations: Record<string, string> } }).metadata.annotations[ANNOTATION_INPLACE_UPDATE_STATE]!,
+    ) as Record<string, unknown>;
+
+  const drained = batchPod({ revision: 'r1', specImages: ['nginx:v1', 'redis:v1'], nginx: OLD_NGINX, redis: OLD_REDIS });
+  const first = planInPlaceUpdate(drained, target({ podTemplate: from, targetTemplate: to }));
+  const firstState = stateOf((first as { patch: unknown }).patch);
+  const afterFirst = (redis: Status): Pod =>
+    batchPod({ revision: 'r2', specImages: ['nginx:v1', 'redis:v2'], nginx: OLD_NGINX, redis, state: firstState });
+
+  it('patches only the higher-priority container first and records the batch and the images to come', () => {
+    expect(first).toMatchObject({ kind: 'patch', patch: { spec: { containers: [{ name: 'redis', image: 'redis:v2' }] } } });
+    expect(firstState).toMatchObject({
+      revision: 'r2',
+      changed: { redis: ['image'] },
+      lastContainerImageIDs: { redis: 'sha256:r1' },
+      containerBatchesRecord: [{ containers: ['redis'] }],
+      nextContainerImages: { nginx: 'nginx:v2' },
+    });
+  });
+
+  it.each([
+    ['the first batch still runs its old image', OLD_REDIS, undefined, 'pending'],
+    ['the first batch runs its new image but is not ready', { ...NEW_REDIS, ready: false }, undefined, 'pending'],
+    ['the first batch fails to start (crash loop)', { ...NEW_REDIS, waiting: true }, undefined, 'pending'],
+    ['the first batch runs its new image and is ready', NEW_REDIS, 'patch', 'pending'],
+  ])('while %s the pod stays drained; next batch: %s', (_name, redis, nextKind, settlement) => {
+    const pod = afterFirst(redis);
+    expect(planNextContainerBatch(pod, NOW)?.kind).toBe(nextKind);
+    expect(settleInPlaceUpdate(pod, false)).toBe(settlement);
+  });
+
+  it('the next batch patches only the lower-priority container and records both batches', () => {
+    const next = planNextContainerBatch(afterFirst(NEW_REDIS), NOW);
+    expect(next).toMatchObject({ kind: 'patch', patch: { spec: { containers: [{ name: 'nginx', image: 'nginx:v2' }] } } });
+    expect(next?.patch).not.toHaveProperty('metadata.labels');
+    const state = stateOf(next?.patch);
+    expect(state).toMatchObject({
+      changed: { redis: ['image'], nginx: ['image'] },
+      lastContainerImageIDs: { redis: 'sha256:r1', nginx: 'sha256:n1' },
+      containerBatchesRecord: [{ containers: ['redis'] }, { containers: ['nginx'] }],
+    });
+    expect(state).not.toHaveProperty('nextContainerImages');
+  });
+
+  it('completes once the last batch runs its new image', () => {
+    const state = stateOf(planNextContainerBatch(afterFirst(NEW_REDIS), NOW)?.patch);
+    const patched = (nginx: Status): Pod =>
+      batchPod({ revision: 'r2', specImages: ['nginx:v2', 'redis:v2'], nginx, redis: NEW_REDIS, state });
+    expect(settleInPlaceUpdate(patched(OLD_NGINX), false)).toBe('pending');
+    expect(planNextContainerBatch(patched(OLD_NGINX), NOW)).toBeUndefined();
+    expect(settleInPlaceUpdate(patched(NEW_NGINX), false)).toBe('complete');
+  });
+
+  it('gives no next batch to a pod that is not drained or no longer at the recorded revision', () => {
+    const halfway = { specImages: ['nginx:v1', 'redis:v2'] as [string, string], nginx: OLD_NGINX, redis: NEW_REDIS, state: firstState };
+    const undrained = batchPod({ ...halfway, revision: 'r2', gate: 'True' });
+    const movedOn = batchPod({ ...halfway, revision: 'r3' });
+    expect(planNextContainerBatch(undrained, NOW)).toBeUndefined();
+    expect(planNextContainerBatch(movedOn, NOW)).toBeUndefined();
+  });
+
+  it('an update taken back between batches changes only containers whose spec image differs', () => {
+    // Back from r2 (redis:v2 applied, nginx:v2 still to come) to r1: only redis changes.
+    const halfway = afterFirst(NEW_REDIS);
+    const back = planInPlaceUpdate(halfway, target({ podTemplate: to, targetTemplate: from, targetRevision: 'r1' }));
+    expect(back).toMatchObject({ kind: 'patch', patch: { spec: { containers: [{ name: 'redis', image: 'redis:v1' }] } } });
+    expect(stateOf((back as { patch: unknown }).patch)).not.toHaveProperty('nextContainerImages');
   });
 });
