@@ -4,7 +4,7 @@
 // crds/apps.tailor.dev_clonesets.yaml is the source of truth for validation; these types mirror
 // it field for field (OpenKruise CloneSet names). Times are RFC 3339 strings, as they arrive in
 // the JSON of a custom object (the client does not turn them into Date for custom resources).
-import type { V1LabelSelector, V1ObjectMeta, V1PodTemplateSpec } from '@kubernetes/client-node';
+import type { V1LabelSelector, V1ObjectMeta, V1PersistentVolumeClaimSpec, V1PodTemplateSpec } from '@kubernetes/client-node';
 
 // ---- API identity -------------------------------------------------------------------------
 
@@ -28,6 +28,11 @@ export const LABEL_CLONESET = 'apps.tailor.dev/cloneset';
 export const LABEL_INSTANCE_ID = 'apps.tailor.dev/instance-id';
 /** Label (any value; Kruise's specified-delete): the CloneSet deletes this pod and replaces it, like podsToDelete. */
 export const LABEL_SPECIFIED_DELETE = 'apps.tailor.dev/specified-delete';
+/**
+ * Annotation: the hash of spec.volumeClaimTemplates a pod's claims were made from. In place cannot
+ * change a pod's volumes, so a pod whose hash differs is recreated (docs/decisions/0018-volume-claim-templates.md).
+ */
+export const ANNOTATION_VOLUME_CLAIM_TEMPLATES_HASH = 'apps.tailor.dev/volume-claim-templates-hash';
 
 /**
  * Label: where a pod is in its lifecycle (Kruise's states; see LifecycleState). Pods wait in the
@@ -92,6 +97,17 @@ export interface CloneSetScaleStrategy {
   maxUnavailable?: IntOrString;
   /** Pods in PreparingDelete do not count toward replicas when scaling (Kruise: a CloneSet label). */
   excludePreparingDelete?: boolean;
+  /** A replacement pod gets new claims instead of those of the pod it replaces (cloneset/claims.ts). */
+  disablePVCReuse?: boolean;
+}
+
+/**
+ * One entry of spec.volumeClaimTemplates: each pod gets a PersistentVolumeClaim
+ * `<metadata.name>-<cloneset>-<instance id>` made from it, mounted as the volume `metadata.name`.
+ */
+export interface VolumeClaimTemplate {
+  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec: V1PersistentVolumeClaimSpec;
 }
 
 // ---- Lifecycle hooks (Kruise's CloneSet spec.lifecycle) ---------------------------------------
@@ -181,6 +197,7 @@ export interface CloneSetSpec {
   revisionHistoryLimit?: number;
   progressDeadlineSeconds?: number;
   lifecycle?: CloneSetLifecycle;
+  volumeClaimTemplates?: VolumeClaimTemplate[];
 }
 
 // ---- Status -------------------------------------------------------------------------------
