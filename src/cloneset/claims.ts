@@ -141,3 +141,20 @@ export function planClaims(input: ClaimPlanInput): ClaimPlan {
     deleteNow: [],
   };
 }
+
+/** A claim as the controller's cache keeps it: what planClaims reads, nothing of its spec or status. */
+export function trimClaim(claim: Claim): Claim {
+  const { name, namespace, uid, resourceVersion, labels, ownerReferences, deletionTimestamp } = claim.metadata ?? {};
+  const id = labels?.[LABEL_INSTANCE_ID];
+  return {
+    metadata: {
+      name,
+      namespace,
+      uid,
+      resourceVersion,
+      ...(id !== undefined ? { labels: { [LABEL_INSTANCE_ID]: id } } : {}),
+      ...(ownerReferences ? { ownerReferences } : {}),
+      ...(deletionTimestamp ? { deletionTimestamp } : {}),
+    },
+  };
+}

@@ -1,4 +1,5 @@
-// Performs one round's plan: the planned events, then releases, creates and deletes (pod-control),
+// Performs one round's plan: the planned events, then releases, creates and deletes (pod-control,
+// with the claims claims.ts planned: created before their pod, deleted after it),
 // then lifecycle state moves, in-place drains, patches and settlements (inplace/engine), each write recorded as an
 // expectation by the module that makes it. A failed intent does not stop the others; it becomes a
 // Failure that names the condition to raise, with a message that is the same on every attempt.
@@ -14,6 +15,7 @@ import type { EventRecorder } from '../runtime/events.js';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
 import { isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
 import { describeFailure } from './failures.js';
+import type { ClaimPlan } from './claims.js';
 import type { DeleteReason, Intent, Plan } from './intents.js';
 import { PodControl, PodControlError } from './pod-control.js';
 import type { WireCloneSet } from './pods.js';
@@ -56,7 +58,7 @@ export class PlanExecutor {
   }
 
   /** Runs the plan; once `signal` aborts, no further write starts and the abort reason is thrown. */
-  async execute(cs: WireCloneSet, key: string, plan: Plan, signal?: AbortSignal): Promise<Failure[]> {
+  async execute(cs: WireCloneSet, key: string, plan: Plan, signal?: AbortSignal, claims?: ClaimPlan): Promise<Failure[]> {
     const { events } = this.deps;
     for (const e of plan.events) {
       if (e.on === 'cloneset' && e.batchPod !== undefined) events.batch(cs, e.type, e.reason, e.message, e.batchPod);
@@ -71,10 +73,12 @@ export class PlanExecutor {
         events.event(cs, 'Normal', EventReasons.ReleasedPod, `pod ${pod.metadata?.name} no longer matches the selector; released`);
       });
     }
-    const creates = byKind('create');
+    // A replacement waiting for its predecessor's name (claims.ts) is created once that pod is gone.
+    const planned = byKind('create');
+    const creates = planned.slice(0, Math.max(0, planned.length - (claims?.heldCreates ?? 0)));
     if (creates.length > 0) {
       await attempts.run(Conditions.FailedScale, EventReasons.FailedCreate, 'create pods', [], async () => {
-        const names = await this.pods.create(cs, key, creates, plan.instanceIdsInUse);
+        const names = await this.pods.create(cs, key, creates, plan.instanceIdsInUse, claims);
         events.event(cs, 'Normal', EventReasons.SuccessfulCreate, `created ${names.length} pod(s): ${names.join(', ')}`);
       });
     }
@@ -84,9 +88,11 @@ export class PlanExecutor {
       await attempts.run(condition, EventReasons.FailedDelete, 'delete pod <pod>', [name], async () => {
         await this.pods.delete(key, pod);
         events.batch(cs, 'Normal', EventReasons.SuccessfulDelete, `deleted (${reason}): ${message}`, name);
+        await this.pods.deleteClaims(cs, claims?.deleteWithPod.get(name) ?? []);
         if (reason === 'RecreateFallback') this.deps.inPlace.metrics?.updates.inc({ result: 'recreated' });
       });
     }
+    await this.deleteOrphanedClaims(cs, claims, attempts);
     // In-place writes touch one pod each and no two intents name the same pod for them, so they
     // go out IN_PLACE_WRITES_AT_ONCE at a time: a 1,000-pod resize is not 2,000 writes in a row.
     const { updater } = this.deps.inPlace;
@@ -100,6 +106,15 @@ export class PlanExecutor {
       writes.map((w) => () => attempts.run(Conditions.FailedUpdate, EventReasons.FailedUpdate, w.what, [w.name], w.run)),
     );
     return attempts.failures;
+  }
+
+  /** disablePVCReuse: the claims no live pod has go now (claims.ts). */
+  private async deleteOrphanedClaims(cs: WireCloneSet, claims: ClaimPlan | undefined, attempts: Attempts): Promise<void> {
+    const names = claims?.deleteNow ?? [];
+    if (names.length === 0) return;
+    await attempts.run(Conditions.FailedScale, EventReasons.FailedDelete, 'delete claims of replaced pods', [], () =>
+      this.pods.deleteClaims(cs, names),
+    );
   }
 
   private inPlaceWrite(cs: WireCloneSet, intent: Intent, updater: InPlaceUpdater): (() => Promise<void>) | undefined {

@@ -32,6 +32,7 @@ import { podCondition } from '../api/pod.js';
 import type { Pod } from '../api/wire.js';
 import { rfc3339Seconds } from '../api/time.js';
 import { allocate, disruptionBudget, disruptionCost } from './budget.js';
+import { claimTemplatesChanged } from './claims.js';
 import { deletionStep, heldNotReady, inPlaceUpdateGate, lifecycleStateOf, marksPodNotReady, refreshedLifecycleState } from './lifecycle.js';
 import type { ConditionWrites, Intent, Plan, PlannedEvent } from './intents.js';
 import { countsAsAvailable, isSpecifiedDelete, NONE, type PodSummary } from './pod-state.js';
@@ -516,6 +517,10 @@ function stepFor(input: PlanInput, pod: Pod, targetRevision: string): InPlaceSte
     return strategy.type === 'InPlaceOnly'
       ? { kind: 'blocked', fields: ['metadata.labels[controller-revision-hash] (unknown revision)'] }
       : { kind: 'recreate', reason: "the pod's revision is unknown" };
+  }
+  // In place cannot change volumes: new claim templates mean a new pod (docs/decisions/0018-volume-claim-templates.md).
+  if (strategy.type !== 'InPlaceOnly' && claimTemplatesChanged(pod, input.cloneSet)) {
+    return { kind: 'recreate', reason: 'spec.volumeClaimTemplates changed, and in place cannot change volumes' };
   }
   const prePull = prePullFor(input, pod, targetRevision);
   return planInPlaceUpdate(pod, {

@@ -1,11 +1,14 @@
-// Pod create, delete and release for the CloneSet controller, each recorded as an expectation
+// Pod create, delete and release for the CloneSet controller (with the pods' claims: created
+// before the pod, deleted when the executor says), each recorded as an expectation
 // before the request so the next reconcile waits until the cache has seen it. Creates go out in
 // slow-start batches (1, 2, 4, …) and stop at the first failing batch, as client-go's controllers
 // do, so a refusal costs one request rather than one per missing pod.
 // Must not: decide which pods to create or delete (the planner does) or emit events.
 import { randomBytes } from 'node:crypto';
 import type { ScaleExpectations } from '../runtime/expectations.js';
-import { isConflict, isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
+import { LABEL_INSTANCE_ID } from '../api/types.js';
+import { isAlreadyExists, isConflict, isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
+import { claimsForPod, withClaimVolumes, type ClaimPlan } from './claims.js';
 import { newInstanceIds, newPod, type WireCloneSet } from './pods.js';
 
 /** A create or delete that failed, with the pod names it was about. */
@@ -36,17 +39,21 @@ export class PodControl {
     key: string,
     wanted: readonly { revision: string; template: unknown }[],
     idsInUse: ReadonlySet<string>,
+    claims?: Pick<ClaimPlan, 'reuseIds' | 'claimIds'>,
   ): Promise<string[]> {
-    const ns = cs.metadata?.namespace ?? 'default';
-    const ids = newInstanceIds(wanted.length, idsInUse, randomBytes);
+    const reused = (claims?.reuseIds ?? []).slice(0, wanted.length);
+    const taken = new Set([...idsInUse, ...(claims?.claimIds ?? [])]);
+    const ids = [...reused, ...newInstanceIds(wanted.length - reused.length, taken, randomBytes)];
     const names = ids.map((id) => `${cs.metadata?.name}-${id}`);
     this.expectations.expectCreations(key, names);
     let next = 0;
     for (let batch = 1; next < wanted.length; batch *= 2) {
       const first = next;
-      const slice = wanted.slice(first, first + batch).map((w, i) => newPod(cs, w.revision, w.template as PodTemplate, ids[first + i]!));
+      const slice = wanted
+        .slice(first, first + batch)
+        .map((w, i) => withClaimVolumes(newPod(cs, w.revision, w.template as PodTemplate, ids[first + i]!), cs));
       next += slice.length;
-      const results = await Promise.allSettled(slice.map((pod) => this.client.create<Pod>(`/api/v1/namespaces/${ns}/pods`, pod)));
+      const results = await Promise.allSettled(slice.map((pod) => this.createWithClaims(cs, pod)));
       const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [{ name: names[first + i]!, err: r.reason as unknown }] : []));
       if (failed.length > 0) {
         // The cache will never see pods that were not created: stop expecting them.
@@ -55,6 +62,30 @@ export class PodControl {
       }
     }
     return names;
+  }
+
+  /** The pod's claims first (those that exist are kept: a reused id's), then the pod. */
+  private async createWithClaims(cs: WireCloneSet, pod: Pod): Promise<Pod> {
+    const ns = cs.metadata?.namespace ?? 'default';
+    for (const claim of claimsForPod(cs, pod.metadata?.labels?.[LABEL_INSTANCE_ID] ?? '')) {
+      try {
+        await this.client.create(`/api/v1/namespaces/${ns}/persistentvolumeclaims`, claim);
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw new Error(`creating claim ${claim.metadata?.name} failed`, { cause: err });
+      }
+    }
+    return this.client.create<Pod>(`/api/v1/namespaces/${ns}/pods`, pod);
+  }
+
+  /** Deletes these claims of the CloneSet; one already gone counts as done. */
+  async deleteClaims(cs: WireCloneSet, names: readonly string[]): Promise<void> {
+    for (const name of names) {
+      try {
+        await this.client.delete(`/api/v1/namespaces/${cs.metadata?.namespace}/persistentvolumeclaims/${name}`);
+      } catch (err) {
+        if (!isNotFound(err)) throw new PodControlError(`deleting claim ${name} failed`, [name], { cause: err });
+      }
+    }
   }
 
   /** Deletes a pod, preconditioned on its UID; a pod already gone or replaced counts as done. */

@@ -1,4 +1,4 @@
-// The CloneSet reconcile as three steps: observe (the CloneSet, its pods and revisions from the
+// The CloneSet reconcile as three steps: observe (the CloneSet, its pods, revisions and claims from the
 // caches, once the caches have seen our own writes), plan (planner.ts, pure), act (executor.ts),
 // then write the status the plan leads to with any failures folded in. A failed write is a
 // condition plus an event, and the reconcile then fails so the key backs off; a refusal that
@@ -22,6 +22,7 @@ import { isNotFound, type KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import { mergePatch } from '../api/json.js';
 import { IntOrPercentError } from '../api/intorpercent.js';
+import { planClaims, type Claim, type ClaimPlan } from './claims.js';
 import { PlanExecutor, type Failure } from './executor.js';
 import { describeFailure } from './failures.js';
 import type { ConditionWrites, Plan } from './intents.js';
@@ -50,6 +51,8 @@ export interface CloneSetReconcilerDeps {
   cloneSets: Informer<WireCloneSet>;
   pods: Informer<Pod>;
   revisions: Informer<ControllerRevision>;
+  /** The claims of spec.volumeClaimTemplates (claims.ts), indexed by owner. */
+  claims?: Informer<Claim>;
   scaleExpectations: ScaleExpectations;
   /** Pod and CloneSet resourceVersions our own writes produced, keyed by UID. */
   podExpectations: ResourceVersionExpectations;
@@ -131,7 +134,7 @@ export class CloneSetReconciler {
       );
     }
     this.deps.logger.debug({ cloneset: key, intents: plan.intents.map((i) => i.kind), budget: plan.budget }, 'plan');
-    const failures = await this.executor.execute(stored, key, plan, signal);
+    const failures = await this.executor.execute(stored, key, plan, signal, this.claimPlan(cs, pods, plan));
     this.recordMetrics(cs, plan);
     const { status, wakeAt } = await this.writeRoundStatus(key, stored, cs, plan, failures, now);
     // History is pruned whatever else failed this round: a refusal that lasts must not keep
@@ -168,6 +171,14 @@ export class CloneSetReconciler {
       if (!podExpectations.satisfied(pod.metadata?.uid ?? '')) return { requeueAfterMs: 200 };
     }
     return undefined;
+  }
+
+  /** What happens to the CloneSet's claims this round (claims.ts); none without templates or claims. */
+  private claimPlan(cs: DefaultedWireCloneSet, pods: readonly Pod[], plan: Plan): ClaimPlan | undefined {
+    const claims = this.deps.claims?.byIndex(OWNER_INDEX, ownedIndexValue(cs.metadata?.namespace, cs.metadata?.uid)) ?? [];
+    if (claims.length === 0 && (cs.spec.volumeClaimTemplates ?? []).length === 0) return undefined;
+    const deletedPods = plan.intents.flatMap((i) => (i.kind === 'delete' ? [i.pod] : []));
+    return planClaims({ cloneSet: cs, pods, claims, deletedPods });
   }
 
   /** The pre-pull reports of these pods' nodes and the CloneSet's revisions' ages. */

@@ -1,5 +1,5 @@
-// Wires the CloneSet controller into a Manager: informers for CloneSets, their pods and
-// ControllerRevisions (indexed by owner), the handlers that turn changes into CloneSet keys and
+// Wires the CloneSet controller into a Manager: informers for CloneSets, their pods,
+// ControllerRevisions and PersistentVolumeClaims (indexed by owner), the handlers that turn changes into CloneSet keys and
 // feed the expectations (handlers.ts, refusal-handlers.ts), and the controller that runs
 // CloneSetReconciler. Must not: decide anything about a CloneSet.
 import { API_GROUP, API_VERSION, LABEL_CLONESET, LABEL_INSTANCE_ID } from '../api/types.js';
@@ -16,6 +16,7 @@ import { InPlaceUpdater } from '../inplace/engine.js';
 import { cloneSetHandler, podHandler } from './handlers.js';
 import { trimNodeForPrePull, wakeOnPrePullReport } from './prepull-nodes.js';
 import { trimPod } from './pod-cache.js';
+import { trimClaim, type Claim } from './claims.js';
 import { trimAdmissionLimit, wakeRefusedOnLimitChange, writesRefused, type AdmissionLimit } from './refusal-handlers.js';
 import { InPlaceMetrics } from '../inplace/metrics.js';
 import { ResizeMetrics } from '../resize/metrics.js';
@@ -56,10 +57,19 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
   const prePullTimeoutMs = options.imagePrePullTimeoutMs ?? DEFAULT_PREPULL_TIMEOUT_MS;
   const nodes =
     prePullTimeoutMs > 0 ? manager.informer<Node>({ name: 'nodes', path: '/api/v1/nodes', transform: trimNodeForPrePull }) : undefined;
+  // The claims of spec.volumeClaimTemplates carry the instance-id label too (claims.ts); the
+  // cache keeps their names, labels and owners (trimClaim).
+  const claims = manager.informer<Claim>({
+    name: 'persistentvolumeclaims',
+    path: `/api/v1${scope}/persistentvolumeclaims`,
+    labelSelector: LABEL_INSTANCE_ID,
+    transform: trimClaim,
+  });
   cloneSets.addIndex(NAMESPACE_INDEX, (cs) => [cs.metadata?.namespace ?? '']);
   pods.addIndex(OWNER_INDEX, byControllerOf(CLONESET_OWNER));
   pods.addIndex(NODE_INDEX, byNodeName);
   revisions.addIndex(OWNER_INDEX, byControllerOf(CLONESET_OWNER));
+  claims.addIndex(OWNER_INDEX, byControllerOf(CLONESET_OWNER));
 
   const onExpired = (kind: string): void => manager.metrics.expectationsExpiredTotal.inc({ kind });
   const scaleExpectations = new ScaleExpectations({ onExpired });
@@ -70,6 +80,7 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
     cloneSets,
     pods,
     revisions,
+    claims,
     scaleExpectations,
     podExpectations,
     events: manager.events,
@@ -88,6 +99,8 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
   cloneSets.addHandler(cloneSetHandler(queue, podExpectations));
   pods.addHandler(podHandler(queue, scaleExpectations, podExpectations));
   revisions.addHandler(enqueueOwner(queue, CLONESET_OWNER));
+  // A claim gone or going frees its instance id for a replacement (claims.ts).
+  claims.addHandler(enqueueOwner(queue, CLONESET_OWNER));
   const refusedIn = (namespace: string): string[] => cloneSets.byIndex(NAMESPACE_INDEX, namespace).filter(writesRefused).map(objectKey);
   // A node's pre-pull report changed: its pods' CloneSets may drain now.
   nodes?.addHandler(wakeOnPrePullReport(queue, (node) => pods.byIndex(NODE_INDEX, node)));

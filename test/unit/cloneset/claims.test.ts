@@ -12,6 +12,7 @@ import {
   claimTemplatesChanged,
   claimTemplatesHash,
   planClaims,
+  trimClaim,
   withClaimVolumes,
   type Claim,
   type ClaimPlan,
@@ -218,5 +219,26 @@ describe('planClaims', () => {
 
   it('keeps every claim id, deleting ones too, out of fresh ids', () => {
     expect([...plan({ pods: [], claims: [claimOf('x', { deleting: true }), claimOf('y')] }).claimIds].sort()).toEqual(['x', 'y']);
+  });
+});
+
+describe('trimClaim', () => {
+  it('keeps the name, the id label, the owners and the deletion mark, and drops the spec, status and other labels', () => {
+    const claim: Claim = {
+      ...claimsForPod(cloneSet(), 'id1')[0],
+      status: { phase: 'Bound' },
+    };
+    claim.metadata = { ...claim.metadata, uid: 'u1', resourceVersion: '7', deletionTimestamp: '2026-01-01T00:00:00Z', managedFields: [{}] };
+    expect(trimClaim(claim)).toEqual({
+      metadata: {
+        name: 'datadir-foo-id1',
+        namespace: 'default',
+        uid: 'u1',
+        resourceVersion: '7',
+        labels: { [LABEL_INSTANCE_ID]: 'id1' },
+        ownerReferences: claim.metadata.ownerReferences,
+        deletionTimestamp: '2026-01-01T00:00:00Z',
+      },
+    });
   });
 });
