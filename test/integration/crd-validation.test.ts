@@ -66,6 +66,12 @@ function valid(name: string): Manifest {
   };
 }
 
+/** A volumeClaimTemplates entry as Kruise's e2e writes it. */
+const claimTemplate = (name: string): Json => ({
+  metadata: { name },
+  spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+});
+
 type Mutate = (m: Manifest) => void;
 const spec = (m: Manifest): Json => m.spec;
 const template = (m: Manifest): Json => spec(m).template as Json;
@@ -327,6 +333,55 @@ const invalid: InvalidCase[] = [
       spec(m).scaleStrategy = { excludePreparingDelete: 'yes' };
     },
     expect: ['spec.scaleStrategy.excludePreparingDelete', 'must be of type boolean'],
+  },
+  {
+    name: 'more than 8 volumeClaimTemplates',
+    mutate: (m) => {
+      spec(m).volumeClaimTemplates = Array.from({ length: 9 }, (_, i) => claimTemplate(`data${i}`));
+    },
+    expect: ['spec.volumeClaimTemplates', 'must have at most 8 items'],
+  },
+  {
+    name: 'a volumeClaimTemplates name that is not a DNS label',
+    mutate: (m) => {
+      spec(m).volumeClaimTemplates = [claimTemplate('Data_Vol')];
+    },
+    expect: ['spec.volumeClaimTemplates[0].metadata.name', 'must be a DNS label', '"Data_Vol" is not'],
+  },
+  {
+    name: 'a volumeClaimTemplates name over 63 characters',
+    mutate: (m) => {
+      spec(m).volumeClaimTemplates = [claimTemplate('d'.repeat(64))];
+    },
+    expect: ['spec.volumeClaimTemplates[0].metadata.name', 'may not be more than 63 bytes'],
+  },
+  {
+    name: 'two volumeClaimTemplates of one name',
+    mutate: (m) => {
+      spec(m).volumeClaimTemplates = [claimTemplate('data'), claimTemplate('data')];
+    },
+    expect: ['spec.volumeClaimTemplates', 'names must be unique', 'rename or remove the duplicate'],
+  },
+  {
+    name: 'a volumeClaimTemplate without a name',
+    mutate: (m) => {
+      spec(m).volumeClaimTemplates = [{ metadata: {}, spec: claimTemplate('x').spec }];
+    },
+    expect: ['spec.volumeClaimTemplates[0].metadata.name', 'Required value'],
+  },
+  {
+    name: 'a volumeClaimTemplate that asks for no storage',
+    mutate: (m) => {
+      spec(m).volumeClaimTemplates = [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'] } }];
+    },
+    expect: ['spec.volumeClaimTemplates[0].spec', 'set spec.resources.requests.storage'],
+  },
+  {
+    name: 'a disablePVCReuse that is not a boolean',
+    mutate: (m) => {
+      spec(m).scaleStrategy = { disablePVCReuse: 'yes' };
+    },
+    expect: ['spec.scaleStrategy.disablePVCReuse', 'must be of type boolean'],
   },
   {
     name: 'a partition above 2^53',
@@ -644,6 +699,21 @@ describe('the CloneSet CRD', () => {
     await create(m);
     const stored = await get('crd-lifecycle');
     expect([stored.spec.lifecycle, stored.spec.scaleStrategy]).toEqual([lifecycle, { excludePreparingDelete: true }]);
+  });
+
+  it('accepts volumeClaimTemplates and disablePVCReuse as Kruise writes them and keeps them', async () => {
+    const m = valid('crd-claims');
+    const volumeClaimTemplates = [
+      claimTemplate('data-vol1'),
+      {
+        metadata: { name: 'data-vol2', labels: { tier: 'db' } },
+        spec: { storageClassName: 'local', resources: { requests: { storage: '2Gi' } } },
+      },
+    ];
+    Object.assign(m.spec, { volumeClaimTemplates, scaleStrategy: { disablePVCReuse: true } });
+    await create(m);
+    const stored = await get('crd-claims');
+    expect([stored.spec.volumeClaimTemplates, stored.spec.scaleStrategy]).toEqual([volumeClaimTemplates, { disablePVCReuse: true }]);
   });
 
   it('accepts priorityStrategy and scatterStrategy as Kruise writes them and keeps them', async () => {
