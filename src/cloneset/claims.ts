@@ -122,6 +122,7 @@ export function planClaims(input: ClaimPlanInput): ClaimPlan {
   const claimIds = new Set(input.claims.map(instanceIdOf).filter((id) => id !== ''));
   const liveIds = new Set(input.pods.filter(isLive).map(instanceIdOf));
   const podIds = new Set(input.pods.map(instanceIdOf));
+  const terminatingIds = new Set(input.pods.filter((p) => p.metadata?.deletionTimestamp).map(instanceIdOf));
   const deleteWithPod = new Map<string, string[]>();
   for (const pod of input.deletedPods) {
     const id = instanceIdOf(pod);
@@ -136,7 +137,8 @@ export function planClaims(input: ClaimPlanInput): ClaimPlan {
   return {
     reuseIds: freeIds.filter((id) => !podIds.has(id)),
     claimIds,
-    heldCreates: freeIds.filter((id) => podIds.has(id)).length,
+    // A finished pod not being deleted may stay for long: its replacement takes a new id instead.
+    heldCreates: freeIds.filter((id) => terminatingIds.has(id)).length,
     deleteWithPod,
     deleteNow: [],
   };

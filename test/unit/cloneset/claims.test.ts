@@ -182,10 +182,10 @@ describe('planClaims', () => {
       want: { reuseIds: [], heldCreates: 1, deleteNow: [] },
     },
     {
-      name: 'a failed pod still there: its replacement waits for it to go',
+      name: 'a failed pod not being deleted: its replacement takes a new id, the claims wait for the pod to go',
       pods: [podOf('x', { phase: 'Failed' })],
       claims: [claimOf('x')],
-      want: { reuseIds: [], heldCreates: 1, deleteNow: [] },
+      want: { reuseIds: [], heldCreates: 0, deleteNow: [] },
     },
     {
       name: 'a claim being deleted is never reused',
