@@ -172,14 +172,13 @@ export function registryAuthFor(image: string, configs: readonly DockerConfig[])
       .sort((a, b) => keyLocation(b).path.length - keyLocation(a).path.length || b.length - a.length);
     const entry = keys[0] === undefined ? undefined : config[keys[0]];
     if (entry === undefined) continue;
-    const serverAddress = `${target.host}${target.port ? `:${target.port}` : ''}`;
     if (entry.username !== undefined || entry.password !== undefined) {
-      return { username: entry.username ?? '', password: entry.password ?? '', serverAddress };
+      return { username: entry.username ?? '', password: entry.password ?? '' };
     }
     if (entry.auth !== undefined) {
       const decoded = Buffer.from(entry.auth, 'base64').toString('utf8');
       const colon = decoded.indexOf(':');
-      if (colon > 0) return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1), serverAddress };
+      if (colon > 0) return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
     }
   }
   return undefined;

@@ -8,13 +8,14 @@
 import { z } from 'zod';
 import { parseAnnotation, type AnnotationValue } from './schemas.js';
 
-/** Registry credentials for one pull, as a dockerconfigjson entry gives them (CRI AuthConfig). */
+/**
+ * Registry credentials for one pull (CRI AuthConfig). No server address: the runtime parses one
+ * as a URL and compares hosts (containerd refuses a bare `host:port`), and a pull's credentials
+ * serve only the registry of that one image anyway.
+ */
 export interface RegistryAuth {
-  readonly username?: string;
-  readonly password?: string;
-  /** base64 of "username:password", when the entry gives that instead. */
-  readonly auth?: string;
-  readonly serverAddress?: string;
+  readonly username: string;
+  readonly password: string;
 }
 
 export const ANNOTATION_PULLED_IMAGES = 'apps.tailor.dev/pulled-images';

@@ -184,19 +184,7 @@ export class CriClient {
   async pullImage(image: string, auth?: RegistryAuth, options?: CallOptions): Promise<string> {
     const r = await this.call<{ image_ref: string }>(
       'PullImage',
-      {
-        image: { image },
-        ...(auth
-          ? {
-              auth: {
-                username: auth.username ?? '',
-                password: auth.password ?? '',
-                auth: auth.auth ?? '',
-                server_address: auth.serverAddress ?? '',
-              },
-            }
-          : {}),
-      },
+      { image: { image }, ...(auth ? { auth: { username: auth.username, password: auth.password } } : {}) },
       { image },
       options,
     );

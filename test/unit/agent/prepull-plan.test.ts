@@ -130,7 +130,6 @@ describe('registry credentials match as the kubelet matches them', () => {
     expect(registryAuthFor('r.example/app', [parseDockerConfigSecret(json) ?? {}])).toEqual({
       username: 'u',
       password: 'p',
-      serverAddress: 'r.example',
     });
   });
 });
