@@ -15,9 +15,9 @@
 //   not ported: in-place update two container images with priorities successfully — needs container update priorities
 //   not ported: in-place update two container images with priorities, should not update the next when the previous one failed
 //               — needs container update priorities
-//   not ported: CloneSet Update with DisablePVCReuse=true — needs volumeClaimTemplates
-//   not ported: CloneSet Update with VolumeClaimTemplate changes — needs volumeClaimTemplates
 //   not ported: pre-download for new image — needs image pre-download (ImagePullJob)
+//   whole in volume-claims.test.ts: CloneSet Update with DisablePVCReuse=true; CloneSet Update with
+//     VolumeClaimTemplate changes
 //   whole in lifecycle.test.ts: creates with lifecycle preNormal finalizer; CloneSet regard
 //     preparing-update pod as update when scaling; and, with the lifecycle steps this file's versions
 //     leave out, creates with unschedulable scheduler, specific delete a Pod when

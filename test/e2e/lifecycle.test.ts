@@ -13,13 +13,14 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { LABEL_LIFECYCLE_STATE, LABEL_SPECIFIED_DELETE } from '../../src/api/types.js';
 import type { Pod } from '../../src/api/wire.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
-import { eventually, RUN_UNTIL_TERM } from '../support/cluster/testbed.js';
-import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, type TestCloneSet } from '../support/fixtures/cloneset.js';
+import { eventually } from '../support/cluster/testbed.js';
+import { activePods, cloneSetPath, readCloneSet, type TestCloneSet } from '../support/fixtures/cloneset.js';
 import {
   podGone,
   progressDeadlineExceeded as deadlineExceeded,
   progressingAvailable as available,
   progressingUpdated as updating,
+  newKruiseCloneSet,
   progressingWithoutTime,
   updateCloneSet,
   type Progressing,
@@ -41,27 +42,7 @@ afterEach(async () => {
   await eventuallyEqual('the pods of the previous case', left, 0, 120 * SECOND);
 }, 150_000);
 
-/** Kruise's NewCloneSet, its test container fitted to the one small node. */
-function newCloneSet(name: string, replicas: number, updateStrategy: Record<string, unknown> = {}): TestCloneSet {
-  const cs = cloneSetManifest(
-    name,
-    { replicas, updateStrategy },
-    {
-      containers: [
-        {
-          name: 'main',
-          image: 'tailor.local/busybox:v1',
-          imagePullPolicy: 'Never',
-          command: RUN_UNTIL_TERM,
-          resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '1', memory: '1Gi' } },
-        },
-      ],
-    },
-  );
-  cs.spec.template.metadata ??= {};
-  cs.spec.template.metadata.labels ??= {};
-  return cs;
-}
+const newCloneSet = newKruiseCloneSet;
 
 const podPath = (name: string): string => `/api/v1/namespaces/${ns}/pods/${name}`;
 const stateOf = (pod: Pod | undefined): string | undefined => pod?.metadata?.labels?.[LABEL_LIFECYCLE_STATE];
