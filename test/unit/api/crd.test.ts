@@ -171,12 +171,18 @@ describe('the CloneSet CRD manifest', () => {
     expect(at('status.resize.pods').maxItems).toBe(MAX_RESIZE_STATUS_PODS);
   });
 
-  it('preserves unknown fields only inside the pod template', () => {
+  // Both are Kubernetes' own types, checked whole by the API server when a pod or claim is created.
+  it("preserves unknown fields only inside the pod template and the claim templates' specs", () => {
     const preserved: string[] = [];
     walk(root ?? {}, '', (node, path) => {
       if (node['x-kubernetes-preserve-unknown-fields'] === true) preserved.push(path);
     });
-    expect(preserved).toEqual(['.spec.template.metadata', '.spec.template.spec', '.spec.template.spec.containers[]']);
+    expect(preserved).toEqual([
+      '.spec.template.metadata',
+      '.spec.template.spec',
+      '.spec.template.spec.containers[]',
+      '.spec.volumeClaimTemplates[].spec',
+    ]);
   });
 
   it('requires a selector, a template and at least one container', () => {
