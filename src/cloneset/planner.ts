@@ -320,7 +320,10 @@ function planUpkeep(round: Round): void {
     if (settlement === 'undrain' && heldNotReady(lifecycle, lifecycleStateOf(pod))) settlement = 'none';
     if (settlement === 'complete' || settlement === 'undrain') round.intents.push({ kind: 'settle', pod, settlement });
     // The next container batch of a pod still at the revision it is updated to (decision 0021).
-    const nextBatch = settlement === 'pending' && !selected.has(nameOf(pod)) ? planNextContainerBatch(pod, round.input.now) : undefined;
+    const podTemplate = round.input.revisions.templates.get(pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '') as
+      PodTemplate | undefined;
+    const nextBatch =
+      settlement === 'pending' && !selected.has(nameOf(pod)) ? planNextContainerBatch(pod, podTemplate, round.input.now) : undefined;
     if (nextBatch) round.intents.push({ kind: 'patch', pod, step: nextBatch });
     if (settlement === 'pending') {
       // Look again when a restart still waiting would be overdue, to say so (RolloutBlocked).

@@ -207,7 +207,7 @@ function buildPatch(pod: Pod, t: UpdateTarget, diff: TemplateDiff): PodPatch {
   // Only a running container is restarted; one that has not started yet reads the new env when it does.
   const toStop = runningContainerIds(statuses, Object.keys(diff.restarts));
   const annotations = { ...pod.metadata?.annotations, ...t.targetTemplate.metadata?.annotations };
-  const [batch = [], ...later] = imageBatches(pod, annotations, diff.images);
+  const [batch = [], ...later] = imageBatches(pod, t.targetTemplate, annotations, diff.images);
   const changed: Record<string, string[]> = {};
   for (const name of batch) changed[name] = ['image'];
   for (const name of Object.keys(toStop)) changed[name] = ['restart'];
@@ -233,12 +233,19 @@ function buildPatch(pod: Pod, t: UpdateTarget, diff: TemplateDiff): PodPatch {
 }
 
 /**
- * The containers whose image changes, in update batches (container-order.ts). A container whose
- * spec already holds its new image (an update taken back between two batches) is not changed.
+ * The containers whose image changes, in update batches (container-order.ts), by the priorities
+ * of the revision's template (a cached pod keeps no env; env cannot change in place, so the
+ * template's is the pod's). A container whose spec already holds its new image (an update taken
+ * back between two batches) is not changed.
  */
-function imageBatches(pod: Pod, annotations: Record<string, string>, images: Readonly<Record<string, string>>): string[][] {
+function imageBatches(
+  pod: Pod,
+  template: PodTemplate | undefined,
+  annotations: Record<string, string>,
+  images: Readonly<Record<string, string>>,
+): string[][] {
   const changing = Object.keys(images).filter((name) => containerNamed(pod, name)?.image !== images[name]);
-  return containerBatches(pod.spec ?? {}, annotations, changing);
+  return containerBatches(template?.spec ?? pod.spec ?? {}, annotations, changing);
 }
 
 /** The pod spec patch that sets these containers' images, sidecars under initContainers. */
@@ -261,9 +268,14 @@ function imageSpec(pod: Pod, names: readonly string[], images: Readonly<Record<s
 /**
  * The patch of the pod's next container batch (decision 0021), once every container of the batch
  * before runs its new image and is ready; undefined while it is not, or when no batch is left.
+ * `template`: the pod template of the revision the pod is updated to.
  * The pod stays drained meanwhile: no new budget, no new drain.
  */
-export function planNextContainerBatch(pod: Pod, now: number): Extract<InPlaceStep, { kind: 'patch' }> | undefined {
+export function planNextContainerBatch(
+  pod: Pod,
+  template: PodTemplate | undefined,
+  now: number,
+): Extract<InPlaceStep, { kind: 'patch' }> | undefined {
   if (podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status !== 'False') return undefined;
   const state = readUpdateState(pod);
   const next = state?.nextContainerImages ?? {};
@@ -272,7 +284,7 @@ export function planNextContainerBatch(pod: Pod, now: number): Extract<InPlaceSt
   const previous = state.containerBatchesRecord?.at(-1)?.containers ?? [];
   const ready = previous.every((name) => runsNewImage(pod, state, name, ['image']) && containerStatus(pod, name)?.ready === true);
   if (!ready) return undefined;
-  const [batch = [], ...later] = imageBatches(pod, pod.metadata?.annotations ?? {}, next);
+  const [batch = [], ...later] = imageBatches(pod, template, pod.metadata?.annotations ?? {}, next);
   const statuses = statusesOf(pod).filter((s) => batch.includes(s.name));
   const timestamp = new Date(now).toISOString();
   const updated: InPlaceUpdateState = {

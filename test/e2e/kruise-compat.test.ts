@@ -12,9 +12,8 @@
 // Must not: touch another namespace's objects or any other image of the test bed.
 //
 // Kruise cases not here:
-//   not ported: in-place update two container images with priorities successfully — needs container update priorities
-//   not ported: in-place update two container images with priorities, should not update the next when the previous one failed
-//               — needs container update priorities
+//   whole in container-order.test.ts: in-place update two container images with priorities successfully; in-place
+//     update two container images with priorities, should not update the next when the previous one failed
 //   not ported: pre-download for new image — needs image pre-download (ImagePullJob)
 //   whole in volume-claims.test.ts: CloneSet Update with DisablePVCReuse=true; CloneSet Update with
 //     VolumeClaimTemplate changes
@@ -24,11 +23,11 @@
 //     scalingExcludePreparingDelete is disabled, specific scale down with lifecycle and then scale up
 // Kruise cases ported in part (the steps that need a missing feature left out, the rest kept):
 //   in-place update two container image and env from metadata with priorities — without the
-//     priority order (redis started 10 s before nginx stops, two update batches): needs container update priorities
+//     priority order (redis started 10 s before nginx stops, two update batches): Tailor batches images only, a
+//     restart for env from metadata goes with the first batch (decision 21)
 // differs: none — every case above the line of missing features passes as Kruise wrote its expectations.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
-import { isDeepStrictEqual } from 'node:util';
 import type { CloneSetCondition } from '../../src/api/types.js';
 import type { Pod } from '../../src/api/wire.js';
 import { KubeApiError } from '../../src/runtime/kube-client.js';
@@ -36,6 +35,7 @@ import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, type TestCloneSet } from '../support/fixtures/cloneset.js';
 import { startNodeAgent, type NodeAgent } from '../support/cluster/node-agent.js';
 import { CONTAINERD_SOCKET, eventually, RUN_UNTIL_TERM } from '../support/cluster/testbed.js';
+import { consistentlyEqual, eventuallyEqual } from '../support/fixtures/gomega.js';
 import { updateCloneSet as updateCloneSetIn } from '../support/fixtures/kruise-tester.js';
 
 const { client, ns } = controllerTestBed('kruise-compat');
@@ -142,32 +142,6 @@ const deadlineExceeded = (revision: string | undefined): Progressing => ({
 });
 
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
-
-/** Gomega's Eventually(read, within, every).Should(Equal(expected)): polls at once, every `every` ms, and at the end. */
-async function eventuallyEqual<T>(what: string, read: () => Promise<T>, expected: T, within: number, every: number): Promise<void> {
-  const deadline = Date.now() + within;
-  let last: T | undefined;
-  for (;;) {
-    last = await read();
-    if (isDeepStrictEqual(last, expected)) return;
-    const left = deadline - Date.now();
-    if (left <= 0) break;
-    await sleep(Math.min(every, left));
-  }
-  throw new Error(`${what}: expected ${JSON.stringify(expected)} within ${within / SECOND} s, last read ${JSON.stringify(last)}`);
-}
-
-/** Gomega's Consistently(read, during, every).Should(Equal(expected)). */
-async function consistentlyEqual<T>(what: string, read: () => Promise<T>, expected: T, during: number, every: number): Promise<void> {
-  const end = Date.now() + during;
-  for (;;) {
-    const seen = await read();
-    if (!isDeepStrictEqual(seen, expected))
-      throw new Error(`${what}: expected ${JSON.stringify(expected)} throughout, read ${JSON.stringify(seen)}`);
-    if (Date.now() + every > end) return;
-    await sleep(every);
-  }
-}
 
 const status = (name: string) => async () => (await readCloneSet(client, ns, name)).status ?? {};
 const replicas = (name: string) => async () => (await status(name)()).replicas ?? 0;

@@ -274,9 +274,10 @@ describe('an in-place update in container batches (decision 0021)', () => {
     buildPod({
       labels: { [LABEL_CONTROLLER_REVISION_HASH]: opts.revision },
       annotations: opts.state ? { [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(opts.state) } : {},
+      // As the controller's cache keeps a pod: no env; the priority is read from the template.
       containers: [
         { name: 'nginx', image: opts.specImages[0] },
-        { name: 'redis', image: opts.specImages[1], env: PRIORITY_10 },
+        { name: 'redis', image: opts.specImages[1] },
       ],
       conditions: [
         { type: 'Ready', status: 'False' },
@@ -317,12 +318,12 @@ describe('an in-place update in container batches (decision 0021)', () => {
     ['the first batch runs its new image and is ready', NEW_REDIS, 'patch', 'pending'],
   ])('while %s the pod stays drained; next batch: %s', (_name, redis, nextKind, settlement) => {
     const pod = afterFirst(redis);
-    expect(planNextContainerBatch(pod, NOW)?.kind).toBe(nextKind);
+    expect(planNextContainerBatch(pod, to, NOW)?.kind).toBe(nextKind);
     expect(settleInPlaceUpdate(pod, false)).toBe(settlement);
   });
 
   it('the next batch patches only the lower-priority container and records both batches', () => {
-    const next = planNextContainerBatch(afterFirst(NEW_REDIS), NOW);
+    const next = planNextContainerBatch(afterFirst(NEW_REDIS), to, NOW);
     expect(next).toMatchObject({ kind: 'patch', patch: { spec: { containers: [{ name: 'nginx', image: 'nginx:v2' }] } } });
     expect(next?.patch).not.toHaveProperty('metadata.labels');
     const state = stateOf(next?.patch);
@@ -335,11 +336,11 @@ describe('an in-place update in container batches (decision 0021)', () => {
   });
 
   it('completes once the last batch runs its new image', () => {
-    const state = stateOf(planNextContainerBatch(afterFirst(NEW_REDIS), NOW)?.patch);
+    const state = stateOf(planNextContainerBatch(afterFirst(NEW_REDIS), to, NOW)?.patch);
     const patched = (nginx: Status): Pod =>
       batchPod({ revision: 'r2', specImages: ['nginx:v2', 'redis:v2'], nginx, redis: NEW_REDIS, state });
     expect(settleInPlaceUpdate(patched(OLD_NGINX), false)).toBe('pending');
-    expect(planNextContainerBatch(patched(OLD_NGINX), NOW)).toBeUndefined();
+    expect(planNextContainerBatch(patched(OLD_NGINX), to, NOW)).toBeUndefined();
     expect(settleInPlaceUpdate(patched(NEW_NGINX), false)).toBe('complete');
   });
 
@@ -347,8 +348,8 @@ describe('an in-place update in container batches (decision 0021)', () => {
     const halfway = { specImages: ['nginx:v1', 'redis:v2'] as [string, string], nginx: OLD_NGINX, redis: NEW_REDIS, state: firstState };
     const undrained = batchPod({ ...halfway, revision: 'r2', gate: 'True' });
     const movedOn = batchPod({ ...halfway, revision: 'r3' });
-    expect(planNextContainerBatch(undrained, NOW)).toBeUndefined();
-    expect(planNextContainerBatch(movedOn, NOW)).toBeUndefined();
+    expect(planNextContainerBatch(undrained, to, NOW)).toBeUndefined();
+    expect(planNextContainerBatch(movedOn, to, NOW)).toBeUndefined();
   });
 
   it('an update taken back between batches changes only containers whose spec image differs', () => {
