@@ -52,6 +52,11 @@ POD_CIDR=198.18.16.0/20
 POD_GATEWAY=198.18.16.1
 SERVICE_CIDR=198.19.0.0/16
 APISERVER_PORT=6443
+# The test bed's image registry (Debian's docker-registry, htpasswd auth): real pulls, with pull
+# secrets, for the image pre-pull e2e. Its content is cached with the images.
+REGISTRY=127.0.0.1:5050
+REGISTRY_USER=tailor
+REGISTRY_PASSWORD=tailor-pull
 ETCD_PORT=2379
 ETCD_PEER_PORT=2380
 export KUBECONFIG=$CLUSTER_DIR/kubeconfig
@@ -127,6 +132,8 @@ ensure_packages() {
     [ -x /bin/busybox ] || missing+=(busybox-static)
     command -v iptables >/dev/null || missing+=(iptables)
     command -v conntrack >/dev/null || missing+=(conntrack)
+    command -v docker-registry >/dev/null || missing+=(docker-registry)
+    command -v htpasswd >/dev/null || missing+=(apache2-utils)
   fi
   [ ${#missing[@]} -eq 0 ] && return 0
   command -v apt-get >/dev/null || die "missing ${missing[*]} and no apt-get: install them and retry"
@@ -289,7 +296,15 @@ write_containerd_config() {
   # is containerd's default.
   sed -e "s|@ROOT@|$CLUSTER_DIR/containerd/root|" -e "s|@STATE@|$RUN_DIR/containerd/state|" \
     -e "s|@SOCKET@|$CONTAINERD_SOCK|g" -e "s|@RUNC_ROOT@|/run/containerd/runc|" \
-    -e "s|@CNI_CONF_DIR@|$CLUSTER_DIR/cni/net.d|" "$here/containerd.toml" >"$CLUSTER_DIR/containerd/config.toml"
+    -e "s|@CNI_CONF_DIR@|$CLUSTER_DIR/cni/net.d|" -e "s|@REGISTRY_HOSTS@|$CLUSTER_DIR/containerd/certs.d|" \
+    "$here/containerd.toml" >"$CLUSTER_DIR/containerd/config.toml"
+  # The registry speaks plain HTTP on the loopback.
+  mkdir -p "$CLUSTER_DIR/containerd/certs.d/$REGISTRY"
+  cat >"$CLUSTER_DIR/containerd/certs.d/$REGISTRY/hosts.toml" <<EOF
+server = "http://$REGISTRY"
+[host."http://$REGISTRY"]
+  capabilities = ["pull", "resolve", "push"]
+EOF
   cat >"$CLUSTER_DIR/cni/net.d/10-tailor.conflist" <<EOF
 {
   "cniVersion": "0.4.0",
@@ -314,14 +329,65 @@ EOF
 cri_started_since() { tail -n +"$(($1 + 1))" "$LOGS/containerd.log" | grep 'Start streaming server' >/dev/null; }
 
 up_containerd() {
-  if running containerd && ctr_ version >/dev/null 2>&1; then return 0; fi
+  local before=
+  [ ! -f "$CLUSTER_DIR/containerd/config.toml" ] || before=$(cat "$CLUSTER_DIR/containerd/config.toml")
   write_containerd_config
+  if running containerd && ctr_ version >/dev/null 2>&1; then
+    [ "$before" != "$(cat "$CLUSTER_DIR/containerd/config.toml")" ] || return 0
+    # A running containerd reads its configuration only at start; pods keep running in their shims.
+    log "containerd's configuration changed: restarting it"
+    stop containerd
+  fi
   local log_lines=0
   [ ! -f "$LOGS/containerd.log" ] || log_lines=$(wc -l <"$LOGS/containerd.log")
   start containerd containerd --config "$CLUSTER_DIR/containerd/config.toml"
   wait_for containerd 30 ctr_ version
   wait_for "containerd's CRI plugin" 30 cri_started_since "$log_lines"
   log "containerd up at $CONTAINERD_SOCK"
+}
+
+up_registry() {
+  local ok=(curl -sf -o /dev/null -u "$REGISTRY_USER:$REGISTRY_PASSWORD" "http://$REGISTRY/v2/")
+  if running registry && "${ok[@]}"; then return 0; fi
+  port_free_or_ours "${REGISTRY##*:}" registry
+  mkdir -p "$CLUSTER_DIR/registry" "$CACHE/registry"
+  htpasswd -Bbn "$REGISTRY_USER" "$REGISTRY_PASSWORD" >"$CLUSTER_DIR/registry/htpasswd" 2>/dev/null
+  cat >"$CLUSTER_DIR/registry/config.yml" <<EOF
+version: 0.1
+log: {level: warn}
+storage:
+  filesystem: {rootdirectory: $CACHE/registry}
+  delete: {enabled: true}
+http: {addr: $REGISTRY}
+auth:
+  htpasswd: {realm: tailor-testbed, path: $CLUSTER_DIR/registry/htpasswd}
+EOF
+  start registry docker-registry serve "$CLUSTER_DIR/registry/config.yml"
+  wait_for registry 30 "${ok[@]}"
+  log "registry up at $REGISTRY"
+}
+
+# Images only the registry serves (never imported into the node's containerd): two of busybox and
+# a 256 MiB layer of random bytes each, so a pull takes seconds. Pushed once; the registry keeps them.
+push_registry_images() {
+  local images=$1 tag ref
+  for tag in v1 v2; do
+    ref=$REGISTRY/tailor/bulky:$tag
+    curl -sf -o /dev/null -u "$REGISTRY_USER:$REGISTRY_PASSWORD" -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+      "http://$REGISTRY/v2/tailor/bulky/manifests/$tag" && continue
+    if [ ! -f "$images/bulky-$tag.tar" ]; then
+      head -c 256M /dev/urandom >"$images/bulky-$tag.bin"
+      "$images/ocibuild" -ref "$ref" -out "$images/bulky-$tag.tar" -cmd /bin/sh -file /bin/busybox=/bin/busybox \
+        -link /bin/sh=busybox -link /bin/sleep=busybox -file "/bulk=$images/bulky-$tag.bin"
+      rm -f "$images/bulky-$tag.bin"
+    fi
+    # A namespace of its own, so the node's (k8s.io) never holds these images until a pod pulls them.
+    ctr --address "$CONTAINERD_SOCK" --namespace tailor-push images import "$images/bulky-$tag.tar" >/dev/null
+    ctr --address "$CONTAINERD_SOCK" --namespace tailor-push images push --plain-http \
+      --user "$REGISTRY_USER:$REGISTRY_PASSWORD" "$ref" >/dev/null
+    ctr --address "$CONTAINERD_SOCK" --namespace tailor-push images rm "$ref" >/dev/null
+    log "pushed $ref"
+  done
 }
 
 ensure_images() {
@@ -349,6 +415,7 @@ ensure_images() {
     # Pinned images are never garbage-collected by the kubelet.
     ctr_ images label "$ref" io.cri-containerd.pinned=pinned >/dev/null
   done
+  push_registry_images "$images"
 }
 
 write_kubelet_config() {
@@ -443,6 +510,7 @@ cmd_up() {
     up_controller_manager
     up_scheduler
     up_containerd
+    up_registry
     ensure_images
     up_kubelet
   fi
@@ -467,6 +535,7 @@ cmd_down() {
   stop kubelet
   if running containerd; then remove_pod_sandboxes; fi
   stop containerd
+  stop registry
   pkill -TERM -f "containerd-shim-runc-v2 .*-address $CONTAINERD_SOCK" 2>/dev/null || true
   stop kube-scheduler
   stop kube-controller-manager

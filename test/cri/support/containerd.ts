@@ -42,6 +42,7 @@ async function config(dir: string): Promise<string> {
     '@SOCKET@': `${dir}/containerd.sock`,
     '@RUNC_ROOT@': `${dir}/runc`,
     '@CNI_CONF_DIR@': `${dir}/cni`,
+    '@REGISTRY_HOSTS@': `${dir}/certs.d`,
   };
   return shared.replace(/@[A-Z_]+@/g, (placeholder) => {
     const value = places[placeholder];

@@ -3,6 +3,7 @@
 // kubelet that resizes by itself. It runs as the test bed's admin, whom the admission policy does
 // not check, so it starts without the policy. Owns the process it starts; stop() ends it.
 import { spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { CONTAINERD_SOCKET, NODE_NAME, eventually } from './testbed.js';
 
 export interface NodeAgent {
@@ -12,6 +13,9 @@ export interface NodeAgent {
 
 /** Starts the agent with its metrics and health endpoints on `port` and `port + 1`; resolves once it is ready. */
 export async function startNodeAgent(port: number): Promise<NodeAgent> {
+  // Its log, for a failing test's reader: .tailor/logs/agent-<port>.log.
+  mkdirSync('.tailor/logs', { recursive: true });
+  const log = openSync(`.tailor/logs/agent-${port}.log`, 'w');
   const agent = spawn(
     process.execPath,
     [
@@ -29,12 +33,17 @@ export async function startNodeAgent(port: number): Promise<NodeAgent> {
       `127.0.0.1:${port + 1}`,
       '--allow-missing-admission-policy',
     ],
-    { stdio: 'ignore' },
+    { stdio: ['ignore', log, log] },
   );
   await eventually('the node agent to be ready', async () =>
     (await fetch(`http://127.0.0.1:${port + 1}/readyz`).catch(() => undefined))?.ok ? true : undefined,
   );
-  const exited = new Promise<void>((resolve) => agent.once('exit', () => resolve()));
+  const exited = new Promise<void>((resolve) =>
+    agent.once('exit', () => {
+      closeSync(log);
+      resolve();
+    }),
+  );
   return {
     stop: async () => {
       agent.kill('SIGTERM');

@@ -4,6 +4,7 @@
 import { LABEL_CONTROLLER_REVISION_HASH } from '../../../src/api/types.js';
 import type { KubeClient } from '../../../src/runtime/kube-client.js';
 import type { Pod } from '../../../src/api/wire.js';
+import { streamWatch } from './watch-stream.js';
 
 export class PodWatch {
   readonly uidsEverSeen = new Set<string>();
@@ -16,6 +17,8 @@ export class PodWatch {
   private readonly revisions = new Map<string, string>();
   /** Each pod that stopped carrying a revision (relabelled or gone), in the order seen. */
   private readonly departures: { name: string; revision: string }[] = [];
+  /** Each pod's spells out of service (not Ready), from the watch's start. */
+  private readonly notReadySpells = new Map<string, { from: number; to?: number }[]>();
 
   private constructor(private readonly desired: number) {}
 
@@ -29,20 +32,10 @@ export class PodWatch {
     w.maxUnavailableSeen = 0;
     w.transitions.length = 0;
     w.departures.length = 0;
-    const response = await client.request('GET', path, {
-      query: { watch: true, labelSelector, resourceVersion: initial.metadata?.resourceVersion },
-      signal: w.abort.signal,
-    });
-    let buffered = '';
-    response.body.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString();
-      let i: number;
-      while ((i = buffered.indexOf('\n')) >= 0) {
-        w.record(JSON.parse(buffered.slice(0, i)) as { type: string; object: Pod });
-        buffered = buffered.slice(i + 1);
-      }
-    });
-    response.body.on('error', () => undefined);
+    w.notReadySpells.clear();
+    await streamWatch<Pod>(client, path, { labelSelector, resourceVersion: initial.metadata?.resourceVersion }, w.abort.signal, (event) =>
+      w.record(event),
+    );
     return w;
   }
 
@@ -64,8 +57,28 @@ export class PodWatch {
     return this.departures.filter((d) => d.revision === revision).map((d) => d.name);
   }
 
+  /** Each pod that was not Ready at some moment since the watch started: when it first left service (ms since epoch) and for how long in all. */
+  outOfService(): Map<string, { firstLeftAt: number; totalMs: number }> {
+    const out = new Map<string, { firstLeftAt: number; totalMs: number }>();
+    const end = Date.now();
+    for (const [name, spells] of this.notReadySpells) {
+      const first = spells[0];
+      if (first === undefined) continue;
+      out.set(name, { firstLeftAt: first.from, totalMs: spells.reduce((sum, s) => sum + ((s.to ?? end) - s.from), 0) });
+    }
+    return out;
+  }
+
   stop(): void {
     this.abort.abort();
+  }
+
+  /** A pod that was Ready and is no longer opens a spell; one that is Ready again closes it. */
+  private trackSpell(name: string, was: boolean | undefined, now: boolean | undefined): void {
+    const spells = this.notReadySpells.get(name) ?? [];
+    if (was === true && now !== true) this.notReadySpells.set(name, [...spells, { from: Date.now() }]);
+    const open = spells.at(-1);
+    if (was !== true && now === true && open !== undefined && open.to === undefined) open.to = Date.now();
   }
 
   private record(event: { type: string; object: Pod }): void {
@@ -82,6 +95,7 @@ export class PodWatch {
     if (gone) this.ready.delete(meta.name);
     else this.ready.set(meta.name, event.object.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false);
     const now = this.ready.get(meta.name);
+    this.trackSpell(meta.name, was, now);
     const readyNow = [...this.ready.values()].filter(Boolean).length;
     this.maxUnavailableSeen = Math.max(this.maxUnavailableSeen, this.desired - readyNow);
     if (now !== was) {

@@ -6,6 +6,9 @@ import { kubeBinary } from './kube-version.js';
 
 export const CONTAINERD_SOCKET = '/run/tailor/containerd/containerd.sock';
 export const NODE_NAME = 'tailor-node';
+/** The test bed's registry (plain HTTP, htpasswd auth) and the images only it serves (hack/cluster.sh push_registry_images). */
+export const REGISTRY = '127.0.0.1:5050';
+export const REGISTRY_AUTH = { username: 'tailor', password: 'tailor-pull' } as const;
 
 /** Container IDs that containerd holds in the CRI namespace. */
 export function containerdContainerIds(): string[] {

@@ -9,6 +9,7 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { KubeClient } from '../../../src/runtime/kube-client.js';
 import type { Pod } from '../../../src/api/wire.js';
+import { streamWatch } from '../cluster/watch-stream.js';
 import { activePods, cloneSetManifest, readCloneSet, type TestCloneSet } from '../fixtures/cloneset.js';
 
 export const IMAGE_V1 = 'tailor.local/busybox:v1';
@@ -71,21 +72,13 @@ export class RolloutRecorder {
     const listed = new Set(initial.items.map((p) => p.metadata?.uid));
     for (const [uid, h] of this.pods) if (!listed.has(uid)) h.deleted = true;
     for (const pod of initial.items) this.record('ADDED', pod);
-    const response = await client.request('GET', path, {
-      query: { watch: true, labelSelector, resourceVersion: initial.metadata?.resourceVersion },
-      timeoutMs: 0,
-      signal: this.abort.signal,
-    });
-    let buffered = '';
-    response.body.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString();
-      let i: number;
-      while ((i = buffered.indexOf('\n')) >= 0) {
-        const event = JSON.parse(buffered.slice(0, i)) as { type: string; object: Pod };
-        buffered = buffered.slice(i + 1);
-        this.record(event.type, event.object);
-      }
-    });
+    const response = await streamWatch<Pod>(
+      client,
+      path,
+      { labelSelector, resourceVersion: initial.metadata?.resourceVersion },
+      this.abort.signal,
+      (event) => this.record(event.type, event.object),
+    );
     const ended = new Promise<void>((resolve) => {
       response.body.on('end', resolve);
       response.body.on('error', () => resolve());
