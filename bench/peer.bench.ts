@@ -22,9 +22,9 @@
 // has to find its two webhook configurations and serve TLS before kruise-manager sets up its
 // controllers, so this bench creates them with no webhooks in them (the API server calls nothing)
 // and points kruise-manager's self-signed certificates at localhost.
-// Owns: its namespaces, the two controller processes, and — only when it created them — the
-// clonesets.apps.kruise.io CRD and the empty kruise-* webhook configurations, all removed at the
-// end. Must not: start or stop the cluster or kwok; touch a kruise installation it did not create
+// Owns: its namespaces, the two controller processes, and — only when it created them, or an
+// earlier run stopped before its end left them (the webhook configurations are there, empty) —
+// kruise's CRDs and the empty kruise-* webhook configurations, all removed at the end. Must not: start or stop the cluster or kwok; touch a kruise installation it did not create
 // (it refuses to run the peer when one is present).
 import * as k8s from '@kubernetes/client-node';
 import yaml from 'js-yaml';
@@ -291,8 +291,9 @@ async function runSide(client: KubeClient, side: Side, pods: number): Promise<Ru
 
 // ---------------------------------------------------------------- kruise-manager's cluster objects
 
-/** What this bench created for kruise-manager and must remove again. */
+/** What this bench created for kruise-manager (or an earlier run left) and must remove again. */
 const created: { path: string; name: string }[] = [];
+let leftoverOfBench = false;
 
 /** Installs the CloneSet CRD and the empty webhook configurations kruise-manager waits for; returns why not, or undefined. */
 async function preparePeer(client: KubeClient): Promise<string | undefined> {
@@ -307,7 +308,12 @@ async function preparePeer(client: KubeClient): Promise<string | undefined> {
     });
     // One with webhooks in it belongs to a real kruise installation: leave that cluster alone.
     if (existing && (existing.webhooks?.length ?? 0) > 0) return `${c.kind} ${c.name} has webhooks: a kruise installation is present`;
-    if (!existing) {
+    // One without is what an earlier bench, stopped before its end, left behind: so are the CRDs
+    // beside it, and this run removes them all (left, they answer kubectl's short name `clone`).
+    if (existing) {
+      leftoverOfBench = true;
+      created.push({ path: c.path, name: c.name });
+    } else {
       await client.create(c.path, {
         apiVersion: 'admissionregistration.k8s.io/v1',
         kind: c.kind,
@@ -330,6 +336,7 @@ async function installCrd(client: KubeClient, file: string, name: string): Promi
     created.push({ path: CRD_PATH, name });
   } catch (err) {
     if (!isAlreadyExists(err)) throw err;
+    if (leftoverOfBench) created.push({ path: CRD_PATH, name });
   }
   await until(
     `CRD ${name} established`,
