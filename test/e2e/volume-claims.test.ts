@@ -2,7 +2,7 @@
 // for them, with Kruise's expectations and windows: "CloneSet Update with DisablePVCReuse=true"
 // (pods deleted by someone get their claims back; with disablePVCReuse, new ones) and "CloneSet
 // Update with VolumeClaimTemplate changes" (a change of the claim templates recreates pods and
-// claims at the next template change, except under InPlaceOnly). Translated only for the API group
+// claims at the next template change, except under InPlaceOnly), polled as often as Kruise polls. Translated only for the API group
 // (apps.kruise.io → apps.tailor.dev), the test images (tailor.local/busybox:v1 and :v2 for nginx,
 // the new nginx, redis and httpd, alternating), the one small node (tiny cpu requests) and the
 // storage: the claim templates name this file's StorageClass (local-storage.ts: hostPath volumes
@@ -16,6 +16,7 @@ import { LABEL_INSTANCE_ID, type CloneSetUpdateStrategy } from '../../src/api/ty
 import type { Pod, Wire } from '../../src/api/wire.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { createLocalStorage, type LocalStorage } from '../support/cluster/local-storage.js';
+import { eventuallyEqual } from '../support/fixtures/gomega.js';
 import { eventually } from '../support/cluster/testbed.js';
 import { activePods, cloneSetPath, deleteCloneSetsAndPods, readCloneSet, type TestCloneSet } from '../support/fixtures/cloneset.js';
 import {
@@ -76,26 +77,12 @@ async function listClaims(): Promise<Claim[]> {
 const controllerKindOf = (claim: Claim): string | undefined => claim.metadata?.ownerReferences?.find((r) => r.controller)?.kind;
 const storageOf = (claim: Claim): string | undefined => claim.spec?.resources?.requests?.storage;
 
-/** Gomega's Eventually(read, within).Should(Equal(expected)). */
-async function eventuallyEqual<T>(what: string, read: () => Promise<T>, expected: T, within: number): Promise<void> {
-  let last: T | undefined;
-  try {
-    await eventually(
-      what,
-      async () => ((last = await read()), JSON.stringify(last) === JSON.stringify(expected) ? true : undefined),
-      within,
-    );
-  } catch (err) {
-    throw new Error(`${what}: expected ${JSON.stringify(expected)}, last read ${JSON.stringify(last)}`, { cause: err });
-  }
-}
-
 /** Kruise's "delete pod": the pods deleted as a user would, then, after 3 s, every pod updated and available again within 120 s. */
 async function deletePodsAndWait(name: string, pods: readonly Pod[]): Promise<void> {
   for (const pod of pods) await client.delete(`/api/v1/namespaces/${ns}/pods/${pod.metadata?.name}`);
   await sleep(3 * SECOND);
   const updatedAvailable = async (): Promise<number> => (await status(name)).updatedAvailableReplicas ?? 0;
-  await eventuallyEqual('status.updatedAvailableReplicas', updatedAvailable, 4, 120 * SECOND);
+  await eventuallyEqual('status.updatedAvailableReplicas', updatedAvailable, 4, 120 * SECOND, 3 * SECOND);
 }
 
 /** Kruise's checks of the claims: 8, each of a pod of `ids`, named as `names` (or none of them), controlled by the CloneSet. */
@@ -117,9 +104,9 @@ describe('OpenKruise v1.9.1 CloneSet volumeClaimTemplates cases', () => {
       const name = 'clone-reuse';
       await client.create(cloneSetPath(ns), newCloneSet(name, 4, { type: 'ReCreate' }, storage.className));
 
-      await eventuallyEqual('Progressing (updated)', () => progressing(name), updating, 120 * SECOND);
-      await eventuallyEqual('status.replicas', async () => (await status(name)).replicas ?? 0, 4, 3 * SECOND);
-      await eventuallyEqual('status.readyReplicas', async () => (await status(name)).readyReplicas ?? 0, 4, 120 * SECOND);
+      await eventuallyEqual('Progressing (updated)', () => progressing(name), updating, 120 * SECOND, 3 * SECOND);
+      await eventuallyEqual('status.replicas', async () => (await status(name)).replicas ?? 0, 4, 3 * SECOND, SECOND);
+      await eventuallyEqual('status.readyReplicas', async () => (await status(name)).readyReplicas ?? 0, 4, 120 * SECOND, 3 * SECOND);
 
       const pods = await activePods(client, ns, name);
       expect(pods).toHaveLength(4);
@@ -127,7 +114,7 @@ describe('OpenKruise v1.9.1 CloneSet volumeClaimTemplates cases', () => {
       const claimNames = new Set((await listClaims()).map((c) => c.metadata?.name));
       await expectClaims(instanceIds, claimNames, true);
 
-      await eventuallyEqual('Progressing (available)', () => progressing(name), available, 120 * SECOND);
+      await eventuallyEqual('Progressing (available)', () => progressing(name), available, 120 * SECOND, 3 * SECOND);
       const condition = await progressing(name);
 
       // delete pod, and reused pvc
@@ -169,7 +156,7 @@ describe('OpenKruise v1.9.1 CloneSet volumeClaimTemplates cases', () => {
       /** Kruise's changeCloneSetAndWaitReady: change, wait until every pod is updated, ready and available. */
       async function changeAndWaitReady(change: (cs: TestCloneSet) => void): Promise<Seen> {
         await updateCloneSet(client, ns, name, change);
-        await eventuallyEqual('status.replicas', async () => (await status(name)).replicas ?? 0, replicas, 3 * SECOND);
+        await eventuallyEqual('status.replicas', async () => (await status(name)).replicas ?? 0, replicas, 3 * SECOND, SECOND);
         await sleep(3 * SECOND);
         await eventuallyEqual(
           'status.updatedReadyReplicas at the observed generation',
@@ -179,8 +166,9 @@ describe('OpenKruise v1.9.1 CloneSet volumeClaimTemplates cases', () => {
           },
           replicas,
           120 * SECOND,
+          3 * SECOND,
         );
-        await eventuallyEqual('Progressing (available)', () => progressing(name), available, 120 * SECOND);
+        await eventuallyEqual('Progressing (available)', () => progressing(name), available, 120 * SECOND, 3 * SECOND);
         const pods = await activePods(client, ns, name);
         expect(pods).toHaveLength(replicas);
         const ids = new Set(pods.map(idOf));
