@@ -25,7 +25,7 @@ const forbidden = floors.flatMap((floor, level) =>
 const pureDecisionModules = [
   '^src/api/',
   '^src/cloneset/(planner|update|update-order|scale|budget|status|pod-state|pods|intents|revision|selector|refusal-handlers|pod-cache|claims)[.]ts$',
-  '^src/inplace/(diff|plan|prepull|readiness-gate)[.]ts$',
+  '^src/inplace/(diff|plan|prepull|readiness-gate|container-order)[.]ts$',
   '^src/resize/(?!metrics[.]ts$)',
   '^src/agent/(admission|authorize|decide|order|namespace-limits|triggers|prepull-plan)[.]ts$',
   '^src/cri/(convert|wire)[.]ts$',

@@ -6,6 +6,8 @@
 // Translated for the API group (apps.kruise.io → apps.tailor.dev), the test images
 // (tailor.local/busybox:v1 and :v2 for nginx, redis and busybox; the failing image is one the
 // node does not have and may not pull, Kruise's being one that exits) and the one small node.
+// A third case, Tailor's own: a native sidecar's new image goes before the app's, the app's
+// only once the new sidecar is ready.
 //
 // Owns: the CloneSets and pods of its namespace. Must not: touch another namespace's objects.
 import { afterEach, describe, expect, it } from '@jest/globals';
@@ -75,6 +77,11 @@ const containerStatus = (pod: Pod, name: string) => pod.status?.containerStatuse
 const updateState = (pod: Pod): InPlaceUpdateState =>
   JSON.parse(pod.metadata?.annotations?.[ANNOTATION_INPLACE_UPDATE_STATE] ?? '{}') as InPlaceUpdateState;
 
+const generationObserved = (name: string) => async (): Promise<boolean> => {
+  const cs = await readCloneSet(client, ns, name);
+  return cs.metadata?.generation === cs.status?.observedGeneration;
+};
+
 /** The opening of both cases: created, Progressing CloneSetUpdated, one pod ready, then available; images changed. */
 async function createAndUpdate(name: string, redisImage: string): Promise<void> {
   const created = await client.create<TestCloneSet>(cloneSetPath(ns), prioritizedCloneSet(name));
@@ -91,11 +98,22 @@ async function createAndUpdate(name: string, redisImage: string): Promise<void> 
     redis!.image = redisImage;
   });
   await eventuallyEqual('Progressing', progressing(name), updating, 120 * SECOND, 3 * SECOND);
-  const observed = async (): Promise<boolean> => {
-    const cs = await readCloneSet(client, ns, name);
-    return cs.metadata?.generation === cs.status?.observedGeneration;
-  };
-  await eventuallyEqual('generation observed', observed, true, 10 * SECOND, 3 * SECOND);
+  await eventuallyEqual('generation observed', generationObserved(name), true, 10 * SECOND, 3 * SECOND);
+}
+
+/** A container status time, as the wire or the client's types give it. */
+type Time = string | Date;
+
+/** When `stopped` (a container's last run) ended more than 10 s after `started` (another's new run) began. */
+async function stoppedTenSecondsAfter(
+  name: string,
+  stopped: (pod: Pod) => Time | undefined,
+  started: (pod: Pod) => Time | undefined,
+): Promise<boolean> {
+  const pod = await onlyPod(name);
+  const [end, begin] = [stopped(pod), started(pod)];
+  if (!end || !begin) return false;
+  return new Date(end).getTime() > new Date(begin).getTime() + 10 * SECOND;
 }
 
 describe('CloneSet in-place update with container priorities (Kruise e2e)', () => {
@@ -119,13 +137,12 @@ describe('CloneSet in-place update with container priorities (Kruise e2e)', () =
 
       // nginx stopped more than 10 s after the new redis started: redis went first, and nginx
       // waited for it to be ready (its postStart hook takes 10 s).
-      const nginxStoppedAfterRedisReady = async (): Promise<boolean> => {
-        const current = await onlyPod(name);
-        const stopped = containerStatus(current, 'nginx')?.lastState?.terminated?.finishedAt;
-        const started = containerStatus(current, 'redis')?.state?.running?.startedAt;
-        if (!stopped || !started) return false;
-        return Date.parse(String(stopped)) > Date.parse(String(started)) + 10 * SECOND;
-      };
+      const nginxStoppedAfterRedisReady = (): Promise<boolean> =>
+        stoppedTenSecondsAfter(
+          name,
+          (p) => containerStatus(p, 'nginx')?.lastState?.terminated?.finishedAt,
+          (p) => containerStatus(p, 'redis')?.state?.running?.startedAt,
+        );
       await eventuallyEqual('nginx stopped after new redis has started 10 s', nginxStoppedAfterRedisReady, true, 30 * SECOND, SECOND);
 
       const batches = updateState(pod).containerBatchesRecord ?? [];
@@ -156,6 +173,50 @@ describe('CloneSet in-place update with container priorities (Kruise e2e)', () =
 
       await consistentlyEqual('Progressing', progressing(name), updating, 30 * SECOND, 3 * SECOND);
       expect(containerStatus(await onlyPod(name), 'nginx')?.restartCount).toBe(0);
+    },
+    CASE_TIMEOUT,
+  );
+});
+
+describe('CloneSet in-place update of a native sidecar and the app (decision 0021)', () => {
+  it(
+    'updates the sidecar first and the app only once the new sidecar is ready',
+    async () => {
+      const name = 'sidecar-first';
+      const mesh = container('mesh', { restartPolicy: 'Always', lifecycle: { postStart: { exec: { command: ['sleep', '10'] } } } });
+      const cs = cloneSetManifest(
+        name,
+        { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible' }, progressDeadlineSeconds: TEN_MINUTES },
+        { initContainers: [mesh], containers: [container('app')], terminationGracePeriodSeconds: 3 },
+      );
+      await client.create<TestCloneSet>(cloneSetPath(ns), cs);
+      await eventuallyEqual('Progressing', progressing(name), available, 120 * SECOND, 3 * SECOND);
+
+      await updateCloneSet(client, ns, name, (c) => {
+        c.spec.template.spec!.initContainers![0]!.image = V2;
+        c.spec.template.spec!.containers[0]!.image = V2;
+      });
+      await eventuallyEqual('generation observed', generationObserved(name), true, 10 * SECOND, SECOND);
+      await eventuallyEqual(
+        'status.updatedReadyReplicas',
+        async () => (await status(name)).updatedReadyReplicas ?? 0,
+        1,
+        120 * SECOND,
+        3 * SECOND,
+      );
+
+      const pod = await onlyPod(name);
+      const meshStatus = (p: Pod) => p.status?.initContainerStatuses?.find((s) => s.name === 'mesh');
+      expect(meshStatus(pod)?.image).toMatch(/busybox:v2$/);
+      expect(containerStatus(pod, 'app')?.restartCount).toBe(1);
+      const appStoppedAfterMeshReady = (): Promise<boolean> =>
+        stoppedTenSecondsAfter(
+          name,
+          (p) => containerStatus(p, 'app')?.lastState?.terminated?.finishedAt,
+          (p) => meshStatus(p)?.state?.running?.startedAt,
+        );
+      await eventuallyEqual('app stopped after the new sidecar has started 10 s', appStoppedAfterMeshReady, true, 30 * SECOND, SECOND);
+      expect((updateState(pod).containerBatchesRecord ?? []).map((b) => b.containers)).toEqual([['mesh'], ['app']]);
     },
     CASE_TIMEOUT,
   );
