@@ -19,11 +19,43 @@ import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForRea
 const { client, ns } = controllerTestBed('prepull-e2e');
 const BULKY = { v1: `${REGISTRY}/tailor/bulky:v1`, v2: `${REGISTRY}/tailor/bulky:v2` };
 const NODE_PATH = `/api/v1/nodes/${NODE_NAME}`;
+const AGENT_DAEMONSET = '/apis/apps/v1/namespaces/tailor-system/daemonsets/tailor-agent';
+/** A node label nothing carries: the `make dev` agent DaemonSet, if installed, is kept off the node while this file runs. */
+const AWAY = 'tailor.dev/prepull-e2e-away';
+
+/** Keeps the in-cluster agent (make dev's DaemonSet) off the node, or lets it back; true when there is one. */
+async function inClusterAgent(away: boolean): Promise<boolean> {
+  const patch = { spec: { template: { spec: { nodeSelector: { [AWAY]: away ? 'true' : null } } } } };
+  const patched = await client.patch(AGENT_DAEMONSET, patch, 'merge').then(
+    () => true,
+    () => false,
+  );
+  if (patched && away) {
+    await eventually('the in-cluster agent to leave the node', async () => {
+      const pods = await client.list<{ metadata?: { name?: string } }>('/api/v1/namespaces/tailor-system/pods', {
+        labelSelector: 'app.kubernetes.io/component=agent',
+      });
+      return pods.items.length === 0 ? true : undefined;
+    });
+  }
+  return patched;
+}
 
 const ctr = (...args: string[]): string =>
   execFileSync('ctr', ['--address', CONTAINERD_SOCKET, '--namespace', 'k8s.io', ...args], { encoding: 'utf8' });
+/**
+ * Removes an image from the node for good: every record the CRI plugin made for it (the tag, the
+ * repo digest and the image ID all name the same manifest), so its content goes too and the next
+ * pull is a real one.
+ */
 const removeFromNode = (image: string): void => {
-  if (ctr('images', 'ls', '-q').split('\n').includes(image)) ctr('images', 'rm', '--sync', image);
+  const rows = ctr('images', 'ls')
+    .split('\n')
+    .slice(1)
+    .map((line) => line.split(/\s+/));
+  const manifest = rows.find((row) => row[0] === image)?.[2];
+  if (manifest === undefined) return;
+  ctr('images', 'rm', '--sync', ...rows.filter((row) => row[2] === manifest).map((row) => row[0] ?? ''));
 };
 const nodeReport = async (): Promise<PulledImages | undefined> => {
   const node = await client.get<Node>(NODE_PATH);
@@ -31,7 +63,9 @@ const nodeReport = async (): Promise<PulledImages | undefined> => {
   return parsed.ok ? parsed.value : undefined;
 };
 
+let agentWasInstalled = false;
 beforeAll(async () => {
+  agentWasInstalled = await inClusterAgent(true);
   const auth = Buffer.from(`${REGISTRY_AUTH.username}:${REGISTRY_AUTH.password}`).toString('base64');
   await client.create(`/api/v1/namespaces/${ns}/secrets`, {
     metadata: { name: 'regcred' },
@@ -41,7 +75,11 @@ beforeAll(async () => {
   for (const image of Object.values(BULKY)) removeFromNode(image);
   // No agent runs yet: no report may make the controller wait.
   await client.patch(NODE_PATH, { metadata: { annotations: { [ANNOTATION_PULLED_IMAGES]: null } } }, 'merge');
-}, 60_000);
+}, 120_000);
+
+afterAll(async () => {
+  if (agentWasInstalled) await inClusterAgent(false);
+});
 
 /** A CloneSet of 2 pods on tailor.local/busybox:v1, then its image changed to `image`; resolves with each pod's out-of-service time. */
 const container = (image: string): Record<string, unknown> => ({
