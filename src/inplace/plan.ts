@@ -17,13 +17,13 @@ import {
   ANNOTATION_INPLACE_UPDATE_STATE,
   ANNOTATION_RESIZE_REQUEST,
   ANNOTATION_RESTART_REQUEST,
-  CONDITION_INPLACE_UPDATE_READY,
   LABEL_CONTROLLER_REVISION_HASH,
   type InPlaceUpdateState,
   type ResizeRefusal,
   type UpdateStrategyType,
 } from '../api/types.js';
 import { podCondition } from '../api/pod.js';
+import { heldByReadinessGate, readinessGateCondition } from './readiness-gate.js';
 import type { Pod, Wire } from '../api/wire.js';
 import { diffTemplates, type PodTemplate, type TemplateDiff } from './diff.js';
 import { prePullVerdict, type NotPrePulled, type PrePullTarget } from './prepull.js';
@@ -70,7 +70,7 @@ export function planInPlaceUpdate(pod: Pod, t: UpdateTarget): InPlaceStep {
   }
   const restarts = Object.keys(diff.images).length > 0 || Object.keys(diff.restarts).length > 0 || resizeRestarts(pod, diff);
   if (restarts) {
-    const gate = podCondition(pod, CONDITION_INPLACE_UPDATE_READY);
+    const gate = readinessGateCondition(pod);
     if (gate?.status !== 'False') {
       const images = Object.values(diff.images);
       const verdict = t.prePull && images.length > 0 ? prePullVerdict(images, t.prePull, t.now) : undefined;
@@ -276,7 +276,7 @@ export function planNextContainerBatch(
   template: PodTemplate | undefined,
   now: number,
 ): Extract<InPlaceStep, { kind: 'patch' }> | undefined {
-  if (podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status !== 'False') return undefined;
+  if (!heldByReadinessGate(pod)) return undefined;
   const state = readUpdateState(pod);
   const next = state?.nextContainerImages ?? {};
   if (!state || state.revision !== pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] || Object.keys(next).length === 0)
@@ -374,7 +374,7 @@ export const RESTART_OVERDUE_MS = 60_000;
  * otherwise.
  */
 export function restartOverdue(pod: Pod, now: number): string | undefined {
-  if (podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status !== 'False') return undefined;
+  if (!heldByReadinessGate(pod)) return undefined;
   const state = readUpdateState(pod);
   if (!state || state.revision !== pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH]) return undefined;
   const waiting = Object.entries(state.changed ?? {})
@@ -397,7 +397,7 @@ const restartCountRose = (pod: Pod, state: InPlaceUpdateState, name: string): bo
  * getting (`selected` false) and nothing was patched; 'pending' while containers restart.
  */
 export function settleInPlaceUpdate(pod: Pod, selected: boolean): Settlement {
-  if (podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status !== 'False') return 'none';
+  if (!heldByReadinessGate(pod)) return 'none';
   const state = readUpdateState(pod);
   const revision = pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH];
   if (!state || state.revision !== revision) return selected ? 'none' : 'undrain';
