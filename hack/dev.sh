@@ -26,10 +26,10 @@ for workload in deployment/tailor-controller daemonset/tailor-agent; do
 done
 
 # Created once: re-applying would undo the user's `kubectl edit`s of the sample.
-kubectl get clone web >/dev/null 2>&1 || kubectl apply -f "$repo/config/samples/cloneset.yaml"
-kubectl wait --for=jsonpath='{.status.readyReplicas}'=3 --timeout=180s clone/web >/dev/null
+kubectl get clonesets.apps.tailor.dev web >/dev/null 2>&1 || kubectl apply -f "$repo/config/samples/cloneset.yaml"
+kubectl wait --for=jsonpath='{.status.readyReplicas}'=3 --timeout=180s clonesets.apps.tailor.dev/web >/dev/null
 kubectl -n tailor-system get deployment,daemonset
-kubectl get clone web
+kubectl get clonesets.apps.tailor.dev web
 
 cat <<EOF
 
