@@ -31,6 +31,10 @@ export const EventReasons = {
   InvalidAnnotation: 'InvalidAnnotation',
   /** The stored spec cannot be planned (a value the CRD of today refuses, stored before it did). */
   InvalidSpec: 'InvalidSpec',
+  /** A pod drained for a new image its node's agent failed to pull (decision 52). */
+  ImagePrePullFailed: 'ImagePrePullFailed',
+  /** A pod drained for a new image its node had not pulled within --image-prepull-timeout (decision 52). */
+  ImagePrePullTimedOut: 'ImagePrePullTimedOut',
 } as const;
 export type EventReason = (typeof EventReasons)[keyof typeof EventReasons];
 
@@ -67,6 +71,9 @@ export const PodConditionReasons = {
   InPlaceUpdateCompleted: 'InPlaceUpdateCompleted',
   InPlaceUpdateCancelled: 'InPlaceUpdateCancelled',
 } as const;
+
+/** `Lifecycle<State>`: the reason of the gate a lifecycle hook with markPodNotReady holds False (decision 19). */
+export const lifecycleGateReason = (state: string): string => `Lifecycle${state}`;
 
 /** Why the planner deletes a pod; named in the SuccessfulDelete event's message ("deleted (ScaleDown): …"). */
 export type DeleteReason = 'ScaleDown' | 'PodsToDelete' | 'RecreateUpdate' | 'RecreateFallback' | 'ResizeRecreate' | 'ReplaceUnscheduled';

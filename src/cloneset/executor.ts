@@ -6,7 +6,7 @@
 // Events come from the catalogue in src/api/reasons.ts.
 // Must not: decide anything (the planner has), write the CloneSet's status, or retry.
 import PQueue from 'p-queue';
-import { EventReasons } from '../api/reasons.js';
+import { EventReasons, lifecycleGateReason } from '../api/reasons.js';
 import { ANNOTATION_LIFECYCLE_TIMESTAMP, CloneSetConditionTypes as Conditions, LABEL_LIFECYCLE_STATE } from '../api/types.js';
 import type { InPlaceUpdater } from '../inplace/engine.js';
 import type { InPlaceMetrics } from '../inplace/metrics.js';
@@ -147,7 +147,7 @@ export class PlanExecutor {
     try {
       let patched = await this.deps.client.patch<Pod>(path, lifecyclePatch(intent), 'strategic');
       if (intent.markNotReady) {
-        const condition = readinessGateWrite('False', at, { reason: `Lifecycle${state}` });
+        const condition = readinessGateWrite('False', at, { reason: lifecycleGateReason(state) });
         patched = await this.deps.client.patch<Pod>(`${path}/status`, { status: { conditions: [condition] } }, 'strategic');
       }
       this.deps.podExpectations?.expectResourceVersion(pod.metadata?.uid ?? '', patched.metadata?.resourceVersion ?? '');

@@ -314,7 +314,17 @@ function planResizeOutcomes(round: Round): void {
 function planUpkeep(round: Round): void {
   const selected = new Set(round.update.toUpdate);
   const { lifecycle } = round.cs.spec;
+  // A pod this round already deletes, moves or updates gets no gate write (settle, next batch,
+  // gate ready) besides: the two could race (a hook's gate False against a settle's True). It
+  // waits for the next round, which that write's own watch event starts.
+  const written = new Set(round.intents.flatMap((i) => ('pod' in i ? [nameOf(i.pod)] : [])));
+  const deleted = new Set(round.intents.flatMap((i) => (i.kind === 'delete' ? [nameOf(i.pod)] : [])));
   for (const pod of round.pods) {
+    if (!deleted.has(nameOf(pod))) {
+      const reroute = rerouteToKubelet(pod, backendOf(round.input, pod));
+      if (reroute && !pod.metadata?.deletionTimestamp) round.intents.push({ kind: 'reroute', pod, ...reroute });
+    }
+    if (written.has(nameOf(pod))) continue;
     let settlement = settleInPlaceUpdate(pod, selected.has(nameOf(pod)));
     // A hook that marks the pod not ready holds the gate False itself: nothing to withdraw.
     if (settlement === 'undrain' && heldNotReady(lifecycle, lifecycleStateOf(pod))) settlement = 'none';
@@ -330,10 +340,7 @@ function planUpkeep(round: Round): void {
       const overdueAt = Date.parse(readUpdateState(pod)?.updateTimestamp ?? '') + RESTART_OVERDUE_MS;
       if (overdueAt > round.input.now) round.wakeAt = earliest(round.wakeAt, overdueAt);
     }
-    if (pod.metadata?.deletionTimestamp) continue;
-    if (needsReadinessGateCondition(pod)) round.intents.push({ kind: 'markGateReady', pod });
-    const reroute = rerouteToKubelet(pod, backendOf(round.input, pod));
-    if (reroute) round.intents.push({ kind: 'reroute', pod, ...reroute });
+    if (!pod.metadata?.deletionTimestamp && needsReadinessGateCondition(pod)) round.intents.push({ kind: 'markGateReady', pod });
   }
 }
 
@@ -425,7 +432,7 @@ function planPodUpdates(input: PlanInput, pods: readonly Pod[], update: UpdatePl
       if (step.kind !== 'patch' || Object.keys(step.diff.images).length > 0 || Object.keys(step.diff.restarts).length > 0) continue;
       nonDisruptive--;
     }
-    const held = heldByLifecycle(input, pod, step);
+    const held = heldByLifecycle(input, pod, step, picked);
     if (held) {
       if (held !== 'wait') out.intents.push(held);
       continue;
@@ -456,7 +463,7 @@ function planPodUpdates(input: PlanInput, pods: readonly Pod[], update: UpdatePl
         out.wakeAt = earliest(out.wakeAt, step.untilMs ?? now + 500);
         break;
       case 'patch':
-        out.intents.push({ kind: 'patch', pod, step: withUpdatingState(input, step) });
+        out.intents.push({ kind: 'patch', pod, step: withUpdatingState(input, step, picked) });
         break;
       case 'none':
         break;
@@ -470,7 +477,7 @@ function planPodUpdates(input: PlanInput, pods: readonly Pod[], update: UpdatePl
  * hook holds moves it to PreparingDelete; an in-place update of a pod the inPlaceUpdate hook
  * holds moves it to PreparingUpdate, and waits there until released. Undefined: go ahead.
  */
-function heldByLifecycle(input: PlanInput, pod: Pod, step: InPlaceStep): Intent | 'wait' | undefined {
+function heldByLifecycle(input: PlanInput, pod: Pod, step: InPlaceStep, picked: boolean): Intent | 'wait' | undefined {
   const { lifecycle } = input.cloneSet.spec;
   const move = (state: LifecycleState, options: { markNotReady?: boolean; restoreHook?: LifecycleHook }): Intent => ({
     kind: 'lifecycle',
@@ -487,7 +494,9 @@ function heldByLifecycle(input: PlanInput, pod: Pod, step: InPlaceStep): Intent 
   if (step.kind !== 'drain' && step.kind !== 'wait' && step.kind !== 'patch') return undefined;
   const gate = inPlaceUpdateGate(lifecycle, pod);
   if (gate.kind === 'proceed') return undefined;
-  if (gate.kind === 'hold') return 'wait';
+  // Only a pod the budget picked enters PreparingUpdate (its hook may mark it not ready); one
+  // moved outside the pick by a change that restarts nothing waits for its turn.
+  if (gate.kind === 'hold' || !picked) return 'wait';
   const hook = lifecycle?.inPlaceUpdate;
   return move('PreparingUpdate', { markNotReady: !!hook?.markPodNotReady, ...(gate.restoreHook && hook ? { restoreHook: hook } : {}) });
 }
@@ -496,8 +505,13 @@ function heldByLifecycle(input: PlanInput, pod: Pod, step: InPlaceStep): Intent 
  * The in-place patch also labels the pod Updating when an inPlaceUpdate hook waits for the
  * update's end (Updated); without one the pod stays Normal throughout (decision 0019).
  */
-function withUpdatingState(input: PlanInput, step: Extract<InPlaceStep, { kind: 'patch' }>): Extract<InPlaceStep, { kind: 'patch' }> {
-  if (!input.cloneSet.spec.lifecycle?.inPlaceUpdate) return step;
+function withUpdatingState(
+  input: PlanInput,
+  step: Extract<InPlaceStep, { kind: 'patch' }>,
+  picked: boolean,
+): Extract<InPlaceStep, { kind: 'patch' }> {
+  // Updating (not available) only for a pod the budget picked.
+  if (!input.cloneSet.spec.lifecycle?.inPlaceUpdate || !picked) return step;
   const metadata = (step.patch.metadata ?? {}) as { labels?: Record<string, string>; annotations?: Record<string, string> };
   const patch = {
     ...step.patch,

@@ -192,7 +192,8 @@ export class CloneSetReconciler {
     }
     const revisionCreatedAt = new Map<string, number>();
     for (const r of this.deps.revisions.byIndex(OWNER_INDEX, ownedIndexValue(cs.metadata?.namespace, cs.metadata?.uid))) {
-      revisionCreatedAt.set(r.metadata?.name ?? '', Date.parse(r.metadata?.creationTimestamp ?? ''));
+      const createdAt = Date.parse(r.metadata?.creationTimestamp ?? '');
+      if (Number.isFinite(createdAt)) revisionCreatedAt.set(r.metadata?.name ?? '', createdAt);
     }
     return { prePull: { reports, revisionCreatedAt, timeoutMs: prePull.timeoutMs } };
   }

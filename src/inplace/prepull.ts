@@ -7,6 +7,7 @@
 // treated the same: nothing waits on what will not come.
 // Pure. Must not: do I/O, or delay anything but the drain of a pod whose images change.
 import type { PulledImages } from '../api/prepull.js';
+import { EventReasons } from '../api/reasons.js';
 
 /** How long after a revision appears the controller waits for the agent to list its images. */
 export const ACK_GRACE_MS = 5_000;
@@ -24,7 +25,7 @@ export interface PrePullTarget {
 /** An image the drain goes ahead without, and why (reported as an event on the pod). */
 export interface NotPrePulled {
   readonly image: string;
-  readonly reason: 'ImagePrePullFailed' | 'ImagePrePullTimedOut';
+  readonly reason: typeof EventReasons.ImagePrePullFailed | typeof EventReasons.ImagePrePullTimedOut;
   readonly message: string;
 }
 
@@ -44,13 +45,24 @@ export function prePullVerdict(images: readonly string[], target: PrePullTarget,
     if (pull === undefined) {
       const deadline = (target.revisionCreatedAt ?? now) + ACK_GRACE_MS;
       if (now < deadline) waitUntil(deadline);
-      else notPrePulled.push({ image, reason: 'ImagePrePullTimedOut', message: `the node's agent did not start pulling ${image}` });
+      else
+        notPrePulled.push({ image, reason: EventReasons.ImagePrePullTimedOut, message: `the node's agent did not start pulling ${image}` });
     } else if (pull.state === 'Failed') {
-      notPrePulled.push({ image, reason: 'ImagePrePullFailed', message: `pre-pull of ${image} failed: ${pull.message ?? 'no message'}` });
+      notPrePulled.push({
+        image,
+        reason: EventReasons.ImagePrePullFailed,
+        message: `pre-pull of ${image} failed: ${pull.message ?? 'no message'}`,
+      });
     } else if (pull.state === 'Pulling') {
-      const deadline = Date.parse(pull.since) + target.timeoutMs;
+      // A start the controller's clock has not reached yet (node clock skew) counts from now.
+      const deadline = Math.min(Date.parse(pull.since), now) + target.timeoutMs;
       if (now < deadline) waitUntil(deadline);
-      else notPrePulled.push({ image, reason: 'ImagePrePullTimedOut', message: `${image} not pulled within ${target.timeoutMs / 1000}s` });
+      else
+        notPrePulled.push({
+          image,
+          reason: EventReasons.ImagePrePullTimedOut,
+          message: `${image} not pulled within ${target.timeoutMs / 1000}s`,
+        });
     }
   }
   return untilMs === undefined ? { wait: false, notPrePulled } : { wait: true, untilMs };

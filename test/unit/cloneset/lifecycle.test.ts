@@ -501,6 +501,29 @@ describe('the planner gates updates by the inPlaceUpdate and preDelete hooks', (
     expect((patch?.step.patch.metadata as { labels: Record<string, string> }).labels[LABEL_LIFECYCLE_STATE]).toBeUndefined();
   });
 
+  it('pods outside the budget that a change moves without a restart never enter PreparingUpdate or Updating', () => {
+    // 4 pods, maxUnavailable 1, a NotRequired cpu resize: one pod is picked, the others may move
+    // without a restart; the hook may mark pods not ready, so only the picked one may enter it.
+    const templates = revisionTemplates('cpu');
+    const cs = cloneSet({ replicas: 4, change: 'cpu', maxUnavailable: 1 });
+    cs.spec.lifecycle = { inPlaceUpdate: { ...hold, markPodNotReady: true } };
+    const labels = { [LABEL_LIFECYCLE_STATE]: 'Normal', 'update-hook': 'true' };
+    const pods = ['p0', 'p1', 'p2', 'p3'].map((name) => pod({ name, revision: OLD, labels }, templates));
+    const plan = planReconcile({
+      cloneSet: cs,
+      pods,
+      revisions: { updateRevision: NEW, currentRevision: OLD, templates },
+      now: NOW,
+      resizeBackend: 'kubelet',
+      nodeEvidence: new Map(),
+    });
+    expect(intentsOf(plan, 'lifecycle').filter((i) => i.state === 'PreparingUpdate')).toHaveLength(1);
+    const updating = intentsOf(plan, 'patch').filter(
+      (i) => (i.step.patch.metadata as { labels?: Record<string, string> } | undefined)?.labels?.[LABEL_LIFECYCLE_STATE] === 'Updating',
+    );
+    expect(updating).toHaveLength(0);
+  });
+
   it('a recreate of a pod the preDelete hook holds moves it to PreparingDelete', () => {
     const plan = planUpdateOf({ preDelete: hold }, 'env', 'Normal', { 'update-hook': 'true' });
     expect([kinds(plan), intentsOf(plan, 'lifecycle').map((i) => i.state)]).toEqual([['lifecycle'], ['PreparingDelete']]);

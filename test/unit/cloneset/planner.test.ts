@@ -261,7 +261,7 @@ describe('the planner follows the one backend rule for resizes', () => {
     state: 'Infeasible',
     reason: 'KubeletResizes',
     message: 'the kubelet resizes here',
-    since: '2026-03-01T11:00:00Z',
+    since: '2026-03-01T11:59:00Z',
   });
   const withEvidence = (kubeletResizesThere: boolean | undefined, pods: PodSpec[], backend: PlanInput['resizeBackend'] = 'auto') => {
     const templates = revisionTemplates('cpu');
@@ -288,6 +288,13 @@ describe('the planner follows the one backend rule for resizes', () => {
       expect(patch?.step.resize).toBeUndefined();
       expect(JSON.stringify(patch?.step.patch)).toContain('apps.tailor.dev/resize-request');
     }
+  });
+
+  it('recreates a pod whose answered request timed out, and does not also reroute it (one write per pod and round)', () => {
+    const stale = kubeletResizes.replace('11:59:00Z', '11:00:00Z');
+    const annotations = { 'apps.tailor.dev/resize-request': request, 'apps.tailor.dev/resize-status': stale };
+    const p = withEvidence(false, [{ name: 'a', revision: NEW, annotations }]);
+    expect(p.intents.map((i) => i.kind)).toEqual(['delete']);
   });
 
   it('reroutes a request the agent answered with KubeletResizes to pods/resize and drops the annotations', () => {

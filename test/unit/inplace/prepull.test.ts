@@ -23,6 +23,13 @@ describe('prePullVerdict: a drain for new images waits for the node to have them
     ['Pulled: drain at once', { 'img:v2': { state: 'Pulled', since: iso(0) } }, at(0), at(1), 'drain'],
     ['Pulling: wait until the pull ends or times out', { 'img:v2': { state: 'Pulling', since: iso(0) } }, at(0), at(1), `wait ${at(120)}`],
     [
+      'Pulling since a time the controller has not reached (clock skew): counts from now',
+      { 'img:v2': { state: 'Pulling', since: iso(3600) } },
+      at(0),
+      at(1),
+      `wait ${at(121)}`,
+    ],
+    [
       'Pulling past the timeout: drain, reported',
       { 'img:v2': { state: 'Pulling', since: iso(0) } },
       at(0),
