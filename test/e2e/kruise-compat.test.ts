@@ -14,7 +14,8 @@
 // Kruise cases not here:
 //   whole in container-order.test.ts: in-place update two container images with priorities successfully; in-place
 //     update two container images with priorities, should not update the next when the previous one failed
-//   not ported: pre-download for new image — needs image pre-download (ImagePullJob)
+//   not ported: pre-download for new image — it drives Kruise's ImagePullJob API, which Tailor does not offer;
+//     Tailor's node agent pulls before the drain instead (decision 52), proven in prepull.test.ts
 //   whole in volume-claims.test.ts: CloneSet Update with DisablePVCReuse=true; CloneSet Update with
 //     VolumeClaimTemplate changes
 //   whole in lifecycle.test.ts: creates with lifecycle preNormal finalizer; CloneSet regard
