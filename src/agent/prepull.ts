@@ -12,6 +12,7 @@ import { ANNOTATION_PULLED_IMAGES, encodePulledImages, type ImagePull, type Regi
 import { rfc3339Seconds } from '../api/time.js';
 import type { Pod } from '../api/wire.js';
 import type { CriClient } from '../cri/client.js';
+import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
 import { isNotFound, type KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
@@ -24,6 +25,9 @@ import {
   type DockerConfig,
   type ImageWanted,
 } from './prepull-plan.js';
+
+/** The longest wait between retries of a failed report write. */
+const REPORT_RETRY_MAX_MS = 5_000;
 
 /** A pull may take long (large layers, slow registries); the kubelet's own pulls have no shorter bound. */
 const PULL_TIMEOUT_MS = 30 * 60_000;
@@ -47,6 +51,7 @@ export class PrePuller {
   private readonly pulls = new Map<string, ImagePull>();
   private wanted = new Map<string, ImageWanted>();
   private written: string | undefined;
+  private reportFailures = 0;
   private readonly results: Counter<'result'>;
   private readonly now: () => number;
 
@@ -61,7 +66,12 @@ export class PrePuller {
   }
 
   /** Starts pulls for newly wanted images, forgets the others, and writes the report when it changed. */
-  async syncReport(): Promise<void> {
+  /**
+   * A controller may be holding a drain on this report, so a failed write is retried soon, with
+   * a short capped backoff (250 ms doubling to REPORT_RETRY_MAX_MS) rather than the work queue's,
+   * which grows to minutes: a stale Pulling would otherwise hold pods until the timeout.
+   */
+  async syncReport(): Promise<ReconcileResult> {
     this.wanted = imagesToPrePull(this.options.pods.list(), this.options.revisions.list());
     for (const image of this.pulls.keys()) if (!this.wanted.has(image)) this.pulls.delete(image);
     for (const image of this.wanted.keys()) {
@@ -70,7 +80,7 @@ export class PrePuller {
       this.options.schedulePull(image);
     }
     const report = encodePulledImages(nextReport(this.wanted.keys(), this.pulls));
-    if (report === this.written) return;
+    if (report === this.written) return undefined;
     const node = encodeURIComponent(this.options.nodeName);
     try {
       await this.options.client.patch(
@@ -79,9 +89,16 @@ export class PrePuller {
         'merge',
       );
     } catch (err) {
-      throw new Error(`writing the image pre-pull report on node ${this.options.nodeName} failed`, { cause: err });
+      const requeueAfterMs = Math.min(REPORT_RETRY_MAX_MS, 250 * 2 ** this.reportFailures++);
+      this.options.logger.warn(
+        { err, retryInMs: requeueAfterMs },
+        `writing the image pre-pull report on node ${this.options.nodeName} failed`,
+      );
+      return { requeueAfterMs };
     }
+    this.reportFailures = 0;
     this.written = report;
+    return undefined;
   }
 
   /**
