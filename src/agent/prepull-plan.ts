@@ -12,6 +12,7 @@
 import { z } from 'zod';
 import type { ImagePull, RegistryAuth } from '../api/prepull.js';
 import type { Pod } from '../api/wire.js';
+import { isLivePod } from '../api/pod.js';
 import { cloneSetOwner, type ControllerRevision } from './authorize.js';
 import { LABEL_CONTROLLER_REVISION_HASH } from '../api/types.js';
 
@@ -34,14 +35,11 @@ function newestRevisions(revisions: readonly ControllerRevision[]): Map<string, 
   return newest;
 }
 
-const finished = (pod: Pod): boolean =>
-  pod.metadata?.deletionTimestamp !== undefined || ['Succeeded', 'Failed'].includes(pod.status?.phase ?? '');
-
 /** The revision a pod of a CloneSet will move to, when it is not on it already. */
 function targetOf(pod: Pod, newest: ReadonlyMap<string, ControllerRevision>): ControllerRevision | undefined {
   const owner = cloneSetOwner(pod);
   const target = owner ? newest.get(owner.uid) : undefined;
-  if (target === undefined || finished(pod)) return undefined;
+  if (target === undefined || !isLivePod(pod)) return undefined;
   return target.metadata?.name === pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ? undefined : target;
 }
 

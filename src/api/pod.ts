@@ -35,3 +35,7 @@ export function resizableContainers<C extends { restartPolicy?: string }>(spec: 
 export function podCondition(pod: Pod, type: string): Wire<k8s.V1PodCondition> | undefined {
   return pod.status?.conditions?.find((c) => c.type === type);
 }
+
+/** Neither terminating nor finished (Succeeded or Failed): a pod that still runs, or will. */
+export const isLivePod = (pod: Pod): boolean =>
+  !pod.metadata?.deletionTimestamp && pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed';

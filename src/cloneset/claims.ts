@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { canonicalJSON } from '../api/json.js';
 import { ANNOTATION_VOLUME_CLAIM_TEMPLATES_HASH, LABEL_INSTANCE_ID, type VolumeClaimTemplate } from '../api/types.js';
 import type { Pod, Wire } from '../api/wire.js';
+import { isLivePod } from '../api/pod.js';
 import { controllerRef, type WireCloneSet } from './pods.js';
 
 export type Claim = Wire<k8s.V1PersistentVolumeClaim>;
@@ -108,9 +109,6 @@ export interface ClaimPlan {
   deleteNow: string[];
 }
 
-const isLive = (pod: Pod): boolean =>
-  !pod.metadata?.deletionTimestamp && pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed';
-
 /**
  * What happens to the CloneSet's claims this round, as Kruise decides it: a pod the CloneSet
  * deletes (scale-down, specified delete, recreate update) takes its claims along; a pod that
@@ -120,7 +118,7 @@ const isLive = (pod: Pod): boolean =>
 export function planClaims(input: ClaimPlanInput): ClaimPlan {
   const claims = input.claims.filter((c) => !c.metadata?.deletionTimestamp);
   const claimIds = new Set(input.claims.map(instanceIdOf).filter((id) => id !== ''));
-  const liveIds = new Set(input.pods.filter(isLive).map(instanceIdOf));
+  const liveIds = new Set(input.pods.filter(isLivePod).map(instanceIdOf));
   const podIds = new Set(input.pods.map(instanceIdOf));
   const terminatingIds = new Set(input.pods.filter((p) => p.metadata?.deletionTimestamp).map(instanceIdOf));
   const deleteWithPod = new Map<string, string[]>();
