@@ -84,16 +84,27 @@ export function parseAnnotation<T>(
   schema: z.ZodType<T>,
 ): AnnotationValue<T> {
   const raw = annotations?.[name];
-  if (raw === undefined) return { ok: false, error: undefined };
-  // Every reconcile reads every pod's annotations, mostly unchanged since the last round: parse
-  // each distinct text once (one schema per annotation name). Callers never mutate the values.
+  if (annotations === undefined || raw === undefined) return { ok: false, error: undefined };
+  // Every reconcile reads every pod's annotations, mostly unchanged since the last round: a cached
+  // pod's annotations are one object per version, never written (decision 32), so its values are
+  // parsed once per object; and each distinct text once across objects (one schema per annotation
+  // name). Callers never mutate the values.
+  const ofRecord = parsedByRecord.get(annotations);
+  const here = ofRecord?.get(name);
+  // The text is compared too: a record someone did write must not answer for its old text.
+  if (here?.raw === raw) return here.parsed as AnnotationValue<T>;
   const key = `${name}\u0000${raw}`;
-  const known = parsedTexts.get(key) as AnnotationValue<T> | undefined;
-  if (known) return known;
-  const parsed = parseText(name, raw, schema);
-  parsedTexts.set(key, parsed);
+  let parsed = parsedTexts.get(key) as AnnotationValue<T> | undefined;
+  if (!parsed) {
+    parsed = parseText(name, raw, schema);
+    parsedTexts.set(key, parsed);
+  }
+  if (ofRecord) ofRecord.set(name, { raw, parsed });
+  else parsedByRecord.set(annotations, new Map([[name, { raw, parsed }]]));
   return parsed;
 }
+
+const parsedByRecord = new WeakMap<object, Map<string, { raw: string; parsed: AnnotationValue<unknown> }>>();
 
 /**
  * Parsed annotation texts by name and text; bounded by count and by the characters of the texts

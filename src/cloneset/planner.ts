@@ -56,7 +56,7 @@ export interface PlanInput {
   now: number;
   resizeBackend: ResizeBackend;
   /** What is known about each node's kubelet (resize/backend.ts), by node name. */
-  nodeEvidence: ReadonlyMap<string, NodeResizeEvidence>;
+  nodeEvidence: { get(node: string): NodeResizeEvidence | undefined };
   /** The nodes' image pre-pull reports (inplace/prepull.ts); absent: nothing waits for pulls. */
   prePull?: PrePullInput;
 }

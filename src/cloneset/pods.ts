@@ -12,6 +12,7 @@ import {
   type CloneSetLifecycle,
 } from '../api/types.js';
 import { withDefaults, type DefaultedCloneSet } from '../api/defaults.js';
+import { perObject } from '../api/memo.js';
 import { podCondition } from '../api/pod.js';
 import type { Pod, Wire } from '../api/wire.js';
 import { heldByReadinessGate, withReadinessGate } from '../inplace/readiness-gate.js';
@@ -64,30 +65,40 @@ export function summarizePod(
   pod: Pod,
   options: { minReadySeconds: number; now: number; podsToDelete?: ReadonlySet<string>; lifecycle?: CloneSetLifecycle },
 ): PodSummary {
+  const facts = podFacts(pod);
+  const available =
+    facts.ready &&
+    (options.minReadySeconds <= 0 || (facts.readySince !== undefined && options.now - facts.readySince >= options.minReadySeconds * 1000));
+  const specifiedDelete = facts.specifiedDelete || (options.podsToDelete?.has(facts.name) ?? false);
+  const preDeleteHooked = isHooked(options.lifecycle?.preDelete, pod);
+  // The usual round (no minReadySeconds wait, no podsToDelete, no preDelete hook) reads the pod's own facts as they are.
+  if (available === facts.available && specifiedDelete === facts.specifiedDelete && !preDeleteHooked) return facts;
+  return { ...facts, available, specifiedDelete, ...(preDeleteHooked ? { preDeleteHooked } : {}) };
+}
+
+/** What a summary says from the pod alone, once per pod version: available as soon as Ready, deletion asked by label only. */
+const podFacts = perObject((pod: Pod): PodSummary => {
   const lifecycleState = lifecycleStateOf(pod);
   const ready = isPodReady(pod);
   const readySince = readySinceOf(pod);
-  const name = pod.metadata?.name ?? '';
   const meta = pod.metadata ?? {};
-  return {
-    name,
+  return Object.freeze({
+    name: meta.name ?? '',
     revision: meta.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '',
     nodeName: pod.spec?.nodeName ?? '',
     phase: (pod.status?.phase as PodPhase | undefined) ?? 'Pending',
     ready,
-    available:
-      ready && (options.minReadySeconds <= 0 || (readySince !== undefined && options.now - readySince >= options.minReadySeconds * 1000)),
+    available: ready,
     ...(readySince !== undefined ? { readySince } : {}),
     terminating: !!meta.deletionTimestamp,
     deletionCost: parseDeletionCost(meta.annotations?.['controller.kubernetes.io/pod-deletion-cost']),
     restarts: Math.max(0, ...(pod.status?.containerStatuses ?? []).map((c) => c.restartCount ?? 0)),
     createdAt: meta.creationTimestamp ? Date.parse(meta.creationTimestamp) : 0,
-    specifiedDelete: (options.podsToDelete?.has(name) ?? false) || meta.labels?.[LABEL_SPECIFIED_DELETE] !== undefined,
+    specifiedDelete: meta.labels?.[LABEL_SPECIFIED_DELETE] !== undefined,
     inPlaceUpdating: heldByReadinessGate(pod),
     ...(lifecycleState ? { lifecycleState } : {}),
-    ...(isHooked(options.lifecycle?.preDelete, pod) ? { preDeleteHooked: true } : {}),
-  };
-}
+  });
+});
 
 /**
  * Ready as status.readyReplicas counts it: Running, Ready, and no disruptive in-place update in

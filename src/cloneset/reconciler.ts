@@ -9,7 +9,6 @@ import { ConditionReasons, EventReasons } from '../api/reasons.js';
 import { CloneSetConditionTypes as Conditions, type CloneSetStatus } from '../api/types.js';
 import type { InPlaceUpdater } from '../inplace/engine.js';
 import type { InPlaceMetrics } from '../inplace/metrics.js';
-import { nodeResizeEvidence, type NodeResizeEvidence } from '../resize/backend.js';
 import type { ResizeMetrics } from '../resize/metrics.js';
 import { SlowRetryError, type ReconcileResult } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
@@ -25,6 +24,7 @@ import { IntOrPercentError } from '../api/intorpercent.js';
 import { planClaims, type Claim, type ClaimPlan } from './claims.js';
 import { PlanExecutor, type Failure } from './executor.js';
 import { describeFailure } from './failures.js';
+import type { NodeEvidenceIndex } from './node-evidence.js';
 import type { ConditionWrites, Plan } from './intents.js';
 import { planReconcile, type PrePullInput } from './planner.js';
 import { defaulted, type DefaultedWireCloneSet, type WireCloneSet } from './pods.js';
@@ -34,7 +34,7 @@ import { sameStatus, statusChangeIsUrgent, withConditions } from './status.js';
 
 export { OWNER_INDEX, type ControllerRevision } from './revision-store.js';
 
-/** The pods informer's index by spec.nodeName: the evidence about each node's kubelet. */
+/** The pods informer's index by spec.nodeName: the pods a node's pre-pull report concerns. */
 export const NODE_INDEX = 'nodeName';
 
 /** How long a key waits after a refusal that retrying cannot fix (the periodic resync comes too). */
@@ -50,6 +50,8 @@ export interface CloneSetReconcilerDeps {
   client: KubeClient;
   cloneSets: Informer<WireCloneSet>;
   pods: Informer<Pod>;
+  /** What each node's pods say about its kubelet, kept from the pods informer's changes. */
+  nodeEvidence: NodeEvidenceIndex;
   revisions: Informer<ControllerRevision>;
   /** The claims of spec.volumeClaimTemplates (claims.ts), indexed by owner. */
   claims?: Informer<Claim>;
@@ -117,7 +119,7 @@ export class CloneSetReconciler {
         revisions,
         now,
         resizeBackend: this.deps.resize.backend,
-        nodeEvidence: this.nodeEvidence(pods),
+        nodeEvidence: this.deps.nodeEvidence,
         ...this.prePullInput(cs, pods),
       });
     } catch (err) {
@@ -196,15 +198,6 @@ export class CloneSetReconciler {
       if (Number.isFinite(createdAt)) revisionCreatedAt.set(r.metadata?.name ?? '', createdAt);
     }
     return { prePull: { reports, revisionCreatedAt, timeoutMs: prePull.timeoutMs } };
-  }
-
-  /** What every cached pod on each of these pods' nodes says about its kubelet. */
-  private nodeEvidence(pods: readonly Pod[]): Map<string, NodeResizeEvidence> {
-    const evidence = new Map<string, NodeResizeEvidence>();
-    for (const node of new Set(pods.map((p) => p.spec?.nodeName ?? '').filter((n) => n !== ''))) {
-      evidence.set(node, nodeResizeEvidence(node, this.deps.pods.byIndex(NODE_INDEX, node)));
-    }
-    return evidence;
   }
 
   /**

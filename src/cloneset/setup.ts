@@ -10,6 +10,7 @@ import type { Node, Pod } from '../api/wire.js';
 import { DEFAULT_PREPULL_TIMEOUT_MS } from '../inplace/prepull.js';
 import type { Manager } from '../runtime/manager.js';
 import type { Logger } from '../runtime/logger.js';
+import { NodeEvidenceIndex } from './node-evidence.js';
 import { CloneSetReconciler, NODE_INDEX, OWNER_INDEX, type ControllerRevision } from './reconciler.js';
 import { CLONESET_OWNER, type WireCloneSet } from './pods.js';
 import { InPlaceUpdater } from '../inplace/engine.js';
@@ -75,10 +76,13 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
   const scaleExpectations = new ScaleExpectations({ onExpired });
   const podExpectations = new ResourceVersionExpectations({ onExpired });
   const inPlaceMetrics = new InPlaceMetrics(manager.metrics.registry);
+  const nodeEvidence = new NodeEvidenceIndex();
+  pods.addHandler(nodeEvidence);
   const reconciler = new CloneSetReconciler({
     client: manager.client,
     cloneSets,
     pods,
+    nodeEvidence,
     revisions,
     claims,
     scaleExpectations,

@@ -42,6 +42,15 @@ const runningContainers = (pod: Pod): number =>
     .length;
 
 /**
+ * What one pod says about its node's kubelet: a running container that reports its resources says
+ * it resizes; a running container without them says it does not; no running container says nothing.
+ */
+export function podTestifies(pod: Pod): 'resizes' | 'silent' | undefined {
+  if (kubeletCanResize(pod)) return 'resizes';
+  return runningContainers(pod) > 0 ? 'silent' : undefined;
+}
+
+/**
  * Evidence about the kubelet of `nodeName`, from the pods the caller knows (only those bound to
  * that node count) and the Node when the caller has it. Positive evidence wins over negative: a
  * container reporting resources can only come from a kubelet that resizes.
@@ -50,14 +59,21 @@ export function nodeResizeEvidence(nodeName: string, pods: readonly Pod[], node?
   const old = kubeletPredatesResize(node);
   if (old !== undefined) return { kubeletResizes: false, why: old };
   const onNode = pods.filter((p) => nodeName !== '' && p.spec?.nodeName === nodeName);
-  const witness = onNode.find(kubeletCanResize);
-  if (witness) {
+  return evidenceFrom(
+    nodeName,
+    onNode.find(kubeletCanResize),
+    onNode.find((p) => podTestifies(p) === 'silent'),
+  );
+}
+
+/** The evidence one witness of each kind gives, positive first (nodeResizeEvidence's rule, for callers that keep witnesses themselves). */
+export function evidenceFrom(nodeName: string, resizes: Pod | undefined, silent: Pod | undefined): NodeResizeEvidence {
+  if (resizes) {
     return {
       kubeletResizes: true,
-      why: `pod ${witness.metadata?.namespace}/${witness.metadata?.name} on node ${nodeName} reports its containers' actual resources`,
+      why: `pod ${resizes.metadata?.namespace}/${resizes.metadata?.name} on node ${nodeName} reports its containers' actual resources`,
     };
   }
-  const silent = onNode.find((p) => runningContainers(p) > 0);
   if (silent) {
     return {
       kubeletResizes: false,

@@ -55,10 +55,10 @@ function act(configured: ResizeAction, type: UpdateStrategyType): 'recreate' | '
   return type !== 'InPlaceOnly' && configured === 'Recreate' ? 'recreate' : 'blocked';
 }
 
-const kubeletSays = (view: ResizeView): string =>
+const kubeletSays = (view: Readonly<ResizeView>): string =>
   view.message ? `: ${view.reason && view.reason !== view.state ? `${view.reason}: ` : ''}${view.message}` : '';
 
-export function decideResizeOutcome(view: ResizeView, strategy: ResizeOutcomeStrategy, now: number): ResizeOutcome {
+export function decideResizeOutcome(view: Readonly<ResizeView>, strategy: ResizeOutcomeStrategy, now: number): ResizeOutcome {
   if (view.done || view.state === undefined) return { action: 'none' };
 
   switch (view.state) {

@@ -31,6 +31,7 @@ import type { Pod, Wire } from '../api/wire.js';
 import { readResizeRequest } from './agent-protocol.js';
 import { agentResizeView } from './agent-view.js';
 import type { ResizeView } from './view.js';
+import { perObject } from '../api/memo.js';
 
 export type { ResizeView } from './view.js';
 
@@ -190,7 +191,9 @@ function view(
  *    and the resources do not already match, or it has and the resources still differ.
  * `since` is the condition's lastTransitionTime; undefined for the legacy field and for inference.
  */
-export function podResizeView(pod: Pod): ResizeView {
+export const podResizeView: (pod: Pod) => Readonly<ResizeView> = perObject(resizeViewOf);
+
+function resizeViewOf(pod: Pod): ResizeView {
   // A pod resized by Tailor's node agent reports through annotations, not the kubelet.
   const request = readResizeRequest(pod);
   if (request.ok || request.error) return agentResizeView(pod, request);

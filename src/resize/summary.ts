@@ -10,7 +10,7 @@ import type { ResizeView } from './view.js';
 
 export interface ResizeSummaryEntry {
   name: string;
-  view: ResizeView;
+  view: Readonly<ResizeView>;
 }
 
 /** Epoch ms of an RFC 3339 time, or +Infinity when absent or unreadable (sorts last). */

@@ -21,7 +21,7 @@ export interface ResizeStrategyInput {
 export interface ResizeTracking {
   status: CloneSetResizeStatus;
   /** Pods whose state differs from the previous status (new state, or finished when undefined). */
-  transitions: { pod: Pod; from?: string; view: ResizeView }[];
+  transitions: { pod: Pod; from?: string; view: Readonly<ResizeView> }[];
   recreate: { pod: Pod; reason: string }[];
   blocked: { pod: Pod; reason: string; message: string }[];
   nextCheckAt?: number;
@@ -37,12 +37,13 @@ export function trackResizes(
   const since = new Map((previous?.pods ?? []).map((p) => [p.name, p.since]));
   const entries = pods.map((pod) => {
     const name = pod.metadata?.name ?? '';
-    const view = podResizeView(pod);
+    const seen = podResizeView(pod);
     // The legacy status.resize form has no timestamp: a state's clock starts when we first saw it
     // and carries over in status.resize, so timeouts still fire after a controller restart.
-    if (view.state && !view.since) {
-      view.since = (before.get(name) === view.state ? since.get(name) : undefined) ?? rfc3339Seconds(now);
-    }
+    const view =
+      seen.state && !seen.since
+        ? { ...seen, since: (before.get(name) === seen.state ? since.get(name) : undefined) ?? rfc3339Seconds(now) }
+        : seen;
     return { pod, name, view };
   });
   const result: ResizeTracking = { status: summarizeResizes(entries), transitions: [], recreate: [], blocked: [] };
