@@ -24,7 +24,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { Informer } from '../src/runtime/informer.js';
 import { KubeClient, type Pod } from '../src/runtime/kube-client.js';
 import { silentLogger } from '../src/runtime/logger.js';
-import { Timeline, describeShare } from './timeline.js';
+import { Timeline, describeShare, describeWaves } from './timeline.js';
 import {
   BENCH_CLONESET_LABELS,
   BenchProcess,
@@ -58,6 +58,8 @@ const PODS = Number(process.env.BENCH_SCALE_PODS ?? 1000);
 const CACHED = Number(process.env.BENCH_CACHED_PODS ?? 10_000);
 const KUBECONFIG = process.env.TAILOR_KUBECONFIG ?? '.tailor/cluster/kubeconfig';
 const CONTROLLER = process.env.TAILOR_CONTROLLER_JS ?? 'dist/cli/main.js';
+/** Pods of each paused CloneSet the bench adds for step 4. */
+const PARKED_PER_SET = 1000;
 const METRICS_PORT = 18480;
 const HEALTH_PORT = 18481;
 const ns = `bench-scale-${Date.now().toString(36)}`;
@@ -145,6 +147,8 @@ function cloneSet(name: string, replicas: number, paused: boolean): Record<strin
 // ---------------------------------------------------------------- phases
 
 interface PhaseResult {
+  /** When the phase's action began (epoch ms). */
+  startedAt: number;
   ms: number;
   writesPerPod: number;
   /** Each "METHOD code" of the phase's writes, per pod, largest first. */
@@ -178,6 +182,7 @@ async function phase(
   const u1 = usage(controller.pid);
   const p99 = quantile(0.99, reconcileBuckets(before), reconcileBuckets(after));
   return {
+    startedAt: t0,
     ms,
     writesPerPod: (writes(after) - writes(before)) / pods,
     writesByKind: [...writesByKind(after)]
@@ -272,10 +277,13 @@ async function main(): Promise<void> {
       },
       'image rollout',
     );
-    const waves = Math.ceil(PODS / Math.max(1, Math.floor(PODS * 0.1)));
+    const waveSize = Math.max(1, Math.floor(PODS * 0.1));
+    const waves = Math.ceil(PODS / waveSize);
     following = false;
     report(`in-place image rollout of ${PODS} pods at maxUnavailable 10%`, rollout, true);
     console.log(`  per-pod timeline (from the watch): ${describeShare(timeline.share(), 'kwok')}`);
+    console.log(`  per-wave timeline (waves of ${waveSize} pods in drain order, from the template edit):`);
+    for (const line of describeWaves(timeline.waves(waveSize, rollout.startedAt))) console.log(`    ${line}`);
     console.log(
       `  simulated kubelets' floor: ${waves} waves x ${KWOK_RESTART_S[0]}–${KWOK_RESTART_S[1]} s restart = ${(waves * KWOK_RESTART_S[0]).toFixed(0)}–${(waves * KWOK_RESTART_S[1]).toFixed(0)} s`,
     );
@@ -301,6 +309,7 @@ async function main(): Promise<void> {
     // 4. 10,000 pods cached: more pods, then a fresh controller start.
     await controller.stop();
     const extra = CACHED - PODS;
+    const cloneSets = 1 + Math.ceil(Math.max(0, extra) / PARKED_PER_SET);
     const sample = live(watched.list())[0];
     if (extra > 0 && sample) {
       const t0 = Date.now();
@@ -334,7 +343,7 @@ async function main(): Promise<void> {
       async () => {
         const text = await metricsText();
         const depth = samples(text, 'workqueue_depth').reduce((s, v) => s + v.value, 0);
-        return reconciles(text) >= 10 && depth === 0;
+        return reconciles(text) >= cloneSets && depth === 0;
       },
       120_000,
       250,
@@ -365,19 +374,18 @@ async function main(): Promise<void> {
  * replicas each, bound round-robin to the kwok nodes; waits until kwok reports them all Running.
  */
 async function addParkedPods(client: KubeClient, sample: Pod, count: number, nodes: string[]): Promise<void> {
-  const perSet = 1000;
-  const sets = Math.ceil(count / perSet);
+  const sets = Math.ceil(count / PARKED_PER_SET);
   const owners: { name: string; uid: string }[] = [];
   for (let i = 0; i < sets; i++) {
     const name = `parked-${i}`;
-    const replicas = Math.min(perSet, count - i * perSet);
+    const replicas = Math.min(PARKED_PER_SET, count - i * PARKED_PER_SET);
     const cs = await client.create<k8s.KubernetesObject>(CS_PATH, cloneSet(name, replicas, true));
     owners.push({ name, uid: cs.metadata?.uid ?? '' });
   }
   const base = structuredClone(sample);
   const jobs = Array.from({ length: count }, (_, i) => i);
   await pool(jobs, 24, async (i) => {
-    const owner = owners[Math.floor(i / perSet)] ?? owners[0];
+    const owner = owners[Math.floor(i / PARKED_PER_SET)] ?? owners[0];
     if (!owner) return;
     const name = `${owner.name}-${i.toString(36).padStart(5, '0')}`;
     const labels = { ...(base.metadata?.labels ?? {}), app: owner.name, 'apps.tailor.dev/instance-id': name };

@@ -27,6 +27,14 @@ export interface TimelineShare {
   gateToReady: Span;
 }
 
+export interface Wave {
+  pods: number;
+  firstDrain: number;
+  lastDrain: number;
+  /** NaN while a pod of the wave is not Ready again. */
+  lastReady: number;
+}
+
 export class Timeline {
   private readonly marks = new Map<string, Partial<Record<Step, number>>>();
 
@@ -49,6 +57,27 @@ export class Timeline {
     if (marks.running !== undefined && gate === 'True') marks.gate ??= at;
     if (marks.gate !== undefined && condition('Ready') === 'True') marks.ready ??= at;
     this.marks.set(name, marks);
+  }
+
+  /**
+   * The rollout as waves of `size` pods in the order they were drained: when each wave's first and
+   * last pods were drained and when its last pod was Ready again, in ms after `t0`. A pipelined
+   * rollout drains wave k+1 while wave k still restarts: its first drain comes before wave k's last Ready.
+   */
+  waves(size: number, t0: number): Wave[] {
+    const drained = [...this.marks.values()].filter((m) => m.drain !== undefined).sort((a, b) => a.drain! - b.drain!);
+    const waves: Wave[] = [];
+    for (let i = 0; i < drained.length; i += Math.max(1, size)) {
+      const wave = drained.slice(i, i + Math.max(1, size));
+      const readies = wave.map((m) => m.ready ?? Number.NaN);
+      waves.push({
+        pods: wave.length,
+        firstDrain: wave[0]!.drain! - t0,
+        lastDrain: wave[wave.length - 1]!.drain! - t0,
+        lastReady: Math.max(...readies) - t0,
+      });
+    }
+    return waves;
   }
 
   share(): TimelineShare {
@@ -75,4 +104,15 @@ export function describeShare(s: TimelineShare, kubelet = 'kubelet'): string {
     `drain→patch ${f(s.drainToPatch)}, patch→running ${f(s.patchToRunning)} (${kubelet}), ` +
     `running→gate ${f(s.runningToGate)}, gate→Ready ${f(s.gateToReady)} (${kubelet}); over ${s.drainToPatch.pods} pods`
   );
+}
+
+/** One line per wave: drains from–to and the last Ready, in seconds; "overlaps" when it began before the previous wave ended. */
+export function describeWaves(waves: readonly Wave[]): string[] {
+  const s = (ms: number): string => (ms / 1000).toFixed(1);
+  return waves.map((w, i) => {
+    const previous = waves[i - 1];
+    const overlap =
+      previous && w.firstDrain < previous.lastReady ? `, began ${s(previous.lastReady - w.firstDrain)} s before wave ${i} ended` : '';
+    return `wave ${i + 1} (${w.pods} pods): drained ${s(w.firstDrain)}–${s(w.lastDrain)} s, all Ready at ${s(w.lastReady)} s${overlap}`;
+  });
 }
