@@ -3,7 +3,7 @@ import yaml from 'js-yaml';
 import { readFileSync } from 'node:fs';
 import { parseQuantity, toBytes } from '../../../src/api/quantity.js';
 
-// The controller Deployment's V8 heap sizing follows its memory limit (docs/decisions/0032-controller-memory.md).
+// The controller's and the agent's V8 heap sizing follows each one's memory limit (docs/decisions/0032-controller-memory.md).
 interface Deployment {
   spec: {
     template: {
@@ -14,22 +14,27 @@ interface Deployment {
   };
 }
 
-const controller = (yaml.load(readFileSync('config/manager/deployment.yaml', 'utf8')) as Deployment).spec.template.spec.containers.find(
-  (c) => c.name === 'controller',
-);
-const nodeFlags = (controller?.command ?? []).join(' ');
-const flag = (name: string): number => Number(new RegExp(`--${name}=(\\d+)`).exec(nodeFlags)?.[1] ?? NaN);
-const limitMiB = Number(toBytes(parseQuantity(controller?.resources?.limits?.memory ?? '0')) / 1048576n);
+type Container = Deployment['spec']['template']['spec']['containers'][number];
+const containerOf = (file: string, name: string): Container | undefined =>
+  (yaml.load(readFileSync(file, 'utf8')) as Deployment).spec.template.spec.containers.find((c) => c.name === name);
 
-describe('the controller Deployment sizes V8 for its memory limit', () => {
+describe.each([
+  ['the controller Deployment', 'config/manager/deployment.yaml', 'controller'],
+  ['the agent DaemonSet', 'config/agent/daemonset.yaml', 'agent'],
+])('%s sizes V8 for its memory limit', (_what, file, name) => {
+  const container = containerOf(file, name);
+  const nodeFlags = (container?.command ?? []).join(' ');
+  const flag = (flagName: string): number => Number(new RegExp(`--${flagName}=(\\d+)`).exec(nodeFlags)?.[1] ?? NaN);
+  const limitMiB = Number(toBytes(parseQuantity(container?.resources?.limits?.memory ?? '0')) / 1048576n);
+
   it('gives the old space three quarters of limits.memory, so V8 collects before the kernel kills', () => {
     expect(limitMiB).toBeGreaterThan(0);
     expect(flag('max-old-space-size')).toBe((limitMiB * 3) / 4);
   });
 
   it("runs the image's entry point, node flags before it", () => {
-    expect(controller?.command?.[0]).toBe('/usr/bin/node');
-    expect(controller?.command?.at(-1)).toBe('/app/dist/cli/main.js');
+    expect(container?.command?.[0]).toBe('/usr/bin/node');
+    expect(container?.command?.at(-1)).toBe('/app/dist/cli/main.js');
     expect(readFileSync('hack/image.sh', 'utf8')).toContain('-entrypoint "/usr/bin/node /app/dist/cli/main.js"');
   });
 
