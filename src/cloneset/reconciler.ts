@@ -4,7 +4,7 @@
 // condition plus an event, and the reconcile then fails so the key backs off; a refusal that
 // retrying cannot fix backs off to the long end. Level-triggered and idempotent.
 // Must not: decide anything itself, keep state between rounds other than expectations and when
-// each status was last written (only to space out count updates), or PUT typed objects.
+// each status was last written or first differed (only to gather and space out count updates), or PUT typed objects.
 import { ConditionReasons, EventReasons } from '../api/reasons.js';
 import { CloneSetConditionTypes as Conditions, type CloneSetStatus } from '../api/types.js';
 import type { InPlaceUpdater } from '../inplace/engine.js';
@@ -30,7 +30,7 @@ import { planReconcile, type PrePullInput } from './planner.js';
 import { defaulted, type DefaultedWireCloneSet, type WireCloneSet } from './pods.js';
 import type { ResizeBackend } from './resizes.js';
 import { OWNER_INDEX, RevisionStore, type ControllerRevision } from './revision-store.js';
-import { sameStatus, statusChangeIsUrgent, withConditions } from './status.js';
+import { sameStatus, statusChangeIsUrgent, statusWriteAt, withConditions } from './status.js';
 
 export { OWNER_INDEX, type ControllerRevision } from './revision-store.js';
 
@@ -39,12 +39,6 @@ export const NODE_INDEX = 'nodeName';
 
 /** How long a key waits after a refusal that retrying cannot fix (the periodic resync comes too). */
 export const SLOW_RETRY_MS = 5 * 60_000;
-/**
- * Status changes that only move counts are written at most this often per CloneSet: the changes
- * of one second are coalesced into one write, and status is never more than a second behind the
- * pods (tools that poll status, Kruise's e2e among them, read counts within a few seconds).
- */
-export const STATUS_COUNTS_INTERVAL_MS = 1_000;
 
 export interface CloneSetReconcilerDeps {
   client: KubeClient;
@@ -73,6 +67,8 @@ export class CloneSetReconciler {
   private readonly executor: PlanExecutor;
   /** When each CloneSet's status was last written (key → ms): only to space out count updates. */
   private readonly statusWrittenAt = new Map<string, number>();
+  /** Since when a round has seen a status change it held back (key → ms): only to gather count updates. */
+  private readonly statusDiffersSince = new Map<string, number>();
 
   constructor(private readonly deps: CloneSetReconcilerDeps) {
     this.now = deps.now ?? Date.now;
@@ -92,6 +88,7 @@ export class CloneSetReconciler {
     if (!stored) {
       this.deps.scaleExpectations.delete(key);
       this.statusWrittenAt.delete(key);
+      this.statusDiffersSince.delete(key);
       const [namespace = '', name = ''] = key.split('/');
       // A deleted CloneSet's series would otherwise be scraped forever.
       this.deps.resize.metrics?.forget(namespace, name);
@@ -201,9 +198,9 @@ export class CloneSetReconciler {
   }
 
   /**
-   * Writes the status the plan leads to, failures folded in as conditions. Changes that only
-   * move counts go out at most every STATUS_COUNTS_INTERVAL_MS; a round that holds one back
-   * asks to be woken when the interval ends, so the last state is always written.
+   * Writes the status the plan leads to, failures folded in as conditions, when statusWriteAt
+   * says (status.ts): at once when urgent, count-only changes gathered for a moment and spaced
+   * out. A round that holds a change back asks to be woken then, so the last state is always written.
    */
   private async writeRoundStatus(
     key: string,
@@ -216,16 +213,19 @@ export class CloneSetReconciler {
     const written: ConditionWrites = { [Conditions.FailedRevision]: null };
     for (const f of failures) written[f.condition] = { status: 'True', reason: conditionReason(f.permanent), message: f.message };
     const status = withConditions(plan.status, written, now);
-    const lastWrite = this.statusWrittenAt.get(key);
-    const holdUntil =
-      lastWrite !== undefined && failures.length === 0 && !statusChangeIsUrgent(cs.status, status)
-        ? lastWrite + STATUS_COUNTS_INTERVAL_MS
-        : undefined;
-    if (holdUntil !== undefined && holdUntil > now) {
-      const wakeAt = sameStatus(cs.status, status) ? plan.wakeAt : Math.min(plan.wakeAt ?? Infinity, holdUntil);
-      return { status, wakeAt };
+    if (sameStatus(cs.status, status)) {
+      this.statusDiffersSince.delete(key);
+      return { status, wakeAt: plan.wakeAt };
+    }
+    const differsSince = this.statusDiffersSince.get(key) ?? now;
+    const urgent = failures.length > 0 || statusChangeIsUrgent(cs.status, status);
+    const writeAt = statusWriteAt({ lastWriteAt: this.statusWrittenAt.get(key), differsSince }, urgent, now);
+    if (writeAt > now) {
+      this.statusDiffersSince.set(key, differsSince);
+      return { status, wakeAt: Math.min(plan.wakeAt ?? Infinity, writeAt) };
     }
     if (await this.writeStatus(stored, cs, status)) this.statusWrittenAt.set(key, now);
+    this.statusDiffersSince.delete(key);
     return { status, wakeAt: plan.wakeAt };
   }
 

@@ -143,6 +143,29 @@ export function withConditions(status: CloneSetStatus, writes: StatusInput['cond
 }
 
 /**
+ * Status changes that only move counts are written at most this often per CloneSet, and never
+ * later than this after a round first saw them: status is never more than a second behind the
+ * pods (tools that poll status, Kruise's e2e among them, read counts within a few seconds).
+ */
+export const STATUS_COUNTS_INTERVAL_MS = 1_000;
+/**
+ * How long a count-only change waits for the changes that follow it: one pod's update moves the
+ * counts two or three times within a few hundred ms (the next pod drained as the last one is
+ * Ready again, then patched), and one write carries them all (decision 34).
+ */
+export const STATUS_GATHER_MS = 500;
+
+/**
+ * When to write a status that differs from the stored one: now when urgent (statusChangeIsUrgent,
+ * or a failure), else once the change has been gathered for STATUS_GATHER_MS and the last write
+ * is STATUS_COUNTS_INTERVAL_MS old. Both bounds keep the write within a second of `differsSince`.
+ */
+export function statusWriteAt(clock: { lastWriteAt?: number | undefined; differsSince: number }, urgent: boolean, now: number): number {
+  if (urgent) return now;
+  return Math.max(clock.differsSince + STATUS_GATHER_MS, (clock.lastWriteAt ?? -Infinity) + STATUS_COUNTS_INTERVAL_MS);
+}
+
+/**
  * Whether a status change must be written at once: a new generation observed, revisions,
  * collision count or selector changed, or a condition appeared, went, or changed its status,
  * reason or message (Progressing's last-progress clock excepted). Replica counts, status.resize

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { CloneSetStatus } from '../../../src/api/types.js';
-import { statusChangeIsUrgent } from '../../../src/cloneset/status.js';
+import fc from 'fast-check';
+import { STATUS_COUNTS_INTERVAL_MS, STATUS_GATHER_MS, statusChangeIsUrgent, statusWriteAt } from '../../../src/cloneset/status.js';
 
 const base: CloneSetStatus = {
   observedGeneration: 3,
@@ -64,5 +65,35 @@ describe('which status changes are written at once', () => {
       conditions: [...base.conditions!, { type: 'RolloutBlocked', status: 'True', reason: 'MaxUnavailable', message }],
     });
     expect(statusChangeIsUrgent(blocked('1 pod(s) out of service: a'), blocked('1 pod(s) out of service: b'))).toBe(true);
+  });
+});
+
+describe('when a status that differs is written', () => {
+  const now = 100_000;
+  it.each<[string, { lastWriteAt?: number; differsSince: number }, boolean, number]>([
+    ['an urgent change: at once, however recent the last write', { lastWriteAt: now - 10, differsSince: now }, true, now],
+    [
+      'a count change just seen, long after the last write: gathered for a moment',
+      { lastWriteAt: now - 60_000, differsSince: now },
+      false,
+      now + 500,
+    ],
+    ['a count change just seen, no write since start: gathered for a moment', { differsSince: now }, false, now + 500],
+    ['a count change gathered long enough: now', { lastWriteAt: now - 60_000, differsSince: now - 500 }, false, now],
+    ['a count change soon after a write: a second after that write', { lastWriteAt: now - 200, differsSince: now }, false, now + 800],
+  ])('%s', (_name, clock, urgent, expected) => {
+    expect(statusWriteAt(clock, urgent, now)).toBe(expected);
+  });
+
+  it('never holds a change back more than a second after a round first saw it', () => {
+    fc.assert(
+      fc.property(fc.nat(100_000), fc.nat(100_000), fc.nat(5_000), fc.boolean(), (lastWriteAt, gap, seenAgo, urgent) => {
+        // A difference is first seen after the last write (a write clears it).
+        const differsSince = lastWriteAt + gap;
+        const at = statusWriteAt({ lastWriteAt, differsSince }, urgent, differsSince + seenAgo);
+        expect(at).toBeLessThanOrEqual(Math.max(differsSince + seenAgo, differsSince + STATUS_COUNTS_INTERVAL_MS));
+        expect(at).toBeGreaterThanOrEqual(urgent ? differsSince + seenAgo : differsSince + STATUS_GATHER_MS);
+      }),
+    );
   });
 });
