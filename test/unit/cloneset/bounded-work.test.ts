@@ -3,17 +3,16 @@
 // many pods exist; podsToDelete is read as a set.
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { CREATES_PER_ROUND, planReconcile } from '../../../src/cloneset/planner.js';
+import { CREATES_PER_ROUND, NON_DISRUPTIVE_MOVES_PER_ROUND, planReconcile } from '../../../src/cloneset/planner.js';
 import { newInstanceIds, newPod } from '../../../src/cloneset/pods.js';
 import { LABEL_INSTANCE_ID } from '../../../src/api/types.js';
 import { NEW, NOW, OLD, cloneSet, intentsOf, pod, revisionTemplates, type PodSpec } from '../../support/fixtures/planner-fixtures.js';
 
-const templates = revisionTemplates('image');
-const planFor = (replicas: number, pods: PodSpec[], podsToDelete?: string[]) =>
+const planFor = (replicas: number, pods: PodSpec[], podsToDelete?: string[], change: 'image' | 'cpu' = 'image') =>
   planReconcile({
-    cloneSet: cloneSet({ replicas, maxUnavailable: 1, ...(podsToDelete ? { podsToDelete } : {}) }),
-    pods: pods.map((p) => pod(p, templates)),
-    revisions: { updateRevision: NEW, currentRevision: OLD, templates },
+    cloneSet: cloneSet({ replicas, maxUnavailable: 1, change, ...(podsToDelete ? { podsToDelete } : {}) }),
+    pods: pods.map((p) => pod(p, revisionTemplates(change))),
+    revisions: { updateRevision: NEW, currentRevision: OLD, templates: revisionTemplates(change) },
     now: NOW,
     resizeBackend: 'kubelet',
     nodeEvidence: new Map(),
@@ -27,6 +26,16 @@ describe('a round is bounded whatever the CloneSet asks for', () => {
     [1_000_000, CREATES_PER_ROUND],
   ])('replicas %i from none plans %i creates', (replicas, creates) => {
     expect(intentsOf(planFor(replicas, []), 'create')).toHaveLength(creates);
+  });
+
+  // maxUnavailable 1: the budget's one pick, plus at most NON_DISRUPTIVE_MOVES_PER_ROUND outside it.
+  it.each([
+    [3, 3],
+    [NON_DISRUPTIVE_MOVES_PER_ROUND + 1, NON_DISRUPTIVE_MOVES_PER_ROUND + 1],
+    [1000, NON_DISRUPTIVE_MOVES_PER_ROUND + 1],
+  ])('%i pods needing a resize that restarts nothing: %i patched this round', (replicas, patched) => {
+    const pods = Array.from({ length: replicas }, (_, i) => ({ name: `p${i}` }));
+    expect(intentsOf(planFor(replicas, pods, undefined, 'cpu'), 'patch')).toHaveLength(patched);
   });
 
   it('a new pod takes no instance id of a pod the CloneSet has, terminating ones included', () => {
