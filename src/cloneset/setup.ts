@@ -4,7 +4,7 @@
 // CloneSetReconciler. Must not: decide anything about a CloneSet.
 import { API_GROUP, API_VERSION, LABEL_CLONESET, LABEL_INSTANCE_ID } from '../api/types.js';
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
-import { byControllerOf, enqueueOwner } from '../runtime/handlers.js';
+import { byControllerOf, enqueueOwner, ownedIndexValue } from '../runtime/handlers.js';
 import { byNodeName, objectKey } from '../runtime/informer.js';
 import type { Node, Pod } from '../api/wire.js';
 import { DEFAULT_PREPULL_TIMEOUT_MS } from '../inplace/prepull.js';
@@ -14,7 +14,7 @@ import { NodeEvidenceIndex } from './node-evidence.js';
 import { CloneSetReconciler, NODE_INDEX, OWNER_INDEX, type ControllerRevision } from './reconciler.js';
 import { CLONESET_OWNER, type WireCloneSet } from './pods.js';
 import { InPlaceUpdater } from '../inplace/engine.js';
-import { cloneSetHandler, podHandler } from './handlers.js';
+import { cloneSetHandler, podEventWindowMs, podHandler } from './handlers.js';
 import { trimNodeForPrePull, wakeOnPrePullReport } from './prepull-nodes.js';
 import { trimPod } from './pod-cache.js';
 import { trimClaim, type Claim } from './claims.js';
@@ -101,7 +101,13 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
   const queue = controller.queue;
 
   cloneSets.addHandler(cloneSetHandler(queue, podExpectations));
-  pods.addHandler(podHandler(queue, scaleExpectations, podExpectations));
+  // A pod's change wakes its CloneSet at the end of a window that grows with the CloneSet's size.
+  const podsOf = (key: string): number => {
+    const cs = cloneSets.get(key);
+    return cs ? pods.countByIndex(OWNER_INDEX, ownedIndexValue(cs.metadata?.namespace, cs.metadata?.uid)) : 0;
+  };
+  const afterPodWindow = { add: (key: string): void => queue.addBatched(key, podEventWindowMs(podsOf(key))) };
+  pods.addHandler(podHandler(afterPodWindow, scaleExpectations, podExpectations));
   revisions.addHandler(enqueueOwner(queue, CLONESET_OWNER));
   // A claim gone or going frees its instance id for a replacement (claims.ts).
   claims.addHandler(enqueueOwner(queue, CLONESET_OWNER));

@@ -127,6 +127,11 @@ export class Informer<T extends KubeObject> {
     return this.store.byIndex(index, value);
   }
 
+  countByIndex(index: string, value: string): number {
+    if (!this.store.hasIndex(index)) throw new Error(`informer ${this.options.name}: no index "${index}"`);
+    return this.store.countByIndex(index, value);
+  }
+
   /** Milliseconds since the watch last delivered anything; for health checks. */
   sinceLastEventMs(now = Date.now()): number {
     return this.lastEventAt === 0 ? 0 : now - this.lastEventAt;

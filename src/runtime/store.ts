@@ -48,6 +48,13 @@ export class Store<T extends KubeObject> {
     return this.objects.size;
   }
 
+  /** How many objects byIndex would return, without building the list; throws for an unknown index. */
+  countByIndex(index: string, value: string): number {
+    const index_ = this.indexes.get(index);
+    if (!index_) throw new Error(`store: no index "${index}"`);
+    return index_.get(value)?.size ?? 0;
+  }
+
   /** Objects whose index function returned `value`; throws for an unknown index. */
   byIndex(index: string, value: string): T[] {
     const index_ = this.indexes.get(index);

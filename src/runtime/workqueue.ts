@@ -110,6 +110,25 @@ export class WorkQueue {
     }
   }
 
+  /**
+   * Adds `key` at the end of a window of `windowMs` that opens with the first change of a burst:
+   * the changes that arrive within it are handed out as one. A key already waiting to be handed
+   * out, or due sooner, stays as it is. Not a retry (client-go's batched syncs, as the Job and
+   * EndpointSlice controllers batch their pod updates).
+   */
+  addBatched(key: string, windowMs: number): void {
+    if (this.#shuttingDown || this.#dirty.has(key)) {
+      return;
+    }
+    if (!(windowMs > 0)) {
+      this.add(key);
+      return;
+    }
+    if (this.#delayed.upsertEarliest(key, this.#now() + windowMs)) {
+      this.#armDelayTimer();
+    }
+  }
+
   /** Adds `key` after its per-key backoff delay, and counts one more failure for it. */
   addRateLimited(key: string): void {
     if (this.#shuttingDown) {

@@ -3,7 +3,13 @@
 // key (of its namespace and of our group), and its creation, termination and deletion reach the
 // scale expectations.
 import { describe, expect, it } from '@jest/globals';
-import { cloneSetHandler, onlyStatusChanged, podHandler } from '../../../src/cloneset/handlers.js';
+import {
+  cloneSetHandler,
+  onlyStatusChanged,
+  POD_EVENT_WINDOW_MAX_MS,
+  podEventWindowMs,
+  podHandler,
+} from '../../../src/cloneset/handlers.js';
 import type { WireCloneSet } from '../../../src/cloneset/pods.js';
 import type { KubeObject, Pod } from '../../../src/api/wire.js';
 import { buildPod, cloneSetOwner } from '../../support/fixtures/pods.js';
@@ -88,5 +94,17 @@ describe('podHandler', () => {
     const { keys, handler } = setup();
     handler.onUpdate?.(pod('p', ours), pod('p', { ...ours, name: 'api' }, { resourceVersion: '2' }));
     expect(keys.sort()).toEqual(['ns/api', 'ns/web']);
+  });
+});
+
+describe("a pod change's window before its CloneSet's round", () => {
+  it.each([
+    [0, 0],
+    [10, 0.5],
+    [100, 5],
+    [1000, POD_EVENT_WINDOW_MAX_MS],
+    [100_000, POD_EVENT_WINDOW_MAX_MS],
+  ])('%i pods: %f ms', (pods, ms) => {
+    expect(podEventWindowMs(pods)).toBeCloseTo(ms, 9);
   });
 });

@@ -27,11 +27,14 @@ describe('Store', () => {
     store.addIndex('tier', byTier);
     store.upsert(pod('b', '1', undefined, 'web'));
     expect(names(store.byIndex('tier', 'web'))).toEqual(['a', 'b']);
+    expect(store.countByIndex('tier', 'web')).toBe(2);
     store.upsert(pod('a', '2', undefined, 'db'));
     store.remove(pod('b', '2'));
     expect(names(store.byIndex('tier', 'web'))).toEqual([]);
     expect(names(store.byIndex('tier', 'db'))).toEqual(['a']);
+    expect([store.countByIndex('tier', 'web'), store.countByIndex('tier', 'db')]).toEqual([0, 1]);
     expect(() => store.byIndex('nope', 'x')).toThrow('no index "nope"');
+    expect(() => store.countByIndex('nope', 'x')).toThrow('no index "nope"');
   });
 
   test('writing the resourceVersion already held changes nothing', () => {

@@ -110,6 +110,44 @@ describe('WorkQueue', () => {
     expect(await drainReady(queue)).toEqual(['a']);
   });
 
+  test('addBatched hands out the changes of one window as one key, the window opening with the first', async () => {
+    const queue = new WorkQueue();
+    queue.addBatched('a', 50);
+    await jest.advanceTimersByTimeAsync(30);
+    queue.addBatched('a', 50); // within the window: does not move it
+    await jest.advanceTimersByTimeAsync(19);
+    expect(queue.len()).toBe(0);
+
+    await jest.advanceTimersByTimeAsync(1);
+    expect(await drainReady(queue)).toEqual(['a']);
+    await jest.advanceTimersByTimeAsync(100);
+    expect(queue.len()).toBe(0);
+  });
+
+  test('addBatched leaves a key that is already ready, or due sooner, as it is; a zero window adds at once', async () => {
+    const queue = new WorkQueue();
+    queue.add('ready');
+    queue.addBatched('ready', 50);
+    queue.addAfter('sooner', 10);
+    queue.addBatched('sooner', 50);
+    queue.addBatched('now', 0);
+    expect(await drainReady(queue)).toEqual(['ready', 'now']);
+
+    await jest.advanceTimersByTimeAsync(10);
+    expect(await drainReady(queue)).toEqual(['sooner']);
+    await jest.advanceTimersByTimeAsync(100);
+    expect(queue.len()).toBe(0);
+  });
+
+  test('addBatched counts an add once handed out, never a retry', async () => {
+    const registry = new Registry();
+    const queue = new WorkQueue({ name: 'w', metrics: new RuntimeMetrics(registry).forWorkQueue('w') });
+    queue.addBatched('a', 50);
+    await jest.advanceTimersByTimeAsync(50);
+    expect(await metricValue(registry, 'workqueue_retries_total', { name: 'w' })).toBe(0);
+    expect(await metricValue(registry, 'workqueue_adds_total', { name: 'w' })).toBe(1);
+  });
+
   test('addAfter with a zero delay adds at once', () => {
     const queue = new WorkQueue();
     queue.addAfter('a', 0);
