@@ -12,6 +12,7 @@ import { ANNOTATION_PULLED_IMAGES, encodePulledImages, type ImagePull, type Regi
 import { rfc3339Seconds } from '../api/time.js';
 import type { Pod } from '../api/wire.js';
 import type { CriClient } from '../cri/client.js';
+import { ItemExponentialRateLimiter } from '../runtime/backoff.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
 import { isNotFound, type KubeClient } from '../runtime/kube-client.js';
@@ -26,8 +27,8 @@ import {
   type ImageWanted,
 } from './prepull-plan.js';
 
-/** The longest wait between retries of a failed report write. */
-const REPORT_RETRY_MAX_MS = 5_000;
+/** Retries of a failed report write: 250 ms doubling to 5 s (the one key is the report). */
+const REPORT_KEY = 'report';
 
 /** A pull may take long (large layers, slow registries); the kubelet's own pulls have no shorter bound. */
 const PULL_TIMEOUT_MS = 30 * 60_000;
@@ -51,7 +52,7 @@ export class PrePuller {
   private readonly pulls = new Map<string, ImagePull>();
   private wanted = new Map<string, ImageWanted>();
   private written: string | undefined;
-  private reportFailures = 0;
+  private readonly reportRetry = new ItemExponentialRateLimiter({ baseDelayMs: 250, maxDelayMs: 5_000 });
   private readonly results: Counter<'result'>;
   private readonly now: () => number;
 
@@ -65,10 +66,10 @@ export class PrePuller {
     });
   }
 
-  /** Starts pulls for newly wanted images, forgets the others, and writes the report when it changed. */
   /**
+   * Starts pulls for newly wanted images, forgets the others, and writes the report when it changed.
    * A controller may be holding a drain on this report, so a failed write is retried soon, with
-   * a short capped backoff (250 ms doubling to REPORT_RETRY_MAX_MS) rather than the work queue's,
+   * a short capped backoff (250 ms doubling to 5 s) rather than the work queue's,
    * which grows to minutes: a stale Pulling would otherwise hold pods until the timeout.
    */
   async syncReport(): Promise<ReconcileResult> {
@@ -89,14 +90,14 @@ export class PrePuller {
         'merge',
       );
     } catch (err) {
-      const requeueAfterMs = Math.min(REPORT_RETRY_MAX_MS, 250 * 2 ** this.reportFailures++);
+      const requeueAfterMs = this.reportRetry.when(REPORT_KEY);
       this.options.logger.warn(
         { err, retryInMs: requeueAfterMs },
         `writing the image pre-pull report on node ${this.options.nodeName} failed`,
       );
       return { requeueAfterMs };
     }
-    this.reportFailures = 0;
+    this.reportRetry.forget(REPORT_KEY);
     this.written = report;
     return undefined;
   }
