@@ -408,8 +408,9 @@ function finish(round: Round): Plan {
 /**
  * Moves the pods the arithmetic picked toward the target revision: in place where the strategy
  * and the change allow, by recreate otherwise. Pods outside the pick move only by changes that
- * restart nothing (labels, NotRequired resizes), bounded by the partition and NON_DISRUPTIVE_MOVES_PER_ROUND. A pod that was
- * never scheduled is replaced, whatever the strategy: nothing of it runs, so nothing is lost.
+ * restart nothing (labels, NotRequired resizes), bounded by the partition and by
+ * NON_DISRUPTIVE_MOVES_PER_ROUND. A pod that was never scheduled is replaced, whatever the
+ * strategy: nothing of it runs, so nothing is lost.
  */
 function planPodUpdates(input: PlanInput, pods: readonly Pod[], update: UpdatePlan, lifecycleMoves: ReadonlySet<string>): PodUpdates {
   const { cloneSet: cs, now } = input;

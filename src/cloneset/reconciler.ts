@@ -4,7 +4,8 @@
 // condition plus an event, and the reconcile then fails so the key backs off; a refusal that
 // retrying cannot fix backs off to the long end. Level-triggered and idempotent.
 // Must not: decide anything itself, keep state between rounds other than expectations and when
-// each status was last written or first differed (only to gather and space out count updates), or PUT typed objects.
+// each status was last written or first differed (only to gather and space out count updates),
+// or PUT typed objects.
 import { ConditionReasons, EventReasons } from '../api/reasons.js';
 import { CloneSetConditionTypes as Conditions, type CloneSetStatus } from '../api/types.js';
 import type { InPlaceUpdater } from '../inplace/engine.js';
