@@ -67,8 +67,9 @@ export class Timeline {
   waves(size: number, t0: number): Wave[] {
     const drained = [...this.marks.values()].filter((m) => m.drain !== undefined).sort((a, b) => a.drain! - b.drain!);
     const waves: Wave[] = [];
-    for (let i = 0; i < drained.length; i += Math.max(1, size)) {
-      const wave = drained.slice(i, i + Math.max(1, size));
+    const step = Math.max(1, size);
+    for (let i = 0; i < drained.length; i += step) {
+      const wave = drained.slice(i, i + step);
       const readies = wave.map((m) => m.ready ?? Number.NaN);
       waves.push({
         pods: wave.length,
