@@ -42,6 +42,20 @@ export const LABEL_LIFECYCLE_STATE = 'lifecycle.apps.tailor.dev/state';
 /** Annotation (RFC 3339): when the lifecycle state label last changed. */
 export const ANNOTATION_LIFECYCLE_TIMESTAMP = 'lifecycle.apps.tailor.dev/timestamp';
 
+const LIFECYCLE_PREFIX = 'lifecycle.apps.tailor.dev/';
+const TAILOR_PREFIX = 'apps.tailor.dev/';
+
+/**
+ * Pod label keys only Tailor sets: a template's value for one is never copied to a pod, at
+ * creation or in place (the CRD refuses them; a CloneSet stored before a rule may still hold one).
+ * The lifecycle state decides which pods are deleted: copied, it would bypass the disruption budget.
+ */
+export const isTailorOwnedLabel = (key: string): boolean =>
+  key === LABEL_CONTROLLER_REVISION_HASH || key === LABEL_INSTANCE_ID || key === LABEL_SPECIFIED_DELETE || key.startsWith(LIFECYCLE_PREFIX);
+
+/** Pod annotation keys only Tailor (or its agent) writes: control annotations, never taken from a template. */
+export const isTailorOwnedAnnotation = (key: string): boolean => key.startsWith(TAILOR_PREFIX) || key.startsWith(LIFECYCLE_PREFIX);
+
 /** Readiness gate and pod condition type, False during an in-place update that restarts containers. */
 export const CONDITION_INPLACE_UPDATE_READY = 'apps.tailor.dev/InPlaceUpdateReady';
 

@@ -8,6 +8,8 @@ import {
   LABEL_LIFECYCLE_STATE,
   LABEL_SPECIFIED_DELETE,
   LifecycleStates,
+  isTailorOwnedAnnotation,
+  isTailorOwnedLabel,
   type CloneSet,
   type CloneSetLifecycle,
 } from '../api/types.js';
@@ -142,13 +144,12 @@ export function newInstanceIds(count: number, inUse: ReadonlySet<string>, random
 }
 
 /**
- * The template's annotations without Tailor's own (`apps.tailor.dev/…`): the CRD refuses them in
- * a template, but a CloneSet stored before that rule may still hold them, and a pod must not be
- * born with a forged resize request or update state.
+ * The template's labels and annotations without Tailor's own: the CRD refuses them in a template,
+ * but a CloneSet stored before a rule may still hold them, and a pod must not be born with a forged
+ * resize request, update state or lifecycle state.
  */
-const templateAnnotations = (template: Wire<k8s.V1PodTemplateSpec>): Record<string, string> =>
-  Object.fromEntries(Object.entries(template.metadata?.annotations ?? {}).filter(([key]) => !key.startsWith(TAILOR_ANNOTATION_PREFIX)));
-const TAILOR_ANNOTATION_PREFIX = 'apps.tailor.dev/';
+const withoutKeys = (map: Record<string, string> | undefined, owned: (key: string) => boolean): Record<string, string> =>
+  Object.fromEntries(Object.entries(map ?? {}).filter(([key]) => !owned(key)));
 
 export function newPod(cloneSet: WireCloneSet, revisionName: string, template: Wire<k8s.V1PodTemplateSpec>, instanceId: string): Pod {
   const name = `${cloneSet.metadata?.name}-${instanceId}`;
@@ -160,13 +161,13 @@ export function newPod(cloneSet: WireCloneSet, revisionName: string, template: W
       name,
       namespace: cloneSet.metadata?.namespace,
       labels: {
-        ...(template.metadata?.labels ?? {}),
+        ...withoutKeys(template.metadata?.labels, isTailorOwnedLabel),
         [LABEL_CONTROLLER_REVISION_HASH]: revisionName,
         [LABEL_INSTANCE_ID]: instanceId,
         // Every new pod starts here, as in Kruise; the controller moves it to Normal (lifecycle.ts).
         [LABEL_LIFECYCLE_STATE]: LifecycleStates.PreparingNormal,
       },
-      annotations: templateAnnotations(template),
+      annotations: withoutKeys(template.metadata?.annotations, isTailorOwnedAnnotation),
       ownerReferences: [controllerRef(cloneSet)],
     },
     spec,

@@ -9,6 +9,7 @@ import type * as k8s from '@kubernetes/client-node';
 import type { Wire } from '../api/wire.js';
 import { sameJSON } from '../api/json.js';
 import { isSidecar } from '../api/pod.js';
+import { isTailorOwnedAnnotation, isTailorOwnedLabel } from '../api/types.js';
 
 export type PodTemplate = Wire<k8s.V1PodTemplateSpec>;
 type Container = Wire<k8s.V1Container>;
@@ -68,8 +69,9 @@ function freezeDiff(diff: TemplateDiff): TemplateDiff {
 
 function computeDiff(from: PodTemplate, to: PodTemplate): TemplateDiff {
   const diff: TemplateDiff = { images: {}, resources: {}, labels: {}, annotations: {}, recreateOnly: [], sidecars: [], restarts: {} };
-  diff.labels = mapDiff(from.metadata?.labels, to.metadata?.labels);
-  diff.annotations = mapDiff(from.metadata?.annotations, to.metadata?.annotations);
+  // Tailor's own keys are never moved from a template to a pod (api/types.ts isTailorOwnedLabel).
+  diff.labels = mapDiff(from.metadata?.labels, to.metadata?.labels, isTailorOwnedLabel);
+  diff.annotations = mapDiff(from.metadata?.annotations, to.metadata?.annotations, isTailorOwnedAnnotation);
 
   const fromSpec = (from.spec ?? {}) as Record<string, unknown>;
   const toSpec = (to.spec ?? {}) as Record<string, unknown>;
@@ -176,10 +178,14 @@ function resourceChange(prev: Resources | undefined, next: Resources | undefined
   return 'resize';
 }
 
-function mapDiff(a: Record<string, string> | undefined, b: Record<string, string> | undefined): Record<string, string | null> {
+function mapDiff(
+  a: Record<string, string> | undefined,
+  b: Record<string, string> | undefined,
+  owned: (key: string) => boolean,
+): Record<string, string | null> {
   const out: Record<string, string | null> = {};
-  for (const [k, v] of Object.entries(b ?? {})) if (a?.[k] !== v) out[k] = v;
-  for (const k of Object.keys(a ?? {})) if (!(k in (b ?? {}))) out[k] = null;
+  for (const [k, v] of Object.entries(b ?? {})) if (a?.[k] !== v && !owned(k)) out[k] = v;
+  for (const k of Object.keys(a ?? {})) if (!(k in (b ?? {})) && !owned(k)) out[k] = null;
   return out;
 }
 

@@ -416,6 +416,22 @@ const invalid: InvalidCase[] = [
     expect: ['spec.template.metadata.labels', 'are set by Tailor on each pod'],
   },
   {
+    name: 'a template label lifecycle.apps.tailor.dev/state',
+    mutate: (m) => {
+      (template(m).metadata as { labels: Record<string, string> }).labels['lifecycle.apps.tailor.dev/state'] = 'PreparingDelete';
+    },
+    expect: ['spec.template.metadata.labels', 'labels under lifecycle.apps.tailor.dev/ (state) are Tailor'],
+  },
+  {
+    name: 'a template annotation lifecycle.apps.tailor.dev/timestamp',
+    mutate: (m) => {
+      (template(m).metadata as { annotations?: Record<string, string> }).annotations = {
+        'lifecycle.apps.tailor.dev/timestamp': '2026-01-01T00:00:00Z',
+      };
+    },
+    expect: ['spec.template.metadata.annotations', 'are not allowed in spec.template.metadata.annotations'],
+  },
+  {
     name: 'a priorityStrategy with both weightPriority and orderPriority',
     mutate: (m) =>
       updateStrategy(m, {

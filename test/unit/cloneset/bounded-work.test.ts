@@ -95,4 +95,24 @@ describe('a pod built from a template', () => {
     };
     expect(newPod(cs, 'web-rev', template, 'bcdfg').metadata?.annotations).toEqual({ note: 'kept' });
   });
+
+  // Issue 31.5: a template's lifecycle state label would mark every pod PreparingDelete at once.
+  it("starts every pod in PreparingNormal whatever lifecycle label the template holds, keeping the template's other labels", () => {
+    const cs = cloneSet({ replicas: 1 });
+    const template = {
+      metadata: {
+        labels: { app: 'web', 'lifecycle.apps.tailor.dev/state': 'PreparingDelete', 'apps.tailor.dev/specified-delete': 'true' },
+        annotations: { 'lifecycle.apps.tailor.dev/timestamp': '2026-01-01T00:00:00Z' },
+      },
+      spec: { containers: [{ name: 'app', image: 'a' }] },
+    };
+    const pod = newPod(cs, 'web-rev', template, 'bcdfg');
+    expect(pod.metadata?.labels).toEqual({
+      app: 'web',
+      'controller-revision-hash': 'web-rev',
+      'apps.tailor.dev/instance-id': 'bcdfg',
+      'lifecycle.apps.tailor.dev/state': 'PreparingNormal',
+    });
+    expect(pod.metadata?.annotations).toEqual({});
+  });
 });

@@ -38,6 +38,21 @@ const table: [string, Edit, Partial<ReturnType<typeof diffTemplates>>][] = [
     { labels: { tier: 'gold' }, recreateOnly: [] },
   ],
   ['an annotation removed', (t) => (t.metadata!.annotations = {}), { annotations: { team: null }, recreateOnly: [] }],
+  [
+    "a template's lifecycle state label is never moved to pods (it would bypass the disruption budget)",
+    (t) => (t.metadata!.labels = { app: 'web', 'lifecycle.apps.tailor.dev/state': 'PreparingDelete', tier: 'gold' }),
+    { labels: { tier: 'gold' }, recreateOnly: [] },
+  ],
+  [
+    "a template's Tailor control annotations are never moved to pods",
+    (t) =>
+      (t.metadata!.annotations = {
+        team: 'a',
+        'apps.tailor.dev/resize-request': '{}',
+        'lifecycle.apps.tailor.dev/timestamp': '2026-01-01T00:00:00Z',
+      }),
+    { annotations: {}, recreateOnly: [] },
+  ],
   ['env', (t) => (app(t).env = [{ name: 'A', value: '2' }]), { recreateOnly: ['spec.containers[app].env'] }],
   ['command', (t) => (app(t).command = ['/bin/sh']), { recreateOnly: ['spec.containers[app].command'] }],
   ['ports', (t) => (app(t).ports = [{ containerPort: 80 }]), { recreateOnly: ['spec.containers[app].ports'] }],
