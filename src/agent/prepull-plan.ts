@@ -13,6 +13,7 @@ import { z } from 'zod';
 import type { ImagePull, RegistryAuth } from '../api/prepull.js';
 import type { Pod } from '../api/wire.js';
 import { isLivePod } from '../api/pod.js';
+import { CLONESET_OWNER, controllerOf } from '../api/owner.js';
 import { cloneSetOwner, type ControllerRevision } from './authorize.js';
 import { LABEL_CONTROLLER_REVISION_HASH } from '../api/types.js';
 
@@ -23,14 +24,23 @@ export interface ImageWanted {
   readonly pullSecrets: readonly string[];
 }
 
-/** The newest revision of each CloneSet (by controller UID) among the cached revisions. */
+/**
+ * A CloneSet's key: its namespace and UID. A revision counts only in its own namespace and only
+ * under a CloneSet controller reference (api/owner.ts), as the resize path checks it: anyone who
+ * can create a ControllerRevision elsewhere could otherwise name a victim's UID, number it 999,
+ * and have the victim's nodes pull images of their choice with the victim's pull secrets.
+ */
+const cloneSetKey = (namespace: string | undefined, uid: string): string => `${namespace ?? ''}/${uid}`;
+
+/** The newest revision of each CloneSet (by namespace and controller UID) among the cached revisions. */
 function newestRevisions(revisions: readonly ControllerRevision[]): Map<string, ControllerRevision> {
   const newest = new Map<string, ControllerRevision>();
   for (const r of revisions) {
-    const owner = r.metadata?.ownerReferences?.find((o) => o.controller === true)?.uid;
+    const owner = controllerOf(r, CLONESET_OWNER);
     if (owner === undefined) continue;
-    const known = newest.get(owner);
-    if (known === undefined || (r.revision ?? 0) > (known.revision ?? 0)) newest.set(owner, r);
+    const key = cloneSetKey(r.metadata?.namespace, owner.uid);
+    const known = newest.get(key);
+    if (known === undefined || (r.revision ?? 0) > (known.revision ?? 0)) newest.set(key, r);
   }
   return newest;
 }
@@ -38,7 +48,7 @@ function newestRevisions(revisions: readonly ControllerRevision[]): Map<string, 
 /** The revision a pod of a CloneSet will move to, when it is not on it already. */
 function targetOf(pod: Pod, newest: ReadonlyMap<string, ControllerRevision>): ControllerRevision | undefined {
   const owner = cloneSetOwner(pod);
-  const target = owner ? newest.get(owner.uid) : undefined;
+  const target = owner ? newest.get(cloneSetKey(pod.metadata?.namespace, owner.uid)) : undefined;
   if (target === undefined || !isLivePod(pod)) return undefined;
   return target.metadata?.name === pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ? undefined : target;
 }

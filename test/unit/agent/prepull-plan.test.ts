@@ -11,9 +11,9 @@ import {
 import { LABEL_CONTROLLER_REVISION_HASH } from '../../../src/api/types.js';
 import { buildPod, cloneSetOwner } from '../../support/fixtures/pods.js';
 
-const revision = (name: string, number: number, images: Record<string, string>, owner = 'cs'): ControllerRevision => ({
+const revision = (name: string, number: number, images: Record<string, string>, owner = 'cs', namespace = 'ns'): ControllerRevision => ({
   revision: number,
-  metadata: { name, ownerReferences: [cloneSetOwner('web', owner)] },
+  metadata: { name, namespace, ownerReferences: [cloneSetOwner('web', owner)] },
   data: { template: { spec: { containers: Object.entries(images).map(([n, image]) => ({ name: n, image })) } } },
 });
 const pod = (name: string, rev: string, images: Record<string, string>, extra: Partial<Parameters<typeof buildPod>[0]> = {}) =>
@@ -58,12 +58,36 @@ describe('imagesToPrePull: the newest revision images that pods on the node do n
       ['app:v2'],
     ],
     ['a container the pod does not have is not pulled (it needs a recreate)', [pod('a', 'web-1', { log: 'log:v1' })], revisions, []],
+    // Issue 31.3: the newest revision is looked up by namespace and UID, under a CloneSet controller reference.
+    [
+      "a revision in another namespace naming the pod's CloneSet UID is ignored, however high its number",
+      [pod('a', 'web-1', { app: 'app:v1', log: 'log:v1' })],
+      [...revisions, revision('web-evil', 999, { app: 'evil:latest', log: 'log:v1' }, 'cs', 'attacker')],
+      ['app:v2'],
+    ],
+    [
+      "a revision whose controller is not an apps.tailor.dev CloneSet is ignored, even in the pod's namespace",
+      [pod('a', 'web-1', { app: 'app:v1', log: 'log:v1' })],
+      [
+        ...revisions,
+        {
+          ...revision('web-evil', 999, { app: 'evil:latest' }),
+          metadata: {
+            name: 'web-evil',
+            namespace: 'ns',
+            ownerReferences: [{ ...cloneSetOwner('web', 'cs'), apiVersion: 'apps.kruise.io/v1alpha1' }],
+          },
+        },
+      ],
+      ['app:v2'],
+    ],
   ])('%s', (_name, pods, revs, expected) => {
     expect([...imagesToPrePull(pods, revs).keys()]).toEqual(expected);
   });
 
   it('names the wanting pod namespace and pull secrets for the credentials', () => {
-    const wanted = imagesToPrePull([pod('a', 'web-1', { app: 'app:v1' }, { namespace: 'team' })], revisions);
+    const teamRevisions = [revision('web-1', 1, { app: 'app:v1' }, 'cs', 'team'), revision('web-2', 2, { app: 'app:v2' }, 'cs', 'team')];
+    const wanted = imagesToPrePull([pod('a', 'web-1', { app: 'app:v1' }, { namespace: 'team' })], teamRevisions);
     expect(wanted.get('app:v2')).toEqual({ image: 'app:v2', namespace: 'team', pullSecrets: ['regcred'] });
   });
 });
