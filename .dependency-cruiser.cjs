@@ -27,7 +27,7 @@ const pureDecisionModules = [
   '^src/cloneset/(planner|update|update-order|scale|budget|status|pod-state|pods|intents|revision|selector|refusal-handlers|pod-cache|claims)[.]ts$',
   '^src/inplace/(diff|plan|prepull|readiness-gate|container-order)[.]ts$',
   '^src/resize/(?!metrics[.]ts$)',
-  '^src/agent/(admission|authorize|decide|order|namespace-limits|triggers|prepull-plan)[.]ts$',
+  '^src/agent/(admission|authorize|decide|order|namespace-limits|triggers|prepull-plan|prestop-plan)[.]ts$',
   '^src/cri/(convert|wire)[.]ts$',
 ];
 const ioModules = ['^src/runtime/', '^src/cri/client[.]ts$', '^src/cgroup/', '^(node:)?(fs|fs/promises|child_process|net)$'];

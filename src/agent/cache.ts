@@ -5,7 +5,9 @@
 // admission.ts (every container's resources, overhead), authorize.ts (owner references, revision
 // containers' resources, resize and restart policies, QoS class), order.ts (pod-level resources),
 // resize/backend.ts (which containers run and report resources), prepull-plan.ts (images, pull
-// secrets, revision numbers), namespace-limits.ts (a quota's
+// secrets, revision numbers), restart.ts (the restart request, running container IDs, the grace
+// period) and prestop-plan.ts (containers' preStop hooks, the named ports an httpGet hook may use,
+// the pod IP), namespace-limits.ts (a quota's
 // hard amounts, a LimitRange's items), and the event recorder (name, namespace, uid,
 // resourceVersion, kind). A field one of them starts reading must be kept here.
 // Pure. Must not: keep anything "just in case".
@@ -46,8 +48,17 @@ function trimMeta(meta: ObjectMeta | undefined, labels: readonly string[], annot
   return out;
 }
 
-// image: the pre-pull compares it with the newest revision's (prepull-plan.ts).
-const trimContainer = (c: Container): Container => pick(c, ['name', 'image', 'resources', 'resizePolicy', 'restartPolicy']);
+// image: the pre-pull compares it with the newest revision's (prepull-plan.ts). The preStop hook
+// and the named ports it may refer to: the restart in place runs the hook (prestop-plan.ts); the
+// postStart hook and unnamed ports are not read.
+const trimContainer = (c: Container): Container => {
+  const out: Container = pick(c, ['name', 'image', 'resources', 'resizePolicy', 'restartPolicy']);
+  const preStop = c.lifecycle?.preStop;
+  if (preStop !== undefined) out.lifecycle = { preStop };
+  const named = (c.ports ?? []).filter((p) => p.name !== undefined).map((p) => ({ name: p.name, containerPort: p.containerPort }));
+  if (preStop?.httpGet !== undefined && named.length > 0) out.ports = named;
+  return out;
+};
 
 /** Whether a container runs, and whether its kubelet reports its resources (resize/backend.ts evidence). */
 const trimStatus = (s: ContainerStatus): ContainerStatus => {
@@ -75,7 +86,8 @@ export function trimPodForAgent(pod: Pod): Pod {
     };
   }
   if (pod.status) {
-    out.status = pick(pod.status, ['phase', 'qosClass']);
+    // podIP: an httpGet preStop hook without a host goes to it (prestop-plan.ts).
+    out.status = pick(pod.status, ['phase', 'qosClass', 'podIP']);
     if (pod.status.containerStatuses) out.status.containerStatuses = pod.status.containerStatuses.map(trimStatus);
     if (pod.status.initContainerStatuses) out.status.initContainerStatuses = pod.status.initContainerStatuses.map(trimStatus);
   }

@@ -5,6 +5,8 @@ import { podRequest } from '../../../src/agent/admission.js';
 import { cloneSetOwner, qosClassChange, requestNotInRevision, type ControllerRevision } from '../../../src/agent/authorize.js';
 import { trimLimitRangeForAgent, trimPodForAgent, trimQuotaForAgent, trimRevisionForAgent } from '../../../src/agent/cache.js';
 import { podCgroupValues } from '../../../src/agent/order.js';
+import { stopPlan } from '../../../src/agent/prestop-plan.js';
+import { containersToStop } from '../../../src/agent/restart.js';
 import type { KubeObject, Pod } from '../../../src/api/wire.js';
 import { nodeResizeEvidence } from '../../../src/resize/backend.js';
 import { readResizeRequest } from '../../../src/resize/agent-protocol.js';
@@ -46,6 +48,14 @@ const fullPod = (): Pod => ({
         env: [{ name: 'PASSWORD', value: 'hunter2' }],
         resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '100m', memory: '64Mi' } },
         resizePolicy: [{ resourceName: 'memory', restartPolicy: 'NotRequired' }],
+        ports: [
+          { name: 'admin', containerPort: 9901, protocol: 'TCP' },
+          { containerPort: 9090, protocol: 'TCP' },
+        ],
+        lifecycle: {
+          preStop: { httpGet: { port: 'admin', path: '/drain' } },
+          postStart: { exec: { command: ['warm-up'] } },
+        },
       },
     ],
   },
@@ -92,7 +102,7 @@ describe('trimPodForAgent', () => {
   const trimmed = trimPodForAgent(fullPod());
   const text = JSON.stringify(trimmed);
 
-  test.each(['hunter2', 'last-applied-configuration', 'secret', 'emptyDir', 'podIP', 'managedFields', 'imageID'])(
+  test.each(['hunter2', 'last-applied-configuration', 'secret', 'emptyDir', 'managedFields', 'imageID', 'postStart', 'TCP', '9090'])(
     'drops what the agent does not read: %s',
     (what) => {
       expect(text).not.toContain(what);
@@ -118,11 +128,20 @@ describe('trimPodForAgent', () => {
     expect(trimmed.status?.containerStatuses).toEqual([{ name: 'app', state: { running: {} } }]);
   });
 
+  test("keeps what a restart's preStop hook reads: the hook, the named ports, the pod IP", () => {
+    expect(trimmed.spec?.containers[0]?.lifecycle).toEqual({ preStop: { httpGet: { port: 'admin', path: '/drain' } } });
+    expect(trimmed.spec?.containers[0]?.ports).toEqual([{ name: 'admin', containerPort: 9901 }]);
+    expect(trimmed.status?.podIP).toBe('198.18.16.3');
+    expect(trimmed.spec?.initContainers?.map((c) => c.lifecycle)).toEqual([undefined, undefined]);
+  });
+
   test('the decisions read the same from the trimmed pod as from the full one', () => {
     const full = fullPod();
     const r = readResizeRequest(full);
     if (!r.ok) throw new Error('fixture request unreadable');
     expect(readResizeRequest(trimmed)).toEqual(r);
+    expect(stopPlan(trimmed, 'app')).toEqual(stopPlan(full, 'app'));
+    expect(containersToStop(trimmed)).toEqual(containersToStop(full));
     expect(cloneSetOwner(trimmed)).toEqual(cloneSetOwner(full));
     expect(podRequest(trimmed)).toEqual(podRequest(full));
     expect(podCgroupValues(trimmed.spec ?? { containers: [] })).toEqual(podCgroupValues(full.spec ?? { containers: [] }));
