@@ -1,7 +1,8 @@
 // CRI runtime.v1 client over a unix socket: the node agent's only way to talk to the container
 // runtime, with the RPCs the agent uses (Version, ListContainers, ContainerStatus,
-// UpdateContainerResources, StopContainer, ImageStatus, PullImage). Owns: loading runtime.proto,
-// the gRPC channel (reconnect with backoff is grpc-js'), a deadline on every call, and turning
+// UpdateContainerResources, StopContainer, ExecSync, ImageStatus, PullImage). Owns: loading
+// runtime.proto, the gRPC channel (reconnect with backoff is grpc-js'), a deadline on every call
+// (and its cancellation when the caller's AbortSignal aborts), and turning
 // every failure into a CriError (errors.ts) that names the call, the container or sandbox and the
 // runtime's own message. The typed values are types.ts, their wire form and mappers wire.ts; the
 // sandbox and container lifecycle RPCs only the cri tier needs extend this class in
@@ -25,6 +26,7 @@ import type {
   ContainerFilter,
   ContainerStatusResult,
   CriClientOptions,
+  ExecSyncResult,
   Labels,
   LinuxContainerResources,
   RegistryAuth,
@@ -139,7 +141,29 @@ export class CriClient {
   /** Stop with a grace period in seconds (0 = kill at once). The call's deadline grows by the grace period. */
   async stopContainer(containerId: string, graceSeconds = 0, options?: CallOptions): Promise<void> {
     const timeoutMs = (options?.timeoutMs ?? this.timeoutMs) + graceSeconds * 1000;
-    await this.call('StopContainer', { container_id: containerId, timeout: String(graceSeconds) }, { containerId }, { timeoutMs });
+    await this.call(
+      'StopContainer',
+      { container_id: containerId, timeout: String(graceSeconds) },
+      { containerId },
+      { ...options, timeoutMs },
+    );
+  }
+
+  /**
+   * Run a command in a running container and wait for it (the kubelet's exec probes and hooks). The
+   * runtime ends the command after `timeoutSeconds` (0: never); the call's deadline is that plus the
+   * client's (or the call's) deadline, so the runtime's own timeout answers first. A command that
+   * ran resolves whatever its exit code.
+   */
+  async execSync(containerId: string, cmd: readonly string[], timeoutSeconds: number, options?: CallOptions): Promise<ExecSyncResult> {
+    const timeoutMs = (options?.timeoutMs ?? this.timeoutMs) + timeoutSeconds * 1000;
+    const r = await this.call<{ stdout: Uint8Array; stderr: Uint8Array; exit_code: number }>(
+      'ExecSync',
+      { container_id: containerId, cmd: [...cmd], timeout: String(timeoutSeconds) },
+      { containerId },
+      { ...options, timeoutMs },
+    );
+    return { stdout: r.stdout, stderr: r.stderr, exitCode: r.exit_code };
   }
 
   async listContainers(filter?: ContainerFilter, options?: CallOptions): Promise<Container[]> {
@@ -209,10 +233,13 @@ export class CriClient {
     if (this.closed) return Promise.reject(fail('Unavailable', 'the client is closed'));
     const method = this.service[name];
     if (method === undefined) return Promise.reject(fail('Unimplemented', `runtime.proto has no rpc ${name}`));
+    const signal = options?.signal;
+    if (signal?.aborted) return Promise.reject(fail('Canceled', 'canceled before it was sent', signal.reason));
     const deadline = Date.now() + (options?.timeoutMs ?? this.timeoutMs);
     return new Promise<Res>((resolve, reject) => {
+      let cancel: (() => void) | undefined;
       try {
-        this.client.makeUnaryRequest<object, object>(
+        const call = this.client.makeUnaryRequest<object, object>(
           method.path,
           method.requestSerialize,
           method.responseDeserialize,
@@ -220,6 +247,7 @@ export class CriClient {
           new grpc.Metadata(),
           { deadline },
           (err, value) => {
+            if (cancel !== undefined) signal?.removeEventListener('abort', cancel);
             if (err !== null) {
               // grpc-js ends a connection failure with "Resolution note: " even when it has none.
               const details = (err.details || err.message).replace(/ Resolution note: *$/, '');
@@ -231,6 +259,9 @@ export class CriClient {
             }
           },
         );
+        // grpc-js ends a cancelled call through the callback above, with code CANCELLED.
+        cancel = () => call.cancel();
+        signal?.addEventListener('abort', cancel, { once: true });
       } catch (err) {
         // Serialization of a malformed request, or a channel closed under us.
         reject(fail('InvalidArgument', err instanceof Error ? err.message : String(err), err));

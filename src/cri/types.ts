@@ -70,6 +70,15 @@ export interface ContainerFilter {
 export interface CallOptions {
   /** Overrides the client's deadline for this call. */
   readonly timeoutMs?: number;
+  /** Cancels the call when it aborts (a CriError with code Canceled). */
+  readonly signal?: AbortSignal;
+}
+
+/** What a command run in a container by ExecSync printed and how it ended. */
+export interface ExecSyncResult {
+  readonly stdout: Uint8Array;
+  readonly stderr: Uint8Array;
+  readonly exitCode: number;
 }
 
 export interface CriClientOptions {

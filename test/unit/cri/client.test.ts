@@ -50,6 +50,11 @@ describe('CriClient', () => {
       StopContainer: () => {
         /* never answers: the deadline must fire */
       },
+      ExecSync: (call, cb) => {
+        received.push(call.request);
+        if (call.request['container_id'] === 'hangs') return; // never answers: cancelled or timed out
+        cb(null, { stdout: Buffer.from('out'), stderr: Buffer.from('err'), exit_code: 7 });
+      },
     };
     const impl: grpc.UntypedServiceImplementation = {};
     for (const name of Object.keys(service)) {
@@ -146,6 +151,35 @@ describe('CriClient', () => {
     const err = await client.stopContainer('slow', 0, { timeoutMs: 300 }).catch((e: unknown) => e);
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(err).toMatchObject({ name: 'CriError', call: 'StopContainer', containerId: 'slow', code: 'DeadlineExceeded', retryable: true });
+  });
+
+  test('ExecSync sends the command and its timeout in seconds and returns the output and exit code', async () => {
+    received.length = 0;
+    const r = await client.execSync('c1', ['/bin/sh', '-c', 'drain'], 25);
+    expect(received).toEqual([{ container_id: 'c1', cmd: ['/bin/sh', '-c', 'drain'], timeout: '25' }]);
+    expect([Buffer.from(r.stdout).toString(), Buffer.from(r.stderr).toString(), r.exitCode]).toEqual(['out', 'err', 7]);
+  });
+
+  test("ExecSync's deadline is the runtime's timeout plus the call's, so the runtime's own timeout answers first", async () => {
+    const started = Date.now();
+    const err = await client.execSync('hangs', ['sleep', '9'], 1, { timeoutMs: 200 }).catch((e: unknown) => e);
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(1_150);
+    expect(took).toBeLessThan(3_000);
+    expect(err).toMatchObject({ name: 'CriError', call: 'ExecSync', containerId: 'hangs', code: 'DeadlineExceeded' });
+  });
+
+  test('an aborted signal cancels a call at once as Canceled, and an already aborted one is never sent', async () => {
+    const abort = new AbortController();
+    const started = Date.now();
+    const pending = client.execSync('hangs', ['sleep', '9'], 30, { signal: abort.signal }).catch((e: unknown) => e);
+    setTimeout(() => abort.abort(new Error('the agent stops')), 50);
+    expect(await pending).toMatchObject({ name: 'CriError', call: 'ExecSync', containerId: 'hangs', code: 'Canceled', retryable: false });
+    expect(Date.now() - started).toBeLessThan(1_000);
+    received.length = 0;
+    const never = await client.stopContainer('c1', 0, { signal: abort.signal }).catch((e: unknown) => e);
+    expect(never).toMatchObject({ name: 'CriError', call: 'StopContainer', code: 'Canceled' });
+    expect(received).toEqual([]);
   });
 
   test('a socket that does not exist fails fast with a retryable Unavailable error', async () => {
