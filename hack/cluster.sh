@@ -461,6 +461,11 @@ up_kubelet() {
   if running kubelet && curl -sf http://127.0.0.1:10248/healthz >/dev/null 2>&1; then return 0; fi
   port_free_or_ours 10250 kubelet
   write_kubelet_config
+  # The kubelet's client certificate and key in one file where a kubelet with certificate rotation
+  # keeps it (/var/lib/kubelet/pki/kubelet-client-current.pem): the node agent reads image pull
+  # secrets with it, as the node (decision 53); make dev's DaemonSet mounts this directory.
+  mkdir -p "$RUN_DIR/kubelet/pki" && chmod 700 "$RUN_DIR/kubelet/pki"
+  (umask 077 && cat "$PKI/kubelet-client.crt" "$PKI/kubelet-client.key" >"$RUN_DIR/kubelet/pki/kubelet-client-current.pem")
   local started=$(($(date +%s) - 1))
   start kubelet "$BIN/kubelet" --config "$CLUSTER_DIR/kubelet/config.yaml" \
     --kubeconfig "$CLUSTER_DIR/kubelet.kubeconfig" --root-dir "$CLUSTER_DIR/kubelet/root" \

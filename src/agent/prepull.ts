@@ -4,7 +4,8 @@
 // and keeps the node's report (api/prepull.ts) on its Node, which the controller reads before it
 // drains a pod for new images. A pull that fails is reported once (Failed, with the runtime's
 // message) and not retried: the kubelet pulls again when the container restarts and says why.
-// Owns: the pulls in flight, their states, the secrets reads and the report write.
+// Owns: the pulls in flight, their states, the secrets reads (as the node, never as the agent's
+// service account) and the report write.
 // Must not: pull anything no CloneSet pod of this node is about to run, or write anything but its
 // own Node's report annotation.
 import { Counter, type Registry } from 'prom-client';
@@ -15,7 +16,7 @@ import type { CriClient } from '../cri/client.js';
 import { ItemExponentialRateLimiter } from '../runtime/backoff.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
-import { isNotFound, type KubeClient } from '../runtime/kube-client.js';
+import { isForbidden, isNotFound, type KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import type { ControllerRevision } from './authorize.js';
 import {
@@ -38,7 +39,14 @@ export interface PrePullerOptions {
   readonly pods: Pick<Informer<Pod>, 'list'>;
   readonly revisions: { list(): readonly ControllerRevision[] };
   readonly cri: Pick<CriClient, 'imageStatus' | 'pullImage'>;
-  readonly client: Pick<KubeClient, 'get' | 'patch'>;
+  /** Writes the node's report. */
+  readonly client: Pick<KubeClient, 'patch'>;
+  /**
+   * Reads image pull secrets as this node (the kubelet's identity, which the Node authorizer limits
+   * to the secrets of pods bound here); undefined when the agent has no node credentials, and then
+   * every pull goes without secrets (docs/decisions/0053-agent-reads-pull-secrets-as-its-node.md).
+   */
+  readonly secrets: Pick<KubeClient, 'get'> | undefined;
   readonly logger: Logger;
   readonly registry: Registry;
   /** Asks for a pull of this image (the caller's work queue, bounded parallelism). */
@@ -139,19 +147,25 @@ export class PrePuller {
     this.options.scheduleReport();
   }
 
-  /** The credential for the image from the wanting pod's pull secrets; a missing secret is skipped, as the kubelet does. */
+  /**
+   * The credential for the image from the wanting pod's pull secrets. A secret that is missing, or
+   * that this node may not read (no pod bound here names it any more), is skipped, as the kubelet
+   * skips a missing one; the pull then goes on without it and fails visibly if the registry needs it.
+   */
   private async credentials(want: ImageWanted): Promise<RegistryAuth | undefined> {
+    const secrets = this.options.secrets;
+    if (secrets === undefined) return undefined;
     const configs: DockerConfig[] = [];
     for (const name of want.pullSecrets) {
       const path = `/api/v1/namespaces/${encodeURIComponent(want.namespace)}/secrets/${encodeURIComponent(name)}`;
       try {
-        const config = parseDockerConfigSecret(await this.options.client.get<unknown>(path));
+        const config = parseDockerConfigSecret(await secrets.get<unknown>(path));
         if (config !== undefined) configs.push(config);
       } catch (err) {
-        if (!isNotFound(err)) throw err;
+        if (!isNotFound(err) && !isForbidden(err)) throw err;
         this.options.logger.warn(
-          { namespace: want.namespace, secret: name, image: want.image },
-          'image pull secret not found; pulling without it',
+          { namespace: want.namespace, secret: name, image: want.image, err },
+          'image pull secret not found or not readable by this node; pulling without it',
         );
       }
     }

@@ -14,6 +14,7 @@ import { containerCgroupPath, containerCgroupReader } from '../cgroup/container.
 import type { CriClient } from '../cri/client.js';
 import { objectKey } from '../runtime/informer.js';
 import type { KubeObject, Node, Pod } from '../api/wire.js';
+import type { KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Manager } from '../runtime/manager.js';
 import type { ControllerRevision } from './authorize.js';
@@ -38,6 +39,8 @@ export interface AgentOptions {
   readonly allowGrowthBeyondQuota?: boolean;
   /** Images pulled at once ahead of rollouts (prepull.ts); 0 turns the pre-pull off. Default 2. */
   readonly imagePrePullParallelism?: number;
+  /** Reads image pull secrets as this node (prepull.ts); none: pre-pulls go without secrets. */
+  readonly nodeSecrets?: Pick<KubeClient, 'get'>;
 }
 
 export interface AgentHandle {
@@ -153,6 +156,7 @@ function setupPrePull(
     revisions,
     cri: options.cri,
     client: manager.client,
+    secrets: options.nodeSecrets,
     logger: options.logger,
     registry: manager.metrics.registry,
     schedulePull: (image) => queues.pull?.add(image),

@@ -2,16 +2,19 @@
 // Builds the manager (no leader election: one agent per node, acting on its node's pods only),
 // checks that the API server enforces Tailor's admission policies (refusing to start without them
 // unless --allow-missing-admission-policy; src/agent/policy-check.ts), builds the CRI client,
-// detects the cgroup version and swap controller under --cgroup-root, and runs until
+// detects the cgroup version and swap controller under --cgroup-root, builds the client that reads
+// pull secrets as the node (--node-credentials), and runs until
 // SIGTERM/SIGINT. Must not: contain agent logic (src/agent does).
 import { detectSwapController } from '../cgroup/pod.js';
 import { AdmissionPolicyMonitor } from '../agent/policy-check.js';
 import { setupAgent } from '../agent/setup.js';
 import { detectCgroupVersion } from '../cgroup/container.js';
 import { CriClient } from '../cri/client.js';
-import { createLogger, type LogLevel } from '../runtime/logger.js';
+import { createLogger, type Logger, type LogLevel } from '../runtime/logger.js';
 import { Manager } from '../runtime/manager.js';
-import { loadKubeAuth } from './kubeconfig.js';
+import { existsSync } from 'node:fs';
+import { KubeClient, type KubeAuth } from '../runtime/kube-client.js';
+import { loadKubeAuth, NodeIdentityAuth } from './kubeconfig.js';
 import { runUntilSignal } from './run.js';
 
 export interface AgentFlags {
@@ -29,6 +32,8 @@ export interface AgentFlags {
   allowGrowthBeyondQuota?: boolean;
   /** Images pulled at once ahead of rollouts (src/agent/prepull.ts); 0 turns the pre-pull off. */
   imagePrepullParallelism: number;
+  /** The kubelet's client certificate and key (one PEM): pull secrets are read as the node; '' = none. */
+  nodeCredentials: string;
 }
 
 const address = (flag: string): string | undefined => (flag === '0' ? undefined : flag.startsWith(':') ? `0.0.0.0${flag}` : flag);
@@ -70,6 +75,8 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
     manager.client.close();
     throw new Error(`cannot reach the container runtime at ${flags.criEndpoint}: ${(err as Error).message}`, { cause: err });
   }
+  const nodeSecrets = nodeSecretsClient(kubeConfig, flags.nodeCredentials, logger);
+  if (nodeSecrets !== undefined) manager.onShutdown(() => Promise.resolve(nodeSecrets.close()));
   setupAgent(manager, {
     nodeName: flags.nodeName,
     cri,
@@ -78,6 +85,7 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
     swapControllerAvailable,
     allowGrowthBeyondQuota: flags.allowGrowthBeyondQuota === true,
     imagePrePullParallelism: flags.imagePrepullParallelism,
+    ...(nodeSecrets !== undefined ? { nodeSecrets } : {}),
     logger,
   });
 
@@ -88,4 +96,22 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
     await policies.stop();
     cri.close();
   }
+}
+
+/**
+ * The client that reads image pull secrets as this node (docs/decisions/0053-*.md): the agent's
+ * service account may read no secret at all. Without the node's credentials the agent still runs,
+ * and pre-pulls go without pull secrets.
+ */
+function nodeSecretsClient(kubeConfig: KubeAuth, pemFile: string, logger: Logger): KubeClient | undefined {
+  const without = 'image pre-pulls go without the pods\' pull secrets (the kubelet pulls private images at the restart)';
+  if (pemFile === '') {
+    logger.info(`no --node-credentials: ${without}`);
+    return undefined;
+  }
+  if (!existsSync(pemFile)) {
+    logger.warn({ nodeCredentials: pemFile }, `the node's credentials are not there: ${without}`);
+    return undefined;
+  }
+  return new KubeClient(new NodeIdentityAuth(kubeConfig, pemFile));
 }

@@ -145,6 +145,53 @@ export class LightKubeConfig implements KubeAuth {
   }
 }
 
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\s*/g;
+const PEM_PRIVATE_KEY = /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]+?-----END [A-Z ]*PRIVATE KEY-----\s*/;
+
+/**
+ * The node's own identity for the requests the Node authorizer should judge: the server and CA of
+ * `base`, with the kubelet's client certificate and key (one PEM file holding both, as the
+ * kubelet's certificate rotation writes `kubelet-client-current.pem`) instead of `base`'s token or
+ * certificate. The file is read again every minute, so a rotated certificate is picked up.
+ * The API server then gives these requests exactly the kubelet's power: the secrets of the pods
+ * bound to this node (docs/decisions/0053-agent-reads-pull-secrets-as-its-node.md).
+ */
+export class NodeIdentityAuth implements KubeAuth {
+  private pem: { cert: string; key: string; readAt: number } | undefined;
+
+  constructor(
+    private readonly base: KubeAuth,
+    readonly pemFile: string,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  getCurrentCluster(): { server: string } | null {
+    return this.base.getCurrentCluster();
+  }
+
+  async applyToHTTPSOptions(options: https.RequestOptions): Promise<void> {
+    await this.base.applyToHTTPSOptions(options);
+    const { Authorization: _dropped, ...headers } = (options.headers ?? {}) as Record<string, string>;
+    options.headers = headers;
+    delete options.auth;
+    const { cert, key } = this.credentials();
+    options.cert = cert;
+    options.key = key;
+  }
+
+  private credentials(): { cert: string; key: string } {
+    const now = this.now();
+    if (this.pem === undefined || now - this.pem.readAt > TOKEN_REREAD_MS) {
+      const text = readFileSync(this.pemFile, 'utf8');
+      const cert = (text.match(PEM_CERTIFICATE) ?? []).join('');
+      const key = PEM_PRIVATE_KEY.exec(text)?.[0];
+      if (cert === '' || key === undefined) throw new Error(`${this.pemFile} does not hold a PEM certificate and private key`);
+      this.pem = { cert, key, readAt: now };
+    }
+    return this.pem;
+  }
+}
+
 /** The light loader's answer for `path` (or kubectl's defaults), or undefined: client-node must load it. */
 function lightKubeConfig(path: string | undefined): LightKubeConfig | undefined {
   const fromFile = (file: string): LightKubeConfig | undefined => {

@@ -94,6 +94,12 @@ program
     nonNegativeInt('--image-prepull-parallelism'),
     2,
   )
+  .option(
+    '--node-credentials <pem>',
+    "the kubelet's client certificate and key in one PEM (e.g. /var/lib/kubelet/pki/kubelet-client-current.pem): image " +
+      'pull secrets are read as the node, which the Node authorizer limits to the secrets of pods bound to it; empty: none are read',
+    '',
+  )
   .action(async (opts: AgentFlags) => {
     const { runAgent } = await import('./agent.js');
     process.exitCode = await runAgent(opts);

@@ -64,6 +64,7 @@ export class KubeApiError extends Error {
 }
 
 export const isNotFound = (err: unknown): boolean => err instanceof KubeApiError && err.statusCode === 404;
+export const isForbidden = (err: unknown): boolean => err instanceof KubeApiError && err.statusCode === 403;
 export const isConflict = (err: unknown): boolean => err instanceof KubeApiError && err.statusCode === 409;
 export const isAlreadyExists = (err: unknown): boolean =>
   err instanceof KubeApiError && err.statusCode === 409 && err.reason === 'AlreadyExists';

@@ -4,7 +4,7 @@
 // not check, so it starts without the policy. Owns the process it starts; stop() ends it.
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
-import { CONTAINERD_SOCKET, NODE_NAME, eventually } from './testbed.js';
+import { CONTAINERD_SOCKET, NODE_CREDENTIALS, NODE_NAME, eventually } from './testbed.js';
 
 export interface NodeAgent {
   /** SIGTERM, then resolves once the agent has exited (it takes back its node's image pre-pull report on the way out). */
@@ -32,6 +32,9 @@ export async function startNodeAgent(port: number): Promise<NodeAgent> {
       '--health-probe-bind-address',
       `127.0.0.1:${port + 1}`,
       '--allow-missing-admission-policy',
+      // Pull secrets are read as the node, never as the agent's own identity (decision 53).
+      '--node-credentials',
+      NODE_CREDENTIALS,
     ],
     { stdio: ['ignore', log, log] },
   );

@@ -5,6 +5,8 @@ import { readFileSync } from 'node:fs';
 import { kubeBinary } from './kube-version.js';
 
 export const CONTAINERD_SOCKET = '/run/tailor/containerd/containerd.sock';
+/** The kubelet's client certificate and key (hack/cluster.sh): the node's identity, for the agent's --node-credentials. */
+export const NODE_CREDENTIALS = '/run/tailor/kubelet/pki/kubelet-client-current.pem';
 export const NODE_NAME = 'tailor-node';
 /** The test bed's registry (plain HTTP, htpasswd auth) and the images only it serves (hack/cluster.sh push_registry_images). */
 export const REGISTRY = '127.0.0.1:5050';
