@@ -104,7 +104,7 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
  * and pre-pulls go without pull secrets.
  */
 function nodeSecretsClient(kubeConfig: KubeAuth, pemFile: string, logger: Logger): KubeClient | undefined {
-  const without = 'image pre-pulls go without the pods\' pull secrets (the kubelet pulls private images at the restart)';
+  const without = "image pre-pulls go without the pods' pull secrets (the kubelet pulls private images at the restart)";
   if (pemFile === '') {
     logger.info(`no --node-credentials: ${without}`);
     return undefined;
