@@ -1,21 +1,37 @@
 // The node agent's side of a restart in place (docs/decisions/0015-restart-in-place.md): for a
 // CloneSet pod on this node whose `apps.tailor.dev/restart-request` is of the pod's revision and
-// names a container by the ID it runs now, stop that container once through CRI, with the pod's
-// grace period; the kubelet starts it again (restartPolicy Always) and its restart count rises by
-// one. The request needs no answer: a restarted container has a new ID, so it is never stopped
-// twice, and the controller reads the restart count.
-// Owns: which containers to stop (pure, containersToStop) and the stop calls.
+// names a container by the ID it runs now, stop that container once, as the kubelet would: its
+// preStop hook first, bounded by the pod's grace period, then CRI StopContainer with the grace
+// period left, at least 2 s (prestop-plan.ts decides, prestop.ts runs the hook; a hook that fails
+// is logged, counted and recorded as a FailedPreStopHook event, and the stop goes on). The kubelet
+// starts the container again (restartPolicy Always) and its restart count rises by one. The request
+// needs no answer: a restarted container has a new ID, so it is never stopped twice, and the
+// controller reads the restart count.
+// A stop can take the whole grace period, so it runs in the background, not in the reconcile
+// worker: reconcile only starts it, and one slow container does not hold the node's other
+// restarts. At most MAX_IN_FLIGHT stops run at once; a request beyond them waits for a later
+// reconcile. A stop that fails is retried through `retry` with a growing delay (without its hook
+// again when the hook already ran). stop() (the agent's shutdown) aborts every stop and waits for
+// them: a hook cut short leaves its container running under its old ID, so the next agent carries
+// the request out (running the hook again).
+// Owns: which containers to stop (pure, containersToStop), the in-flight stops and their
+// cancellation, and the stop calls.
 // Must not: stop a container the request does not name by its current ID, act on a pod that no
-// CloneSet controls, or write anything to the pod.
+// CloneSet controls, write anything to the pod, or hold the reconcile worker while a stop runs.
 import { Counter, type Registry } from 'prom-client';
 import { LRUCache } from 'lru-cache';
 import { parseRestartRequest } from '../api/schemas.js';
 import { LABEL_CONTROLLER_REVISION_HASH } from '../api/types.js';
 import type { Pod } from '../api/wire.js';
 import type { CriClient } from '../cri/client.js';
+import { ItemExponentialRateLimiter } from '../runtime/backoff.js';
+import type { ReconcileResult } from '../runtime/controller.js';
+import type { EventRecorder } from '../runtime/events.js';
 import type { Informer } from '../runtime/informer.js';
 import type { Logger } from '../runtime/logger.js';
 import { cloneSetOwner } from './authorize.js';
+import { runPreStopHook } from './prestop.js';
+import { stopGraceSeconds, stopPlan, type PreStopHook } from './prestop-plan.js';
 
 export interface ContainerToStop {
   readonly name: string;
@@ -23,8 +39,10 @@ export interface ContainerToStop {
   readonly containerId: string;
 }
 
-/** The kubelet's default when a pod names no terminationGracePeriodSeconds. */
-const DEFAULT_GRACE_SECONDS = 30;
+/** Stops (hook included) running at once on this node; a request beyond them waits. */
+export const MAX_IN_FLIGHT = 64;
+/** When a request that found every slot taken is looked at again. */
+export const WAIT_FOR_SLOT_MS = 1_000;
 
 /** The containers the pod's restart request asks this agent to stop now; none when there is nothing to do. */
 export function containersToStop(pod: Pod): ContainerToStop[] {
@@ -41,19 +59,47 @@ export function containersToStop(pod: Pod): ContainerToStop[] {
 
 export interface RestartActuatorOptions {
   readonly pods: Pick<Informer<Pod>, 'get'>;
-  readonly cri: Pick<CriClient, 'stopContainer'>;
+  readonly cri: Pick<CriClient, 'stopContainer' | 'execSync'>;
+  /** Runs the pod's key again after `delayMs` (the work queue's addAfter): a failed stop is retried. */
+  readonly retry: (key: string, delayMs: number) => void;
+  readonly events?: Pick<EventRecorder, 'event'>;
   readonly logger: Logger;
   readonly registry: Registry;
+  /** Stops at once; MAX_IN_FLIGHT. */
+  readonly maxInFlight?: number;
+  /** Milliseconds, for the hook's elapsed time; Date.now. */
+  readonly now?: () => number;
+}
+
+/** One container's stop under way. */
+interface Stop {
+  readonly pod: Pod;
+  readonly target: ContainerToStop;
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+}
+
+interface InFlight {
+  readonly abort: AbortController;
+  readonly done: Promise<void>;
 }
 
 export class RestartActuator {
   private readonly restarts: Counter<'result'>;
+  private readonly hooks: Counter<'result'>;
   /**
    * Containers this process stopped: the cache shows the old ID until the kubelet reports the new
    * container, and a second stop in that window would restart it twice. Bounded; an entry is only
    * needed for seconds.
    */
   private readonly stopped = new LRUCache<string, true>({ max: 4096 });
+  /** When the preStop hook of a container whose stop then failed started: a retry does not run it again. */
+  private readonly hooked = new LRUCache<string, number>({ max: 4096 });
+  /** Stops under way, by container ID. */
+  private readonly inFlight = new Map<string, InFlight>();
+  /** Delays of failed stops, by pod key; forgotten when the pod has nothing left to stop. */
+  private readonly retryDelay = new ItemExponentialRateLimiter({ baseDelayMs: 1_000, maxDelayMs: 60_000 });
+  private closed = false;
 
   constructor(private readonly options: RestartActuatorOptions) {
     this.restarts = new Counter({
@@ -62,23 +108,112 @@ export class RestartActuator {
       labelNames: ['result'],
       registers: [options.registry],
     });
+    this.hooks = new Counter({
+      name: 'tailor_agent_prestop_hooks_total',
+      help: 'preStop hooks the node agent ran before a restart in place, by result (completed, failed, timeout, aborted)',
+      labelNames: ['result'],
+      registers: [options.registry],
+    });
   }
 
-  async reconcile(key: string): Promise<void> {
+  /** How many stops are under way (for tests and the shutdown log). */
+  inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
+  /** Starts the stops the pod's request asks for; returns at once, without waiting for them. */
+  reconcile(key: string): Promise<ReconcileResult> {
     const pod = this.options.pods.get(key);
-    if (!pod || pod.metadata?.deletionTimestamp) return;
-    const grace = pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS;
-    for (const { name, containerId } of containersToStop(pod)) {
-      if (this.stopped.has(containerId)) continue;
-      try {
-        await this.options.cri.stopContainer(containerId, grace);
-      } catch (err) {
+    const wanted = pod && !pod.metadata?.deletionTimestamp ? containersToStop(pod) : [];
+    if (pod === undefined || wanted.length === 0) this.retryDelay.forget(key);
+    for (const target of wanted) {
+      if (this.closed || this.stopped.has(target.containerId) || this.inFlight.has(target.containerId)) continue;
+      if (this.inFlight.size >= (this.options.maxInFlight ?? MAX_IN_FLIGHT)) return Promise.resolve({ requeueAfterMs: WAIT_FOR_SLOT_MS });
+      if (pod) this.start(key, pod, target);
+    }
+    return Promise.resolve(undefined);
+  }
+
+  /** Aborts every stop under way and waits for all of them to end; no stop starts afterwards. */
+  async stop(): Promise<void> {
+    this.closed = true;
+    const all = [...this.inFlight.values()];
+    if (all.length > 0)
+      this.options.logger.info({ stops: all.length }, 'agent stopping: restarts in place under way are left to the next agent');
+    for (const op of all) op.abort.abort(new Error('the node agent is stopping'));
+    await Promise.all(all.map((op) => op.done));
+  }
+
+  private start(key: string, pod: Pod, target: ContainerToStop): void {
+    const abort = new AbortController();
+    const log = this.options.logger.child({ pod: key, container: target.name, containerId: target.containerId });
+    const done = this.restart({ pod, target, signal: abort.signal, log })
+      .then((outcome) => {
+        this.restarts.inc({ result: outcome });
+        if (outcome === 'stopped') log.info('stopped a container for a restart in place');
+      })
+      .catch((err: unknown) => {
         this.restarts.inc({ result: 'failed' });
-        throw new Error(`stopping container ${name} of pod ${key} for a restart in place failed`, { cause: err });
-      }
-      this.stopped.set(containerId, true);
-      this.restarts.inc({ result: 'stopped' });
-      this.options.logger.info({ pod: key, container: name, containerId }, 'stopped a container for a restart in place');
+        const delayMs = this.retryDelay.when(key);
+        log.error({ err, retryInMs: delayMs }, `stopping container ${target.name} of pod ${key} for a restart in place failed`);
+        if (!this.closed) this.options.retry(key, delayMs);
+      })
+      .finally(() => this.inFlight.delete(target.containerId));
+    this.inFlight.set(target.containerId, { abort, done });
+  }
+
+  /** The hook, then the stop; 'aborted' when the agent stopped first. Rejects when the stop failed. */
+  private async restart(op: Stop): Promise<'stopped' | 'aborted'> {
+    const now = this.options.now ?? Date.now;
+    const { target, signal } = op;
+    const plan = stopPlan(op.pod, target.name);
+    let hookStarted = this.hooked.get(target.containerId);
+    if (plan.hook !== undefined && hookStarted === undefined) {
+      hookStarted = now();
+      await this.runHook(op, plan.hook, plan.graceSeconds);
+      this.hooked.set(target.containerId, hookStarted);
+    }
+    if (signal.aborted) return 'aborted';
+    const graceSeconds = stopGraceSeconds(plan.graceSeconds, hookStarted === undefined ? 0 : now() - hookStarted);
+    try {
+      await this.options.cri.stopContainer(target.containerId, graceSeconds, { signal });
+    } catch (err) {
+      if (signal.aborted) return 'aborted';
+      throw new Error(`CRI StopContainer with a grace period of ${graceSeconds} s`, { cause: err });
+    }
+    this.stopped.set(target.containerId, true);
+    this.hooked.delete(target.containerId);
+    return 'stopped';
+  }
+
+  /** Runs the hook within the grace period; never throws (a failed hook is reported, the stop goes on). */
+  private async runHook({ pod, target, signal, log }: Stop, hook: PreStopHook, graceSeconds: number): Promise<void> {
+    const timeUp = new AbortController();
+    // setTimeout fires at once past 2^31 - 1 ms (24.8 days): a longer grace period waits that long.
+    const boundMs = Math.min(graceSeconds * 1000, 2 ** 31 - 1);
+    const timer = setTimeout(() => timeUp.abort(new Error(`the grace period of ${graceSeconds} s ran out`)), boundMs);
+    try {
+      await runPreStopHook(hook, {
+        cri: this.options.cri,
+        containerId: target.containerId,
+        boundSeconds: graceSeconds,
+        signal: AbortSignal.any([signal, timeUp.signal]),
+      });
+      this.hooks.inc({ result: 'completed' });
+      log.info({ hook: hook.kind }, 'preStop hook completed');
+    } catch (err) {
+      const result = signal.aborted ? 'aborted' : timeUp.signal.aborted ? 'timeout' : 'failed';
+      this.hooks.inc({ result });
+      if (result === 'aborted') return;
+      log.warn(
+        { err, hook: hook.kind, graceSeconds },
+        result === 'timeout' ? 'preStop hook not completed in the grace period' : 'preStop hook failed',
+      );
+      // As the kubelet: the event does not carry the hook's message, which may hold secrets.
+      if (result === 'failed')
+        this.options.events?.event(pod, 'Warning', 'FailedPreStopHook', `PreStopHook failed (container ${target.name})`);
+    } finally {
+      clearTimeout(timer);
     }
   }
 }

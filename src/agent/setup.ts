@@ -92,9 +92,19 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
   const controller = manager.controller({ name: 'agent', concurrency: 1, reconcile: (key) => reconciler.reconcile(key) });
   const queue = controller.queue;
 
-  // Restarts in place (restart.ts) have their own worker: a stop waits out the pod's grace period.
-  const restarter = new RestartActuator({ pods, cri: options.cri, logger: options.logger, registry: manager.metrics.registry });
-  const restarts = manager.controller({ name: 'agent-restart', concurrency: 4, reconcile: (key) => restarter.reconcile(key) });
+  // Restarts in place (restart.ts) have their own worker, which only starts each stop: the preStop
+  // hook and StopContainer run in the background for up to the pod's grace period, and a stopping
+  // agent aborts them (after the workers have stopped, so none starts afterwards).
+  const restarter = new RestartActuator({
+    pods,
+    cri: options.cri,
+    retry: (key, delayMs) => restarts.queue.addAfter(key, delayMs),
+    events: manager.events,
+    logger: options.logger,
+    registry: manager.metrics.registry,
+  });
+  const restarts = manager.controller({ name: 'agent-restart', concurrency: 1, reconcile: (key) => restarter.reconcile(key) });
+  manager.onShutdown(() => restarter.stop());
   const wantsRestart = (pod: Pod): boolean => pod.metadata?.annotations?.[ANNOTATION_RESTART_REQUEST] !== undefined;
   const restartIfAsked = (pod: Pod): void => {
     if (wantsRestart(pod)) restarts.queue.add(objectKey(pod));

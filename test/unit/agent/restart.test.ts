@@ -1,10 +1,16 @@
 // The node agent's restart in place (decision 15): which containers a pod's restart request asks
 // it to stop. Stopping twice would restart twice, so only the container still running with the
-// named ID is stopped, only for a CloneSet pod, and only for the pod's own revision.
+// named ID is stopped, only for a CloneSet pod, and only for the pod's own revision. And how the
+// actuator stops them: the preStop hook first, then StopContainer with the grace period left, in
+// the background (reconcile returns at once; one slow stop does not hold another), bounded in
+// number, retried when the stop fails, aborted when the agent stops.
 import { describe, expect, it } from '@jest/globals';
-import { containersToStop } from '../../../src/agent/restart.js';
+import { Registry } from 'prom-client';
+import { containersToStop, RestartActuator, WAIT_FOR_SLOT_MS } from '../../../src/agent/restart.js';
 import type { Pod } from '../../../src/api/wire.js';
-import { buildPod, cloneSetOwner, runningStatus, waitingStatus } from '../../support/fixtures/pods.js';
+import type { CallOptions, ExecSyncResult } from '../../../src/cri/client.js';
+import { silentLogger } from '../../../src/runtime/logger.js';
+import { buildPod, cloneSetOwner, runningStatus, waitingStatus, type Container } from '../../support/fixtures/pods.js';
 
 function pod(opts: { request?: unknown; revision?: string; owned?: boolean; appId?: string; appRunning?: boolean }): Pod {
   return buildPod({
@@ -37,5 +43,200 @@ describe('containersToStop', () => {
     ['a request that does not parse', pod({ request: { revision: 'web-2', containers: {} } }), []],
   ])('%s', (_, subject, expected) => {
     expect(containersToStop(subject).map((c) => `${c.name}:${c.containerId}`)).toEqual(expected);
+  });
+});
+
+// ------------------------------------------------------------------------------------ the actuator
+
+/** A CloneSet pod whose restart request names its one container `app` running as `id`. */
+function asked(name: string, id: string, opts: { preStop?: NonNullable<Container['lifecycle']>['preStop']; grace?: number } = {}): Pod {
+  return buildPod({
+    name,
+    labels: { 'controller-revision-hash': 'web-2' },
+    annotations: { 'apps.tailor.dev/restart-request': JSON.stringify({ revision: 'web-2', containers: { app: `containerd://${id}` } }) },
+    ownerReferences: [cloneSetOwner()],
+    containers: [{ name: 'app', image: 'a', ...(opts.preStop ? { lifecycle: { preStop: opts.preStop } } : {}) }],
+    containerStatuses: [runningStatus('app', { containerID: `containerd://${id}` })],
+    ...(opts.grace === undefined ? {} : { spec: { terminationGracePeriodSeconds: opts.grace } }),
+  });
+}
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve(value: T): void;
+  reject(err: unknown): void;
+}
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
+  return { promise, resolve, reject };
+}
+
+/** Settles when the signal aborts, as a cancelled CRI call does. */
+const untilAborted = (options?: CallOptions): Promise<never> =>
+  new Promise((_, reject) => options?.signal?.addEventListener('abort', () => reject(new Error('Canceled')), { once: true }));
+
+const flush = async (): Promise<void> => {
+  for (let i = 0; i < 10; i++) await Promise.resolve();
+};
+
+function harness(pods: Pod[], opts: { maxInFlight?: number } = {}) {
+  const byKey = new Map(pods.map((p) => [`ns/${p.metadata?.name}`, p]));
+  const calls: string[] = [];
+  const retries: Array<[string, number]> = [];
+  const events: string[] = [];
+  let clock = 0;
+  const cri = {
+    exec: (_id: string, _cmd: readonly string[], _timeout: number, _o?: CallOptions): Promise<ExecSyncResult> =>
+      Promise.resolve({ stdout: new Uint8Array(), stderr: new Uint8Array(), exitCode: 0 }),
+    stop: (_id: string, _grace: number, _o?: CallOptions): Promise<void> => Promise.resolve(),
+  };
+  const actuator = new RestartActuator({
+    pods: { get: (key) => byKey.get(key) },
+    cri: {
+      execSync: (id, cmd, timeout, o) => {
+        calls.push(`exec ${id} ${cmd.join(' ')} within ${timeout}s`);
+        return cri.exec(id, cmd, timeout, o);
+      },
+      stopContainer: (id, grace = 0, o) => {
+        calls.push(`stop ${id} grace ${grace}s`);
+        return cri.stop(id, grace, o);
+      },
+    },
+    retry: (key, delayMs) => retries.push([key, delayMs]),
+    events: { event: (_pod, type, reason) => events.push(`${type} ${reason}`) },
+    logger: silentLogger(),
+    registry: new Registry(),
+    now: () => clock,
+    ...(opts.maxInFlight === undefined ? {} : { maxInFlight: opts.maxInFlight }),
+  });
+  return { actuator, cri, calls, retries, events, advance: (ms: number) => (clock += ms) };
+}
+
+const drain = { exec: { command: ['/bin/sh', '-c', 'drain'] } };
+
+describe('RestartActuator', () => {
+  it('returns before the stop ends; the stop runs the exec hook, then StopContainer with the whole seconds of grace left', async () => {
+    const h = harness([asked('a', 'aaa', { preStop: drain, grace: 30 })]);
+    const hook = deferred<ExecSyncResult>();
+    h.cri.exec = () => hook.promise;
+    expect(await h.actuator.reconcile('ns/a')).toBeUndefined();
+    expect([h.calls, h.actuator.inFlightCount()]).toEqual([['exec aaa /bin/sh -c drain within 30s'], 1]);
+    h.advance(12_700);
+    hook.resolve({ stdout: new Uint8Array(), stderr: new Uint8Array(), exitCode: 0 });
+    await flush();
+    expect(h.calls).toEqual(['exec aaa /bin/sh -c drain within 30s', 'stop aaa grace 18s']);
+    expect(h.actuator.inFlightCount()).toBe(0);
+  });
+
+  it('a container without a hook is stopped with the pod grace period, and a grace period of 0 with the 2 s minimum', async () => {
+    const h = harness([asked('a', 'aaa', { grace: 45 }), asked('b', 'bbb', { preStop: drain, grace: 0 })]);
+    await h.actuator.reconcile('ns/a');
+    await h.actuator.reconcile('ns/b');
+    await flush();
+    expect(h.calls).toEqual(['stop aaa grace 45s', 'stop bbb grace 2s']);
+  });
+
+  it('never stops a container twice: not while its stop runs, not after it stopped', async () => {
+    const h = harness([asked('a', 'aaa')]);
+    const stop = deferred<void>();
+    h.cri.stop = () => stop.promise;
+    await h.actuator.reconcile('ns/a');
+    await h.actuator.reconcile('ns/a');
+    stop.resolve();
+    await flush();
+    await h.actuator.reconcile('ns/a');
+    await flush();
+    expect(h.calls).toEqual(['stop aaa grace 30s']);
+  });
+
+  it('a hook that fails (exit code 1) is recorded as a FailedPreStopHook event and the container is stopped anyway', async () => {
+    const h = harness([asked('a', 'aaa', { preStop: drain, grace: 20 })]);
+    h.cri.exec = () => Promise.resolve({ stdout: new Uint8Array(), stderr: Buffer.from('no'), exitCode: 1 });
+    await h.actuator.reconcile('ns/a');
+    await flush();
+    expect(h.calls).toEqual(['exec aaa /bin/sh -c drain within 20s', 'stop aaa grace 20s']);
+    expect(h.events).toEqual(['Warning FailedPreStopHook']);
+  });
+
+  it('a hook that outlives the grace period is cut at its end and the stop gets the 2 s minimum', async () => {
+    const h = harness([asked('a', 'aaa', { preStop: drain, grace: 1 })]);
+    h.cri.exec = (_id, _cmd, _t, o) => untilAborted(o);
+    const started = Date.now();
+    await h.actuator.reconcile('ns/a');
+    h.advance(1_000);
+    while (h.actuator.inFlightCount() > 0) await new Promise((r) => setTimeout(r, 20));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(h.calls).toEqual(['exec aaa /bin/sh -c drain within 1s', 'stop aaa grace 2s']);
+    expect(h.events).toEqual([]);
+  });
+
+  it("one slow stop does not hold another pod's: the other is stopped while the first hook still runs", async () => {
+    const h = harness([asked('slow', 'sss', { preStop: drain, grace: 600 }), asked('fast', 'fff')]);
+    h.cri.exec = (_id, _cmd, _t, o) => untilAborted(o);
+    await h.actuator.reconcile('ns/slow');
+    await h.actuator.reconcile('ns/fast');
+    await flush();
+    expect(h.calls).toEqual(['exec sss /bin/sh -c drain within 600s', 'stop fff grace 30s']);
+    expect(h.actuator.inFlightCount()).toBe(1);
+    await h.actuator.stop();
+  });
+
+  it('beyond the stops allowed at once, a request waits for a later reconcile', async () => {
+    const h = harness([asked('a', 'aaa'), asked('b', 'bbb')], { maxInFlight: 1 });
+    const stop = deferred<void>();
+    h.cri.stop = () => stop.promise;
+    expect(await h.actuator.reconcile('ns/a')).toBeUndefined();
+    expect(await h.actuator.reconcile('ns/b')).toEqual({ requeueAfterMs: WAIT_FOR_SLOT_MS });
+    stop.resolve();
+    await flush();
+    h.cri.stop = () => Promise.resolve();
+    expect(await h.actuator.reconcile('ns/b')).toBeUndefined();
+    await flush();
+    expect(h.calls).toEqual(['stop aaa grace 30s', 'stop bbb grace 30s']);
+  });
+
+  it('a failed stop is retried after a growing delay, without running the hook again, with the grace left since the hook began', async () => {
+    const h = harness([asked('a', 'aaa', { preStop: drain, grace: 30 })]);
+    h.cri.stop = () => Promise.reject(new Error('Unavailable'));
+    await h.actuator.reconcile('ns/a');
+    await flush();
+    await h.actuator.reconcile('ns/a');
+    await flush();
+    expect(h.retries).toEqual([
+      ['ns/a', 1_000],
+      ['ns/a', 2_000],
+    ]);
+    h.cri.stop = () => Promise.resolve();
+    h.advance(5_000);
+    await h.actuator.reconcile('ns/a');
+    await flush();
+    expect(h.calls).toEqual(['exec aaa /bin/sh -c drain within 30s', 'stop aaa grace 30s', 'stop aaa grace 30s', 'stop aaa grace 25s']);
+  });
+
+  it('stop() aborts a hook under way and waits for it; the container is not stopped and nothing starts afterwards', async () => {
+    const h = harness([asked('a', 'aaa', { preStop: drain }), asked('b', 'bbb')]);
+    h.cri.exec = (_id, _cmd, _t, o) => untilAborted(o);
+    await h.actuator.reconcile('ns/a');
+    await h.actuator.stop();
+    expect(h.actuator.inFlightCount()).toBe(0);
+    await h.actuator.reconcile('ns/b');
+    await flush();
+    expect(h.calls).toEqual(['exec aaa /bin/sh -c drain within 30s']);
+    expect([h.retries, h.events]).toEqual([[], []]);
+  });
+
+  it('stop() cancels a StopContainer under way', async () => {
+    const h = harness([asked('a', 'aaa')]);
+    let signal: AbortSignal | undefined;
+    h.cri.stop = (_id, _g, o) => {
+      signal = o?.signal;
+      return untilAborted(o);
+    };
+    await h.actuator.reconcile('ns/a');
+    await h.actuator.stop();
+    expect(signal?.aborted).toBe(true);
+    expect(h.retries).toEqual([]);
   });
 });
