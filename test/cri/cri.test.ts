@@ -242,6 +242,31 @@ describe('CRI adapter against a real containerd', () => {
     expect((direct as CriError).details).toMatch(/not found/);
   });
 
+  test('execSync runs a command in the container and returns its output and exit code (a preStop exec hook)', async () => {
+    const r = await client.execSync(containerId, ['/bin/sh', '-c', 'echo out; echo err >&2; touch /tmp/hooked; exit 3'], 10);
+    expect([Buffer.from(r.stdout).toString(), Buffer.from(r.stderr).toString(), r.exitCode]).toEqual(['out\n', 'err\n', 3]);
+    const again = await client.execSync(containerId, ['/bin/ls', '/tmp/hooked'], 10);
+    expect(again.exitCode).toBe(0);
+  });
+
+  test('execSync of a command that outlives its timeout ends at the timeout, with an error naming the call', async () => {
+    const started = Date.now();
+    const err = await client.execSync(containerId, ['/bin/sleep', '30'], 1).catch((e: unknown) => e);
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(err).toMatchObject({ name: 'CriError', call: 'ExecSync', containerId });
+  });
+
+  test('an aborted signal cancels an execSync call at once, as Canceled', async () => {
+    const abort = new AbortController();
+    const started = Date.now();
+    const call = client.execSync(containerId, ['/bin/sleep', '30'], 30, { signal: abort.signal }).catch((e: unknown) => e);
+    setTimeout(() => abort.abort(new Error('the agent stops')), 300);
+    expect(await call).toMatchObject({ name: 'CriError', call: 'ExecSync', code: 'Canceled' });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    const { status } = await client.containerStatus(containerId);
+    expect(status.state).toBe('CONTAINER_RUNNING');
+  });
+
   test('a runtime socket that does not exist gives a fast, retryable Unavailable error naming the socket', async () => {
     const socket = join(privateRuntime?.dir ?? '/tmp', `absent-${uid}.sock`);
     const absent = new CriClient(socket);
