@@ -98,8 +98,24 @@ type TemplateContainer = NonNullable<
   NonNullable<NonNullable<NonNullable<ControllerRevision['data']>['template']>['spec']>['containers']
 >[number];
 
-const trimTemplateContainer = (c: TemplateContainer): TemplateContainer =>
-  pick(c, ['name', 'image', 'resources', 'resizePolicy', 'restartPolicy']);
+const CPU_AND_MEMORY = ['cpu', 'memory'];
+
+/**
+ * A revision's container as the agent keeps it: name, image (the CRD bounds both and their count)
+ * and only the cpu/memory of its resources and resize policy, the only ones the agent reads, so a
+ * template's other resource names cannot grow every agent's cache.
+ */
+const trimTemplateContainer = (c: TemplateContainer): TemplateContainer => {
+  const out: TemplateContainer = pick(c, ['name', 'image', 'restartPolicy']);
+  if (c.resources !== undefined) {
+    const requests = pickEntries(c.resources.requests, CPU_AND_MEMORY);
+    const limits = pickEntries(c.resources.limits, CPU_AND_MEMORY);
+    out.resources = { ...(requests ? { requests } : {}), ...(limits ? { limits } : {}) };
+  }
+  const resizePolicy = c.resizePolicy?.filter((p) => CPU_AND_MEMORY.includes(p.resourceName));
+  if (resizePolicy !== undefined) out.resizePolicy = resizePolicy;
+  return out;
+};
 
 /** A ControllerRevision as the agent caches it: its owner and its containers' resources and policies. */
 export function trimRevisionForAgent(revision: ControllerRevision & KubeObject): ControllerRevision & KubeObject {

@@ -102,7 +102,7 @@ export class CloneSetReconciler {
     const pods = this.deps.pods.byIndex(OWNER_INDEX, ownedIndexValue(cs.metadata?.namespace, cs.metadata?.uid));
     let revisions: Awaited<ReturnType<RevisionStore['sync']>>;
     try {
-      revisions = await this.store.sync(cs);
+      revisions = await this.store.sync(cs, pods);
     } catch (err) {
       return await this.failRevision(stored, cs, err);
     }

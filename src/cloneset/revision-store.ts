@@ -1,42 +1,68 @@
 // A CloneSet's ControllerRevisions: find or create the revision for the current template
 // (reusing an identical earlier one on rollback, bumping collisionCount on a name collision),
-// report the current and update revisions with every template in use, and prune history beyond
-// revisionHistoryLimit. Decisions are the pure functions of revision.ts; this module does the
-// I/O. Must not: touch pods.
+// report the current and update revisions with the templates in use (fetched on demand: the cache
+// keeps digests, trimRevision), and prune history beyond revisionHistoryLimit. Decisions are the
+// pure functions of revision.ts; this module does the I/O. Must not: touch pods.
 import { LABEL_CLONESET, LABEL_CONTROLLER_REVISION_HASH, type CloneSetStatus } from '../api/types.js';
 import { ownedIndexValue } from '../runtime/handlers.js';
 import type { Informer } from '../runtime/informer.js';
 import { isAlreadyExists, isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
 import { controllerRef, type WireCloneSet } from './pods.js';
 import { LRUCache } from 'lru-cache';
-import { canonicalJSON } from '../api/json.js';
-import { findEqualRevision, nextRevisionNumber, revisionName, revisionsToPrune, templateHash, type RevisionSummary } from './revision.js';
+import {
+  findEqualRevision,
+  nextRevisionNumber,
+  revisionName,
+  revisionsToPrune,
+  templateDigest,
+  templateHash,
+  type RevisionSummary,
+} from './revision.js';
 
 export interface ControllerRevision {
   apiVersion?: string;
   kind?: string;
   metadata?: Pod['metadata'];
   revision: number;
+  /** The template: on a revision read from the API; the cache keeps only its digest (trimRevision). */
   data?: { template?: unknown };
+  /** templateDigest() of data.template, set by trimRevision when the cache drops the template. */
+  templateDigest?: string;
 }
 
 /** The pods' and revisions' index by controlling CloneSet: namespace/uid (runtime/handlers.ts ownedIndexValue). */
 export const OWNER_INDEX = 'ownerCloneSet';
 
-/** Characters of canonical templates kept across rounds (each CloneSet's current template). */
+/** Characters (canonical JSON) of fetched templates kept across rounds: the templates pods run, not the history. */
 const TEMPLATE_CACHE_CHARS = 64 * 1024 * 1024;
 
+/**
+ * A ControllerRevision as the controller caches it: its identity, owner, number, creation time and
+ * the digest of its template, never the template. A revision's template is as large as its
+ * CloneSet's (up to the API server's object size), and a CloneSet keeps up to revisionHistoryLimit
+ * of them: kept whole, one CloneSet's history could fill the controller's heap (issue 31.2). The
+ * templates pods run are fetched when a round needs them (RevisionStore.sync).
+ */
+export function trimRevision(r: ControllerRevision): ControllerRevision {
+  const { managedFields: _dropped, annotations: _unread, ...metadata } = r.metadata ?? {};
+  return {
+    ...(r.apiVersion !== undefined ? { apiVersion: r.apiVersion } : {}),
+    ...(r.kind !== undefined ? { kind: r.kind } : {}),
+    metadata,
+    revision: r.revision,
+    templateDigest: r.templateDigest ?? templateDigest(r.data?.template),
+  };
+}
+
+const digestOf = (r: ControllerRevision): string => r.templateDigest ?? templateDigest(r.data?.template);
+
 export class RevisionStore {
-  /**
-   * Canonical form of each cached revision's template, by the template object: the informer
-   * replaces the object when the revision changes, so an entry is never stale, and it goes
-   * with the object. Serialising every template every round cost 6.4 s at 20 revisions of 1.4 MB.
-   */
-  private readonly revisionData = new WeakMap<object, string>();
-  /** Canonical form of each CloneSet's template, by uid/generation (a template change bumps it). */
-  private readonly templateData = new LRUCache<string, string>({
+  /** The digest of each CloneSet's template, by uid/generation (a template change bumps it). */
+  private readonly templateDigests = new LRUCache<string, string>({ max: 100_000 });
+  /** Templates fetched for the revisions pods run, by revision UID (a revision's data never changes). */
+  private readonly fetched = new LRUCache<string, { template: unknown; chars: number }>({
     maxSize: TEMPLATE_CACHE_CHARS,
-    sizeCalculation: (s) => Math.max(1, s.length),
+    sizeCalculation: (value) => Math.max(1, value.chars),
   });
 
   constructor(
@@ -44,36 +70,45 @@ export class RevisionStore {
     private readonly revisions: Informer<ControllerRevision>,
   ) {}
 
-  private canonicalOfRevision(r: ControllerRevision): string {
-    const template = r.data?.template;
-    if (typeof template !== 'object' || template === null) return canonicalJSON(template ?? {});
-    let data = this.revisionData.get(template);
-    if (data === undefined) this.revisionData.set(template, (data = canonicalJSON(template)));
-    return data;
-  }
-
-  private canonicalOfTemplate(cs: WireCloneSet): string {
+  private digestOfTemplate(cs: WireCloneSet): string {
     const key = `${cs.metadata?.uid}/${cs.metadata?.generation}`;
-    let data = this.templateData.get(key);
-    if (data === undefined) this.templateData.set(key, (data = canonicalJSON(cs.spec.template)));
-    return data;
+    let digest = this.templateDigests.get(key);
+    if (digest === undefined) this.templateDigests.set(key, (digest = templateDigest(cs.spec.template)));
+    return digest;
   }
 
-  /** Finds or creates the revision for the current template; returns both revisions in use. */
+  /** The template of a cached revision: fetched once per revision and kept while pods run it; undefined when it is gone. */
+  private async templateOf(r: ControllerRevision): Promise<unknown> {
+    const uid = r.metadata?.uid ?? '';
+    const known = this.fetched.get(uid);
+    if (known !== undefined) return known.template;
+    const path = `/apis/apps/v1/namespaces/${r.metadata?.namespace}/controllerrevisions/${r.metadata?.name}`;
+    let stored: ControllerRevision;
+    try {
+      stored = await this.client.get<ControllerRevision>(path);
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+    const template = stored.data?.template;
+    this.fetched.set(uid, { template, chars: JSON.stringify(template ?? {}).length });
+    return template;
+  }
+
+  /**
+   * Finds or creates the revision for the current template; returns both revisions in use and the
+   * templates of the update revision, the current revision and every revision `pods` run.
+   */
   async sync(
     cs: WireCloneSet,
+    pods: readonly Pod[],
   ): Promise<{ updateRevision: string; currentRevision: string; templates: Map<string, unknown> } | 'collision'> {
     const client = this.client;
     const ns = cs.metadata?.namespace ?? 'default';
     const owned = this.revisions.byIndex(OWNER_INDEX, ownedIndexValue(cs.metadata?.namespace, cs.metadata?.uid));
-    const summaries: RevisionSummary[] = owned.map((r) => ({
-      name: r.metadata?.name ?? '',
-      revision: r.revision,
-      data: this.canonicalOfRevision(r),
-    }));
-    const templates = new Map<string, unknown>(owned.map((r) => [r.metadata?.name ?? '', r.data?.template]));
-    const data = this.canonicalOfTemplate(cs);
-    const equal = findEqualRevision(summaries, data);
+    const summaries: RevisionSummary[] = owned.map((r) => ({ name: r.metadata?.name ?? '', revision: r.revision, data: digestOf(r) }));
+    const digest = this.digestOfTemplate(cs);
+    const equal = findEqualRevision(summaries, digest);
     let updateRevision: string;
     if (equal) {
       updateRevision = equal.name;
@@ -101,7 +136,7 @@ export class RevisionStore {
       } catch (err) {
         if (!isAlreadyExists(err)) throw err;
         const existing = await client.get<ControllerRevision>(`/apis/apps/v1/namespaces/${ns}/controllerrevisions/${updateRevision}`);
-        if (canonicalJSON(existing.data?.template ?? {}) !== data) {
+        if (templateDigest(existing.data?.template) !== digest) {
           // A different template already holds this name: bump collisionCount and try again.
           await client.patch(
             `/apis/${cs.apiVersion}/namespaces/${ns}/clonesets/${cs.metadata?.name}/status`,
@@ -111,10 +146,19 @@ export class RevisionStore {
           return 'collision';
         }
       }
-      templates.set(updateRevision, cs.spec.template);
     }
+    // The update revision's template is the CloneSet's own (equal digests): never fetched.
+    const templates = new Map<string, unknown>([[updateRevision, cs.spec.template]]);
+    const byName = new Map(owned.map((r) => [r.metadata?.name ?? '', r]));
     const stored = cs.status?.currentRevision;
-    const currentRevision = stored && templates.has(stored) ? stored : updateRevision;
+    const currentRevision = stored && (stored === updateRevision || byName.has(stored)) ? stored : updateRevision;
+    const running = new Set([currentRevision, ...pods.map((p) => p.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '')]);
+    for (const name of running) {
+      const r = byName.get(name);
+      if (r === undefined || templates.has(name)) continue;
+      const template = await this.templateOf(r);
+      if (template !== undefined) templates.set(name, template);
+    }
     return { updateRevision, currentRevision, templates };
   }
 

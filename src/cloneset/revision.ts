@@ -8,9 +8,15 @@ import { createHash } from 'node:crypto';
 export interface RevisionSummary {
   name: string;
   revision: number;
-  /** Canonical JSON of the stored template. */
+  /** templateDigest() of the stored template: equal digests, equal templates. */
   data: string;
 }
+
+/** SHA-256 of the template's canonical JSON: what the revision cache keeps instead of the template. */
+export const templateDigest = (template: unknown): string =>
+  createHash('sha256')
+    .update(canonicalJSON(template ?? {}))
+    .digest('hex');
 
 // Kubernetes' rand.SafeEncodeString alphabet: no vowels, so hashes never spell words.
 const SAFE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';

@@ -12,6 +12,7 @@ import type { Manager } from '../runtime/manager.js';
 import type { Logger } from '../runtime/logger.js';
 import { NodeEvidenceIndex } from './node-evidence.js';
 import { CloneSetReconciler, NODE_INDEX, OWNER_INDEX, type ControllerRevision } from './reconciler.js';
+import { trimRevision } from './revision-store.js';
 import { CLONESET_OWNER, type WireCloneSet } from './pods.js';
 import { InPlaceUpdater } from '../inplace/engine.js';
 import { cloneSetHandler, podEventWindowMs, podHandler } from './handlers.js';
@@ -23,6 +24,8 @@ import { InPlaceMetrics } from '../inplace/metrics.js';
 import { ResizeMetrics } from '../resize/metrics.js';
 
 const NAMESPACE_INDEX = 'namespace';
+/** Revisions per list page: each may be as large as its CloneSet (the API server's object size limit). */
+const REVISION_PAGE_SIZE = 20;
 
 export interface CloneSetControllerOptions {
   namespace?: string;
@@ -45,10 +48,14 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
   // Only pods Tailor created carry the instance-id label: the cache stays small on big clusters,
   // and it holds only the fields the controller reads (pod-cache.ts).
   const pods = manager.informer<Pod>({ name: 'pods', path: `/api/v1${scope}/pods`, labelSelector: LABEL_INSTANCE_ID, transform: trimPod });
+  // Revisions are cached as digests, not templates (revision-store.ts trimRevision); listed a few at
+  // a time, since each may be as large as a CloneSet, so no one page blocks the event loop long.
   const revisions = manager.informer<ControllerRevision>({
     name: 'controllerrevisions',
     path: `/apis/apps/v1${scope}/controllerrevisions`,
     labelSelector: LABEL_CLONESET,
+    transform: trimRevision,
+    pageSize: REVISION_PAGE_SIZE,
   });
   // A refused CloneSet is woken when what refused it changes (refusal-handlers.ts).
   const admissionLimits = ['resourcequotas', 'limitranges'].map((resource) =>

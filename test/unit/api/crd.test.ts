@@ -181,6 +181,7 @@ describe('the CloneSet CRD manifest', () => {
       '.spec.template.metadata',
       '.spec.template.spec',
       '.spec.template.spec.containers[]',
+      '.spec.template.spec.initContainers[]',
       '.spec.volumeClaimTemplates[].spec',
     ]);
   });
@@ -218,6 +219,16 @@ describe('the CloneSet CRD manifest', () => {
     expect(at('spec.selector.matchExpressions').maxItems).toBeDefined();
     expect(at('spec.selector.matchExpressions.[].values').maxItems).toBeDefined();
     expect(at('spec.selector.matchExpressions.[].values.[]').maxLength).toBe(63);
+  });
+
+  // Issue 31.2: what the caches keep per revision (container names and images) is bounded.
+  it.each([
+    ['spec.template.spec.containers', 64],
+    ['spec.template.spec.initContainers', 64],
+  ])('bounds %s to %i containers with names of 63 and images of 1024 characters', (path, max) => {
+    expect(at(path).maxItems).toBe(max);
+    expect(at(`${path}.[].name`).maxLength).toBe(63);
+    expect(at(`${path}.[].image`).maxLength).toBe(1024);
   });
 
   it('gives every CEL rule a message that says what to do', () => {
