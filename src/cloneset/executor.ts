@@ -131,31 +131,45 @@ export class PlanExecutor {
         return () => updater.rerouteToKubelet(intent.pod, intent.resize);
       case 'lifecycle':
         return () => this.moveLifecycle(intent);
+      case 'holdNotReady':
+        return () => this.markNotReady(intent.pod, intent.state, intent.at);
       default:
         return undefined;
     }
   }
 
   /**
-   * One strategic merge patch of the state label, its timestamp and any hook labels and
-   * finalizers put back (finalizers merge into the list, none is removed); then, when the hook
-   * marks the pod not ready, InPlaceUpdateReady False so endpoints drop it.
+   * When the hook marks the pod not ready, first InPlaceUpdateReady False so endpoints drop it
+   * (Kruise's order: a pod is never in a held state while still serving); then one strategic merge
+   * patch of the state label, its timestamp and any hook labels and finalizers put back
+   * (finalizers merge into the list, none is removed). A failed second write leaves a pod merely
+   * not ready, which the next round moves again.
    */
   private async moveLifecycle(intent: Of<'lifecycle'>): Promise<void> {
     const { pod, state, at } = intent;
-    const path = `/api/v1/namespaces/${pod.metadata?.namespace}/pods/${pod.metadata?.name}`;
+    const path = podPath(pod);
     try {
-      let patched = await this.deps.client.patch<Pod>(path, lifecyclePatch(intent), 'strategic');
-      if (intent.markNotReady) {
-        const condition = readinessGateWrite('False', at, { reason: lifecycleGateReason(state) });
-        patched = await this.deps.client.patch<Pod>(`${path}/status`, { status: { conditions: [condition] } }, 'strategic');
-      }
+      if (intent.markNotReady) await this.markNotReady(pod, state, at);
+      const patched = await this.deps.client.patch<Pod>(path, lifecyclePatch(intent), 'strategic');
       this.deps.podExpectations?.expectResourceVersion(pod.metadata?.uid ?? '', patched.metadata?.resourceVersion ?? '');
     } catch (err) {
       if (!isNotFound(err)) throw new Error(`moving pod ${pod.metadata?.name} to ${state} failed`, { cause: err });
     }
   }
+
+  /** InPlaceUpdateReady False with the reason of the hook holding the pod in `state`. */
+  private async markNotReady(pod: Pod, state: string, at: string): Promise<void> {
+    const condition = readinessGateWrite('False', at, { reason: lifecycleGateReason(state) });
+    try {
+      const patched = await this.deps.client.patch<Pod>(`${podPath(pod)}/status`, { status: { conditions: [condition] } }, 'strategic');
+      this.deps.podExpectations?.expectResourceVersion(pod.metadata?.uid ?? '', patched.metadata?.resourceVersion ?? '');
+    } catch (err) {
+      if (!isNotFound(err)) throw new Error(`marking pod ${pod.metadata?.name} not ready for ${state} failed`, { cause: err });
+    }
+  }
 }
+
+const podPath = (pod: Pod): string => `/api/v1/namespaces/${pod.metadata?.namespace}/pods/${pod.metadata?.name}`;
 
 /** The pod patch of a lifecycle move: finalizers merge into the pod's list, none is removed. */
 function lifecyclePatch({ pod, state, at, restoreHook }: Of<'lifecycle'>): Record<string, unknown> {

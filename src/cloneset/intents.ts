@@ -28,6 +28,11 @@ export type Intent =
    * endpoints (InPlaceUpdateReady False) when `markNotReady`.
    */
   | { kind: 'lifecycle'; pod: Pod; state: LifecycleState; at: string; restoreHook?: LifecycleHook; markNotReady?: boolean }
+  /**
+   * Put InPlaceUpdateReady back to False on a pod a markPodNotReady hook holds in `state`, when it
+   * is not False (an earlier write failed, or someone set it): re-asserted every round, as Kruise does.
+   */
+  | { kind: 'holdNotReady'; pod: Pod; state: LifecycleState; at: string }
   /** Set InPlaceUpdateReady True on a pod created with the readiness gate. */
   | { kind: 'markGateReady'; pod: Pod }
   /** Resize through the kubelet what was asked of the agent, then drop the agent annotations. */

@@ -36,7 +36,7 @@ import { claimTemplatesChanged } from './claims.js';
 import { deletionStep, heldNotReady, inPlaceUpdateGate, lifecycleStateOf, marksPodNotReady, refreshedLifecycleState } from './lifecycle.js';
 import type { ConditionWrites, Intent, Plan, PlannedEvent } from './intents.js';
 import { countsAsAvailable, isSpecifiedDelete, NONE, type PodSummary } from './pod-state.js';
-import { heldByReadinessGate, needsReadinessGateCondition } from '../inplace/readiness-gate.js';
+import { heldByReadinessGate, needsReadinessGateCondition, readinessGateCondition } from '../inplace/readiness-gate.js';
 import { availableAt, summarizePod, whyPodCannotStart, type DefaultedWireCloneSet } from './pods.js';
 import { backendForPod, type Backend, type NodeResizeEvidence } from '../resize/backend.js';
 import { followResizes, rerouteToKubelet, type ResizeBackend, type ResizeFollowUp } from './resizes.js';
@@ -331,9 +331,15 @@ function planUpkeep(round: Round): void {
       if (reroute && !pod.metadata?.deletionTimestamp) round.intents.push({ kind: 'reroute', pod, ...reroute });
     }
     if (written.has(nameOf(pod))) continue;
+    // A hook that marks the pod not ready holds the gate False every round, not only at the move.
+    const state = lifecycleStateOf(pod);
+    if (heldNotReady(lifecycle, state) && !pod.metadata?.deletionTimestamp && readinessGateCondition(pod)?.status !== 'False') {
+      round.intents.push({ kind: 'holdNotReady', pod, state: state as LifecycleState, at: rfc3339Seconds(round.input.now) });
+      continue;
+    }
     let settlement = settleInPlaceUpdate(pod, selected.has(nameOf(pod)));
     // A hook that marks the pod not ready holds the gate False itself: nothing to withdraw.
-    if (settlement === 'undrain' && heldNotReady(lifecycle, lifecycleStateOf(pod))) settlement = 'none';
+    if (settlement === 'undrain' && heldNotReady(lifecycle, state)) settlement = 'none';
     if (settlement === 'complete' || settlement === 'undrain') round.intents.push({ kind: 'settle', pod, settlement });
     // The next container batch of a pod still at the revision it is updated to (decision 0021).
     const podTemplate = round.input.revisions.templates.get(pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '') as

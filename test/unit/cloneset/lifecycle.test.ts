@@ -433,6 +433,61 @@ describe('the planner with lifecycle hooks', () => {
     expect(plan.intents).toEqual([]);
   });
 
+  // Issue 31.6: the hook's not-ready is re-asserted every round (Kruise re-applies it), so one
+  // failed write, or someone setting the gate True, does not leave a held pod serving.
+  it.each<{ name: string; lifecycle: CloneSetLifecycle; state: string; revision: string; drained: boolean; held: string[][] }>([
+    {
+      name: 'PreparingDelete held by preDelete, gate True',
+      lifecycle: { preDelete: { markPodNotReady: true } },
+      state: 'PreparingDelete',
+      revision: NEW,
+      drained: false,
+      held: [['p1', 'PreparingDelete']],
+    },
+    {
+      name: 'PreparingUpdate held by inPlaceUpdate, gate True',
+      lifecycle: { inPlaceUpdate: { markPodNotReady: true } },
+      state: 'PreparingUpdate',
+      revision: OLD,
+      drained: false,
+      held: [['p1', 'PreparingUpdate']],
+    },
+    {
+      name: 'PreparingDelete held by preDelete, gate already False',
+      lifecycle: { preDelete: { markPodNotReady: true } },
+      state: 'PreparingDelete',
+      revision: NEW,
+      drained: true,
+      held: [],
+    },
+    {
+      name: 'PreparingDelete, the hook does not mark pods not ready',
+      lifecycle: { preDelete: {} },
+      state: 'PreparingDelete',
+      revision: NEW,
+      drained: false,
+      held: [],
+    },
+    {
+      name: 'Normal, whatever the hooks say',
+      lifecycle: { preDelete: { markPodNotReady: true } },
+      state: 'Normal',
+      revision: NEW,
+      drained: false,
+      held: [],
+    },
+  ])('holds the gate False again when it is not: $name', ({ lifecycle, state, revision, drained, held }) => {
+    const hold = { labelsHandler: { hold: 'yes' } };
+    const cs = hooked(
+      { replicas: 2, status: { currentRevision: OLD } },
+      Object.fromEntries(Object.entries(lifecycle).map(([k, v]) => [k, { ...hold, ...(v as LifecycleHook) }])),
+    );
+    const p1 = pod({ name: 'p1', revision, drained, labels: { [LABEL_LIFECYCLE_STATE]: state, hold: 'yes' } }, templates);
+    const plan = planFor(cs, [normal('p0'), p1]);
+    expect(intentsOf(plan, 'holdNotReady').map((i) => [i.pod.metadata?.name, i.state])).toEqual(held);
+    expect(intentsOf(plan, 'settle').filter((i) => i.pod.metadata?.name === 'p1')).toEqual([]);
+  });
+
   it('a new pod becomes Normal once scheduled, and only then', () => {
     const cs = hooked({ replicas: 2, status: { currentRevision: NEW } }, {});
     const fresh = (name: string, scheduled: boolean): Pod =>
