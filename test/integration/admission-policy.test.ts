@@ -158,7 +158,7 @@ beforeAll(async () => {
   for (const node of [NODE_A, NODE_B]) await admin.create('/api/v1/nodes', { metadata: { name: node, labels: { zone: 'z1' } } });
   await admin.create('/apis/rbac.authorization.k8s.io/v1/clusterroles', {
     metadata: { name: `node-patch${SUFFIX}` },
-    rules: [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'] }],
+    rules: [{ apiGroups: [''], resources: ['nodes', 'nodes/status'], verbs: ['get', 'patch'] }],
   });
   await admin.create('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
     metadata: { name: `node-patch${SUFFIX}` },
@@ -404,6 +404,20 @@ describe("the node agent's image pre-pull report on its Node", () => {
     const answer = await patchNode(as, node, patch);
     expect(answer.code).toBe(403);
     expect(answer.message).toMatch(message);
+  });
+
+  // Issue 31.7: the status subresource keeps metadata changes, so it is fenced too.
+  it('refuses the report forged or removed through nodes/status, and leaves status writes alone', async () => {
+    const viaStatus = (as: As, patch: object): Promise<Answer> =>
+      send(as, 'PATCH', `/api/v1/nodes/${NODE_A}/status`, patch, 'application/merge-patch+json');
+    const forged = await viaStatus({ user: EDITOR }, { metadata: { annotations: { [PULLED]: report(6) } } });
+    expect(forged.code).toBe(403);
+    expect(forged.message).toMatch(/apps\.tailor\.dev\/pulled-images may be set, changed or removed only by Tailor's node\s+agent/);
+    expect(await patchNode(agentOnA, NODE_A, { metadata: { annotations: { [PULLED]: report(7) } } })).toMatchObject({ code: 200 });
+    expect((await viaStatus({ user: EDITOR }, { metadata: { annotations: { [PULLED]: null } } })).code).toBe(403);
+    expect(await nodeAnnotations(NODE_A)).toMatchObject({ [PULLED]: report(7) });
+    const condition = { type: 'ExampleProblem', status: 'False', reason: 'Fine', message: 'a status write as a kubelet makes' };
+    expect((await viaStatus({ user: EDITOR }, { status: { conditions: [condition] } })).code).toBe(200);
   });
 
   it('leaves a node editor free to change labels (only the report is fenced)', async () => {
