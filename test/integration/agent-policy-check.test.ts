@@ -51,7 +51,7 @@ afterAll(async () => {
   client.close();
 }, 30_000);
 
-const suffixed = REQUIRED_POLICIES.map(({ policy, binding }) => ({ policy: `${policy}${SUFFIX}`, binding: `${binding}${SUFFIX}` }));
+const suffixed = REQUIRED_POLICIES.map((p) => ({ ...p, policy: `${p.policy}${SUFFIX}`, binding: `${p.binding}${SUFFIX}` }));
 
 describe('the admission policy check', () => {
   it('finds policies that do not exist missing, naming each', async () => {
