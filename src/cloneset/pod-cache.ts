@@ -5,7 +5,9 @@
 // decision reads them; the patches Tailor sends never need them either. Parts that many pods repeat
 // by value (resources, resize policies, readiness gates, conditions, owner references) are kept
 // once and frozen, so a cached pod must be read, never written (decision 32).
+// A pod no CloneSet of ours controls keeps its identity only (identityOnly).
 // Pure. Must not: drop anything a planner, the in-place step machine or the resize view reads.
+import { CLONESET_OWNER, controllerOf } from '../api/owner.js';
 import type { Pod } from '../api/wire.js';
 
 /**
@@ -99,8 +101,30 @@ function readAnnotations(annotations: Record<string, string>): Record<string, st
   return kept.length > 0 ? Object.fromEntries(kept) : undefined;
 }
 
+/**
+ * A pod no CloneSet of ours controls, as the cache keeps it: its identity alone. The informer
+ * selects pods by the instance-id label, which anyone who creates pods can set; such a pod is
+ * read by no decision (it wakes no CloneSet and testifies for no node), so its labels, spec and
+ * status, up to an object's full size, stay out of the controller's memory.
+ */
+function identityOnly(pod: Pod): Pod {
+  const { name, namespace, uid, resourceVersion, deletionTimestamp } = pod.metadata ?? {};
+  return {
+    apiVersion: pod.apiVersion,
+    kind: pod.kind,
+    metadata: {
+      name,
+      namespace: shared(namespace),
+      uid,
+      resourceVersion,
+      ...(deletionTimestamp !== undefined ? { deletionTimestamp } : {}),
+    },
+  };
+}
+
 /** The pod as the controller's cache keeps it. */
 export function trimPod(pod: Pod): Pod {
+  if (controllerOf(pod, CLONESET_OWNER) === undefined) return identityOnly(pod);
   const { metadata, spec, status } = pod;
   const trimmed: Pod = { apiVersion: pod.apiVersion, kind: pod.kind };
   if (metadata) {

@@ -51,3 +51,45 @@ describe('trimPod keeps parts many pods repeat once', () => {
     expect(trimPod(received(pod('b', '10m', '2026-01-01T00:00:00Z'))).spec?.containers[0]?.resources?.limits).toEqual({ cpu: '10m' });
   });
 });
+
+// Issue 31.9: anyone who creates pods can set the instance-id label the informer selects by.
+describe('trimPod keeps only the identity of a pod no CloneSet of ours controls', () => {
+  const big = (owners: NonNullable<Pod['metadata']>['ownerReferences']): Pod => {
+    const p = received(pod('x', '10m', '2026-01-01T00:00:00Z'));
+    p.metadata = {
+      ...p.metadata,
+      uid: 'uid-x',
+      resourceVersion: '7',
+      ownerReferences: owners,
+      labels: Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`example.com/l${i}`, 'v'.repeat(63)])),
+    };
+    return p;
+  };
+
+  it.each<[string, NonNullable<Pod['metadata']>['ownerReferences']]>([
+    ['no owner', undefined],
+    ['owned by a Deployment', [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs1', controller: true }]],
+    [
+      "owned by OpenKruise's CloneSet",
+      [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'k1', controller: true }],
+    ],
+    [
+      'a CloneSet of ours that is not its controller',
+      [{ apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'u1' }],
+    ],
+  ])('%s: name, namespace, uid and resourceVersion only', (_name, owners) => {
+    const trimmed = trimPod(big(owners));
+    expect(trimmed).toEqual({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'x', namespace: 'ns', uid: 'uid-x', resourceVersion: '7' },
+    });
+  });
+
+  it('a pod a CloneSet of ours controls keeps its labels, spec and status', () => {
+    const trimmed = trimPod(big(pod('x', '10m', '2026-01-01T00:00:00Z').metadata?.ownerReferences));
+    expect(Object.keys(trimmed.metadata?.labels ?? {})).toHaveLength(2000);
+    expect(trimmed.spec?.containers[0]?.name).toBe('app');
+    expect(trimmed.status?.conditions).toHaveLength(1);
+  });
+});
