@@ -1,8 +1,11 @@
 // Defaulting for CloneSet specs. Owns the default values (the CRD schema's, kept in step with
-// crds/apps.tailor.dev_clonesets.yaml, plus the ones the schema cannot express); it must not
-// validate, read the cluster or mutate its input. The API server already applies the schema's
-// defaults on write; withDefaults lets the controller rely on every field regardless of where
-// an object came from (an older stored object, a test fixture, a client-side dry run).
+// crds/apps.tailor.dev_clonesets.yaml by test/unit/api/crd.test.ts, plus the ones the schema
+// cannot express); it must not validate, read the cluster or mutate its input. The schema
+// carries every default Kruise's webhook applies (replicas, revisionHistoryLimit, scaleStrategy
+// and updateStrategy present, type, partition, maxUnavailable, maxSurge), so a stored object
+// reads as Kruise's does; the API server applies them on write and on read. withDefaults lets
+// the controller rely on every field regardless of where an object came from (one stored before
+// a default existed, a test fixture, a client-side dry run).
 import type {
   CloneSet,
   CloneSetScaleStrategy,
@@ -84,10 +87,11 @@ export function defaultUpdateStrategy(strategy: CloneSetUpdateStrategy | undefin
 }
 
 /**
- * A copy of `cloneSet` with every default filled in: the schema's (replicas 1, updateStrategy
- * type ReCreate, maxUnavailable "20%", maxSurge 0, revisionHistoryLimit 10, resize timeouts
- * 300 s / 3600 s), the zero values Kruise documents (partition 0, paused false,
- * minReadySeconds 0, gracePeriodSeconds 0) and the strategy-dependent onTimeout/onInfeasible.
+ * A copy of `cloneSet` with every default filled in: the schema's (replicas 1, scaleStrategy {},
+ * updateStrategy type ReCreate, partition 0, maxUnavailable "20%", maxSurge 0,
+ * revisionHistoryLimit 10, resize timeouts 300 s / 3600 s), the zero values Kruise leaves out
+ * (paused false, minReadySeconds 0, gracePeriodSeconds 0) and the strategy-dependent
+ * onTimeout/onInfeasible.
  * The input is not modified and shares nothing mutable with the result.
  */
 export function withDefaults(cloneSet: CloneSet): DefaultedCloneSet {

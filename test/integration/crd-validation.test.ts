@@ -646,10 +646,12 @@ describe('the CloneSet CRD', () => {
     expect(stored.spec.revisionHistoryLimit).toBe(10);
     expect(stored.spec.updateStrategy).toEqual({
       type: 'ReCreate',
+      partition: 0,
       maxUnavailable: '20%',
       maxSurge: 0,
       resizeStrategy: { deferredTimeoutSeconds: 300, inProgressTimeoutSeconds: 3600 },
     });
+    expect(stored.spec.scaleStrategy).toEqual({});
     // Pod template fields outside the declared schema survive pruning.
     const storedTemplate = stored.spec.template as { metadata: Json; spec: { containers: Json[] } & Json };
     expect(storedTemplate.metadata.annotations).toEqual({ note: 'kept' });
@@ -659,6 +661,77 @@ describe('the CloneSet CRD', () => {
       limits: { cpu: '200m', memory: '64Mi' },
     });
     expect(storedTemplate.spec.containers[0]?.resizePolicy).toEqual([{ resourceName: 'cpu', restartPolicy: 'NotRequired' }]);
+  });
+
+  // Issue 32: Kruise Rollout's finalize step merge-patches partition to null; Kruise's webhook
+  // then stores 0 again, and so does the schema default here (partition is not nullable, so the
+  // null is dropped and the default applies), never an absent partition a reader takes as held.
+  it('sets partition back to 0 when a merge patch sets it to null', async () => {
+    const m = valid('partition-null');
+    m.spec.updateStrategy = { type: 'InPlaceIfPossible', partition: 3 };
+    await create(m);
+    expect((await get('partition-null')).spec.updateStrategy).toMatchObject({ partition: 3 });
+    const patched = (await custom.patchNamespacedCustomObject(
+      {
+        group: GROUP,
+        version: VERSION,
+        namespace: NAMESPACE,
+        plural: PLURAL,
+        name: 'partition-null',
+        body: { spec: { updateStrategy: { partition: null } } },
+      },
+      mergePatch,
+    )) as Manifest;
+    expect(patched.spec.updateStrategy).toMatchObject({ type: 'InPlaceIfPossible', partition: 0 });
+    expect((await get('partition-null')).spec.updateStrategy).toMatchObject({ type: 'InPlaceIfPossible', partition: 0 });
+  });
+
+  it('sets partition and the whole updateStrategy back to their defaults when a JSON patch removes them', async () => {
+    const m = valid('strategy-removed');
+    m.spec.updateStrategy = { partition: '50%', maxUnavailable: 2 };
+    await create(m);
+    const jsonPatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch);
+    const patch = (body: Json[]): Promise<Manifest> =>
+      custom.patchNamespacedCustomObject(
+        { group: GROUP, version: VERSION, namespace: NAMESPACE, plural: PLURAL, name: 'strategy-removed', body },
+        jsonPatch,
+      ) as Promise<Manifest>;
+    expect((await patch([{ op: 'remove', path: '/spec/updateStrategy/partition' }])).spec.updateStrategy).toMatchObject({
+      partition: 0,
+      maxUnavailable: 2,
+    });
+    const removed = await patch([{ op: 'remove', path: '/spec/updateStrategy' }]);
+    expect(removed.spec.updateStrategy).toEqual({
+      type: 'ReCreate',
+      partition: 0,
+      maxUnavailable: '20%',
+      maxSurge: 0,
+      resizeStrategy: { deferredTimeoutSeconds: 300, inProgressTimeoutSeconds: 3600 },
+    });
+  });
+
+  it('reads every status counter as 0 once a status is written, even one that names none', async () => {
+    await create(valid('counters'));
+    await custom.patchNamespacedCustomObjectStatus(
+      {
+        group: GROUP,
+        version: VERSION,
+        namespace: NAMESPACE,
+        plural: PLURAL,
+        name: 'counters',
+        body: { status: { observedGeneration: 1, conditions: [{ type: 'FailedRevision', status: 'True', reason: 'ApiRefused' }] } },
+      },
+      mergePatch,
+    );
+    expect((await get('counters')).status).toMatchObject({
+      replicas: 0,
+      readyReplicas: 0,
+      availableReplicas: 0,
+      updatedReplicas: 0,
+      updatedReadyReplicas: 0,
+      updatedAvailableReplicas: 0,
+      expectedUpdatedReplicas: 0,
+    });
   });
 
   it('accepts a fully specified InPlaceOnly CloneSet and keeps its values', async () => {

@@ -11,6 +11,7 @@ import {
   DEFAULT_IN_PROGRESS_TIMEOUT_SECONDS,
   DEFAULT_MAX_SURGE,
   DEFAULT_MAX_UNAVAILABLE,
+  DEFAULT_PARTITION,
   DEFAULT_REPLICAS,
   DEFAULT_REVISION_HISTORY_LIMIT,
   DEFAULT_UPDATE_STRATEGY_TYPE,
@@ -154,6 +155,36 @@ describe('the CloneSet CRD manifest', () => {
     expect(at('spec.updateStrategy.resizeStrategy').default).toEqual({});
     expect(at('spec.updateStrategy.resizeStrategy.deferredTimeoutSeconds').default).toBe(DEFAULT_DEFERRED_TIMEOUT_SECONDS);
     expect(at('spec.updateStrategy.resizeStrategy.inProgressTimeoutSeconds').default).toBe(DEFAULT_IN_PROGRESS_TIMEOUT_SECONDS);
+    expect(at('spec.updateStrategy.partition').default).toBe(DEFAULT_PARTITION);
+    expect(at('spec.scaleStrategy').default).toEqual({});
+  });
+
+  // Kruise's webhook (SetDefaultsCloneSet) stores these, and Argo CD's Kruise health script reads
+  // an absent partition as held (issue 32): a stored object must read as Kruise's does.
+  it.each<[string, unknown]>([
+    ['spec.replicas', 1],
+    ['spec.revisionHistoryLimit', 10],
+    ['spec.scaleStrategy', {}],
+    ['spec.updateStrategy', {}],
+    ['spec.updateStrategy.type', 'ReCreate'],
+    ['spec.updateStrategy.partition', 0],
+    ['spec.updateStrategy.maxUnavailable', '20%'],
+    ['spec.updateStrategy.maxSurge', 0],
+  ])("defaults %s to %j as Kruise's webhook does, and a null there is defaulted too (not nullable)", (path, value) => {
+    expect(at(path).default).toEqual(value);
+    expect((at(path) as { nullable?: boolean }).nullable).toBeUndefined();
+  });
+
+  it.each([
+    'replicas',
+    'readyReplicas',
+    'availableReplicas',
+    'updatedReplicas',
+    'updatedReadyReplicas',
+    'updatedAvailableReplicas',
+    'expectedUpdatedReplicas',
+  ])('defaults status.%s to 0, so a written status never lacks the counter', (field) => {
+    expect(at(`status.${field}`).default).toBe(0);
   });
 
   it('leaves onTimeout and onInfeasible without a schema default, since it depends on the type', () => {
