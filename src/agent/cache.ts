@@ -117,7 +117,16 @@ const trimTemplateContainer = (c: TemplateContainer): TemplateContainer => {
   return out;
 };
 
-/** A ControllerRevision as the agent caches it: its owner and its containers' resources and policies. */
+/**
+ * A ControllerRevision as the agent's informer keeps it: identity, owner and number, no template.
+ * The containers of the revisions this node's pods need are fetched when needed (revision-templates.ts).
+ */
+export function trimRevisionIdentity(revision: ControllerRevision & KubeObject): ControllerRevision & KubeObject {
+  const metadata = trimMeta(revision.metadata, [], []);
+  return { ...pick(revision, ['apiVersion', 'kind', 'revision']), ...(metadata ? { metadata } : {}) };
+}
+
+/** A fetched ControllerRevision as the agent keeps it: its owner and its containers' resources and policies. */
 export function trimRevisionForAgent(revision: ControllerRevision & KubeObject): ControllerRevision & KubeObject {
   const spec = revision.data?.template?.spec;
   const metadata = trimMeta(revision.metadata, [], []);

@@ -18,7 +18,7 @@ import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
 import { isForbidden, isNotFound, type KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
-import type { ControllerRevision } from './authorize.js';
+import type { RevisionTemplates } from './revision-templates.js';
 import {
   imagesToPrePull,
   nextReport,
@@ -37,7 +37,8 @@ const PULL_TIMEOUT_MS = 30 * 60_000;
 export interface PrePullerOptions {
   readonly nodeName: string;
   readonly pods: Pick<Informer<Pod>, 'list'>;
-  readonly revisions: { list(): readonly ControllerRevision[] };
+  /** The newest revision, with its containers, of each CloneSet a pod of this node has not reached (revision-templates.ts). */
+  readonly revisions: Pick<RevisionTemplates, 'newestFor'>;
   readonly cri: Pick<CriClient, 'imageStatus' | 'pullImage'>;
   /** Writes the node's report. */
   readonly client: Pick<KubeClient, 'patch'>;
@@ -81,7 +82,8 @@ export class PrePuller {
    * which grows to minutes: a stale Pulling would otherwise hold pods until the timeout.
    */
   async syncReport(): Promise<ReconcileResult> {
-    this.wanted = imagesToPrePull(this.options.pods.list(), this.options.revisions.list());
+    const pods = this.options.pods.list();
+    this.wanted = imagesToPrePull(pods, await this.options.revisions.newestFor(pods));
     for (const image of this.pulls.keys()) if (!this.wanted.has(image)) this.pulls.delete(image);
     for (const image of this.wanted.keys()) {
       if (this.pulls.has(image)) continue;

@@ -52,13 +52,14 @@ import {
 import type { AgentMetrics } from './metrics.js';
 import { namespaceLimitsVerdict, type LimitRange, type NamespaceLimitsVerdict, type ResourceQuota } from './namespace-limits.js';
 import { planResize, type PlanStep } from './order.js';
+import type { RevisionTemplates } from './revision-templates.js';
 
 export interface AgentReconcilerOptions {
   readonly nodeName: string;
   readonly pods: Pick<Informer<Pod>, 'get' | 'list'>;
   readonly nodes: Pick<Informer<Node>, 'get'>;
-  /** CloneSets' ControllerRevisions, keyed namespace/name. */
-  readonly revisions: Pick<Informer<ControllerRevision & KubeObject>, 'get'>;
+  /** CloneSets' ControllerRevisions with their containers, by namespace and name (revision-templates.ts). */
+  readonly revisions: Pick<RevisionTemplates, 'revision'>;
   /** Every namespace's LimitRanges and ResourceQuotas (namespace-limits.ts); none when absent. */
   readonly limitRanges?: Pick<Informer<LimitRange>, 'list'>;
   readonly quotas?: Pick<Informer<ResourceQuota>, 'list'>;
@@ -112,7 +113,8 @@ export class AgentReconciler {
     const log = this.o.logger.child({ pod: key });
     const evidence = nodeResizeEvidence(this.o.nodeName, nodePods, this.o.nodes.get(this.o.nodeName));
     if (evidence.kubeletResizes !== true) await this.applied.recoverAll(nodePods, log);
-    const action = decide(pod, request, status, this.evidence(pod, request, evidence.kubeletResizes, nodePods));
+    const revision = request.ok ? await this.o.revisions.revision(pod.metadata?.namespace ?? '', request.value.revision) : undefined;
+    const action = decide(pod, request, status, this.evidence(pod, request, revision, evidence.kubeletResizes, nodePods));
     const prev = status.ok ? status.value : undefined;
     switch (action.action) {
       case 'None':
@@ -152,12 +154,17 @@ export class AgentReconciler {
   }
 
   /** The evidence decide() needs, each part from its own source (none from the status annotation). */
-  private evidence(pod: Pod, request: Parsed<ResizeRequest>, kubeletResizes: boolean | undefined, nodePods: Pod[]): Evidence {
+  private evidence(
+    pod: Pod,
+    request: Parsed<ResizeRequest>,
+    revision: ControllerRevision | undefined,
+    kubeletResizes: boolean | undefined,
+    nodePods: Pod[],
+  ): Evidence {
     const record = this.applied.get(pod.metadata?.uid ?? '');
     const base = { cloneSetOwned: cloneSetOwner(pod) !== undefined, kubeletResizes, applied: record };
     if (!request.ok) return { ...base, admission: undefined };
     const r = request.value;
-    const revision = this.o.revisions.get(`${pod.metadata?.namespace ?? ''}/${r.revision}`);
     let qosChange: string | undefined;
     let restart: string | undefined;
     try {

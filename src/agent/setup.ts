@@ -18,7 +18,8 @@ import type { KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Manager } from '../runtime/manager.js';
 import type { ControllerRevision } from './authorize.js';
-import { trimLimitRangeForAgent, trimPodForAgent, trimQuotaForAgent, trimRevisionForAgent } from './cache.js';
+import { trimLimitRangeForAgent, trimPodForAgent, trimQuotaForAgent, trimRevisionIdentity } from './cache.js';
+import { RevisionTemplates } from './revision-templates.js';
 import type { LimitRange, ResourceQuota } from './namespace-limits.js';
 import { AgentMetrics } from './metrics.js';
 import { AgentReconciler } from './reconciler.js';
@@ -27,6 +28,9 @@ import { PrePuller } from './prepull.js';
 import type { Informer } from '../runtime/informer.js';
 import type { KeyQueue } from '../api/handler.js';
 import { hasRequest, holdingsMayHaveChanged, pending } from './triggers.js';
+
+/** Revisions per list page: each may be as large as its CloneSet (the API server's object size limit). */
+const REVISION_PAGE_SIZE = 20;
 
 export interface AgentOptions {
   readonly nodeName: string;
@@ -58,12 +62,17 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
   const nodes = manager.informer<Node>({ name: 'node', path: '/api/v1/nodes', fieldSelector: `metadata.name=${node}` });
   // Only the revisions Tailor's controller made (it labels them with their CloneSet's name); the
   // agent still checks each one's controller owner against the pod's.
-  const revisions = manager.informer<ControllerRevision & KubeObject>({
+  // Identity, owner and number only; the containers of the revisions this node's pods need are
+  // fetched when needed (revision-templates.ts). Listed a few at a time: each may be as large as
+  // its CloneSet, and a page is parsed whole before it is trimmed.
+  const revisionIdentities = manager.informer<ControllerRevision & KubeObject>({
     name: 'controllerrevisions',
     path: '/apis/apps/v1/controllerrevisions',
     labelSelector: LABEL_CLONESET,
-    transform: trimRevisionForAgent,
+    transform: trimRevisionIdentity,
+    pageSize: REVISION_PAGE_SIZE,
   });
+  const revisions = new RevisionTemplates({ revisions: revisionIdentities, client: manager.client });
   // Every namespace's LimitRanges and ResourceQuotas: a resize on this path never reaches their
   // admission, so the agent judges requests against them itself (namespace-limits.ts).
   const limitRanges = manager.informer<LimitRange>({ name: 'limitranges', path: '/api/v1/limitranges', transform: trimLimitRangeForAgent });
@@ -130,7 +139,7 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
     },
   });
   nodes.addHandler({ onAdd: () => enqueuePending(), onUpdate: () => enqueuePending() });
-  setupPrePull(manager, options, pods, revisions);
+  setupPrePull(manager, options, pods, revisionIdentities, revisions);
   // A LimitRange or quota that changes may turn a refusal into a resize (or the reverse). Only its
   // spec counts: a quota's status moves with every pod of its namespace.
   const namespaceChanged = {
@@ -154,7 +163,8 @@ function setupPrePull(
   manager: Manager,
   options: AgentOptions,
   pods: Informer<Pod>,
-  revisions: Informer<ControllerRevision & KubeObject>,
+  revisionIdentities: Informer<ControllerRevision & KubeObject>,
+  revisions: RevisionTemplates,
 ): void {
   const parallelism = options.imagePrePullParallelism ?? 2;
   if (parallelism === 0) return;
@@ -176,7 +186,7 @@ function setupPrePull(
   queues.pull = manager.controller({ name: 'agent-prepull', concurrency: parallelism, reconcile: (image) => puller.pull(image) }).queue;
   const report = (): void => queues.report?.add(REPORT);
   pods.addHandler({ onAdd: report, onUpdate: report, onDelete: report });
-  revisions.addHandler({ onAdd: report, onUpdate: report, onDelete: report });
+  revisionIdentities.addHandler({ onAdd: report, onUpdate: report, onDelete: report });
   // The first report says the node pre-pulls, even before anything is wanted; a stopping agent
   // takes it back, so no controller waits for pulls that will not come.
   report();

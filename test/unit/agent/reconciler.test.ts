@@ -104,7 +104,10 @@ async function world(pod: Pod, usage = 10n * Mi, allocatable = { cpu: '4', memor
     nodeName: 'n1',
     pods: { get: (k: string) => pods.get(k), list: () => [...pods.values()] },
     nodes: { get: () => node },
-    revisions: { get: (k: string) => REVISIONS.get(k) as (ControllerRevision & KubeObject) | undefined },
+    revisions: {
+      revision: (namespace: string, name: string) =>
+        Promise.resolve(REVISIONS.get(`${namespace}/${name}`) as (ControllerRevision & KubeObject) | undefined),
+    },
     events: { event: (_o, type, reason, message) => events.push(`${type} ${reason}: ${message}`) },
     client: {
       patch: async <T>(_path: string, body: unknown): Promise<T> => {
