@@ -29,6 +29,12 @@ export const LABEL_INSTANCE_ID = 'apps.tailor.dev/instance-id';
 /** Label (any value; Kruise's specified-delete): the CloneSet deletes this pod and replaces it, like podsToDelete. */
 export const LABEL_SPECIFIED_DELETE = 'apps.tailor.dev/specified-delete';
 /**
+ * CloneSet label, "true": pods in PreparingDelete do not count toward replicas when scaling, as
+ * `scaleStrategy.excludePreparingDelete` says; Kruise's `apps.kruise.io/cloneset-scaling-exclude-preparing-delete`
+ * in Tailor's domain, so a ported manifest that sets the label behaves as in Kruise.
+ */
+export const LABEL_SCALING_EXCLUDE_PREPARING_DELETE = 'apps.tailor.dev/cloneset-scaling-exclude-preparing-delete';
+/**
  * Annotation: the hash of spec.volumeClaimTemplates a pod's claims were made from. In place cannot
  * change a pod's volumes, so a pod whose hash differs is recreated (docs/decisions/0018-volume-claim-templates.md).
  */
@@ -218,7 +224,7 @@ export interface CloneSetSpec {
 
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
 
-/** Condition types a CloneSet reports (Kruise's two, plus Tailor's). */
+/** Condition types a CloneSet reports (Kruise's, kstatus's Reconciling and Stalled, and Tailor's). */
 export const CloneSetConditionTypes = {
   /** Kruise: creating or deleting pods failed. */
   FailedScale: 'FailedScale',
@@ -232,6 +238,10 @@ export const CloneSetConditionTypes = {
   RolloutBlocked: 'RolloutBlocked',
   /** Deployment's: the rollout moves, completed, is paused, or missed progressDeadlineSeconds. */
   Progressing: 'Progressing',
+  /** kstatus's: True while a rollout, a scale or a resize moves; False when done or held on purpose. */
+  Reconciling: 'Reconciling',
+  /** kstatus's: True when the CloneSet cannot reach its spec without someone acting. */
+  Stalled: 'Stalled',
 } as const;
 export type CloneSetConditionType = (typeof CloneSetConditionTypes)[keyof typeof CloneSetConditionTypes];
 

@@ -4,7 +4,14 @@
 // it is released (an outside controller removed them), and what deleting or updating a held pod
 // means. Owns: the state machine and the hook tests. Pure; must not perform I/O, read clocks or
 // count pods (scale.ts and update.ts count them by the state read here).
-import { LABEL_LIFECYCLE_STATE, LifecycleStates, type CloneSetLifecycle, type LifecycleHook, type LifecycleState } from '../api/types.js';
+import {
+  LABEL_LIFECYCLE_STATE,
+  LABEL_SCALING_EXCLUDE_PREPARING_DELETE,
+  LifecycleStates,
+  type CloneSetLifecycle,
+  type LifecycleHook,
+  type LifecycleState,
+} from '../api/types.js';
 import type { Pod } from '../api/wire.js';
 
 /** The pod's state label as written, '' when absent (a pod created before hooks existed). */
@@ -36,6 +43,13 @@ export function isAllHooked(hook: LifecycleHook | undefined, pod: Pod): boolean 
  * Some hook takes pods out of endpoints while it holds them. Then a pod once in PreparingDelete
  * is never taken back into service by a scale-up (the readiness it lost would not come back).
  */
+/** Whether PreparingDelete pods are left out of replicas when scaling: the field, or Kruise's CloneSet label in Tailor's domain. */
+export const excludesPreparingDelete = (cs: {
+  readonly metadata?: { readonly labels?: Readonly<Record<string, string>> };
+  readonly spec: { readonly scaleStrategy?: { readonly excludePreparingDelete?: boolean } };
+}): boolean =>
+  cs.spec.scaleStrategy?.excludePreparingDelete === true || cs.metadata?.labels?.[LABEL_SCALING_EXCLUDE_PREPARING_DELETE] === 'true';
+
 export const marksPodNotReady = (lifecycle: CloneSetLifecycle | undefined): boolean =>
   !!lifecycle?.preDelete?.markPodNotReady || !!lifecycle?.inPlaceUpdate?.markPodNotReady;
 

@@ -33,7 +33,15 @@ import type { Pod } from '../api/wire.js';
 import { rfc3339Seconds } from '../api/time.js';
 import { allocate, disruptionBudget, disruptionCost } from './budget.js';
 import { claimTemplatesChanged } from './claims.js';
-import { deletionStep, heldNotReady, inPlaceUpdateGate, lifecycleStateOf, marksPodNotReady, refreshedLifecycleState } from './lifecycle.js';
+import {
+  deletionStep,
+  excludesPreparingDelete,
+  heldNotReady,
+  inPlaceUpdateGate,
+  lifecycleStateOf,
+  marksPodNotReady,
+  refreshedLifecycleState,
+} from './lifecycle.js';
 import type { ConditionWrites, Intent, Plan, PlannedEvent } from './intents.js';
 import { countsAsAvailable, isSpecifiedDelete, NONE, type PodSummary } from './pod-state.js';
 import { heldByReadinessGate, needsReadinessGateCondition, readinessGateCondition } from '../inplace/readiness-gate.js';
@@ -43,6 +51,7 @@ import { followResizes, rerouteToKubelet, type ResizeBackend, type ResizeFollowU
 import { planScale, type ScalePlan } from './scale.js';
 import { matchesSelector, selectorString } from './selector.js';
 import { computeStatus, progressDeadlineAt } from './status.js';
+import { readinessFacts, withReadiness } from './readiness-conditions.js';
 import { planUpdate, resolvePartition, resolveRolloutLimits, type RolloutInput, type UpdatePlan } from './update.js';
 import { updateOrderOf } from './update-order.js';
 import type { PulledImages } from '../api/prepull.js';
@@ -174,7 +183,7 @@ function observe(input: PlanInput): Round {
     paused: strategy.paused || strategy.type === 'OnDelete',
     scaleMaxUnavailable: cs.spec.scaleStrategy?.maxUnavailable,
     podsToDelete,
-    excludePreparingDelete: cs.spec.scaleStrategy?.excludePreparingDelete === true,
+    excludePreparingDelete: excludesPreparingDelete(cs),
     currentRevision: input.revisions.currentRevision,
     updateRevision: input.revisions.updateRevision,
     pods: summaries,
@@ -377,7 +386,7 @@ function finish(round: Round): Plan {
   const { cs, input, replicas } = round;
   const { now } = input;
   const strategy = cs.spec.updateStrategy;
-  const status = computeStatus({
+  const counted = computeStatus({
     generation: cs.metadata?.generation ?? 0,
     replicas,
     pods: round.summaries,
@@ -394,6 +403,9 @@ function finish(round: Round): Plan {
     conditions: round.conditions,
     now,
   });
+  // Reconciling and Stalled (kstatus) read the status Kruise's conditions lead to; the reconciler
+  // decides them again once the round's failures are folded in.
+  const status = withReadiness(counted, readinessFacts(cs.spec), now);
   let wakeAt = earliest(round.wakeAt, progressDeadlineAt(status, cs.spec.progressDeadlineSeconds));
   for (const pod of round.pods) {
     const at = availableAt(pod, cs.spec.minReadySeconds ?? 0);

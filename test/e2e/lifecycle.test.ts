@@ -80,9 +80,9 @@ async function consistentlyEqual<T>(what: string, read: () => Promise<T>, expect
  * How Kruise's preDelete cases begin: 3 pods carrying the hook's label `lifecycle-hook`, created
  * (within 3 s), ready and available. Returns the pods.
  */
-async function startWithPreDeleteHook(name: string, scaleStrategy: Record<string, unknown> = {}): Promise<Pod[]> {
+async function startWithPreDeleteHook(name: string, labels: Record<string, string> = {}): Promise<Pod[]> {
   const cs = newCloneSet(name, 3);
-  cs.spec.scaleStrategy = scaleStrategy;
+  cs.metadata = { ...cs.metadata, labels: { ...cs.metadata?.labels, ...labels } };
   cs.spec.template.metadata!.labels!['lifecycle-hook'] = 'true';
   cs.spec.lifecycle = { preDelete: { labelsHandler: { 'lifecycle-hook': 'true' } } };
   cs.spec.progressDeadlineSeconds = TEN_MINUTES;
@@ -172,7 +172,8 @@ describe('CloneSet lifecycle hooks (Kruise e2e)', () => {
   it(
     'specific scale down with lifecycle and then scale up, when scalingExcludePreparingDelete is enabled',
     async () => {
-      const oldPods = await startWithPreDeleteHook('scale-down', { excludePreparingDelete: true });
+      // As Kruise's e2e enables it: the CloneSet label (here in Tailor's domain; the field works the same).
+      const oldPods = await startWithPreDeleteHook('scale-down', { 'apps.tailor.dev/cloneset-scaling-exclude-preparing-delete': 'true' });
       const specified = podNames(oldPods)[0] ?? '';
       await update('scale-down', (c) => {
         c.spec.replicas = 2;

@@ -9,6 +9,7 @@ import { LABEL_LIFECYCLE_STATE, type CloneSetLifecycle, type LifecycleHook } fro
 import type { Pod } from '../../../src/api/wire.js';
 import {
   deletionStep,
+  excludesPreparingDelete,
   inPlaceUpdateGate,
   isAllHooked,
   isHooked,
@@ -23,6 +24,31 @@ import { calculateDiffs, NO_DIFFS, planUpdate, type RolloutDiffs, type RolloutIn
 import { NEW, NOW, OLD, cloneSet, intentsOf, pod, revisionTemplates } from '../../support/fixtures/planner-fixtures.js';
 
 const hookPod = (labels: Record<string, string>, finalizers: string[] = []): Pod => ({ metadata: { name: 'p', labels, finalizers } });
+
+// Issue 32.4: Kruise's CloneSet label, in Tailor's domain, works as the field does.
+describe('excludesPreparingDelete: the scaleStrategy field or the CloneSet label', () => {
+  const LABEL = 'apps.tailor.dev/cloneset-scaling-exclude-preparing-delete';
+  it.each<[string, Record<string, string> | undefined, boolean | undefined, boolean]>([
+    ['neither', undefined, undefined, false],
+    ['the field', undefined, true, true],
+    ['the field false', undefined, false, false],
+    ['the label "true"', { [LABEL]: 'true' }, undefined, true],
+    ['the label with another value', { [LABEL]: 'yes' }, undefined, false],
+    [
+      "Kruise's own label (another API group's) is not read",
+      { 'apps.kruise.io/cloneset-scaling-exclude-preparing-delete': 'true' },
+      undefined,
+      false,
+    ],
+    ['the label with the field false', { [LABEL]: 'true' }, false, true],
+  ])('%s', (_name, labels, field, excluded) => {
+    const cs = {
+      metadata: { ...(labels ? { labels } : {}) },
+      spec: { scaleStrategy: field === undefined ? {} : { excludePreparingDelete: field } },
+    };
+    expect(excludesPreparingDelete(cs)).toBe(excluded);
+  });
+});
 
 describe('isHooked and isAllHooked', () => {
   const hook: LifecycleHook = { labelsHandler: { 'hold-me': 'true' }, finalizersHandler: ['example.com/drain'] };
