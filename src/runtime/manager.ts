@@ -118,6 +118,7 @@ export class Manager {
   async run(): Promise<'stopped' | 'lost-lease'> {
     const log = this.options.logger;
     const { metricsAddress, healthAddress } = this.options;
+    this.metrics.startEventLoopMonitor();
     if (metricsAddress) this.endpoints.push(new HttpEndpoints({ address: metricsAddress, registry: this.metrics.registry }));
     if (healthAddress) {
       this.endpoints.push(
@@ -215,6 +216,7 @@ export class Manager {
     await Promise.all(this.endpoints.map((e) => e.stop()));
     this.client.close();
     this.leaseClient?.close();
+    this.metrics.stopEventLoopMonitor();
     log.info('stopped');
   }
 }

@@ -4,6 +4,7 @@
 // server renders `registry` itself or through renderMetrics). The process's memory figures are read
 // when scraped, never sampled on a timer.
 
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { RECONCILE_OUTCOMES, type ControllerMetricsFactory, type ReconcileMetrics, type ReconcileOutcome } from './controller.js';
@@ -47,6 +48,20 @@ export class RuntimeMetrics implements ControllerMetricsFactory {
   readonly heapSizeTotalBytes: Gauge;
   readonly externalMemoryBytes: Gauge;
   readonly heapSpaceSizeUsedBytes: Gauge<'space'>;
+
+  /**
+   * Event-loop delay, sampled while the process runs (startEventLoopMonitor): a first sync or a round
+   * that holds the loop near the lease's renew deadline shows in nodejs_eventloop_lag_max_seconds.
+   */
+  private readonly eventLoopDelay: IntervalHistogram = monitorEventLoopDelay({ resolution: 20 });
+
+  startEventLoopMonitor(): void {
+    this.eventLoopDelay.enable();
+  }
+
+  stopEventLoopMonitor(): void {
+    this.eventLoopDelay.disable();
+  }
 
   constructor(registry: Registry = new Registry()) {
     this.registry = registry;
@@ -159,6 +174,16 @@ export class RuntimeMetrics implements ControllerMetricsFactory {
       'Node.js external memory size in bytes',
       () => process.memoryUsage().external,
     );
+    const loopDelay = this.eventLoopDelay;
+    new Gauge({
+      name: 'nodejs_eventloop_lag_max_seconds',
+      help: 'The longest the event loop was blocked since the last scrape (sampled every 20 ms while the process runs)',
+      registers,
+      collect() {
+        this.set(loopDelay.count > 0 ? loopDelay.max / 1e9 : 0);
+        loopDelay.reset();
+      },
+    });
     this.heapSpaceSizeUsedBytes = new Gauge({
       name: 'nodejs_heap_space_size_used_bytes',
       help: 'Process heap space size used from Node.js in bytes',

@@ -9,16 +9,22 @@ import { CONTAINERD_SOCKET, NODE_CREDENTIALS, NODE_NAME, eventually } from './te
 export interface NodeAgent {
   /** SIGTERM, then resolves once the agent has exited (it takes back its node's image pre-pull report on the way out). */
   stop(): Promise<void>;
+  /** Whether the process is still running (it never exited or crashed since it started). */
+  alive(): boolean;
 }
 
-/** Starts the agent with its metrics and health endpoints on `port` and `port + 1`; resolves once it is ready. */
-export async function startNodeAgent(port: number): Promise<NodeAgent> {
+/**
+ * Starts the agent with its metrics and health endpoints on `port` and `port + 1`, with `nodeFlags`
+ * before the script (the V8 sizes the DaemonSet runs it with); resolves once it is ready.
+ */
+export async function startNodeAgent(port: number, nodeFlags: readonly string[] = []): Promise<NodeAgent> {
   // Its log, for a failing test's reader: .tailor/logs/agent-<port>.log.
   mkdirSync('.tailor/logs', { recursive: true });
   const log = openSync(`.tailor/logs/agent-${port}.log`, 'w');
   const agent = spawn(
     process.execPath,
     [
+      ...nodeFlags,
       'dist/cli/main.js',
       'agent',
       '--node-name',
@@ -41,13 +47,16 @@ export async function startNodeAgent(port: number): Promise<NodeAgent> {
   await eventually('the node agent to be ready', async () =>
     (await fetch(`http://127.0.0.1:${port + 1}/readyz`).catch(() => undefined))?.ok ? true : undefined,
   );
+  let running = true;
   const exited = new Promise<void>((resolve) =>
     agent.once('exit', () => {
+      running = false;
       closeSync(log);
       resolve();
     }),
   );
   return {
+    alive: () => running,
     stop: async () => {
       agent.kill('SIGTERM');
       await exited;

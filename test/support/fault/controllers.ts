@@ -65,6 +65,8 @@ export interface StartOptions {
   metrics?: boolean;
   /** --shutdown-grace-period in ms; default 10 s. */
   graceMs?: number;
+  /** Node flags before the script, e.g. the V8 sizes the shipped Deployment runs with. */
+  nodeFlags?: string[];
 }
 
 /** Starts one replica and waits until it serves /healthz. */
@@ -79,6 +81,7 @@ export async function startControllerProcess(identity: string, namespace: string
   const child = spawn(
     process.execPath,
     [
+      ...(options.nodeFlags ?? []),
       resolve(process.cwd(), 'dist/cli/main.js'),
       'controller',
       '--kubeconfig',
