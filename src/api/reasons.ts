@@ -65,6 +65,40 @@ export const ProgressingReasons = {
   DeadlineExceeded: 'ProgressDeadlineExceeded',
 } as const;
 
+/**
+ * Reasons of the kstatus conditions (cloneset/readiness-conditions.ts, decision 22): Reconciling
+ * True while work moves, False when done or held on purpose (or Stalled); Stalled False unless
+ * something blocks for good, then its reason (the failure condition's type, ResizeInfeasible, or
+ * Kruise's ProgressDeadlineExceeded).
+ */
+export const ReconcilingReasons = {
+  /** Pods are still to be moved to the update revision. */
+  RolloutInProgress: 'RolloutInProgress',
+  /** Pods are created or deleted (or wait for a preDelete hook) toward spec.replicas. */
+  Scaling: 'Scaling',
+  /** Every pod exists at the right revision, some are not yet available. */
+  PodsUnavailable: 'PodsUnavailable',
+  /** Resizes are underway (Proposed, InProgress or Deferred). */
+  Resizing: 'Resizing',
+  /** False: every desired pod runs the update revision and is available. */
+  Complete: 'Complete',
+  /** False: updateStrategy.paused holds pods back. */
+  Paused: 'Paused',
+  /** False: updateStrategy.partition holds pods back. */
+  PartitionHeld: 'PartitionHeld',
+  /** False: updateStrategy.type OnDelete: pods move when someone deletes them. */
+  OnDelete: 'OnDelete',
+  /** False: the CloneSet is Stalled. */
+  Stalled: 'Stalled',
+} as const;
+
+export const StalledReasons = {
+  /** False: nothing blocks for good. */
+  NotStalled: 'NotStalled',
+  /** A resize is Infeasible and the strategy waits (InPlaceOnly, onInfeasible Wait). */
+  ResizeInfeasible: 'ResizeInfeasible',
+} as const;
+
 /** Reasons on the pod conditions the in-place engine writes (InPlaceUpdateReady, and Ready while draining). */
 export const PodConditionReasons = {
   InPlaceUpdateStarted: 'InPlaceUpdateStarted',

@@ -32,6 +32,7 @@ import { defaulted, type DefaultedWireCloneSet, type WireCloneSet } from './pods
 import type { ResizeBackend } from './resizes.js';
 import { OWNER_INDEX, RevisionStore, type ControllerRevision } from './revision-store.js';
 import { sameStatus, statusChangeIsUrgent, statusWriteAt, withConditions } from './status.js';
+import { readinessFacts, withReadiness } from './readiness-conditions.js';
 
 export { OWNER_INDEX, type ControllerRevision } from './revision-store.js';
 
@@ -213,7 +214,8 @@ export class CloneSetReconciler {
   ): Promise<{ status: CloneSetStatus; wakeAt: number | undefined }> {
     const written: ConditionWrites = { [Conditions.FailedRevision]: null };
     for (const f of failures) written[f.condition] = { status: 'True', reason: conditionReason(f.permanent), message: f.message };
-    const status = withConditions(plan.status, written, now);
+    // A refusal folded in may stall the CloneSet (or say what a moving rollout retries).
+    const status = withReadiness(withConditions(plan.status, written, now), readinessFacts(cs.spec), now);
     if (sameStatus(cs.status, status)) {
       this.statusDiffersSince.delete(key);
       return { status, wakeAt: plan.wakeAt };
@@ -246,7 +248,8 @@ export class CloneSetReconciler {
     err: unknown,
   ): Promise<never> {
     const condition = { status: 'True' as const, reason: info.reason ?? conditionReason(info.permanent), message: info.message };
-    const status = withConditions(cs.status ?? {}, { [type]: condition }, this.now());
+    const now = this.now();
+    const status = withReadiness(withConditions(cs.status ?? {}, { [type]: condition }, now), readinessFacts(cs.spec), now);
     if (!alreadyReported(cs, type, info.message)) this.deps.events.event(stored, 'Warning', eventReason, info.message);
     await this.writeStatus(stored, cs, status);
     throw reconcileFailure([{ ...info, cause: err }]);

@@ -1,9 +1,10 @@
 // A CloneSet's status computed from what the controller observed this round: replica counts,
-// revisions, conditions (FailedScale/FailedUpdate, Progressing with progressDeadlineSeconds).
+// revisions, conditions (FailedScale/FailedUpdate, Progressing with progressDeadlineSeconds;
+// kstatus's Reconciling and Stalled are readiness-conditions.ts's, decided from this status).
 // Pure: the clock comes in as an argument. The reconciler writes the result only when it
 // differs from what is stored. Must not: decide scale or update actions.
 import { rfc3339Seconds } from '../api/time.js';
-import type { CloneSetCondition, CloneSetResizeStatus, CloneSetStatus } from '../api/types.js';
+import { CloneSetConditionTypes, type CloneSetCondition, type CloneSetResizeStatus, type CloneSetStatus } from '../api/types.js';
 import type { ConditionWrite, ConditionWrites } from './intents.js';
 import { countsAsAvailable, countsAsReady, isActive, type PodSummary } from './pod-state.js';
 import { canonicalJSON } from '../api/json.js';
@@ -168,8 +169,9 @@ export function statusWriteAt(clock: { lastWriteAt?: number | undefined; differs
 /**
  * Whether a status change must be written at once: a new generation observed, revisions,
  * collision count or selector changed, or a condition appeared, went, or changed its status,
- * reason or message (Progressing's last-progress clock excepted). Replica counts, status.resize
- * and that clock may wait for the next write (at most STATUS_COUNTS_INTERVAL_MS).
+ * reason or message (Progressing's last-progress clock excepted). Replica counts, status.resize,
+ * that clock and the counts in Reconciling's and Stalled's messages may wait for the next write
+ * (at most STATUS_COUNTS_INTERVAL_MS); their status or reason changing is urgent.
  */
 export function statusChangeIsUrgent(previous: CloneSetStatus | undefined, next: CloneSetStatus): boolean {
   const p = previous ?? {};
@@ -178,11 +180,14 @@ export function statusChangeIsUrgent(previous: CloneSetStatus | undefined, next:
     return true;
   const signature = (conditions: readonly CloneSetCondition[] | undefined): string =>
     (conditions ?? [])
-      .map((c) => [c.type, c.status, c.reason ?? '', c.message ?? ''].join('\u0000'))
+      .map((c) => [c.type, c.status, c.reason ?? '', COUNTING_CONDITIONS.has(c.type) ? '' : (c.message ?? '')].join('\u0000'))
       .sort()
       .join('\n');
   return signature(p.conditions) !== signature(next.conditions);
 }
+
+/** Conditions whose messages carry counts (readiness-conditions.ts): a message change alone is a count change. */
+const COUNTING_CONDITIONS: ReadonlySet<string> = new Set([CloneSetConditionTypes.Reconciling, CloneSetConditionTypes.Stalled]);
 
 /** Status equality ignoring key order. */
 export const sameStatus = (a: CloneSetStatus | undefined, b: CloneSetStatus): boolean => canonicalJSON(a ?? {}) === canonicalJSON(b);

@@ -64,6 +64,28 @@ describe('the planner draws every disruption from one budget', () => {
     expect(condition(p, Conditions.ResizeBlocked)).toMatchObject({ status: 'True', reason: 'Infeasible' });
   });
 
+  it('reports an Infeasible resize the strategy leaves waiting as Stalled, and one it recreates as Reconciling (kstatus)', () => {
+    const waits = plan(
+      { replicas: 2, maxUnavailable: 2, change: 'cpu', type: 'InPlaceOnly' },
+      names(2, { revision: NEW, resize: 'Infeasible' }),
+    );
+    expect(condition(waits.plan, Conditions.Stalled)).toMatchObject({ status: 'True', reason: 'ResizeInfeasible' });
+    expect(condition(waits.plan, Conditions.Reconciling)).toMatchObject({ status: 'False', reason: 'Stalled' });
+    const recreates = plan({ replicas: 2, maxUnavailable: 1, change: 'cpu' }, names(2, { revision: NEW, resize: 'Infeasible' }));
+    expect(condition(recreates.plan, Conditions.Stalled)).toMatchObject({ status: 'False', reason: 'NotStalled' });
+  });
+
+  it('reports a rollout under way as Reconciling, and a partition holding the rest as not (kstatus)', () => {
+    const moving = plan({ replicas: 4, maxUnavailable: 1, change: 'image' }, names(4));
+    expect(condition(moving.plan, Conditions.Reconciling)).toMatchObject({ status: 'True', reason: 'RolloutInProgress' });
+    const held = plan({ replicas: 4, maxUnavailable: 1, change: 'image', partition: 3 }, [
+      { name: 'p0', revision: NEW },
+      ...names(4).slice(1),
+    ]);
+    expect(condition(held.plan, Conditions.Reconciling)).toMatchObject({ status: 'False', reason: 'PartitionHeld' });
+    expect(condition(held.plan, Conditions.Stalled)).toMatchObject({ status: 'False' });
+  });
+
   it('counts a Deferred resize past its timeout as a disruption like Infeasible', () => {
     const { plan: p } = plan({ replicas: 3, maxUnavailable: 1, change: 'cpu' }, names(3, { revision: NEW, resize: 'Deferred' }));
     expect(intentsOf(p, 'delete')).toHaveLength(1);

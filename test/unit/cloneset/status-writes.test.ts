@@ -21,9 +21,16 @@ const base: CloneSetStatus = {
       message: 'CloneSet is progressing',
       lastUpdateTime: '2026-01-01T00:00:00Z',
     },
+    {
+      type: 'Reconciling',
+      status: 'True',
+      reason: 'RolloutInProgress',
+      message: 'rolling out revision web-b: 4 of 10 pods updated, 3 available',
+    },
   ],
 };
-const progressing = (over: Record<string, string>) => [{ ...base.conditions![0]!, ...over }];
+const progressing = (over: Record<string, string>) => [{ ...base.conditions![0]!, ...over }, base.conditions![1]!];
+const reconciling = (over: Record<string, string>) => [base.conditions![0]!, { ...base.conditions![1]!, ...over }];
 
 const rows: [string, Partial<CloneSetStatus>, boolean][] = [
   ['ready and updated counts moving can wait', { readyReplicas: 10, updatedReplicas: 5 }, false],
@@ -41,6 +48,21 @@ const rows: [string, Partial<CloneSetStatus>, boolean][] = [
   [
     'a ProgressDeadlineExceeded goes out at once',
     { conditions: progressing({ status: 'False', reason: 'ProgressDeadlineExceeded' }) },
+    true,
+  ],
+  [
+    "Reconciling's counts moving (its message alone) can wait",
+    { conditions: reconciling({ message: 'rolling out revision web-b: 5 of 10 pods updated, 4 available' }) },
+    false,
+  ],
+  [
+    'Reconciling turning False (rollout complete) goes out at once',
+    { conditions: reconciling({ status: 'False', reason: 'Complete', message: 'all 10 pods run revision web-b and are available' }) },
+    true,
+  ],
+  [
+    'Stalled turning True goes out at once',
+    { conditions: [...base.conditions!, { type: 'Stalled', status: 'True', reason: 'ProgressDeadlineExceeded', message: 'timed out' }] },
     true,
   ],
   [
