@@ -14,7 +14,7 @@ KWOK_VERSION=0.8.0
 # hack/build-kruise.sh. v1.8.2 is the newest release the module proxy serves here.
 KRUISE_VERSION=1.8.2
 # Helm (the chart's lint, template and the bed's install) and kubeconform (rendered manifests
-# against each release's OpenAPI), built from their Go modules by hack/build-helm.sh. Helm v4.3.1
+# against each release's OpenAPI), built from their Go modules by hack/build-chart-tools.sh. Helm v4.3.1
 # is the newest release the module proxy serves here.
 HELM_VERSION=4.3.1
 KUBECONFORM_VERSION=0.8.0
