@@ -6,12 +6,12 @@ SHELL := /bin/bash
 MODE ?= control-plane
 export PATH := $(HOME)/.cache/tailor/node-tools:$(PATH)
 
-.PHONY: help deps build typecheck lint format test test-unit test-argocd test-integration test-cri test-e2e test-fault \
+.PHONY: help deps build typecheck lint format test test-unit test-argocd test-chart test-integration test-cri test-e2e test-fault \
         cluster-up cluster-down cluster-status cluster-clean dev bench kube-binaries kube-binaries-all kwok-binaries kruise-binaries image
 
 help:
 	@echo "make dev     local cluster with Tailor running in it and a sample applied"
-	@echo "make test    lint + typecheck + unit + argocd + integration + cri + e2e + fault on the default Kubernetes,"
+	@echo "make test    lint + typecheck + unit + argocd + chart + integration + cri + e2e + fault on the default Kubernetes,"
 	@echo "             then cri + e2e on the other releases in hack/versions.sh (starts and stops its own cluster)"
 	@echo "KUBE_VERSION=1.34.4 make dev | test | test-e2e | cluster-up ...   the same on one listed release"
 	@echo "make lint    ESLint, Prettier --check, layering (dependency-cruiser); make format rewrites"
@@ -60,7 +60,7 @@ kruise-binaries:
 test: deps
 	bash hack/test.sh all
 
-test-unit test-argocd test-integration test-cri test-e2e test-fault: deps
+test-unit test-argocd test-chart test-integration test-cri test-e2e test-fault: deps
 	bash hack/test.sh $(patsubst test-%,%,$@)
 
 cluster-up:

@@ -43,6 +43,9 @@ export default {
   testTimeout: 180_000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    // charts/tailor offline: helm and kubeconform built from their Go modules by the global setup
+    // (hack/build-chart-tools.sh), no cluster (decision 24).
+    { ...common, globalSetup: '<rootDir>/test/support/chart/setup.js', displayName: 'chart', testMatch: ['<rootDir>/test/chart/**/*.test.ts'] },
     { ...common, ...onCluster('control-plane'), displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
     { ...common, ...onCluster('full'), displayName: 'cri', ...clusterTier('cri') },
     { ...common, ...onCluster('full'), displayName: 'e2e', ...clusterTier('e2e') },

@@ -28,7 +28,7 @@ const planned = plannedText
 
 const gateOffOnly = new Set((read('gate-off-only') ?? '').split('\n').filter(Boolean));
 const defaultRelease = read('default-release')?.trim();
-const RELEASE_FREE = new Set(['lint', 'typecheck', 'unit', 'argocd', 'build']);
+const RELEASE_FREE = new Set(['lint', 'typecheck', 'unit', 'argocd', 'chart', 'build']);
 const release = (step) =>
   step.includes('@')
     ? `Kubernetes v${step.slice(step.indexOf('@') + 1)}`

@@ -4,9 +4,10 @@
 # results) for Jest tiers, and `planned` (the steps this run meant to run), so
 # hack/test-summary.mjs can count a tier that never produced results (its cluster failed to start,
 # Jest crashed, the run stopped before it) as failed instead of leaving it out.
-#   hack/test.sh all | lint | typecheck | unit | argocd | integration | cri | e2e | fault
+#   hack/test.sh all | lint | typecheck | unit | argocd | chart | integration | cri | e2e | fault
 # (argocd: config/argocd's Argo CD health check and actions in Argo CD's Lua engine, test/argocd/run.sh;
-# Go, no cluster, its counts written as a Jest tier's.)
+# Go, no cluster, its counts written as a Jest tier's. chart: charts/tailor offline, helm lint,
+# kubeconform and values -> manifests, a Jest tier whose global setup builds helm; decision 24.)
 # The Kubernetes release is hack/versions.sh's (decision 60):
 #   - `all` with no KUBE_VERSION in the environment is the matrix: every tier on the default
 #     release, then the cri and e2e tiers on each other listed release (and there, on a release
@@ -30,8 +31,8 @@ default=$(env -u KUBE_VERSION bash -c '. hack/versions.sh && echo "$KUBE_VERSION
 . hack/versions.sh || exit 1 # KUBE_VERSIONS; refuses an unlisted KUBE_VERSION
 gate_off_runs() { [ "$(echo "$1" | cut -d. -f2)" -lt 35 ]; } # as test/support/cluster/kube-version.js
 
-step_name() { # tier, release: lint, typecheck, unit, argocd and build do not depend on the release
-  case $1 in lint | typecheck | unit | argocd | build) echo "$1" ;; *) if [ "$2" = "$default" ]; then echo "$1"; else echo "$1@$2"; fi ;; esac
+step_name() { # tier, release: lint, typecheck, unit, argocd, chart and build do not depend on the release
+  case $1 in lint | typecheck | unit | argocd | chart | build) echo "$1" ;; *) if [ "$2" = "$default" ]; then echo "$1"; else echo "$1@$2"; fi ;; esac
 }
 release_of() { case $1 in *@*) echo "${1#*@}" ;; *) echo "$default" ;; esac; }
 tier_of() { echo "${1%@*}"; }
@@ -42,7 +43,7 @@ plan_tiers() { # release, tiers...
   local release=$1 tier built=false; shift
   for tier in "$@"; do
     case $tier in
-      lint | typecheck | unit | argocd) ;;
+      lint | typecheck | unit | argocd | chart) ;;
       *)
         if [[ ! " ${planned[*]-} " == *" build "* ]]; then planned+=(build); fi
         # hack/cluster.sh would build a missing release too, inside a tier's global setup; as its
@@ -55,9 +56,9 @@ plan_tiers() { # release, tiers...
 if [ "${1:-all}" = all ]; then
   rm -f "$results"/*.json "$results"/*.rc "$results"/*.seconds
   if [ -n "$chosen" ]; then
-    plan_tiers "$chosen" lint typecheck unit argocd integration cri e2e fault
+    plan_tiers "$chosen" lint typecheck unit argocd chart integration cri e2e fault
   else
-    plan_tiers "$default" lint typecheck unit argocd integration cri e2e fault
+    plan_tiers "$default" lint typecheck unit argocd chart integration cri e2e fault
     for release in $KUBE_VERSIONS; do
       [ "$release" = "$default" ] && continue
       extra=()
@@ -85,7 +86,7 @@ for step in "${planned[@]}"; do
     echo "=== $step: not run (Kubernetes v$release did not build)" >&2
     continue
   fi
-  case $tier in lint | typecheck | unit | argocd | build) echo "=== $step" ;; *) echo "=== $step (Kubernetes v$release)" ;; esac
+  case $tier in lint | typecheck | unit | argocd | chart | build) echo "=== $step" ;; *) echo "=== $step (Kubernetes v$release)" ;; esac
   started=$SECONDS
   case $tier in
     lint) make --no-print-directory lint; code=$? ;;
