@@ -28,6 +28,22 @@ export const InPlaceUpdateStateSchema = z.object({
     .optional(),
   containerBatchesRecord: z.array(z.object({ timestamp: z.iso.datetime({ offset: true }), containers: z.array(z.string()) })).optional(),
   nextContainerImages: z.record(z.string(), z.string()).optional(),
+  nextContainerResources: z
+    .record(
+      z.string(),
+      z.object({
+        requests: z.record(z.string(), z.string()).optional(),
+        limits: z.record(z.string(), z.string()).optional(),
+        claims: z.array(z.object({ name: z.string(), request: z.string().optional() })).optional(),
+      }),
+    )
+    .optional(),
+  nextContainerRefMetadata: z
+    .record(
+      z.string(),
+      z.object({ labels: z.record(z.string(), z.string()).optional(), annotations: z.record(z.string(), z.string()).optional() }),
+    )
+    .optional(),
 });
 
 const isQuantity = (value: string): boolean => {

@@ -339,6 +339,26 @@ export interface InPlaceUpdateState {
   containerBatchesRecord?: ContainerBatch[];
   /** Container name -> image still to come in a later batch, once the batches before are ready. */
   nextContainerImages?: Record<string, string>;
+  /** Container name -> cpu/memory (its template's resources) still to come in a later batch. */
+  nextContainerResources?: Record<string, BatchResources>;
+  /**
+   * Container name -> the changed labels/annotations that restart it (env from pod metadata, or a
+   * rolling restart's annotation) in a later batch: its restart request waits for that batch.
+   */
+  nextContainerRefMetadata?: Record<string, ContainerRefMetadata>;
+}
+
+/** A container's resources as a later batch sends them (the template's requirements). */
+export interface BatchResources {
+  requests?: Record<string, string>;
+  limits?: Record<string, string>;
+  claims?: { name: string; request?: string }[];
+}
+
+/** Pod metadata a container reads, as Kruise records it: labels and annotations, new values. */
+export interface ContainerRefMetadata {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
 }
 
 /** One batch of an ordered in-place update: when it was patched, and which containers. */

@@ -24,6 +24,7 @@ import {
   readUpdateState,
   RESTART_OVERDUE_MS,
   restartOverdue,
+  restartRequestedAt,
   settleInPlaceUpdate,
   updateStateProblem,
   type InPlaceStep,
@@ -354,11 +355,14 @@ function planUpkeep(round: Round): void {
     const podTemplate = round.input.revisions.templates.get(pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '') as
       PodTemplate | undefined;
     const nextBatch =
-      settlement === 'pending' && !selected.has(nameOf(pod)) ? planNextContainerBatch(pod, podTemplate, round.input.now) : undefined;
+      settlement === 'pending' && !selected.has(nameOf(pod))
+        ? planNextContainerBatch(pod, podTemplate, round.input.now, backendOf(round.input, pod))
+        : undefined;
     if (nextBatch) round.intents.push({ kind: 'patch', pod, step: nextBatch });
     if (settlement === 'pending') {
       // Look again when a restart still waiting would be overdue, to say so (RolloutBlocked).
-      const overdueAt = Date.parse(readUpdateState(pod)?.updateTimestamp ?? '') + RESTART_OVERDUE_MS;
+      const update = readUpdateState(pod);
+      const overdueAt = (update ? restartRequestedAt(update) : NaN) + RESTART_OVERDUE_MS;
       if (overdueAt > round.input.now) round.wakeAt = earliest(round.wakeAt, overdueAt);
     }
     if (!pod.metadata?.deletionTimestamp && needsReadinessGateCondition(pod)) round.intents.push({ kind: 'markGateReady', pod });

@@ -1,8 +1,9 @@
-// The order in which one pod's changed container images are updated in place (decision 0021):
-// native sidecars first, then the app containers, and among the app containers Kruise's
-// container priority (env KRUISE_CONTAINER_PRIORITY, or the container-launch-priority
-// annotation `Ordered`: spec order), higher first. Each batch is updated only once the one
-// before runs its new image and is ready.
+// The order in which an in-place update changes one pod's containers (decision 0021): everything
+// it does to a container (a new image, a resize, a restart for env read from pod metadata or a
+// rolling restart) goes with that container's batch. Native sidecars first, then the app
+// containers, and among the app containers Kruise's container priority (env
+// KRUISE_CONTAINER_PRIORITY, or the container-launch-priority annotation `Ordered`: spec order),
+// higher first. Each batch is updated only once the one before runs the new revision and is ready.
 // Owns: the priority names it reads and the batch split. Pure. Must not: look at container
 // status (plan.ts judges a batch's completion) or decide anything else of the update.
 import type * as k8s from '@kubernetes/client-node';
@@ -25,7 +26,7 @@ export interface ContainerLists {
 }
 
 /**
- * `names` (containers whose image changes) split into update batches, in the order they go:
+ * `names` (containers the update changes) split into update batches, in the order they go:
  * changed native sidecars (spec order), then the app containers grouped by priority, highest
  * first. Without priorities, or when every app container has the same one, the app containers
  * are one batch. Names the spec does not hold are left out.

@@ -106,6 +106,32 @@ function findRestarts(to: PodTemplate, diff: TemplateDiff): void {
   }
 }
 
+/**
+ * The changed labels and annotations (new values; a removed key is left out) that restart a
+ * container named in `diff.restarts`: the rolling restart's annotation, or the keys its env reads.
+ */
+export function restartingMetadata(
+  container: Container | undefined,
+  diff: TemplateDiff,
+): { labels?: Record<string, string>; annotations?: Record<string, string> } {
+  const picked = { labels: {} as Record<string, string>, annotations: {} as Record<string, string> };
+  const pick = (kind: 'labels' | 'annotations', key: string | undefined): void => {
+    const changed = diff[kind];
+    for (const [k, v] of Object.entries(changed)) if ((key === undefined || k === key) && v !== null) picked[kind][k] = v;
+  };
+  if (RESTARTED_AT_ANNOTATION in diff.annotations) pick('annotations', RESTARTED_AT_ANNOTATION);
+  else {
+    for (const env of container?.env ?? []) {
+      const match = FIELD_PATH.exec(env.valueFrom?.fieldRef?.fieldPath ?? '');
+      if (match) pick(match[1] as 'labels' | 'annotations', match[2]);
+    }
+  }
+  return {
+    ...(Object.keys(picked.labels).length > 0 ? { labels: picked.labels } : {}),
+    ...(Object.keys(picked.annotations).length > 0 ? { annotations: picked.annotations } : {}),
+  };
+}
+
 function restartReason(container: Container, diff: TemplateDiff): string | undefined {
   if (RESTARTED_AT_ANNOTATION in diff.annotations) return `rolling restart (${RESTARTED_AT_ANNOTATION})`;
   for (const env of container.env ?? []) {

@@ -1,5 +1,6 @@
 // Carries out the steps plan.ts decides for one pod, with the fewest API writes (drain: one status
-// patch; apply: one pod patch; complete: one status patch), each recorded as a resourceVersion
+// patch; apply, for the first container batch and each later one alike: its resize through
+// pods/resize when it has one, then one pod patch; complete: one status patch), each recorded as a resourceVersion
 // expectation so the next reconcile never acts on a cache that has not seen it. Emits an event
 // and counts a metric per transition. Must not: decide what to do.
 import { rfc3339Seconds } from '../api/time.js';
@@ -41,7 +42,8 @@ export class InPlaceUpdater {
     this.expectations.expectResourceVersion(pod.metadata?.uid ?? '', patched.metadata?.resourceVersion ?? '');
     // No event per pod: the patch and the pod's InPlaceUpdateReady condition say it; the CloneSet
     // hears of it, batched, when the update completes (every write counts at 1,000 pods).
-    if (Object.keys(step.diff.images).length === 0) this.metrics?.updates.inc({ result: 'succeeded' });
+    // A later container batch is part of an update counted when it completes.
+    if (!step.nextBatch && Object.keys(step.diff.images).length === 0) this.metrics?.updates.inc({ result: 'succeeded' });
   }
 
   /**

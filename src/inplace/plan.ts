@@ -3,10 +3,12 @@
 //   pre-pull  new images: wait until the node's agent has pulled them (prepull.ts), bounded
 //   drain     set InPlaceUpdateReady (and Ready) False so endpoints drop the pod first
 //   wait      until the cache shows it not Ready and gracePeriodSeconds have passed
-//   patch     the first batch's images + labels/annotations in one patch, recording
-//             inplace-update-state (the batches patched, and the images still to come)
-//   next      the batch before runs its new images and is ready → the next batch's images
-//             (native sidecars first, then app containers by priority: container-order.ts)
+//   patch     the first batch (its images, resize through pods/resize or the agent, restart
+//             request) + every label/annotation in one patch, recording inplace-update-state
+//             (the batches patched, and the images, resources and restarts still to come)
+//   next      the batch before runs the new revision and is ready → the next batch's images,
+//             resize and restart request (native sidecars first, then app containers by
+//             priority: container-order.ts); an update that restarts nothing is one batch
 //   complete  every changed container runs again after the change → InPlaceUpdateReady True
 //   undrain   drained, but the update no longer applies (rollback, partition, pause) → True
 // A change that only touches metadata skips drain and wait: nothing restarts. The pod stays
@@ -18,6 +20,8 @@ import {
   ANNOTATION_RESIZE_REQUEST,
   ANNOTATION_RESTART_REQUEST,
   LABEL_CONTROLLER_REVISION_HASH,
+  type BatchResources,
+  type ContainerRefMetadata,
   type InPlaceUpdateState,
   type ResizeRefusal,
   type UpdateStrategyType,
@@ -25,12 +29,12 @@ import {
 import { podCondition } from '../api/pod.js';
 import { heldByReadinessGate, readinessGateCondition } from './readiness-gate.js';
 import type { Pod, Wire } from '../api/wire.js';
-import { diffTemplates, type PodTemplate, type TemplateDiff } from './diff.js';
+import { diffTemplates, restartingMetadata, type PodTemplate, type TemplateDiff } from './diff.js';
 import { prePullVerdict, type NotPrePulled, type PrePullTarget } from './prepull.js';
 import { restartRequired } from '../resize/policy.js';
 import { resizeChangesQos } from '../resize/qos.js';
 import { podResizeView } from '../resize/state.js';
-import { encodeResizeRequest } from '../resize/agent-protocol.js';
+import { encodeResizeRequest, readResizeRequest } from '../resize/agent-protocol.js';
 import { compareQuantities, parseQuantity } from '../api/quantity.js';
 import { parseInPlaceUpdateState } from '../api/schemas.js';
 import { containerBatches } from './container-order.js';
@@ -42,7 +46,7 @@ export type InPlaceStep =
   | { kind: 'blocked'; fields: string[] }
   | { kind: 'drain'; message: string; notPrePulled?: NotPrePulled[] }
   | { kind: 'wait'; untilMs?: number }
-  | { kind: 'patch'; patch: PodPatch; diff: TemplateDiff; resize?: PodPatch }
+  | { kind: 'patch'; patch: PodPatch; diff: TemplateDiff; resize?: PodPatch; nextBatch?: true }
   | { kind: 'none' };
 
 export interface UpdateTarget {
@@ -61,14 +65,14 @@ export interface UpdateTarget {
 /** The next step to move a pod selected for update to the target revision. */
 export function planInPlaceUpdate(pod: Pod, t: UpdateTarget): InPlaceStep {
   const diff = diffTemplates(t.podTemplate, t.targetTemplate);
-  const blocking = [...diff.recreateOnly, ...resizeBlockers(pod, diff, t)];
+  const restarts = Object.keys(diff.images).length > 0 || Object.keys(diff.restarts).length > 0 || resizeRestarts(pod, diff);
+  const blocking = [...diff.recreateOnly, ...resizeBlockers(pod, diff, t, restarts)];
   if (t.strategy === 'ReCreate') return { kind: 'recreate', reason: 'updateStrategy.type is ReCreate' };
   if (blocking.length > 0) {
     return t.strategy === 'InPlaceOnly'
       ? { kind: 'blocked', fields: blocking }
       : { kind: 'recreate', reason: `cannot change in place: ${blocking.join(', ')}` };
   }
-  const restarts = Object.keys(diff.images).length > 0 || Object.keys(diff.restarts).length > 0 || resizeRestarts(pod, diff);
   if (restarts) {
     const gate = readinessGateCondition(pod);
     if (gate?.status !== 'False') {
@@ -84,37 +88,35 @@ export function planInPlaceUpdate(pod: Pod, t: UpdateTarget): InPlaceStep {
     const readyAt = drainedAt + t.gracePeriodSeconds * 1000;
     if (t.now < readyAt) return { kind: 'wait', untilMs: readyAt };
   }
-  // A pod's missing request was defaulted from its limit at creation; a resize does not default,
-  // so send the request explicitly or a limit-only template would silently change the QoS class.
-  const withRequests = (r: Resources): Resources => ({ ...r, requests: { ...pickResizable(r.limits), ...(r.requests ?? {}) } });
-  const resized = Object.entries(diff.resources).map(([name, r]) => ({ name, resources: withRequests(r) }));
-  if (resized.length > 0 && t.resize.via === 'agent') {
-    // The node's kubelet cannot resize: the request rides in the same pod patch, for the agent.
-    const request = encodeResizeRequest({
-      revision: t.targetRevision,
-      containers: Object.fromEntries(resized.map((c) => [c.name, c.resources])),
-    });
-    const patch = buildPatch(pod, t, diff) as { metadata: { annotations: Record<string, string> } };
-    patch.metadata.annotations[ANNOTATION_RESIZE_REQUEST] = request;
-    return { kind: 'patch', patch, diff };
-  }
-  const sidecars = new Set(diff.sidecars);
-  const resizeSpec = {
-    ...listed(
-      'containers',
-      resized.filter((c) => !sidecars.has(c.name)),
-    ),
-    ...listed(
-      'initContainers',
-      resized.filter((c) => sidecars.has(c.name)),
-    ),
-    ...(diff.podResources ? { resources: withRequests(diff.podResources) } : {}),
+  const annotations = { ...pod.metadata?.annotations, ...t.targetTemplate.metadata?.annotations };
+  const work = containerWork(pod, diff, t);
+  // Priorities order what restarts; an update that restarts nothing keeps the pod in service and
+  // goes in one patch (a resize that restarts nothing makes no container wait for another).
+  const [batch = [], ...later] = restarts
+    ? containerBatches(t.targetTemplate.spec ?? pod.spec ?? {}, annotations, workNames(work))
+    : [workNames(work)];
+  const timestamp = new Date(t.now).toISOString();
+  const base: InPlaceUpdateState = {
+    revision: t.targetRevision,
+    updateTimestamp: timestamp,
+    lastContainerImageIDs: {},
+    lastRestartCounts: {},
+    changed: {},
   };
+  const writes = batchWrites(pod, work, { batch, later }, base, { via: t.resize.via, timestamp });
+  const podResize = diff.podResources ? { resources: withRequests(diff.podResources) } : {};
+  const resize = { ...writes.resize, ...podResize };
   return {
     kind: 'patch',
-    patch: buildPatch(pod, t, diff),
+    patch: {
+      metadata: {
+        labels: { ...diff.labels, [LABEL_CONTROLLER_REVISION_HASH]: t.targetRevision },
+        annotations: { ...diff.annotations, ...writes.annotations },
+      },
+      ...(writes.spec ? { spec: writes.spec } : {}),
+    },
     diff,
-    ...(Object.keys(resizeSpec).length > 0 ? { resize: { spec: resizeSpec } } : {}),
+    ...(Object.keys(resize).length > 0 ? { resize: { spec: resize } } : {}),
   };
 }
 
@@ -136,7 +138,7 @@ const podLevelStatus = (pod: Pod): Resources | undefined => (pod.status as { res
  * pod's own resources on the agent's path (it resizes containers only); pod-level resources on a
  * kubelet that does not report them (it cannot resize them: Kubernetes < 1.36); a QoS class change.
  */
-function resizeBlockers(pod: Pod, diff: TemplateDiff, t: UpdateTarget): string[] {
+function resizeBlockers(pod: Pod, diff: TemplateDiff, t: UpdateTarget, restarts: boolean): string[] {
   const sidecars = new Set(diff.sidecars);
   const path = (name: string): string => `spec.${sidecars.has(name) ? 'initContainers' : 'containers'}[${name}].resources`;
   const names = Object.keys(diff.resources);
@@ -151,13 +153,28 @@ function resizeBlockers(pod: Pod, diff: TemplateDiff, t: UpdateTarget): string[]
     blocked.push("spec.resources (this node's kubelet does not resize pod-level resources in place; Kubernetes >= 1.36 does)");
   }
   if (blocked.length > 0) return blocked;
-  const resize = (c: Container): Container => (diff.resources[c.name] ? { ...c, resources: diff.resources[c.name] } : c);
+  const resizedSoFar = (done: ReadonlySet<string>, podLevel: Resources | undefined): { resources?: Resources }[] => {
+    const resize = (c: Container): Container =>
+      done.has(c.name) && diff.resources[c.name] ? { ...c, resources: diff.resources[c.name] } : c;
+    return qosInputs(podLevel, {
+      containers: (pod.spec?.containers ?? []).map(resize),
+      initContainers: (pod.spec?.initContainers ?? []).map(resize),
+    });
+  };
   const before = qosInputs(pod.spec?.resources, pod.spec);
-  const after = qosInputs(diff.podResources ?? pod.spec?.resources, {
-    containers: (pod.spec?.containers ?? []).map(resize),
-    initContainers: (pod.spec?.initContainers ?? []).map(resize),
-  });
-  return resizeChangesQos(before, after) ? ['spec.containers[*].resources (changes the pod QoS class)'] : [];
+  const after = resizedSoFar(new Set(names), diff.podResources ?? pod.spec?.resources);
+  if (resizeChangesQos(before, after)) return ['spec.containers[*].resources (changes the pod QoS class)'];
+  if (!restarts) return [];
+  // Resized batch by batch (decision 0021), the pod passes through sizes that must keep its class
+  // too: pods/resize refuses any step that would change it. Pod-level resources go with the first.
+  const done = new Set<string>();
+  const annotations = { ...pod.metadata?.annotations, ...t.targetTemplate.metadata?.annotations };
+  for (const batch of containerBatches(t.targetTemplate.spec ?? pod.spec ?? {}, annotations, names).slice(0, -1)) {
+    for (const name of batch) done.add(name);
+    if (resizeChangesQos(before, resizedSoFar(done, diff.podResources ?? pod.spec?.resources)))
+      return ['spec.containers[*].resources (changes the pod QoS class between container batches)'];
+  }
+  return [];
 }
 
 /** What the QoS class is computed from: the pod-level resources when set, else every container's. */
@@ -202,50 +219,133 @@ const statusesOf = (pod: Pod): ContainerStatusOf[] => [
   ...(pod.status?.initContainerStatuses ?? []),
 ];
 
-function buildPatch(pod: Pod, t: UpdateTarget, diff: TemplateDiff): PodPatch {
-  const statuses = statusesOf(pod);
-  // Only a running container is restarted; one that has not started yet reads the new env when it does.
-  const toStop = runningContainerIds(statuses, Object.keys(diff.restarts));
-  const annotations = { ...pod.metadata?.annotations, ...t.targetTemplate.metadata?.annotations };
-  const [batch = [], ...later] = imageBatches(pod, t.targetTemplate, annotations, diff.images);
-  const changed: Record<string, string[]> = {};
-  for (const name of batch) changed[name] = ['image'];
-  for (const name of Object.keys(toStop)) changed[name] = ['restart'];
-  for (const name of Object.keys(diff.resources)) changed[name] = [...(changed[name] ?? []), 'resources'];
-  const restarting = (s: { name: string }): boolean => batch.includes(s.name) || s.name in toStop;
-  const timestamp = new Date(t.now).toISOString();
-  const state: InPlaceUpdateState = {
-    revision: t.targetRevision,
-    updateTimestamp: timestamp,
-    lastContainerImageIDs: Object.fromEntries(statuses.filter((s) => batch.includes(s.name)).map((s) => [s.name, s.imageID ?? ''])),
-    lastRestartCounts: Object.fromEntries(statuses.filter(restarting).map((s) => [s.name, s.restartCount ?? 0])),
-    changed,
-    ...(batch.length > 0 ? { containerBatchesRecord: [{ timestamp, containers: batch }] } : {}),
-    ...(later.length > 0 ? { nextContainerImages: Object.fromEntries(later.flat().map((name) => [name, diff.images[name] ?? ''])) } : {}),
-  };
+/**
+ * What an update does to each container, the unit container priorities order (decision 0021):
+ * new images, resizes, and restarts (with the changed metadata that restarts each). A container
+ * whose spec already holds its target image (an update taken back between two batches) gets no
+ * image change.
+ */
+interface ContainerWork {
+  images: Record<string, string>;
+  resources: Record<string, BatchResources>;
+  restarts: Record<string, ContainerRefMetadata>;
+}
+
+function containerWork(pod: Pod, diff: TemplateDiff, t: UpdateTarget): ContainerWork {
+  const template = t.targetTemplate.spec;
+  const templateContainer = (name: string): Container | undefined =>
+    template?.containers?.find((c) => c.name === name) ?? template?.initContainers?.find((c) => c.name === name);
   return {
-    metadata: {
-      labels: { ...diff.labels, [LABEL_CONTROLLER_REVISION_HASH]: t.targetRevision },
-      annotations: { ...diff.annotations, [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(state), ...restartRequest(toStop, t) },
-    },
-    ...imageSpec(pod, batch, diff.images),
+    images: Object.fromEntries(Object.entries(diff.images).filter(([name, image]) => containerNamed(pod, name)?.image !== image)),
+    resources: { ...diff.resources },
+    restarts: Object.fromEntries(Object.keys(diff.restarts).map((name) => [name, restartingMetadata(templateContainer(name), diff)])),
   };
 }
 
+/** Every container the work touches, once. */
+const workNames = (work: ContainerWork): string[] => [
+  ...new Set([...Object.keys(work.images), ...Object.keys(work.resources), ...Object.keys(work.restarts)]),
+];
+
+const pick = <T>(values: Readonly<Record<string, T>>, names: readonly string[]): Record<string, T> =>
+  Object.fromEntries(names.filter((name) => name in values).map((name) => [name, values[name]!]));
+
+/** Sets `key` of `state` to `value`, or removes it when empty. */
+function setOrDelete<K extends 'nextContainerImages' | 'nextContainerResources' | 'nextContainerRefMetadata'>(
+  state: InPlaceUpdateState,
+  key: K,
+  value: NonNullable<InPlaceUpdateState[K]>,
+): void {
+  if (Object.keys(value).length > 0) state[key] = value;
+  else delete state[key];
+}
+
 /**
- * The containers whose image changes, in update batches (container-order.ts), by the priorities
- * of the revision's template (a cached pod keeps no env; env cannot change in place, so the
- * template's is the pod's). A container whose spec already holds its new image (an update taken
- * back between two batches) is not changed.
+ * The writes of one container batch: its images (spec patch), its resize (pods/resize spec, or
+ * the node agent's request, which names every container resized so far so the agent keeps
+ * applying them), its restart request (the running containers it restarts, by ID), and the update
+ * state with the batch recorded and the work of `later` batches still to come, under Kruise's
+ * names (nextContainerImages, nextContainerResources, nextContainerRefMetadata).
  */
-function imageBatches(
+function batchWrites(
   pod: Pod,
-  template: PodTemplate | undefined,
-  annotations: Record<string, string>,
-  images: Readonly<Record<string, string>>,
-): string[][] {
-  const changing = Object.keys(images).filter((name) => containerNamed(pod, name)?.image !== images[name]);
-  return containerBatches(template?.spec ?? pod.spec ?? {}, annotations, changing);
+  work: ContainerWork,
+  { batch, later }: { batch: readonly string[]; later: readonly string[][] },
+  base: InPlaceUpdateState,
+  { via, timestamp }: { via: UpdateTarget['resize']['via']; timestamp: string },
+): { annotations: Record<string, string>; spec?: PodPatch; resize: PodPatch } {
+  const statuses = statusesOf(pod).filter((s) => batch.includes(s.name));
+  // Only a running container is restarted; one that has not started yet reads the new env when it does.
+  const toStop = runningContainerIds(
+    statuses,
+    batch.filter((name) => name in work.restarts),
+  );
+  const images = pick(work.images, batch);
+  const resources = pick(work.resources, batch);
+  const changed: Record<string, string[]> = { ...base.changed };
+  for (const name of batch) {
+    const fields = [
+      ...(name in images ? ['image'] : []),
+      ...(name in toStop ? ['restart'] : []),
+      ...(name in resources ? ['resources'] : []),
+    ];
+    if (fields.length > 0) changed[name] = fields;
+  }
+  const rest = later.flat();
+  const record = [...(base.containerBatchesRecord ?? []), ...(batch.length > 0 ? [{ timestamp, containers: [...batch] }] : [])];
+  const state: InPlaceUpdateState = {
+    ...base,
+    lastContainerImageIDs: {
+      ...base.lastContainerImageIDs,
+      ...Object.fromEntries(statuses.filter((s) => s.name in images).map((s) => [s.name, s.imageID ?? ''])),
+    },
+    lastRestartCounts: {
+      ...base.lastRestartCounts,
+      ...Object.fromEntries(statuses.filter((s) => s.name in images || s.name in toStop).map((s) => [s.name, s.restartCount ?? 0])),
+    },
+    changed,
+  };
+  if (record.length > 0) state.containerBatchesRecord = record;
+  setOrDelete(state, 'nextContainerImages', pick(work.images, rest));
+  setOrDelete(state, 'nextContainerResources', pick(work.resources, rest));
+  setOrDelete(state, 'nextContainerRefMetadata', pick(work.restarts, rest));
+  const annotations: Record<string, string> = {
+    [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(state),
+    ...restartRequest(toStop, base.revision),
+  };
+  const resized = Object.entries(resources).map(([name, r]) => ({ name, resources: withRequests(r) }));
+  if (resized.length > 0 && via === 'agent') {
+    // The node's kubelet cannot resize: the request rides in the same pod patch, for the agent.
+    const before = readResizeRequest(pod);
+    const earlier = before.ok && before.value.revision === base.revision ? before.value.containers : {};
+    annotations[ANNOTATION_RESIZE_REQUEST] = encodeResizeRequest({
+      revision: base.revision,
+      containers: { ...earlier, ...Object.fromEntries(resized.map((c) => [c.name, c.resources])) },
+    });
+  }
+  const sidecars = new Set((pod.spec?.initContainers ?? []).map((c) => c.name));
+  const resize =
+    via === 'agent'
+      ? {}
+      : {
+          ...listed(
+            'containers',
+            resized.filter((c) => !sidecars.has(c.name)),
+          ),
+          ...listed(
+            'initContainers',
+            resized.filter((c) => sidecars.has(c.name)),
+          ),
+        };
+  return { annotations, ...imageSpec(pod, Object.keys(images), images), resize };
+}
+
+/**
+ * A pod's missing request was defaulted from its limit at creation; a resize does not default,
+ * so send the request explicitly or a limit-only template would silently change the QoS class.
+ */
+function withRequests<R extends Resources>(r: R): R {
+  return { ...r, requests: { ...pickResizable(r.limits), ...(r.requests ?? {}) } };
 }
 
 /** The pod spec patch that sets these containers' images, sidecars under initContainers. */
@@ -266,53 +366,67 @@ function imageSpec(pod: Pod, names: readonly string[], images: Readonly<Record<s
 }
 
 /**
- * The patch of the pod's next container batch (decision 0021), once every container of the batch
- * before runs its new image and is ready; undefined while it is not, or when no batch is left.
- * `template`: the pod template of the revision the pod is updated to.
- * The pod stays drained meanwhile: no new budget, no new drain.
+ * The patch of the pod's next container batch (decision 0021): its images, its resize, its
+ * restart request and the state, once every container of the batch before runs the new revision
+ * (its new image, its restart, its resize actuated) and is ready; undefined while one is not, or
+ * when no batch is left. `template`: the pod template of the revision the pod is updated to;
+ * `via`: who resizes on the pod's node. The pod stays drained meanwhile: no new budget, no new drain.
  */
 export function planNextContainerBatch(
   pod: Pod,
   template: PodTemplate | undefined,
   now: number,
+  via?: UpdateTarget['resize']['via'],
 ): Extract<InPlaceStep, { kind: 'patch' }> | undefined {
   if (!heldByReadinessGate(pod)) return undefined;
   const state = readUpdateState(pod);
-  const next = state?.nextContainerImages ?? {};
-  if (!state || state.revision !== pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] || Object.keys(next).length === 0)
-    return undefined;
-  const previous = state.containerBatchesRecord?.at(-1)?.containers ?? [];
-  const ready = previous.every((name) => runsNewImage(pod, state, name, ['image']) && containerStatus(pod, name)?.ready === true);
-  if (!ready) return undefined;
-  const [batch = [], ...later] = imageBatches(pod, template, pod.metadata?.annotations ?? {}, next);
-  const statuses = statusesOf(pod).filter((s) => batch.includes(s.name));
-  const timestamp = new Date(now).toISOString();
-  const updated: InPlaceUpdateState = {
-    ...state,
-    lastContainerImageIDs: { ...state.lastContainerImageIDs, ...Object.fromEntries(statuses.map((s) => [s.name, s.imageID ?? ''])) },
-    lastRestartCounts: { ...state.lastRestartCounts, ...Object.fromEntries(statuses.map((s) => [s.name, s.restartCount ?? 0])) },
-    changed: { ...state.changed, ...Object.fromEntries(batch.map((name) => [name, ['image']])) },
-    containerBatchesRecord: [...(state.containerBatchesRecord ?? []), ...(batch.length > 0 ? [{ timestamp, containers: batch }] : [])],
+  if (!state || state.revision !== pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH]) return undefined;
+  const work: ContainerWork = {
+    images: state.nextContainerImages ?? {},
+    resources: state.nextContainerResources ?? {},
+    restarts: state.nextContainerRefMetadata ?? {},
   };
-  const remaining = Object.fromEntries(later.flat().map((name) => [name, next[name] ?? '']));
-  if (Object.keys(remaining).length > 0) updated.nextContainerImages = remaining;
-  else delete updated.nextContainerImages;
-  const images = Object.fromEntries(batch.map((name) => [name, next[name] ?? '']));
+  const remaining = workNames(work);
+  if (remaining.length === 0) return undefined;
+  const previous = state.containerBatchesRecord?.at(-1)?.containers ?? [];
+  if (!previous.every((name) => batchContainerDone(pod, state, name))) return undefined;
+  const batches = containerBatches(template?.spec ?? pod.spec ?? {}, pod.metadata?.annotations ?? {}, remaining);
+  // A name the template no longer holds still goes, last, so no work is left waiting for good.
+  const placed = new Set(batches.flat());
+  const [batch = [], ...later] = [...batches, remaining.filter((name) => !placed.has(name))].filter((b) => b.length > 0);
+  const writes = batchWrites(pod, work, { batch, later }, state, { via, timestamp: new Date(now).toISOString() });
   const sidecarNames = new Set((pod.spec?.initContainers ?? []).map((c) => c.name));
   const diff: TemplateDiff = {
-    images,
-    resources: {},
+    images: pick(work.images, batch),
+    resources: pick(work.resources, batch),
     labels: {},
     annotations: {},
     recreateOnly: [],
     sidecars: batch.filter((name) => sidecarNames.has(name)),
-    restarts: {},
+    restarts: Object.fromEntries(
+      batch.filter((name) => name in work.restarts).map((name) => [name, 'its batch came (container priority)']),
+    ),
   };
   return {
     kind: 'patch',
-    patch: { metadata: { annotations: { [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(updated) } }, ...imageSpec(pod, batch, images) },
+    patch: { metadata: { annotations: writes.annotations }, ...(writes.spec ? { spec: writes.spec } : {}) },
     diff,
+    nextBatch: true,
+    ...(Object.keys(writes.resize).length > 0 ? { resize: { spec: writes.resize } } : {}),
   };
+}
+
+/**
+ * A container of a patched batch runs the new revision and is ready: running and ready, restarted
+ * with its new image (or restarted, for a restart), its resize actuated. A container the batch did
+ * not change (not running when its restart was due) only has to run and be ready.
+ */
+function batchContainerDone(pod: Pod, state: InPlaceUpdateState, name: string): boolean {
+  const fields = state.changed?.[name] ?? [];
+  const s = containerStatus(pod, name);
+  if (s?.ready !== true || s.state?.running === undefined) return false;
+  if ((fields.includes('image') || fields.includes('restart')) && !runsNewImage(pod, state, name, fields)) return false;
+  return !fields.includes('resources') || podResizeView(pod).done;
 }
 
 type ContainerStatusOf = NonNullable<NonNullable<Pod['status']>['containerStatuses']>[number];
@@ -328,9 +442,9 @@ function runningContainerIds(statuses: readonly ContainerStatusOf[], names: read
 }
 
 /** The request that has the node agent stop each of these running containers once (none when there are none). */
-function restartRequest(containers: Record<string, string>, t: UpdateTarget): Record<string, string> {
+function restartRequest(containers: Record<string, string>, revision: string): Record<string, string> {
   if (Object.keys(containers).length === 0) return {};
-  return { [ANNOTATION_RESTART_REQUEST]: JSON.stringify({ revision: t.targetRevision, containers }) };
+  return { [ANNOTATION_RESTART_REQUEST]: JSON.stringify({ revision, containers }) };
 }
 
 /**
@@ -368,10 +482,21 @@ export type Settlement = 'complete' | 'undrain' | 'pending' | 'none';
 /** How long a restart may wait for the node agent before the rollout says it is held up. */
 export const RESTART_OVERDUE_MS = 60_000;
 
+/** Work of a later container batch is still to come (decision 0021). */
+const hasNextBatch = (state: InPlaceUpdateState): boolean =>
+  Object.keys(state.nextContainerImages ?? {}).length > 0 ||
+  Object.keys(state.nextContainerResources ?? {}).length > 0 ||
+  Object.keys(state.nextContainerRefMetadata ?? {}).length > 0;
+
+/** When the pod's latest restart request went out (ms): its batch's time, else the update's. */
+export function restartRequestedAt(state: InPlaceUpdateState): number {
+  return Date.parse(state.containerBatchesRecord?.at(-1)?.timestamp ?? state.updateTimestamp);
+}
+
 /**
- * Why a pod drained for a restart in place is held up: its request went out RESTART_OVERDUE_MS
- * ago and the kubelet has not restarted the containers (no node agent stopped them). Undefined
- * otherwise.
+ * Why a pod drained for a restart in place is held up: its request (the latest batch's) went out
+ * RESTART_OVERDUE_MS ago and the kubelet has not restarted the containers (no node agent stopped
+ * them). Undefined otherwise.
  */
 export function restartOverdue(pod: Pod, now: number): string | undefined {
   if (!heldByReadinessGate(pod)) return undefined;
@@ -380,7 +505,7 @@ export function restartOverdue(pod: Pod, now: number): string | undefined {
   const waiting = Object.entries(state.changed ?? {})
     .filter(([name, fields]) => fields.includes('restart') && !restartCountRose(pod, state, name))
     .map(([name]) => name);
-  if (waiting.length === 0 || now - Date.parse(state.updateTimestamp) < RESTART_OVERDUE_MS) return undefined;
+  if (waiting.length === 0 || now - restartRequestedAt(state) < RESTART_OVERDUE_MS) return undefined;
   return `containers ${waiting.join(', ')} wait to be restarted by the node agent (is tailor agent running on node ${pod.spec?.nodeName ?? '?'}?)`;
 }
 
@@ -401,7 +526,7 @@ export function settleInPlaceUpdate(pod: Pod, selected: boolean): Settlement {
   const state = readUpdateState(pod);
   const revision = pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH];
   if (!state || state.revision !== revision) return selected ? 'none' : 'undrain';
-  if (Object.keys(state.nextContainerImages ?? {}).length > 0) return 'pending';
+  if (hasNextBatch(state)) return 'pending';
   const resized = Object.values(state.changed ?? {}).some((fields) => fields.includes('resources'));
   if (resized && !podResizeView(pod).done) return 'pending';
   const allRestarted = Object.entries(state.changed ?? {})

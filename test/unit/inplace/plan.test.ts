@@ -1,7 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
 import { ANNOTATION_INPLACE_UPDATE_STATE, CONDITION_INPLACE_UPDATE_READY, LABEL_CONTROLLER_REVISION_HASH } from '../../../src/api/types.js';
 import type { PodTemplate } from '../../../src/inplace/diff.js';
-import { planInPlaceUpdate, planNextContainerBatch, settleInPlaceUpdate, type UpdateTarget } from '../../../src/inplace/plan.js';
+import {
+  planInPlaceUpdate,
+  planNextContainerBatch,
+  readUpdateState,
+  settleInPlaceUpdate,
+  type UpdateTarget,
+} from '../../../src/inplace/plan.js';
 import type { Pod } from '../../../src/api/wire.js';
 import { buildPod, runningStatus } from '../../support/fixtures/pods.js';
 
@@ -358,5 +364,339 @@ describe('an in-place update in container batches (decision 0021)', () => {
     const back = planInPlaceUpdate(halfway, target({ podTemplate: to, targetTemplate: from, targetRevision: 'r1' }));
     expect(back).toMatchObject({ kind: 'patch', patch: { spec: { containers: [{ name: 'redis', image: 'redis:v1' }] } } });
     expect(stateOf((back as { patch: unknown }).patch)).not.toHaveProperty('nextContainerImages');
+  });
+});
+
+// Issue 32.4: container priority orders everything an in-place update does to a container, as
+// Kruise's nextContainerImages/Resources/RefMetadata do: a lower container's resize and restart
+// wait, like its image, until the higher batch runs the new revision and is ready. Each row rolls
+// one pod through the steps against a small simulated kubelet and node agent.
+describe('container priority orders every change an in-place update makes to a container (issue 32.4)', () => {
+  type Policy = 'NotRequired' | 'RestartContainer';
+  interface Shape {
+    priority?: string;
+    image?: string;
+    cpu?: string;
+    policy?: Policy;
+    /** Reads the template annotation `config` through the downward API. */
+    readsConfig?: boolean;
+  }
+  type Shapes = Record<string, Shape>;
+  const container = (name: string, c: Shape) => ({
+    name,
+    image: c.image ?? `${name}:v1`,
+    resources: { requests: { cpu: c.cpu ?? '100m', memory: '64Mi' }, limits: { cpu: c.cpu ?? '100m', memory: '64Mi' } },
+    ...(c.policy ? { resizePolicy: [{ resourceName: 'cpu', restartPolicy: c.policy }] } : {}),
+    env: [
+      ...(c.priority ? [{ name: 'KRUISE_CONTAINER_PRIORITY', value: c.priority }] : []),
+      ...(c.readsConfig ? [{ name: 'CONFIG', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['config']" } } }] : []),
+    ],
+  });
+  const template = (shapes: Shapes, annotations: Record<string, string> = { config: 'foo' }): PodTemplate => ({
+    metadata: { labels: { app: 'a' }, annotations },
+    spec: { containers: Object.entries(shapes).map(([name, c]) => container(name, c)) },
+  });
+  const changed = (shapes: Shapes, changes: Shapes): Shapes =>
+    Object.fromEntries(Object.entries(shapes).map(([name, c]) => [name, { ...c, ...changes[name] }]));
+
+  type Status = NonNullable<NonNullable<Pod['status']>['containerStatuses']>[number];
+  const statusOf = (c: { name: string; image?: string; resources?: Status['resources'] }, restarts = 0): Status => ({
+    ...runningStatus(c.name, { image: c.image ?? '', imageID: `${c.image}@sha`, restartCount: restarts }),
+    containerID: `containerd://${c.name}-${restarts}`,
+    resources: c.resources,
+  });
+  /** A pod of `from` as the controller's cache keeps it (no env), Ready, its gate True. */
+  const runningPod = (from: PodTemplate): Pod =>
+    buildPod({
+      labels: { [LABEL_CONTROLLER_REVISION_HASH]: 'r1' },
+      annotations: { ...from.metadata?.annotations },
+      containers: from.spec!.containers.map(({ env: _env, ...c }) => c),
+      conditions: [
+        { type: 'Ready', status: 'True' },
+        { type: CONDITION_INPLACE_UPDATE_READY, status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' },
+      ] as never,
+      containerStatuses: from.spec!.containers.map((c) => statusOf(c)),
+    });
+  const drain = (pod: Pod): Pod => ({
+    ...pod,
+    status: {
+      ...pod.status,
+      conditions: [
+        { type: 'Ready', status: 'False' },
+        { type: CONDITION_INPLACE_UPDATE_READY, status: 'False', lastTransitionTime: '2026-01-01T00:00:00Z' },
+      ],
+    },
+  });
+
+  type Step = Extract<ReturnType<typeof planInPlaceUpdate>, { kind: 'patch' }>;
+  type PatchShape = {
+    metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
+    spec?: { containers?: { name: string; image: string }[] };
+  };
+  type ResizeShape = { spec?: { containers?: { name: string; resources: Status['resources'] }[] } };
+  /** What a step does to each container: image, resize, restart. */
+  function actions(step: Step): Record<string, string[]> {
+    const out: Record<string, string[]> = {};
+    const add = (name: string, what: string): void => void (out[name] = [...(out[name] ?? []), what]);
+    const patch = step.patch as PatchShape;
+    for (const c of patch.spec?.containers ?? []) add(c.name, 'image');
+    for (const c of (step.resize as ResizeShape | undefined)?.spec?.containers ?? []) add(c.name, 'resize');
+    const request = patch.metadata?.annotations?.['apps.tailor.dev/restart-request'];
+    for (const name of Object.keys(request ? (JSON.parse(request) as { containers: object }).containers : {})) add(name, 'restart');
+    return out;
+  }
+
+  /**
+   * The step written to the pod, then the kubelet and the agent at work: a new image or a
+   * restart request naming the running container restarts it; a resize is actuated (restarting
+   * the container under RestartContainer). `stuck`: containers that come back never ready;
+   * `unactuated`: containers whose resize the kubelet never carries out.
+   */
+  function carryOut(pod: Pod, step: Step, to: PodTemplate, opts: Options): Pod {
+    const patch = step.patch as PatchShape;
+    const resize = step.resize as ResizeShape | undefined;
+    const annotations = { ...pod.metadata?.annotations, ...patch.metadata?.annotations };
+    const request = annotations['apps.tailor.dev/restart-request'];
+    const restartIds = new Set(Object.values(request ? (JSON.parse(request) as { containers: Record<string, string> }).containers : {}));
+    const spec = pod.spec!.containers.map((c) => ({
+      ...c,
+      ...(patch.spec?.containers?.find((p) => p.name === c.name) ?? {}),
+      ...(resize?.spec?.containers?.find((r) => r.name === c.name)
+        ? { resources: to.spec!.containers.find((t) => t.name === c.name)!.resources }
+        : {}),
+    }));
+    const statuses = pod.status!.containerStatuses!.map((s) => {
+      const c = spec.find((x) => x.name === s.name)!;
+      const resized = !opts.unactuated?.includes(s.name) && JSON.stringify(c.resources) !== JSON.stringify(s.resources);
+      const restartForResize = resized && c.resizePolicy?.[0]?.restartPolicy === 'RestartContainer';
+      const restarts = c.image !== s.image || restartIds.has(s.containerID ?? '') || restartForResize;
+      if (!restarts && !resized) return s;
+      const next = {
+        ...statusOf(c, (s.restartCount ?? 0) + (restarts ? 1 : 0)),
+        resources: resized ? c.resources : s.resources,
+      };
+      return restarts && opts.stuck?.includes(s.name) ? { ...next, ready: false } : next;
+    });
+    return {
+      metadata: { ...pod.metadata, labels: { ...pod.metadata?.labels, ...patch.metadata?.labels }, annotations },
+      spec: { ...pod.spec, containers: spec },
+      status: { ...pod.status, containerStatuses: statuses },
+    };
+  }
+
+  interface Options {
+    stuck?: string[];
+    unactuated?: string[];
+  }
+  function rollOut(from: PodTemplate, to: PodTemplate, opts: Options = {}) {
+    const t = target({ podTemplate: from, targetTemplate: to, resize: { supported: true, via: 'kubelet' } });
+    let pod = runningPod(from);
+    let step = planInPlaceUpdate(pod, t);
+    const drained = step.kind === 'drain';
+    if (drained) {
+      pod = drain(pod);
+      step = planInPlaceUpdate(pod, t);
+    }
+    if (step.kind !== 'patch') throw new Error(`expected a patch, got ${step.kind}`);
+    const batches = [actions(step)];
+    const firstState = JSON.parse((step.patch as PatchShape).metadata!.annotations![ANNOTATION_INPLACE_UPDATE_STATE]!) as Record<
+      string,
+      unknown
+    >;
+    pod = carryOut(pod, step, to, opts);
+    for (let next = planNextContainerBatch(pod, to, NOW, 'kubelet'); next; next = planNextContainerBatch(pod, to, NOW, 'kubelet')) {
+      batches.push(actions(next));
+      pod = carryOut(pod, next, to, opts);
+    }
+    return { drained, batches, firstState, pod, settlement: settleInPlaceUpdate(pod, false) };
+  }
+
+  const pair: Shapes = { nginx: {}, redis: { priority: '10' } };
+  const withPolicy = (policy: Policy): Shapes => ({ nginx: { policy }, redis: { priority: '10', policy } });
+  const triple: Shapes = { c: {}, b: { priority: '5', readsConfig: true }, a: { priority: '10' } };
+  const BAR = { config: 'bar' };
+
+  it.each<[string, Shapes, Shapes, Record<string, string> | undefined, Record<string, string[]>[]]>([
+    [
+      'images: the higher first',
+      pair,
+      { nginx: { image: 'nginx:v2' }, redis: { image: 'redis:v2' } },
+      undefined,
+      [{ redis: ['image'] }, { nginx: ['image'] }],
+    ],
+    ...(['NotRequired', 'RestartContainer'] as const).flatMap(
+      (policy): [string, Shapes, Shapes, Record<string, string> | undefined, Record<string, string[]>[]][] => [
+        [
+          `${policy}: image + resize of the lower wait for the higher's image`,
+          withPolicy(policy),
+          { nginx: { image: 'nginx:v2', cpu: '200m' }, redis: { image: 'redis:v2' } },
+          undefined,
+          [{ redis: ['image'] }, { nginx: ['image', 'resize'] }],
+        ],
+        [
+          `${policy}: image + resize of the higher go first, the lower's image next`,
+          withPolicy(policy),
+          { nginx: { image: 'nginx:v2' }, redis: { image: 'redis:v2', cpu: '200m' } },
+          undefined,
+          [{ redis: ['image', 'resize'] }, { nginx: ['image'] }],
+        ],
+        [
+          `${policy}: the lower's resize waits for the higher's restart (env from metadata)`,
+          { nginx: { policy }, redis: { priority: '10', policy, readsConfig: true } },
+          { nginx: { cpu: '200m' } },
+          BAR,
+          [{ redis: ['restart'] }, { nginx: ['resize'] }],
+        ],
+        [
+          `${policy}: mixed as Kruise's case: the higher restarted for metadata, then the lower's image and resize`,
+          { nginx: { policy }, redis: { priority: '10', readsConfig: true } },
+          { nginx: { image: 'nginx:v2', cpu: '200m' } },
+          BAR,
+          [{ redis: ['restart'] }, { nginx: ['image', 'resize'] }],
+        ],
+      ],
+    ),
+    [
+      'RestartContainer: resize only goes by priority',
+      withPolicy('RestartContainer'),
+      { nginx: { cpu: '200m' }, redis: { cpu: '200m' } },
+      undefined,
+      [{ redis: ['resize'] }, { nginx: ['resize'] }],
+    ],
+    [
+      'resize only, the higher NotRequired, the lower RestartContainer: the restart waits for the resize',
+      { nginx: { policy: 'RestartContainer' }, redis: { priority: '10', policy: 'NotRequired' } },
+      { nginx: { cpu: '200m' }, redis: { cpu: '200m' } },
+      undefined,
+      [{ redis: ['resize'] }, { nginx: ['resize'] }],
+    ],
+    [
+      'restart only (env from metadata): the higher first',
+      { nginx: { readsConfig: true }, redis: { priority: '10', readsConfig: true } },
+      {},
+      BAR,
+      [{ redis: ['restart'] }, { nginx: ['restart'] }],
+    ],
+    [
+      'restart only (rolling restart): the higher first',
+      pair,
+      {},
+      { config: 'foo', 'kubectl.kubernetes.io/restartedAt': 'now' },
+      [{ redis: ['restart'] }, { nginx: ['restart'] }],
+    ],
+    ['only the lower changes: one batch', pair, { nginx: { image: 'nginx:v2', cpu: '200m' } }, undefined, [{ nginx: ['image', 'resize'] }]],
+    [
+      'a triple: resize, restart, image, one batch each by priority',
+      triple,
+      { a: { cpu: '200m' }, c: { image: 'c:v2' } },
+      BAR,
+      [{ a: ['resize'] }, { b: ['restart'] }, { c: ['image'] }],
+    ],
+    [
+      'a triple, the middle unchanged: two batches',
+      triple,
+      { a: { image: 'a:v2' }, c: { image: 'c:v2', cpu: '200m' } },
+      undefined,
+      [{ a: ['image'] }, { c: ['image', 'resize'] }],
+    ],
+  ])('%s', (_name, from, changes, annotations, batches) => {
+    const result = rollOut(template(from), template(changed(from, changes), annotations));
+    expect(result.drained).toBe(true);
+    expect(result.batches).toEqual(batches);
+    expect((readUpdateState(result.pod)?.containerBatchesRecord ?? []).map((b) => b.containers)).toEqual(batches.map(Object.keys));
+    expect(result.settlement).toBe('complete');
+  });
+
+  it('NotRequired resizes alone restart nothing: one patch, the pod stays in service', () => {
+    const from = withPolicy('NotRequired');
+    const result = rollOut(template(from), template(changed(from, { nginx: { cpu: '200m' }, redis: { cpu: '200m' } })));
+    expect(result.drained).toBe(false);
+    expect(result.batches).toEqual([{ nginx: ['resize'], redis: ['resize'] }]);
+    expect(result.settlement).toBe('none');
+  });
+
+  it("records what is still to come under Kruise's names: nextContainerImages, nextContainerResources, nextContainerRefMetadata", () => {
+    const from: Shapes = { nginx: { readsConfig: true }, redis: { priority: '10' } };
+    const { firstState } = rollOut(
+      template(from),
+      template(changed(from, { nginx: { image: 'nginx:v2', cpu: '200m' }, redis: { image: 'redis:v2' } }), BAR),
+    );
+    expect(firstState).toMatchObject({
+      containerBatchesRecord: [{ containers: ['redis'] }],
+      changed: { redis: ['image'] },
+      nextContainerImages: { nginx: 'nginx:v2' },
+      nextContainerResources: { nginx: { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '200m', memory: '64Mi' } } },
+    });
+    // nginx restarts for its new image anyway: it is not named for a restart twice.
+    expect(firstState).not.toHaveProperty('nextContainerRefMetadata');
+    const restartOnly = rollOut(template(from), template(changed(from, { redis: { image: 'redis:v2' } }), BAR)).firstState;
+    expect(restartOnly).toMatchObject({ nextContainerRefMetadata: { nginx: { annotations: { config: 'bar' } } } });
+    expect(restartOnly).not.toHaveProperty('nextContainerImages');
+    expect(restartOnly).not.toHaveProperty('nextContainerResources');
+  });
+
+  it.each<[string, Shapes, Shapes, Record<string, string> | undefined, Options]>([
+    [
+      'new image never ready',
+      pair,
+      { nginx: { image: 'nginx:v2', cpu: '200m' }, redis: { image: 'redis:v2' } },
+      undefined,
+      { stuck: ['redis'] },
+    ],
+    [
+      'restart never ready',
+      { nginx: {}, redis: { priority: '10', readsConfig: true } },
+      { nginx: { image: 'nginx:v2' } },
+      BAR,
+      { stuck: ['redis'] },
+    ],
+    ...(['NotRequired', 'RestartContainer'] as const).map((policy): [string, Shapes, Shapes, undefined, Options] => [
+      `${policy} resize never actuated`,
+      withPolicy(policy),
+      { nginx: { image: 'nginx:v2' }, redis: { cpu: '200m' } },
+      undefined,
+      { unactuated: ['redis'] },
+    ]),
+  ])('a first batch whose %s holds the next for good, the pod drained', (_name, from, changes, annotations, opts) => {
+    const result = rollOut(template(from), template(changed(from, changes), annotations), opts);
+    expect(result.batches).toEqual([{ redis: expect.any(Array) as unknown }]);
+    expect(result.settlement).toBe('pending');
+    const state = readUpdateState(result.pod);
+    expect(state?.containerBatchesRecord?.map((b) => b.containers)).toEqual([['redis']]);
+    expect(Object.keys({ ...state?.nextContainerImages, ...state?.nextContainerResources, ...state?.nextContainerRefMetadata })).toEqual([
+      'nginx',
+    ]);
+  });
+});
+
+describe('a resize split over container batches keeps the QoS class at every step (decision 0021)', () => {
+  const cpu = (request: string, limit: string) => ({ requests: { cpu: request, memory: '64Mi' }, limits: { cpu: limit, memory: '64Mi' } });
+  const two = (nginx: ReturnType<typeof cpu>, redis: ReturnType<typeof cpu>, redisImage = 'redis:v1'): PodTemplate => ({
+    metadata: { labels: { app: 'a' } },
+    spec: {
+      containers: [
+        { name: 'nginx', image: 'nginx:v1', resources: nginx, resizePolicy: [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }] },
+        { name: 'redis', image: redisImage, resources: redis, env: [{ name: 'KRUISE_CONTAINER_PRIORITY', value: '10' }] },
+      ],
+    },
+  });
+  // Burstable before (redis) and after (nginx), Guaranteed once redis alone is resized.
+  const from = two(cpu('100m', '100m'), cpu('100m', '200m'));
+  const running = (): Pod =>
+    buildPod({
+      labels: { [LABEL_CONTROLLER_REVISION_HASH]: 'r1' },
+      containers: from.spec!.containers.map(({ env: _env, ...c }) => c),
+      conditions: [{ type: 'Ready', status: 'True' }],
+      containerStatuses: [runningStatus('nginx'), runningStatus('redis')],
+    });
+  const kubelet = { supported: true, via: 'kubelet' as const };
+
+  it.each([
+    ['in batches (redis restarts for its new image): recreated', two(cpu('100m', '200m'), cpu('200m', '200m'), 'redis:v2'), 'recreate'],
+    ['in one batch (nothing restarts): resized in place', two(cpu('100m', '200m'), cpu('200m', '200m')), 'patch'],
+  ])('swapping which container is burstable %s', (_name, to, kind) => {
+    const step = planInPlaceUpdate(running(), target({ podTemplate: from, targetTemplate: to, resize: kubelet }));
+    expect(step.kind).toBe(kind);
+    if (step.kind === 'recreate') expect(step.reason).toContain('changes the pod QoS class between container batches');
   });
 });
