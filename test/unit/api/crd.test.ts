@@ -187,6 +187,11 @@ describe('the CloneSet CRD manifest', () => {
     expect(at(`status.${field}`).default).toBe(0);
   });
 
+  it('defaults status to {} and observedGeneration to 0, so a CloneSet not yet observed reads as in progress to kstatus', () => {
+    expect(at('status').default).toEqual({});
+    expect(at('status.observedGeneration').default).toBe(0);
+  });
+
   it('leaves onTimeout and onInfeasible without a schema default, since it depends on the type', () => {
     expect(at('spec.updateStrategy.resizeStrategy.onTimeout')).toMatchObject({ enum: ['Recreate', 'Wait'] });
     expect(at('spec.updateStrategy.resizeStrategy.onTimeout').default).toBeUndefined();
