@@ -15,7 +15,7 @@ import { isAlreadyExists, type KubeClient, type Node, type Pod } from '../src/ru
 /**
  * Labels of every CloneSet a benchmark creates (also those on the real kubelet). The test bed often
  * runs `make dev`'s in-cluster Tailor, which acts on every CloneSet but those labelled
- * tailor.dev/test (config/local); without the label two controllers would update the bench's pods.
+ * tailor.dev/test (hack/dev-values.yaml); without the label two controllers would update the bench's pods.
  */
 export const BENCH_CLONESET_LABELS = { 'tailor.dev/test': 'true' } as const;
 

@@ -10,6 +10,8 @@
 #       GitHub, which this machine does not reach, and these are what they are made from.
 # Owns nothing else: it never starts a process. A second run with everything present builds
 # nothing. Prints the directories as KEY=path lines at the end (read by test/chart/).
+#   hack/build-chart-tools.sh        all of the above
+#   hack/build-chart-tools.sh helm   helm alone (make dev and the helm e2e), printing only HELM=
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/versions.sh" || exit 1
@@ -19,6 +21,8 @@ kc_bin=$cache/kubeconform/v$KUBECONFORM_VERSION/bin
 schemas=$cache/kubeconform/schemas
 oldest=$(printf '%s\n' $KUBE_VERSIONS | sort -V | head -1)
 newest=$(printf '%s\n' $KUBE_VERSIONS | sort -V | tail -1)
+only_helm=false
+case ${1:-} in helm) only_helm=true ;; "") ;; *) echo "usage: $0 [helm]" >&2; exit 2 ;; esac
 
 mkdir -p "$helm_bin" "$kc_bin" "$schemas"
 exec 9>"$cache/kubeconform/.lock"
@@ -56,6 +60,7 @@ if [ ! -x "$helm_bin/helm" ]; then
   build_tool helm.sh/helm/v4 "$HELM_VERSION" helm.sh/helm/v4/cmd/helm "$helm_bin/helm" \
     "-X helm.sh/helm/v4/internal/version.version=v$HELM_VERSION -X helm.sh/helm/v4/internal/version.gitTreeState=clean"
 fi
+if $only_helm; then echo "HELM=$helm_bin/helm"; exit 0; fi
 if [ ! -x "$kc_bin/kubeconform" ]; then
   echo "building kubeconform v$KUBECONFORM_VERSION"
   build_tool github.com/yannh/kubeconform "$KUBECONFORM_VERSION" github.com/yannh/kubeconform/cmd/kubeconform "$kc_bin/kubeconform"

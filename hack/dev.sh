@@ -1,29 +1,38 @@
 #!/usr/bin/env bash
-# `make dev`: the full local cluster with Tailor running *in* it (config/local: the controller
+# `make dev`: the full local cluster with Tailor running *in* it, installed with its Helm chart
+# (charts/tailor as release "tailor" in tailor-system, values hack/dev-values.yaml: the controller
 # Deployment, two replicas with leader election, and the node agent DaemonSet, idle while the
 # kubelet resizes) and the sample CloneSet applied and Ready.
-# Safe to run again: healthy parts are kept, the controller rolls only when its image changed
-# (the image build is deterministic), and the sample is created only when it does not exist.
+# Safe to run again: `helm upgrade --install` changes only what changed, the controller and the
+# agent roll only when the image changed (the image build is deterministic; its digest is a pod
+# annotation), and the sample is created only when it does not exist. What the release finds
+# without Helm's ownership (a bed installed by an older `make dev` with kubectl apply -k, the CRD
+# the tests apply from crds/) it takes over.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 . "$here/versions.sh"
 bin=${TAILOR_CACHE:-$HOME/.cache/tailor}/kubernetes/v$KUBE_VERSION/bin
-cluster=$repo/.tailor/cluster
+cluster=${CLUSTER_DIR:-$repo/.tailor/cluster}
 export KUBECONFIG=$cluster/kubeconfig
 kubectl() { "$bin/kubectl" "$@"; }
 
 bash "$here/cluster.sh" up full
+# Helm v$HELM_VERSION, built from its Go module once and cached (hack/build-chart-tools.sh).
+bash "$here/build-chart-tools.sh" helm | sed '/^HELM=/d'
+helm=${TAILOR_CACHE:-$HOME/.cache/tailor}/helm/v$HELM_VERSION/bin/helm
 bash "$here/image.sh"
 digest=$(ctr --address /run/tailor/containerd/containerd.sock --namespace k8s.io images ls "name==tailor.local/tailor:dev" | awk 'NR==2 {print $3}')
-kubectl apply -k "$repo/config/local" >/dev/null
+# --wait: until the CRD is established and the controller and agent have rolled out and are ready
+# (kstatus). --take-ownership and --force-conflicts: the release owns what it renders, whoever
+# applied it before.
+"$helm" upgrade --install tailor "$repo/charts/tailor" --namespace tailor-system --create-namespace \
+  --values "$here/dev-values.yaml" \
+  --set-string "controller.podAnnotations.tailor\\.dev/image-digest=$digest" \
+  --set-string "agent.podAnnotations.tailor\\.dev/image-digest=$digest" \
+  --take-ownership --force-conflicts --wait --timeout 5m 2> >(grep -v 'found symbolic link in path' >&2) |
+  sed -n '/^NAME:/,/^REVISION:/p'
 kubectl wait --for condition=established --timeout=60s crd/clonesets.apps.tailor.dev >/dev/null
-# Roll the controller and the agent when (and only when) the image content changed.
-for workload in deployment/tailor-controller daemonset/tailor-agent; do
-  kubectl -n tailor-system patch "$workload" --type=merge \
-    -p "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{\"tailor.dev/image-digest\":\"$digest\"}}}}}" >/dev/null
-  kubectl -n tailor-system rollout status "$workload" --timeout=180s
-done
 
 # Created once: re-applying would undo the user's `kubectl edit`s of the sample.
 kubectl get clonesets.apps.tailor.dev web >/dev/null 2>&1 || kubectl apply -f "$repo/config/samples/cloneset.yaml"

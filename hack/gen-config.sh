@@ -2,7 +2,7 @@
 # config/ (the kustomize install) is generated from the Helm chart, its one source
 # (docs/decisions/0024-helm-chart.md): every template under charts/tailor/templates/<dir>/ for
 # <dir> in manager, rbac, agent, policy is rendered with hack/config-values.yaml into
-# config/<dir>/<file>, without Helm's own labels. The kustomization.yaml files, config/local,
+# config/<dir>/<file>, without Helm's own labels. The kustomization.yaml files,
 # config/samples and config/argocd are written by hand.
 #   hack/gen-config.sh           rewrite config/
 #   hack/gen-config.sh --check   exit 1, with the diff, when config/ is not what the chart renders

@@ -4,7 +4,7 @@
 // and the controller (backend auto) sends resizes to it. Pods are resized with restartCount
 // unchanged, container and pod cgroups take the kubelet-identical values, and a request above
 // node allocatable is reported Infeasible. The agent is the in-cluster DaemonSet that `make dev`
-// deploys, under the admission policy `make dev` installs (config/policy): its resize-status
+// deploys, under the admission policy `make dev` installs (the chart's templates/policy): its resize-status
 // writes pass as the agent's service account on its own node, a pod editor's are refused. A pod
 // with a RuntimeClass overhead keeps it in its pod cgroup through a resize. The default profile is
 // restored afterwards.
@@ -21,7 +21,7 @@ const profile = (gates: string): void => {
 
 beforeAll(() => {
   // `make dev` on the gate-off profile: the cluster switches, and the agent runs as its DaemonSet
-  // (config/local: the image, RBAC, CRI socket and cgroup mounts are what is under test).
+  // (the chart with hack/dev-values.yaml: the image, RBAC, CRI socket and cgroup mounts are what is under test).
   execFileSync('bash', ['hack/dev.sh'], {
     stdio: 'pipe',
     env: { ...process.env, FEATURE_GATES: 'InPlacePodVerticalScaling=false', KUBECONFIG: process.env.TAILOR_KUBECONFIG },
