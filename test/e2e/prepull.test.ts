@@ -10,6 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { ANNOTATION_PULLED_IMAGES, parsePulledImages, type PulledImages } from '../../src/api/prepull.js';
 import type { Node } from '../../src/api/wire.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
+import { inClusterAgent } from '../support/cluster/in-cluster-agent.js';
 import { startNodeAgent, type NodeAgent } from '../support/cluster/node-agent.js';
 import { PodWatch } from '../support/cluster/pod-watch.js';
 import { streamWatch } from '../support/cluster/watch-stream.js';
@@ -19,28 +20,6 @@ import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForRea
 const { client, ns } = controllerTestBed('prepull-e2e');
 const BULKY = { v1: `${REGISTRY}/tailor/bulky:v1`, v2: `${REGISTRY}/tailor/bulky:v2` };
 const NODE_PATH = `/api/v1/nodes/${NODE_NAME}`;
-const AGENT_DAEMONSET = '/apis/apps/v1/namespaces/tailor-system/daemonsets/tailor-agent';
-/** A node label nothing carries: the `make dev` agent DaemonSet, if installed, is kept off the node while this file runs. */
-const AWAY = 'tailor.dev/prepull-e2e-away';
-
-/** Keeps the in-cluster agent (make dev's DaemonSet) off the node, or lets it back; true when there is one. */
-async function inClusterAgent(away: boolean): Promise<boolean> {
-  const patch = { spec: { template: { spec: { nodeSelector: { [AWAY]: away ? 'true' : null } } } } };
-  const patched = await client.patch(AGENT_DAEMONSET, patch, 'merge').then(
-    () => true,
-    () => false,
-  );
-  if (patched && away) {
-    await eventually('the in-cluster agent to leave the node', async () => {
-      const pods = await client.list<{ metadata?: { name?: string } }>('/api/v1/namespaces/tailor-system/pods', {
-        labelSelector: 'app.kubernetes.io/component=agent',
-      });
-      return pods.items.length === 0 ? true : undefined;
-    });
-  }
-  return patched;
-}
-
 const ctr = (...args: string[]): string =>
   execFileSync('ctr', ['--address', CONTAINERD_SOCKET, '--namespace', 'k8s.io', ...args], { encoding: 'utf8' });
 /**

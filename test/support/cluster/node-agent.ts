@@ -1,9 +1,12 @@
 // Tailor's node agent for the test bed's one node, run as a process of the test (as the
 // DaemonSet would run it) from the built CLI: for e2e tests that need its restarts in place on a
 // kubelet that resizes by itself. It runs as the test bed's admin, whom the admission policy does
-// not check, so it starts without the policy. Owns the process it starts; stop() ends it.
+// not check, so it starts without the policy. While it runs, `make dev`'s in-cluster agent (if
+// installed) is kept off the node, so one agent acts on the node's pods (in-cluster-agent.ts).
+// Owns the process it starts; stop() ends it and lets the in-cluster agent back.
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { inClusterAgent } from './in-cluster-agent.js';
 import { CONTAINERD_SOCKET, NODE_CREDENTIALS, NODE_NAME, eventually } from './testbed.js';
 
 export interface NodeAgent {
@@ -18,6 +21,7 @@ export interface NodeAgent {
  * before the script (the V8 sizes the DaemonSet runs it with); resolves once it is ready.
  */
 export async function startNodeAgent(port: number, nodeFlags: readonly string[] = []): Promise<NodeAgent> {
+  const movedAway = await inClusterAgent(true);
   // Its log, for a failing test's reader: .tailor/logs/agent-<port>.log.
   mkdirSync('.tailor/logs', { recursive: true });
   const log = openSync(`.tailor/logs/agent-${port}.log`, 'w');
@@ -60,6 +64,7 @@ export async function startNodeAgent(port: number, nodeFlags: readonly string[] 
     stop: async () => {
       agent.kill('SIGTERM');
       await exited;
+      if (movedAway) await inClusterAgent(false);
     },
   };
 }
