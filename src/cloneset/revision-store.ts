@@ -6,7 +6,7 @@
 import { LABEL_CLONESET, LABEL_CONTROLLER_REVISION_HASH, type CloneSetStatus } from '../api/types.js';
 import { ownedIndexValue } from '../runtime/handlers.js';
 import type { Informer } from '../runtime/informer.js';
-import { isAlreadyExists, isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
+import { isAlreadyExists, isConflict, isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
 import { controllerRef, type WireCloneSet } from './pods.js';
 import { LRUCache } from 'lru-cache';
 import {
@@ -32,6 +32,9 @@ export interface ControllerRevision {
 
 /** The pods' and revisions' index by controlling CloneSet: namespace/uid (runtime/handlers.ts ownedIndexValue). */
 export const OWNER_INDEX = 'ownerCloneSet';
+
+/** Reads and writes of a revision being renumbered before a conflict is left to the next round. */
+const RENUMBER_ATTEMPTS = 3;
 
 /** Characters (canonical JSON) of fetched templates kept across rounds: the templates pods run, not the history. */
 const TEMPLATE_CACHE_CHARS = 64 * 1024 * 1024;
@@ -96,6 +99,27 @@ export class RevisionStore {
   }
 
   /**
+   * Makes a reused revision the newest by reading it and writing it back whole with its new number,
+   * as Kubernetes' own controllers renumber one. A patch would not do: the API server re-encodes the
+   * patched object with Go's JSON (sorted keys, `&` and `<` escaped), and a ControllerRevision's
+   * `data` must stay the same bytes, so a template holding such characters could never be rolled
+   * back to (422 "data: field is immutable"). The object is plain JSON (no typed client drops a
+   * field), and a conflict is retried with a fresh read.
+   */
+  private async renumber(ns: string, name: string, revision: number): Promise<void> {
+    const path = `/apis/apps/v1/namespaces/${ns}/controllerrevisions/${name}`;
+    for (let attempt = 1; ; attempt++) {
+      const stored = await this.client.get<Record<string, unknown>>(path);
+      try {
+        await this.client.json('PUT', path, { body: { ...stored, revision } });
+        return;
+      } catch (err) {
+        if (!isConflict(err) || attempt >= RENUMBER_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  /**
    * Finds or creates the revision for the current template; returns both revisions in use and the
    * templates of the update revision, the current revision and every revision `pods` run.
    */
@@ -113,10 +137,8 @@ export class RevisionStore {
     if (equal) {
       updateRevision = equal.name;
       const next = nextRevisionNumber(summaries);
-      if (equal.revision !== next - 1) {
-        // Rollback to an earlier template: reuse its revision and make it the newest.
-        await client.patch(`/apis/apps/v1/namespaces/${ns}/controllerrevisions/${equal.name}`, { revision: next }, 'merge');
-      }
+      // Rollback to an earlier template: reuse its revision and make it the newest.
+      if (equal.revision !== next - 1) await this.renumber(ns, equal.name, next);
     } else {
       const collisionCount = cs.status?.collisionCount ?? 0;
       updateRevision = revisionName(cs.metadata?.name ?? '', templateHash(cs.spec.template, collisionCount));

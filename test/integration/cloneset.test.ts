@@ -103,6 +103,33 @@ describe('CloneSet ReCreate rollout', () => {
     expect(rolledBack.status?.updateRevision).toBe(original);
   });
 
+  // Seen on make dev's sample (a command with `&`): the API server re-encodes a patched revision with
+  // Go's JSON, so renumbering by patch failed for good with 422 "data: field is immutable".
+  it('rolls back to a template whose JSON Go escapes (&, <, >), renumbering its revision', async () => {
+    const shell = (image: string): Record<string, unknown> => ({
+      ...fake,
+      containers: [
+        { name: 'main', image, imagePullPolicy: 'Never', command: ['/bin/sh', '-c', 'sleep 3600 & wait; [ 1 < 2 ] && echo "<ok>"'] },
+      ],
+    });
+    await client.create(cloneSetPath(ns), cloneSetManifest('escaped', { replicas: 1 }, shell('tailor.local/busybox:v1')));
+    const first = await waitForCloneSet(client, ns, 'escaped', '1 ready pod', allReady(1));
+    const original = first.status?.updateRevision;
+    await client.patch(cloneSetPath(ns, 'escaped'), { spec: { template: { spec: shell('tailor.local/busybox:v2') } } }, 'merge');
+    await waitForCloneSet(
+      client,
+      ns,
+      'escaped',
+      'a new revision',
+      (c) => !!c.status?.updateRevision && c.status.updateRevision !== original,
+    );
+    await client.patch(cloneSetPath(ns, 'escaped'), { spec: { template: { spec: shell('tailor.local/busybox:v1') } } }, 'merge');
+    const back = await waitForCloneSet(client, ns, 'escaped', 'rolled back', (c) => c.status?.updateRevision === original);
+    expect(back.status?.conditions?.find((c) => c.type === 'FailedRevision')).toBeUndefined();
+    const revision = await client.get<{ revision?: number }>(`/apis/apps/v1/namespaces/${ns}/controllerrevisions/${original}`);
+    expect(revision.revision).toBe(3);
+  });
+
   it('finishes a rollout after the controller is killed mid-way, creating no extra pod', async () => {
     await client.create(
       cloneSetPath(ns),
