@@ -9,7 +9,7 @@
 // it runs (a policy removed later is reported, not acted on: the process keeps what it applied).
 import { createHash } from 'node:crypto';
 import { Gauge, type Registry } from 'prom-client';
-import { isNotFound, KubeApiError, type KubeClient } from '../runtime/kube-client.js';
+import { isForbidden, isNotFound, type KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 
 /**
@@ -227,7 +227,7 @@ async function read<T>(client: Pick<KubeClient, 'get'>, path: string): Promise<F
     return await client.get<T>(path);
   } catch (err) {
     if (isNotFound(err)) return 'missing';
-    if (err instanceof KubeApiError && err.statusCode === 403) {
+    if (isForbidden(err)) {
       return { unreadable: 'forbidden (the agent needs get on it: config/agent/rbac.yaml)' };
     }
     return { unreadable: err instanceof Error ? err.message : String(err) };
