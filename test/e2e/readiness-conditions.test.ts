@@ -13,7 +13,7 @@ import type { Pod } from '../../src/api/wire.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { kubeBinary } from '../support/cluster/kube-version.js';
 import { kubeconfigPath } from '../support/cluster/kube.js';
-import { RUN_UNTIL_TERM } from '../support/cluster/testbed.js';
+import { firstTime, RUN_UNTIL_TERM } from '../support/cluster/testbed.js';
 import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, type TestCloneSet } from '../support/fixtures/cloneset.js';
 
 const { client, ns } = controllerTestBed('kstatus');
@@ -98,16 +98,6 @@ afterAll(async () => {
   await poller;
   process.stdout.write(`[kstatus] Reconciling/Stalled as they changed:\n${timeline.join('\n')}\n`);
 });
-
-/** Polls every 50 ms until `done` holds; returns when it first held (ms since the epoch). */
-async function firstTime(what: string, done: () => Promise<boolean>, timeoutMs = 120_000): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await done()) return Date.now();
-    await sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /** What the pods say: how many run `img` and are Ready. */
 const readyOn = (pods: Pod[], img: string): number =>

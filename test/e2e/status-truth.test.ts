@@ -13,22 +13,12 @@ import {
   trueCondition as condition,
   waitForReady,
 } from '../support/fixtures/cloneset.js';
-import { RESIZE_WITHOUT_RESTART, sizedContainer } from '../support/cluster/testbed.js';
+import { firstTime, RESIZE_WITHOUT_RESTART, sizedContainer } from '../support/cluster/testbed.js';
 
 const { client, ns } = controllerTestBed('status-truth');
 
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 const notRequired = { resizePolicy: RESIZE_WITHOUT_RESTART };
-
-/** Polls every 50 ms until `done` holds; returns when it first held (ms since the epoch). */
-async function firstTime(what: string, done: () => Promise<boolean>, timeoutMs = 120_000): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await done()) return Date.now();
-    await sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe('status follows the pods', () => {
   it('counts a finished resize out of status.resize within about a second of the last pod reporting it', async () => {

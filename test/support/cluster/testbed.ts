@@ -76,3 +76,13 @@ export function podCgroupFile(
   const dir = `/sys/fs/cgroup/${controllerName}/kubepods/${qos}pod${pod.metadata?.uid}${level === 'container' ? `/${id}` : ''}`;
   return readFileSync(`${dir}/${file}`, 'utf8').trim();
 }
+
+/** Polls every 50 ms until `done` holds; returns when it first held (ms since the epoch). */
+export async function firstTime(what: string, done: () => Promise<boolean>, timeoutMs = 120_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await done()) return Date.now();
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
