@@ -13,7 +13,7 @@ import { z } from 'zod';
 import type { ImagePull, RegistryAuth } from '../api/prepull.js';
 import type { Pod } from '../api/wire.js';
 import { isLivePod } from '../api/pod.js';
-import { CLONESET_OWNER, controllerOf } from '../api/owner.js';
+import { CLONESET_OWNER, controllerOf, ownedIndexValue } from '../api/owner.js';
 import { cloneSetOwner, type ControllerRevision } from './authorize.js';
 import { LABEL_CONTROLLER_REVISION_HASH } from '../api/types.js';
 
@@ -24,13 +24,10 @@ export interface ImageWanted {
   readonly pullSecrets: readonly string[];
 }
 
-/**
- * A CloneSet's key: its namespace and UID. A revision counts only in its own namespace and only
- * under a CloneSet controller reference (api/owner.ts), as the resize path checks it: anyone who
- * can create a ControllerRevision elsewhere could otherwise name a victim's UID, number it 999,
- * and have the victim's nodes pull images of their choice with the victim's pull secrets.
- */
-const cloneSetKey = (namespace: string | undefined, uid: string): string => `${namespace ?? ''}/${uid}`;
+// A revision counts only in its own namespace and only under a CloneSet controller reference
+// (api/owner.ts), as the resize path checks it: anyone who can create a ControllerRevision elsewhere
+// could otherwise name a victim's UID, number it 999, and have the victim's nodes pull images of
+// their choice with the victim's pull secrets.
 
 /** The newest revision of each CloneSet (by namespace and controller UID) among the cached revisions. */
 export function newestRevisions(revisions: readonly ControllerRevision[]): Map<string, ControllerRevision> {
@@ -38,7 +35,7 @@ export function newestRevisions(revisions: readonly ControllerRevision[]): Map<s
   for (const r of revisions) {
     const owner = controllerOf(r, CLONESET_OWNER);
     if (owner === undefined) continue;
-    const key = cloneSetKey(r.metadata?.namespace, owner.uid);
+    const key = ownedIndexValue(r.metadata?.namespace, owner.uid);
     const known = newest.get(key);
     if (known === undefined || (r.revision ?? 0) > (known.revision ?? 0)) newest.set(key, r);
   }
@@ -48,7 +45,7 @@ export function newestRevisions(revisions: readonly ControllerRevision[]): Map<s
 /** The revision a pod of a CloneSet will move to, when it is not on it already. */
 function targetOf(pod: Pod, newest: ReadonlyMap<string, ControllerRevision>): ControllerRevision | undefined {
   const owner = cloneSetOwner(pod);
-  const target = owner ? newest.get(cloneSetKey(pod.metadata?.namespace, owner.uid)) : undefined;
+  const target = owner ? newest.get(ownedIndexValue(pod.metadata?.namespace, owner.uid)) : undefined;
   if (target === undefined || !isLivePod(pod)) return undefined;
   return target.metadata?.name === pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ? undefined : target;
 }

@@ -35,3 +35,12 @@ export function controllerOf<R extends OwnerReferenceLike>(
     (o) => o.controller === true && o.kind === owner.kind && groupOf(o.apiVersion) === owner.group,
   );
 }
+
+/**
+ * The key of what a controller owns: its namespace and UID. Owner references cannot cross
+ * namespaces, so an object in another namespace that names the same UID is never the owner's,
+ * whatever its labels say (the garbage collector would remove it; until then it must not count).
+ * The controller's indexes (runtime/handlers.ts) and the agent's pre-pull (agent/prepull-plan.ts) key by it.
+ */
+export const ownedIndexValue = (namespace: string | undefined, ownerUid: string | undefined): string =>
+  `${namespace ?? ''}/${ownerUid ?? ''}`;

@@ -14,7 +14,7 @@ import type { ResizeMetrics } from '../resize/metrics.js';
 import { SlowRetryError, type ReconcileResult } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
-import { ownedIndexValue } from '../runtime/handlers.js';
+import { ownedIndexValue } from '../api/owner.js';
 import type { Informer } from '../runtime/informer.js';
 import type { Node, Pod } from '../api/wire.js';
 import { parsePulledImages, type PulledImages } from '../api/prepull.js';

@@ -4,7 +4,7 @@
 // keeps digests, trimRevision), and prune history beyond revisionHistoryLimit. Decisions are the
 // pure functions of revision.ts; this module does the I/O. Must not: touch pods.
 import { LABEL_CLONESET, LABEL_CONTROLLER_REVISION_HASH, type CloneSetStatus } from '../api/types.js';
-import { ownedIndexValue } from '../runtime/handlers.js';
+import { ownedIndexValue } from '../api/owner.js';
 import type { Informer } from '../runtime/informer.js';
 import { isAlreadyExists, isConflict, isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
 import { controllerRef, type WireCloneSet } from './pods.js';

@@ -4,7 +4,8 @@
 // CloneSetReconciler. Must not: decide anything about a CloneSet.
 import { API_GROUP, API_VERSION, LABEL_CLONESET, LABEL_INSTANCE_ID } from '../api/types.js';
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
-import { byControllerOf, enqueueOwner, ownedIndexValue } from '../runtime/handlers.js';
+import { ownedIndexValue } from '../api/owner.js';
+import { byControllerOf, enqueueOwner } from '../runtime/handlers.js';
 import { byNodeName, objectKey } from '../runtime/informer.js';
 import type { Node, Pod } from '../api/wire.js';
 import { DEFAULT_PREPULL_TIMEOUT_MS } from '../inplace/prepull.js';

@@ -8,7 +8,7 @@ import type { KubeObject } from './kube-client.js';
 import type { Logger } from './logger.js';
 import { objectKey, type StoreChange } from './store.js';
 import type { InformerHandler, KeyQueue } from '../api/handler.js';
-import { controllerOf, type OwnerKind } from '../api/owner.js';
+import { controllerOf, ownedIndexValue, type OwnerKind } from '../api/owner.js';
 
 // The handler and queue shapes live in src/api/handler.ts, so pure handlers name them without this module.
 export type { InformerHandler, KeyQueue } from '../api/handler.js';
@@ -21,15 +21,6 @@ export function ownerKey(obj: KubeObject, owner: OwnerKind): string | undefined 
   const ref = controllerOf(obj, owner);
   return ref ? `${obj.metadata?.namespace ? `${obj.metadata.namespace}/` : ''}${ref.name}` : undefined;
 }
-
-/**
- * The index value that finds what a controller owns: its namespace and UID. Owner references
- * cannot cross namespaces, so an object in another namespace that names the same UID is never
- * the owner's, whatever its labels say (the garbage collector would remove it; until then it
- * must not count).
- */
-export const ownedIndexValue = (namespace: string | undefined, ownerUid: string | undefined): string =>
-  `${namespace ?? ''}/${ownerUid ?? ''}`;
 
 /** An index function: the objects controlled by an owner of `owner`'s kind, by ownedIndexValue. */
 export function byControllerOf(owner: OwnerKind): (obj: KubeObject) => string[] {

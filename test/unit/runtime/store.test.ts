@@ -2,7 +2,8 @@
 // yields exactly the changes from the old contents to the new, and events map to the keys
 // controller-runtime's EnqueueRequestForObject / EnqueueRequestForOwner would wake.
 import { describe, expect, test } from '@jest/globals';
-import { byControllerOf, enqueueObject, enqueueOwner, ownedIndexValue, ownerKey } from '../../../src/runtime/handlers.js';
+import { ownedIndexValue } from '../../../src/api/owner.js';
+import { byControllerOf, enqueueObject, enqueueOwner, ownerKey } from '../../../src/runtime/handlers.js';
 import type { KubeObject } from '../../../src/api/wire.js';
 import { Store } from '../../../src/runtime/store.js';
 
