@@ -88,6 +88,17 @@ const onlyPod = async (name: string): Promise<Pod> => {
   expect(pods).toHaveLength(1);
   return pods[0]!;
 };
+/** Kruise's wait after an update of its one-pod CloneSets: the pod updated and ready, Progressing says available. */
+async function updatedReadyAndAvailable(name: string): Promise<void> {
+  await eventuallyEqual(
+    'status.updatedReadyReplicas',
+    async () => (await status(name)).updatedReadyReplicas ?? 0,
+    1,
+    120 * SECOND,
+    3 * SECOND,
+  );
+  await eventuallyEqual('Progressing', progressing(name), available, 120 * SECOND, 3 * SECOND);
+}
 const containerStatus = (pod: Pod, name: string) => pod.status?.containerStatuses?.find((s) => s.name === name);
 const updateState = (pod: Pod): InPlaceUpdateState =>
   JSON.parse(pod.metadata?.annotations?.[ANNOTATION_INPLACE_UPDATE_STATE] ?? '{}') as InPlaceUpdateState;
@@ -143,14 +154,7 @@ describe('CloneSet in-place update with container priorities (Kruise e2e)', () =
     async () => {
       const name = 'priorities';
       await createAndUpdate(prioritizedCloneSet(name), newImages(V2));
-      await eventuallyEqual(
-        'status.updatedReadyReplicas',
-        async () => (await status(name)).updatedReadyReplicas ?? 0,
-        1,
-        120 * SECOND,
-        3 * SECOND,
-      );
-      await eventuallyEqual('Progressing', progressing(name), available, 120 * SECOND, 3 * SECOND);
+      await updatedReadyAndAvailable(name);
 
       const pod = await onlyPod(name);
       expect(containerStatus(pod, 'nginx')?.restartCount).toBe(1);
@@ -238,14 +242,7 @@ describe('CloneSet in-place update with container priorities orders restarts fro
         cs.spec.template.spec!.containers[0]!.image = V2;
         cs.spec.template.metadata!.annotations!['config'] = 'bar';
       });
-      await eventuallyEqual(
-        'status.updatedReadyReplicas',
-        async () => (await status(name)).updatedReadyReplicas ?? 0,
-        1,
-        120 * SECOND,
-        3 * SECOND,
-      );
-      await eventuallyEqual('Progressing', progressing(name), available, 120 * SECOND, 3 * SECOND);
+      await updatedReadyAndAvailable(name);
 
       const pod = await onlyPod(name);
       expect(containerStatus(pod, 'nginx')?.restartCount).toBe(1);
