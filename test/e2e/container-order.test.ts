@@ -136,7 +136,12 @@ const newImages =
 /** A container status time, as the wire or the client's types give it. */
 type Time = string | Date;
 
-/** When `stopped` (a container's last run) ended more than 10 s after `started` (another's new run) began. */
+/**
+ * When `stopped` (a container's last run) ended at least 10 s after `started` (another's new run)
+ * began. Kruise asks for strictly after; the API server writes both times in whole seconds, so a
+ * real gap of 10.4 s (redis's 10 s postStart, then Tailor's next batch within the second) can read
+ * as exactly 10 s. Whole-second floors never shrink a gap below its own floor, so 10 s is exact.
+ */
 async function stoppedTenSecondsAfter(
   name: string,
   stopped: (pod: Pod) => Time | undefined,
@@ -145,7 +150,7 @@ async function stoppedTenSecondsAfter(
   const pod = await onlyPod(name);
   const [end, begin] = [stopped(pod), started(pod)];
   if (!end || !begin) return false;
-  return new Date(end).getTime() > new Date(begin).getTime() + 10 * SECOND;
+  return new Date(end).getTime() >= new Date(begin).getTime() + 10 * SECOND;
 }
 
 describe('CloneSet in-place update with container priorities (Kruise e2e)', () => {
