@@ -13,6 +13,7 @@ import { parseQuantity, toBytes, toMilli } from '../api/quantity.js';
 import { isSidecar } from '../api/pod.js';
 import type { Pod } from '../api/wire.js';
 import type { ContainerResources, ResizeRequest } from '../resize/agent-protocol.js';
+import { errorMessage } from '../api/errors.js';
 
 /** A node's allocatable cpu and memory (node.status.allocatable). */
 export interface Allocatable {
@@ -197,7 +198,7 @@ export function admit(
     wanted = requestedPodRequest(pod, request);
     limit = requestedPodLimit(pod, request);
   } catch (err) {
-    return { decision: 'Infeasible', reason: AdmissionReasons.InvalidRequest, message: (err as Error).message };
+    return { decision: 'Infeasible', reason: AdmissionReasons.InvalidRequest, message: errorMessage(err) };
   }
   const uid = pod.metadata?.uid;
   for (const other of otherPods) {

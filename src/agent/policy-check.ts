@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { Gauge, type Registry } from 'prom-client';
 import { isForbidden, isNotFound, type KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
+import { errorMessage } from '../api/errors.js';
 
 /**
  * What a policy must still hold to protect what the agent relies on, as shipped in
@@ -230,7 +231,7 @@ async function read<T>(client: Pick<KubeClient, 'get'>, path: string): Promise<F
     if (isForbidden(err)) {
       return { unreadable: 'forbidden (the agent needs get on it: config/agent/rbac.yaml)' };
     }
-    return { unreadable: err instanceof Error ? err.message : String(err) };
+    return { unreadable: errorMessage(err) };
   }
 }
 

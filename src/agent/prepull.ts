@@ -27,6 +27,7 @@ import {
   type DockerConfig,
   type ImageWanted,
 } from './prepull-plan.js';
+import { errorMessage } from '../api/errors.js';
 
 /** Retries of a failed report write: 250 ms doubling to 5 s (the one key is the report). */
 const REPORT_KEY = 'report';
@@ -140,7 +141,7 @@ export class PrePuller {
       outcome = { state: 'Pulled', since: pull.since };
     } catch (err) {
       this.results.inc({ result: 'failed' });
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorMessage(err);
       this.options.logger.warn({ image, err: message }, 'pulling an image ahead of a rollout failed');
       outcome = { state: 'Failed', since: pull.since, message };
     }

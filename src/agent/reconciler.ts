@@ -35,7 +35,8 @@ import type { KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import { applyContainerResources, memoryRefusal, type ApplyResult } from './actuate.js';
 import { admit, nodeAllocatable, type AdmissionResult } from './admission.js';
-import { AppliedRecords, appliedContainers, currentResources, recordedResources, type AppliedRecord } from './applied.js';
+import { AppliedRecords } from './applied.js';
+import { appliedContainers, currentResources, recordedResources, type AppliedRecord } from './applied-record.js';
 import { cloneSetOwner, qosClassChange, requestNotInRevision, restartRequiredBy, type ControllerRevision } from './authorize.js';
 import {
   AgentReasons,
@@ -53,6 +54,7 @@ import type { AgentMetrics } from './metrics.js';
 import { namespaceLimitsVerdict, type LimitRange, type NamespaceLimitsVerdict, type ResourceQuota } from './namespace-limits.js';
 import { planResize, type PlanStep } from './order.js';
 import type { RevisionTemplates } from './revision-templates.js';
+import { errorMessage } from '../api/errors.js';
 
 export interface AgentReconcilerOptions {
   readonly nodeName: string;
@@ -312,7 +314,7 @@ export class AgentReconciler {
         return { requeueAfterMs: RETRY_REFUSED_MS };
       }
       this.o.metrics.resizesTotal.inc({ result: 'error' });
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorMessage(err);
       await this.writeStatus(pod, prev, request.revision, { state: 'InProgress', reason: AgentReasons.Error, message }).catch(
         (writeErr: unknown) => log.error({ err: writeErr }, 'recording the resize error failed'),
       );

@@ -12,6 +12,7 @@ import {
   ANNOTATION_RESIZE_STATUS,
   ANNOTATION_RESTART_REQUEST,
 } from './types.js';
+import { errorMessage } from './errors.js';
 
 const nonNegativeInt = z.number().int().nonnegative();
 
@@ -137,7 +138,7 @@ function parseText<T>(name: string, raw: string, schema: z.ZodType<T>): Annotati
   try {
     json = JSON.parse(raw);
   } catch (err) {
-    return { ok: false, error: `${name} is not JSON: ${err instanceof Error ? err.message : String(err)}` };
+    return { ok: false, error: `${name} is not JSON: ${errorMessage(err)}` };
   }
   const parsed = schema.safeParse(json);
   if (parsed.success) return { ok: true, value: parsed.data };

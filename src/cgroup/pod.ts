@@ -13,6 +13,7 @@ import type { CgroupVersion, PodCgroupValues } from '../api/node.js';
 import type { QosClass } from '../api/pod.js';
 import { readCgroup, type CgroupReading } from './container.js';
 import { cpuMaxValue, memoryMaxValue, sharesToCpuWeight, MAX_SHARES, MIN_SHARES } from '../cri/convert.js';
+import { errorMessage } from '../api/errors.js';
 
 export type CgroupDriver = 'cgroupfs' | 'systemd';
 
@@ -83,7 +84,7 @@ async function write(file: string, text: string): Promise<void> {
   try {
     await writeFile(file, text);
   } catch (err) {
-    throw new Error(`pod cgroup: writing ${JSON.stringify(text)} to ${file}: ${(err as Error).message}`, { cause: err });
+    throw new Error(`pod cgroup: writing ${JSON.stringify(text)} to ${file}: ${errorMessage(err)}`, { cause: err });
   }
 }
 

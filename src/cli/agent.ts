@@ -16,6 +16,7 @@ import { existsSync } from 'node:fs';
 import { KubeClient, type KubeAuth } from '../runtime/kube-client.js';
 import { loadKubeAuth, NodeIdentityAuth } from './kubeconfig.js';
 import { runUntilSignal } from './run.js';
+import { errorMessage } from '../api/errors.js';
 
 export interface AgentFlags {
   nodeName: string;
@@ -73,7 +74,7 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
   } catch (err) {
     cri.close();
     manager.client.close();
-    throw new Error(`cannot reach the container runtime at ${flags.criEndpoint}: ${(err as Error).message}`, { cause: err });
+    throw new Error(`cannot reach the container runtime at ${flags.criEndpoint}: ${errorMessage(err)}`, { cause: err });
   }
   const nodeSecrets = nodeSecretsClient(kubeConfig, flags.nodeCredentials, logger);
   if (nodeSecrets !== undefined) manager.onShutdown(() => Promise.resolve(nodeSecrets.close()));

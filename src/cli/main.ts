@@ -7,6 +7,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseDuration } from '../api/duration.js';
 import type { AgentFlags } from './agent.js';
 import type { ControllerFlags } from './controller.js';
+import { errorMessage } from '../api/errors.js';
 
 const program = new Command('tailor').description('In-place updates for CloneSet workloads').showHelpAfterError();
 
@@ -23,7 +24,7 @@ const duration = (value: string): number => {
   try {
     return parseDuration(value);
   } catch (err) {
-    throw new InvalidArgumentError(err instanceof Error ? err.message : String(err));
+    throw new InvalidArgumentError(errorMessage(err));
   }
 };
 
@@ -106,6 +107,6 @@ program
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {
-  console.error(`tailor: ${err instanceof Error ? err.message : String(err)}`);
+  console.error(`tailor: ${errorMessage(err)}`);
   process.exitCode = 1;
 });

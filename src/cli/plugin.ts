@@ -17,6 +17,7 @@ import { setPaused } from './verbs/pause.js';
 import { restart } from './verbs/restart.js';
 import { status, type StatusOptions } from './verbs/status.js';
 import { undo, type UndoOptions } from './verbs/undo.js';
+import { errorMessage } from '../api/errors.js';
 
 export { ExitCodes } from './verbs/common.js';
 export { followStatus, type StatusDeps, type StatusOptions } from './verbs/status.js';
@@ -26,7 +27,7 @@ function durationFlag(value: string): number {
   try {
     return parseDuration(value);
   } catch (err) {
-    throw new InvalidArgumentError(`${err instanceof Error ? err.message : String(err)}, or 0 for no limit`);
+    throw new InvalidArgumentError(`${errorMessage(err)}, or 0 for no limit`);
   }
 }
 
@@ -231,7 +232,7 @@ export async function runPlugin(argv: string[]): Promise<number> {
       return err.exitCode === 0 ? 0 : ExitCodes.error;
     }
     // PluginError and everything else end the same way: one line, exit 3.
-    process.stderr.write(`error: ${oneLine(err instanceof Error ? err.message : String(err))}\n`);
+    process.stderr.write(`error: ${oneLine(errorMessage(err))}\n`);
     return ExitCodes.error;
   }
 }

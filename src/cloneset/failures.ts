@@ -2,6 +2,7 @@
 // refusal does (so the condition carrying it is written once, not once per attempt), and whether
 // retrying soon can help. Pure. Must not: log, emit or decide the backoff itself.
 import { KubeApiError } from '../runtime/kube-client.js';
+import { errorMessage } from '../api/errors.js';
 
 export interface FailureInfo {
   /** For people; the same for the same refusal, whatever pod it was about. */
@@ -25,7 +26,7 @@ export function describeFailure(what: string, err: unknown, volatile: readonly s
       permanent: isPermanent(err),
     };
   }
-  return { message: scrub(`${what}: ${err instanceof Error ? err.message : String(err)}`), permanent: false };
+  return { message: scrub(`${what}: ${errorMessage(err)}`), permanent: false };
 }
 
 /**

@@ -41,6 +41,7 @@ import {
   type WireContainerStatus,
   type WireMap,
 } from './wire.js';
+import { errorMessage } from '../api/errors.js';
 
 export { CriError, criCodeName, isCriError, type CriCode } from './errors.js';
 export type * from './types.js';
@@ -264,7 +265,7 @@ export class CriClient {
         signal?.addEventListener('abort', cancel, { once: true });
       } catch (err) {
         // Serialization of a malformed request, or a channel closed under us.
-        reject(fail('InvalidArgument', err instanceof Error ? err.message : String(err), err));
+        reject(fail('InvalidArgument', errorMessage(err), err));
       }
     });
   }

@@ -5,6 +5,7 @@
 import { API_GROUP, API_VERSION, CLONESET_PLURAL, type CloneSet } from '../../api/types.js';
 import { isNotFound, KubeApiError, KubeClient, type Wire } from '../../runtime/kube-client.js';
 import { loadKubeConfig } from '../kubeconfig.js';
+import { errorMessage } from '../../api/errors.js';
 
 /** The exit codes of every verb; `status` uses all four, the other verbs 0 and 3. */
 export const ExitCodes = { complete: 0, blocked: 1, timeout: 2, error: 3 } as const;
@@ -51,7 +52,7 @@ export const describeError = (err: unknown): string => {
     if (err.statusCode === 0) return `cannot reach the cluster: ${(err.cause as Error | undefined)?.message ?? err.message}`;
     return err.status?.message ? `${err.status.reason ? `${err.status.reason}: ` : ''}${err.status.message}` : err.message;
   }
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 };
 
 /** Why a CloneSet read answered 404: the API is not installed, the namespace is wrong, or the name is. */
@@ -113,7 +114,7 @@ export async function connect(opts: ConnectionOptions, timeoutMs = READ_TIMEOUT_
         `cannot read kubeconfig ${opts.kubeconfig ?? process.env['KUBECONFIG'] ?? ''}: ${code === 'ENOENT' ? 'no such file' : 'permission denied'}`,
         { cause: err },
       );
-    throw new PluginError(err instanceof Error ? err.message : String(err), { cause: err });
+    throw new PluginError(errorMessage(err), { cause: err });
   }
   const context = kc.getContextObject(kc.getCurrentContext());
   const namespace = opts.namespace || context?.namespace || 'default';
