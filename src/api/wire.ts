@@ -2,6 +2,7 @@
 // RFC 3339 strings the API server sends, and the few shapes every layer names (a pod, a node, any
 // object, a list). Types only: the ground floor, so pure modules never import the REST client.
 import type * as k8s from '@kubernetes/client-node';
+import type { CloneSet } from './types.js';
 
 /** A client-node model type as it travels on the wire: Date fields arrive as RFC 3339 strings. */
 export type Wire<T> = T extends Date ? string : T extends (infer U)[] ? Wire<U>[] : T extends object ? { [K in keyof T]: Wire<T[K]> } : T;
@@ -9,6 +10,8 @@ export type Wire<T> = T extends Date ? string : T extends (infer U)[] ? Wire<U>[
 export type Pod = Wire<k8s.V1Pod>;
 export type Node = Wire<k8s.V1Node>;
 export type ObjectMeta = Wire<k8s.V1ObjectMeta>;
+/** A CloneSet as the API server sends it. */
+export type WireCloneSet = Wire<CloneSet>;
 
 export interface KubeObject {
   apiVersion?: string;

@@ -11,12 +11,12 @@
 // Pure: no I/O, no clock (`now` comes in), no process state. Must not: decide exit codes, poll,
 // or write to a terminal (plugin.ts does).
 import { defaultUpdateStrategy } from '../api/defaults.js';
-import { LABEL_CONTROLLER_REVISION_HASH, RESIZE_STATES, type CloneSet, type CloneSetCondition, type ResizeState } from '../api/types.js';
+import { LABEL_CONTROLLER_REVISION_HASH, RESIZE_STATES, type CloneSetCondition, type ResizeState } from '../api/types.js';
 import { podCountsAsReady, whyPodCannotStart } from '../cloneset/pods.js';
 import { readUpdateState } from '../inplace/plan.js';
 import { readinessGateCondition } from '../inplace/readiness-gate.js';
 import { ProgressingReasons } from '../api/reasons.js';
-import type { Pod, Wire } from '../api/wire.js';
+import type { Pod, Wire, WireCloneSet } from '../api/wire.js';
 import { podResizeView } from '../resize/state.js';
 
 export type Verdict = 'complete' | 'blocked' | 'progressing';
@@ -80,7 +80,6 @@ export interface StatusView {
   message: string;
 }
 
-type WireCloneSet = Wire<CloneSet>;
 type WireStatus = NonNullable<WireCloneSet['status']>;
 type WireCondition = Wire<CloneSetCondition>;
 

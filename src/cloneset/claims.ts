@@ -9,9 +9,9 @@ import type * as k8s from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
 import { canonicalJSON } from '../api/json.js';
 import { ANNOTATION_VOLUME_CLAIM_TEMPLATES_HASH, LABEL_INSTANCE_ID, type VolumeClaimTemplate } from '../api/types.js';
-import type { Pod, Wire } from '../api/wire.js';
+import type { Pod, Wire, WireCloneSet } from '../api/wire.js';
 import { isLivePod } from '../api/pod.js';
-import { controllerRef, type WireCloneSet } from './pods.js';
+import { controllerRef } from './pods.js';
 
 export type Claim = Wire<k8s.V1PersistentVolumeClaim>;
 

@@ -18,7 +18,7 @@ import { describeFailure } from './failures.js';
 import type { ClaimPlan } from './claims.js';
 import type { DeleteReason, Intent, Plan } from './intents.js';
 import { PodControl, PodControlError } from './pod-control.js';
-import type { WireCloneSet } from './pods.js';
+import type { WireCloneSet } from '../api/wire.js';
 
 export interface Failure {
   condition: typeof Conditions.FailedScale | typeof Conditions.FailedUpdate;

@@ -5,11 +5,11 @@
 // for refused CloneSets are refusal-handlers.ts. Must not: read the API, decide anything about a
 // CloneSet, or wake a key for an object that is not a CloneSet's.
 import type { InformerHandler, KeyQueue } from '../api/handler.js';
-import type { KubeObject, Pod } from '../api/wire.js';
+import type { KubeObject, Pod, WireCloneSet } from '../api/wire.js';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
 import { ownerKey } from '../runtime/handlers.js';
 import { objectKey } from '../runtime/store.js';
-import { CLONESET_OWNER, type WireCloneSet } from './pods.js';
+import { CLONESET_OWNER } from './pods.js';
 
 /**
  * True when an update changed the status and nothing a reconcile reacts to: spec changes bump

@@ -16,12 +16,11 @@ import {
 import { withDefaults, type DefaultedCloneSet } from '../api/defaults.js';
 import { perObject } from '../api/memo.js';
 import { podCondition } from '../api/pod.js';
-import type { Pod, Wire } from '../api/wire.js';
+import type { Pod, Wire, WireCloneSet } from '../api/wire.js';
 import { heldByReadinessGate, withReadinessGate } from '../inplace/readiness-gate.js';
 import { isHooked, lifecycleStateOf } from './lifecycle.js';
 import { countsAsReady, parseDeletionCost, type PodPhase, type PodSummary } from './pod-state.js';
 
-export type WireCloneSet = Wire<CloneSet>;
 export type DefaultedWireCloneSet = Wire<DefaultedCloneSet>;
 
 /** Defaults applied to a CloneSet as read from the API (defaulting touches only spec fields, none of them dates). */

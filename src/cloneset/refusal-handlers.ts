@@ -7,9 +7,8 @@
 import { sameJSON } from '../api/json.js';
 import { ConditionReasons } from '../api/reasons.js';
 import { CloneSetConditionTypes as Conditions } from '../api/types.js';
-import type { KubeObject } from '../api/wire.js';
+import type { KubeObject, WireCloneSet } from '../api/wire.js';
 import type { InformerHandler, KeyQueue } from '../api/handler.js';
-import type { WireCloneSet } from './pods.js';
 
 /** An object of the namespace's admission limits, as cached: its spec is what matters. */
 export type AdmissionLimit = KubeObject & { spec?: unknown };

@@ -7,7 +7,7 @@ import { LABEL_CLONESET, LABEL_CONTROLLER_REVISION_HASH, type CloneSetStatus } f
 import { ownedIndexValue } from '../api/owner.js';
 import type { Informer } from '../runtime/informer.js';
 import { isAlreadyExists, isConflict, isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
-import { controllerRef, type WireCloneSet } from './pods.js';
+import { controllerRef } from './pods.js';
 import { LRUCache } from 'lru-cache';
 import {
   findEqualRevision,
@@ -18,6 +18,7 @@ import {
   templateHash,
   type RevisionSummary,
 } from './revision.js';
+import type { WireCloneSet } from '../api/wire.js';
 
 export interface ControllerRevision {
   apiVersion?: string;

@@ -7,14 +7,14 @@ import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expec
 import { ownedIndexValue } from '../api/owner.js';
 import { byControllerOf, enqueueOwner } from '../runtime/handlers.js';
 import { byNodeName, objectKey } from '../runtime/informer.js';
-import type { Node, Pod } from '../api/wire.js';
+import type { Node, Pod, WireCloneSet } from '../api/wire.js';
 import { DEFAULT_PREPULL_TIMEOUT_MS } from '../inplace/prepull.js';
 import type { Manager } from '../runtime/manager.js';
 import type { Logger } from '../runtime/logger.js';
 import { NodeEvidenceIndex } from './node-evidence.js';
 import { CloneSetReconciler, NODE_INDEX, OWNER_INDEX, type ControllerRevision } from './reconciler.js';
 import { trimRevision } from './revision-store.js';
-import { CLONESET_OWNER, type WireCloneSet } from './pods.js';
+import { CLONESET_OWNER } from './pods.js';
 import { InPlaceUpdater } from '../inplace/engine.js';
 import { cloneSetHandler, podEventWindowMs, podHandler } from './handlers.js';
 import { trimNodeForPrePull, wakeOnPrePullReport } from './prepull-nodes.js';

@@ -16,14 +16,13 @@ import { RevisionTemplates } from '../../src/agent/revision-templates.js';
 import { trimRevisionIdentity } from '../../src/agent/cache.js';
 import type { ControllerRevision as AgentRevision } from '../../src/agent/authorize.js';
 import { LABEL_CLONESET, LABEL_CONTROLLER_REVISION_HASH } from '../../src/api/types.js';
-import type { KubeObject, Pod } from '../../src/api/wire.js';
+import type { KubeObject, Pod, WireCloneSet } from '../../src/api/wire.js';
 import { OWNER_INDEX, RevisionStore, trimRevision, type ControllerRevision } from '../../src/cloneset/revision-store.js';
 import { byControllerOf } from '../../src/runtime/handlers.js';
 import { CLONESET_OWNER } from '../../src/api/owner.js';
 import { Informer } from '../../src/runtime/informer.js';
 import { KubeClient } from '../../src/runtime/kube-client.js';
 import type { Logger } from '../../src/runtime/logger.js';
-import type { WireCloneSet } from '../../src/cloneset/pods.js';
 import { createTestNamespace, loadTestKubeConfig } from '../support/cluster/kube.js';
 
 const client = new KubeClient(loadTestKubeConfig());

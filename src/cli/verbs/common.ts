@@ -2,8 +2,9 @@
 // connection (kubeconfig, namespace, client) with a deadline on the first answer, reading one
 // CloneSet with a 404 explained (API not installed, wrong namespace, wrong name), and the wording
 // of API errors. Must not: decide anything about a rollout, or write to the cluster.
-import { API_GROUP, API_VERSION, CLONESET_PLURAL, type CloneSet } from '../../api/types.js';
-import { isNotFound, KubeApiError, KubeClient, type Wire } from '../../runtime/kube-client.js';
+import { API_GROUP, API_VERSION, CLONESET_PLURAL } from '../../api/types.js';
+import { isNotFound, KubeApiError, KubeClient } from '../../runtime/kube-client.js';
+import type { WireCloneSet } from '../../api/wire.js';
 import { loadKubeConfig } from '../kubeconfig.js';
 import { errorMessage } from '../../api/errors.js';
 
@@ -13,7 +14,6 @@ export const ExitCodes = { complete: 0, blocked: 1, timeout: 2, error: 3 } as co
 /** The longest one read or write may take before it counts as failed. */
 export const READ_TIMEOUT_MS = 30_000;
 
-export type WireCloneSet = Wire<CloneSet>;
 export type Reader = Pick<KubeClient, 'get' | 'list'>;
 export type Writer = Reader & Pick<KubeClient, 'patch'>;
 

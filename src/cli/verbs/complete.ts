@@ -3,9 +3,10 @@
 // a CloneSet's revision numbers from the cluster when the words ask for them. A completion never
 // fails loudly: no cluster, no permission or a slow answer (over COMPLETION_TIMEOUT_MS) gives no
 // candidates. Must not: write to the cluster, or print anything but the answer.
-import { cloneSetPath, readCloneSet, withConnection, withDeadline, type WireCloneSet } from './common.js';
+import { cloneSetPath, readCloneSet, withConnection, withDeadline } from './common.js';
 import { Directive, planCompletion, renderCompletion, withPrefix, type Candidate, type VerbSpec } from './completion.js';
 import { readRevisions } from './history.js';
+import type { WireCloneSet } from '../../api/wire.js';
 
 /** A shell waits for the answer: beyond this, offering nothing beats hanging the prompt. */
 const COMPLETION_TIMEOUT_MS = 3000;

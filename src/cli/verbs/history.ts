@@ -15,9 +15,9 @@ import {
   withDeadline,
   type ConnectionOptions,
   type Reader,
-  type WireCloneSet,
 } from './common.js';
 import { historyRows, ownedRevisions, renderHistory, revisionRole, type RevisionRecord, type WireControllerRevision } from './revisions.js';
+import type { WireCloneSet } from '../../api/wire.js';
 
 export interface HistoryOptions extends ConnectionOptions {
   revision?: number;

@@ -22,8 +22,8 @@ import {
   withDeadline,
   type ConnectionOptions,
   type Reader,
-  type WireCloneSet,
 } from './common.js';
+import type { WireCloneSet } from '../../api/wire.js';
 
 /** A blocker that may clear by itself (e.g. FailedUpdate from an API conflict) must hold this long. */
 const CONFIRM_TRANSIENT_MS = 10_000;

@@ -17,10 +17,10 @@ import {
   writeFailed,
   type ConnectionOptions,
   type Reader,
-  type WireCloneSet,
 } from './common.js';
 import { readRevisions } from './history.js';
 import { summariseDiff, undoPatch, undoTarget } from './revisions.js';
+import type { WireCloneSet } from '../../api/wire.js';
 
 export interface UndoOptions extends ConnectionOptions {
   toRevision?: number;

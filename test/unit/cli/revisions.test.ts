@@ -3,7 +3,7 @@
 // the revision undo picks (or refuses), and the patches the write verbs send.
 import { describe, expect, it } from '@jest/globals';
 import type { PodTemplate } from '../../../src/inplace/diff.js';
-import type { WireCloneSet } from '../../../src/cli/verbs/common.js';
+import type { WireCloneSet } from '../../../src/api/wire.js';
 import {
   formatResources,
   historyRows,

@@ -5,7 +5,7 @@
 import { describe, expect, it } from '@jest/globals';
 
 import { ANNOTATION_VOLUME_CLAIM_TEMPLATES_HASH, LABEL_INSTANCE_ID, type VolumeClaimTemplate } from '../../../src/api/types.js';
-import type { Pod } from '../../../src/api/wire.js';
+import type { Pod, WireCloneSet } from '../../../src/api/wire.js';
 import {
   claimName,
   claimsForPod,
@@ -17,7 +17,6 @@ import {
   type Claim,
   type ClaimPlan,
 } from '../../../src/cloneset/claims.js';
-import type { WireCloneSet } from '../../../src/cloneset/pods.js';
 
 const datadir: VolumeClaimTemplate = { metadata: { name: 'datadir' }, spec: { resources: { requests: { storage: '10' } } } };
 

@@ -10,8 +10,7 @@ import {
   podEventWindowMs,
   podHandler,
 } from '../../../src/cloneset/handlers.js';
-import type { WireCloneSet } from '../../../src/cloneset/pods.js';
-import type { KubeObject, Pod } from '../../../src/api/wire.js';
+import type { KubeObject, Pod, WireCloneSet } from '../../../src/api/wire.js';
 import { buildPod, cloneSetOwner } from '../../support/fixtures/pods.js';
 import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/runtime/expectations.js';
 

@@ -6,7 +6,7 @@ import {
   writesRefused,
   type AdmissionLimit,
 } from '../../../src/cloneset/refusal-handlers.js';
-import type { WireCloneSet } from '../../../src/cloneset/pods.js';
+import type { WireCloneSet } from '../../../src/api/wire.js';
 
 const quota = (rv: string, hard: Record<string, string>, used: Record<string, string> = {}): AdmissionLimit =>
   trimAdmissionLimit({
