@@ -3,10 +3,10 @@
 // agent restart or for a pod not seen yet: a CloneSet pod's request counts as applied when every
 // container it names runs and its cgroup holds the request's values (CRI finds the containers,
 // the cgroup files give the values).
-// Owns: the record (AppliedRecords), its recovery, and what a container runs with according to it.
+// Owns: the records (AppliedRecords) and their recovery; the record's shape and what a container
+// runs with according to it are applied-record.ts's (pure).
 // Must not: read the status annotation back as truth (it is only a report; a forged one must not
 // skip admission); write to the node or the API server; decide anything about a request (decide.ts).
-import { resizableContainers } from '../api/pod.js';
 import type { Pod } from '../api/wire.js';
 import type { CgroupReading } from '../cgroup/container.js';
 import { toLinuxResources, type ConvertOptions } from '../cri/convert.js';
@@ -14,60 +14,8 @@ import { readResizeRequest, type ContainerResources, type ResizeRequest } from '
 import type { Logger } from '../runtime/logger.js';
 import { cpuMatches, memoryMatches } from './actuate.js';
 import { holdsResources } from './admission.js';
+import { appliedContainers, type AppliedRecord, type RunningContainers } from './applied-record.js';
 import { cloneSetOwner } from './authorize.js';
-
-/** What was applied to one container, and to which container instance. */
-export type AppliedContainer = ContainerResources & { readonly containerID: string };
-
-/** What this agent applied to a pod, kept by the agent itself (never read back from the annotation). */
-export interface AppliedRecord {
-  /** The revision of the request last applied. */
-  readonly revision: string;
-  /** Container name → what was applied, and to which container instance. */
-  readonly containers: Readonly<Record<string, AppliedContainer>>;
-}
-
-/** The running container of each name, as CRI lists it. */
-export type RunningContainers = ReadonlyMap<string, { readonly id: string }>;
-
-/** The request's resources for each container it names, recorded against the container running now. */
-export function appliedContainers(request: ResizeRequest, running: RunningContainers): Record<string, AppliedContainer> {
-  const applied: Record<string, AppliedContainer> = {};
-  for (const name of Object.keys(request.containers)) {
-    const r = request.containers[name] ?? {};
-    applied[name] = {
-      containerID: running.get(name)?.id ?? '',
-      ...(r.requests ? { requests: r.requests } : {}),
-      ...(r.limits ? { limits: r.limits } : {}),
-    };
-  }
-  return applied;
-}
-
-/** What the record says a container was given, without the container ID; undefined when it names none. */
-export function recordedResources(record: AppliedRecord | undefined, name: string): ContainerResources | undefined {
-  const done = record?.containers[name];
-  return done ? { ...(done.requests ? { requests: done.requests } : {}), ...(done.limits ? { limits: done.limits } : {}) } : undefined;
-}
-
-/**
- * What each container runs with now: what the agent applied to this very container instance (its
- * own record, never the annotation), else its spec.
- */
-export function currentResources(
-  pod: Pod,
-  running: RunningContainers,
-  record: AppliedRecord | undefined,
-): Record<string, ContainerResources> {
-  const current: Record<string, ContainerResources> = {};
-  for (const c of resizableContainers(pod.spec)) {
-    const done = record?.containers[c.name];
-    const id = running.get(c.name)?.id;
-    current[c.name] =
-      done && (id === undefined || done.containerID === id) ? { requests: done.requests, limits: done.limits } : (c.resources ?? {});
-  }
-  return current;
-}
 
 export interface NodeReaders {
   /** The running container of each name (CRI). */

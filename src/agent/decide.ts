@@ -15,7 +15,7 @@ import type { ResizeState } from '../api/types.js';
 import type { Pod } from '../api/wire.js';
 import { AgentVerdicts, type ContainerResources, type Parsed, type ResizeRequest, type ResizeStatus } from '../resize/agent-protocol.js';
 import { holdsResources, type AdmissionResult } from './admission.js';
-import type { AppliedRecord } from './applied.js';
+import type { AppliedRecord } from './applied-record.js';
 import type { ResizeResult } from './metrics.js';
 import type { NamespaceLimitsVerdict } from './namespace-limits.js';
 

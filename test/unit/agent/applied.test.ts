@@ -1,7 +1,7 @@
 // The agent's own record of what it applied: built from a request and the containers running
 // now, and what each container runs with according to it (the spec once its container restarted).
 import { describe, expect, test } from '@jest/globals';
-import { appliedContainers, currentResources, recordedResources, type AppliedRecord } from '../../../src/agent/applied.js';
+import { appliedContainers, currentResources, recordedResources, type AppliedRecord } from '../../../src/agent/applied-record.js';
 import type { Pod } from '../../../src/api/wire.js';
 import { buildPod } from '../../support/fixtures/pods.js';
 

@@ -2,7 +2,7 @@
 // write rule (only when changed, since kept while the state holds). The status annotation never
 // stands for what was applied: only the agent's own record (Evidence.applied) does.
 import { describe, expect, test } from '@jest/globals';
-import type { AppliedRecord } from '../../../src/agent/applied.js';
+import type { AppliedRecord } from '../../../src/agent/applied-record.js';
 import {
   decide,
   isRefusal,
