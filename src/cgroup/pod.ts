@@ -12,7 +12,7 @@ import { cgroupDir, cgroupFile } from './path.js';
 import type { CgroupVersion, PodCgroupValues } from '../api/node.js';
 import type { QosClass } from '../api/pod.js';
 import { readCgroup, type CgroupReading } from './container.js';
-import { cpuMaxValue, memoryMaxValue, sharesToCpuWeight, MAX_SHARES, MIN_SHARES } from '../cri/convert.js';
+import { cpuMaxValue, cpuWeightToShares, memoryMaxValue, sharesToCpuWeight } from './values.js';
 import { errorMessage } from '../api/errors.js';
 
 export type CgroupDriver = 'cgroupfs' | 'systemd';
@@ -60,12 +60,6 @@ export function podCgroupFromContainer(containerCgroupPath: string, podUid: stri
 export interface PodCgroupReading extends PodCgroupValues {
   readonly memoryUsageInBytes: bigint;
   readonly raw: CgroupReading;
-}
-
-/** The shares a v2 cpu.weight was written for (inverse of the kubelet's linear map; exact up to rounding). */
-export function cpuWeightToShares(weight: bigint): bigint {
-  const shares = 2n + ((weight - 1n) * 262_142n + 9_998n) / 9_999n;
-  return shares < MIN_SHARES ? MIN_SHARES : shares > MAX_SHARES ? MAX_SHARES : shares;
 }
 
 export async function readPodCgroup(path: string, options: PodCgroupOptions): Promise<PodCgroupReading> {

@@ -1,11 +1,10 @@
 // Kubernetes container cpu/memory -> CRI LinuxContainerResources, identical to the kubelet
 // (v1.34.4: pkg/kubelet/kuberuntime/kuberuntime_container_linux.go calculateLinuxResources and
 // configureContainerSwapResources; pkg/kubelet/cm/helpers_linux.go MilliCPUToShares,
-// MilliCPUToQuota; pkg/kubelet/cm/cgroup_manager_linux.go getCPUWeight), plus the cgroup v2 file
-// values the runtime writes for them. Owns: that arithmetic. Must not: do I/O, know about pods,
-// QoS classes or the pod-level cgroup (the agent owns those), or look at resources other than cpu
-// and memory. All arithmetic is bigint: the kubelet's int64 never overflows for real inputs and
-// neither do we, at any size.
+// MilliCPUToQuota). Owns: that arithmetic, in bigint (the kubelet's int64 never overflows for
+// real inputs and neither do we). Must not: do I/O, know about pods, QoS classes or the pod-level
+// cgroup (the agent owns those), compute cgroup file values (cgroup/values.ts), or look at
+// resources other than cpu and memory.
 //
 // The kubelet's rules, as read in v1.34.4:
 // - shares: a cpu request that is present (even "0") gives MilliCPUToShares(request); an absent
@@ -38,8 +37,6 @@ export const MILLI_CPU_TO_CPU = 1000n;
 export const QUOTA_PERIOD = 100_000n;
 /** Smallest CFS quota the kernel accepts, microseconds (1 ms). */
 export const MIN_QUOTA_PERIOD = 1_000n;
-export const MIN_CPU_WEIGHT = 1n;
-export const MAX_CPU_WEIGHT = 10_000n;
 
 /** A container's resources as in a pod spec (client-node V1ResourceRequirements fits). */
 export interface ContainerResourceRequirements {
@@ -62,16 +59,6 @@ export type CpuMemoryResources = Pick<
   'cpuPeriod' | 'cpuQuota' | 'cpuShares' | 'memoryLimitInBytes' | 'memorySwapLimitInBytes' | 'unified'
 >;
 
-/** The cgroup v2 file values for a CpuMemoryResources. */
-export interface CgroupV2Values {
-  /** cpu.weight, 1..10000. */
-  readonly cpuWeight: bigint;
-  /** cpu.max: "<quota> <period>" or "max <period>". */
-  readonly cpuMax: string;
-  /** memory.max: bytes or "max". */
-  readonly memoryMax: string;
-}
-
 /** Kubelet MilliCPUToShares: milli*1024/1000, clamped to [2, 262144]; 0 -> 2. */
 export function milliCpuToShares(milliCpu: bigint): bigint {
   if (milliCpu <= 0n) return MIN_SHARES;
@@ -86,52 +73,6 @@ export function milliCpuToQuota(milliCpu: bigint, period: bigint = QUOTA_PERIOD)
   if (milliCpu <= 0n) return 0n;
   const quota = (milliCpu * period) / MILLI_CPU_TO_CPU;
   return quota < MIN_QUOTA_PERIOD ? MIN_QUOTA_PERIOD : quota;
-}
-
-/**
- * cpu.weight for cpu shares, the linear map of the kubelet's getCPUWeight (pod cgroups) and of
- * runc up to opencontainers/cgroups v0.0.1 (containers): 1 + ((shares-2)*9999)/262142, with
- * shares clamped to [2, 262144] so the result is always in [1, 10000].
- */
-export function sharesToCpuWeight(shares: bigint): bigint {
-  const s = shares < MIN_SHARES ? MIN_SHARES : shares > MAX_SHARES ? MAX_SHARES : shares;
-  return 1n + ((s - 2n) * 9_999n) / 262_142n;
-}
-
-/**
- * cpu.weight as newer runc writes it for containers (opencontainers/cgroups v0.0.6
- * ConvertCPUSharesToCgroupV2Value: a quadratic in log2(shares) through (2,1), (1024,100),
- * (262144,10000)). Only for recognising what such a runtime wrote; the kubelet's pod cgroups use
- * the linear map.
- */
-export function sharesToCpuWeightQuadratic(shares: bigint): bigint {
-  if (shares <= 0n) return 0n;
-  if (shares <= MIN_SHARES) return MIN_CPU_WEIGHT;
-  if (shares >= MAX_SHARES) return MAX_CPU_WEIGHT;
-  const l = Math.log2(Number(shares));
-  const exponent = (l * l + 125 * l) / 612 - 7 / 34;
-  return BigInt(Math.ceil(10 ** exponent));
-}
-
-/** cpu.max for a CFS quota and period: a quota <= 0 (0 = not set, -1 = unlimited) is "max". */
-export function cpuMaxValue(quota: bigint, period: bigint = QUOTA_PERIOD): string {
-  const p = period > 0n ? period : QUOTA_PERIOD;
-  return `${quota > 0n ? quota.toString() : 'max'} ${p.toString()}`;
-}
-
-/** memory.max for a memory limit: <= 0 (0 = not set, -1 = unlimited) is "max". */
-export function memoryMaxValue(limitBytes: bigint): string {
-  return limitBytes > 0n ? limitBytes.toString() : 'max';
-}
-
-export function toCgroupV2Values(
-  r: Pick<CpuMemoryResources, 'cpuShares' | 'cpuQuota' | 'cpuPeriod' | 'memoryLimitInBytes'>,
-): CgroupV2Values {
-  return {
-    cpuWeight: sharesToCpuWeight(r.cpuShares),
-    cpuMax: cpuMaxValue(r.cpuQuota, r.cpuPeriod),
-    memoryMax: memoryMaxValue(r.memoryLimitInBytes),
-  };
 }
 
 function quantityOf(list: Readonly<Record<string, string>> | undefined, name: string, what: string): bigint | undefined {

@@ -23,15 +23,8 @@ import {
 } from '../../src/cgroup/container.js';
 import { CriClient, CriError, type LinuxContainerResources } from '../../src/cri/client.js';
 import { TestCriClient, type ContainerConfig, type PodSandboxConfig } from './support/runtime-client.js';
-import {
-  cpuMaxValue,
-  memoryMaxValue,
-  sharesToCpuWeight,
-  sharesToCpuWeightQuadratic,
-  toLinuxResources,
-  type ContainerResourceRequirements,
-  type ConvertOptions,
-} from '../../src/cri/convert.js';
+import { toLinuxResources, type ContainerResourceRequirements, type ConvertOptions } from '../../src/cri/convert.js';
+import { cpuMaxValue, memoryMaxValue, sharesToCpuWeight, sharesToCpuWeightQuadratic } from '../../src/cgroup/values.js';
 import { startPrivateContainerd, type PrivateContainerd } from './support/containerd.js';
 
 const CGROUP_ROOT = '/sys/fs/cgroup';

@@ -4,15 +4,8 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  cpuWeightToShares,
-  type CgroupDriver,
-  podCgroupFromContainer,
-  podCgroupPath,
-  readPodCgroup,
-  writePodCgroup,
-} from '../../../src/cgroup/pod.js';
-import { sharesToCpuWeight } from '../../../src/cri/convert.js';
+import { type CgroupDriver, podCgroupFromContainer, podCgroupPath, readPodCgroup, writePodCgroup } from '../../../src/cgroup/pod.js';
+import { cpuWeightToShares } from '../../../src/cgroup/values.js';
 import type { QosClass } from '../../../src/api/pod.js';
 
 describe('podCgroupPath', () => {
@@ -50,10 +43,6 @@ describe('podCgroupPath', () => {
 
   test('a pod without a UID has no pod cgroup', () => {
     expect(() => podCgroupFromContainer('/kubepods/burstable/pod/abc123', '')).toThrow(/not the cgroup of pod \(no UID\)/);
-  });
-
-  test.each([2n, 100n, 1024n, 262_144n])('cpuWeightToShares inverts the linear map for %s shares', (shares) => {
-    expect(sharesToCpuWeight(cpuWeightToShares(sharesToCpuWeight(shares)))).toBe(sharesToCpuWeight(shares));
   });
 });
 
