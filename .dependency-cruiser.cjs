@@ -24,8 +24,8 @@ const forbidden = floors.flatMap((floor, level) =>
 // those lives in src/api/ instead (src/api/node.ts, src/api/pod.ts).
 const pureDecisionModules = [
   '^src/api/',
-  '^src/cloneset/(planner|update|update-order|scale|budget|status|pod-state|pods|intents|revision|selector|refusal-handlers|pod-cache|claims|readiness-conditions)[.]ts$',
-  '^src/inplace/(diff|plan|prepull|readiness-gate|container-order)[.]ts$',
+  '^src/cloneset/(planner|plan-input|pod-update|rollout-blocked|update|update-order|scale|budget|status|pod-state|pods|intents|revision|selector|refusal-handlers|pod-cache|claims|readiness-conditions)[.]ts$',
+  '^src/inplace/(diff|plan|batch-writes|prepull|readiness-gate|container-order)[.]ts$',
   '^src/resize/(?!metrics[.]ts$)',
   '^src/agent/(admission|authorize|decide|order|namespace-limits|triggers|prepull-plan|prestop-plan)[.]ts$',
   '^src/cri/(convert|wire)[.]ts$',

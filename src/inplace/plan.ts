@@ -5,7 +5,8 @@
 //   wait      until the cache shows it not Ready and gracePeriodSeconds have passed
 //   patch     the first batch (its images, resize through pods/resize or the agent, restart
 //             request) + every label/annotation in one patch, recording inplace-update-state
-//             (the batches patched, and the images, resources and restarts still to come)
+//             (the batches patched, and the images, resources and restarts still to come;
+//             what a batch writes is spelled out in batch-writes.ts)
 //   next      the batch before runs the new revision and is ready → the next batch's images,
 //             resize and restart request (native sidecars first, then app containers by
 //             priority: container-order.ts); an update that restarts nothing is one batch
@@ -17,11 +18,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import {
   ANNOTATION_INPLACE_UPDATE_STATE,
-  ANNOTATION_RESIZE_REQUEST,
-  ANNOTATION_RESTART_REQUEST,
   LABEL_CONTROLLER_REVISION_HASH,
-  type BatchResources,
-  type ContainerRefMetadata,
   type InPlaceUpdateState,
   type ResizeRefusal,
   type UpdateStrategyType,
@@ -34,12 +31,21 @@ import { prePullVerdict, type NotPrePulled, type PrePullTarget } from './prepull
 import { restartRequired } from '../resize/policy.js';
 import { resizeChangesQos } from '../resize/qos.js';
 import { podResizeView } from '../resize/state.js';
-import { encodeResizeRequest, readResizeRequest } from '../resize/agent-protocol.js';
 import { compareQuantities, parseQuantity } from '../api/quantity.js';
 import { parseInPlaceUpdateState } from '../api/schemas.js';
 import { containerBatches } from './container-order.js';
-
-export type PodPatch = Record<string, unknown>;
+import {
+  batchWrites,
+  containerNamed,
+  pick,
+  statusesOf,
+  withRequests,
+  workNames,
+  type Container,
+  type ContainerWork,
+  type PodPatch,
+  type Resources,
+} from './batch-writes.js';
 
 export type InPlaceStep =
   | { kind: 'recreate'; reason: string }
@@ -120,16 +126,6 @@ export function planInPlaceUpdate(pod: Pod, t: UpdateTarget): InPlaceStep {
   };
 }
 
-const listed = <T>(list: string, items: T[]): Record<string, T[]> => (items.length > 0 ? { [list]: items } : {});
-
-type Resources = Wire<k8s.V1ResourceRequirements>;
-type Container = Wire<k8s.V1Container>;
-
-/** Containers and native sidecars by name (names are unique across both lists in a pod). */
-function containerNamed(pod: Pod, name: string): Container | undefined {
-  return pod.spec?.containers?.find((c) => c.name === name) ?? pod.spec?.initContainers?.find((c) => c.name === name);
-}
-
 /** What the pod's kubelet reports of pod-level resources (status.resources, Kubernetes ≥ 1.36). */
 const podLevelStatus = (pod: Pod): Resources | undefined => (pod.status as { resources?: Resources } | undefined)?.resources;
 
@@ -196,10 +192,6 @@ function sameQuantity(a: string | undefined, b: string | undefined): boolean {
   }
 }
 
-function pickResizable(values: Record<string, string> | undefined): Record<string, string> {
-  return Object.fromEntries(Object.entries(values ?? {}).filter(([k]) => k === 'cpu' || k === 'memory'));
-}
-
 /** A resized resource whose resizePolicy is RestartContainer restarts the container. */
 function resizeRestarts(pod: Pod, diff: TemplateDiff): boolean {
   return Object.entries(diff.resources).some(([name, next]) => {
@@ -214,23 +206,6 @@ function resizeRestarts(pod: Pod, diff: TemplateDiff): boolean {
   });
 }
 
-const statusesOf = (pod: Pod): ContainerStatusOf[] => [
-  ...(pod.status?.containerStatuses ?? []),
-  ...(pod.status?.initContainerStatuses ?? []),
-];
-
-/**
- * What an update does to each container, the unit container priorities order (decision 0021):
- * new images, resizes, and restarts (with the changed metadata that restarts each). A container
- * whose spec already holds its target image (an update taken back between two batches) gets no
- * image change.
- */
-interface ContainerWork {
-  images: Record<string, string>;
-  resources: Record<string, BatchResources>;
-  restarts: Record<string, ContainerRefMetadata>;
-}
-
 function containerWork(pod: Pod, diff: TemplateDiff, t: UpdateTarget): ContainerWork {
   const template = t.targetTemplate.spec;
   const templateContainer = (name: string): Container | undefined =>
@@ -240,129 +215,6 @@ function containerWork(pod: Pod, diff: TemplateDiff, t: UpdateTarget): Container
     resources: { ...diff.resources },
     restarts: Object.fromEntries(Object.keys(diff.restarts).map((name) => [name, restartingMetadata(templateContainer(name), diff)])),
   };
-}
-
-/** Every container the work touches, once. */
-const workNames = (work: ContainerWork): string[] => [
-  ...new Set([...Object.keys(work.images), ...Object.keys(work.resources), ...Object.keys(work.restarts)]),
-];
-
-const pick = <T>(values: Readonly<Record<string, T>>, names: readonly string[]): Record<string, T> =>
-  Object.fromEntries(names.filter((name) => name in values).map((name) => [name, values[name]!]));
-
-/** Sets `key` of `state` to `value`, or removes it when empty. */
-function setOrDelete<K extends 'nextContainerImages' | 'nextContainerResources' | 'nextContainerRefMetadata'>(
-  state: InPlaceUpdateState,
-  key: K,
-  value: NonNullable<InPlaceUpdateState[K]>,
-): void {
-  if (Object.keys(value).length > 0) state[key] = value;
-  else delete state[key];
-}
-
-/**
- * The writes of one container batch: its images (spec patch), its resize (pods/resize spec, or
- * the node agent's request, which names every container resized so far so the agent keeps
- * applying them), its restart request (the running containers it restarts, by ID), and the update
- * state with the batch recorded and the work of `later` batches still to come, under Kruise's
- * names (nextContainerImages, nextContainerResources, nextContainerRefMetadata).
- */
-function batchWrites(
-  pod: Pod,
-  work: ContainerWork,
-  { batch, later }: { batch: readonly string[]; later: readonly string[][] },
-  base: InPlaceUpdateState,
-  { via, timestamp }: { via: UpdateTarget['resize']['via']; timestamp: string },
-): { annotations: Record<string, string>; spec?: PodPatch; resize: PodPatch } {
-  const statuses = statusesOf(pod).filter((s) => batch.includes(s.name));
-  // Only a running container is restarted; one that has not started yet reads the new env when it does.
-  const toStop = runningContainerIds(
-    statuses,
-    batch.filter((name) => name in work.restarts),
-  );
-  const images = pick(work.images, batch);
-  const resources = pick(work.resources, batch);
-  const changed: Record<string, string[]> = { ...base.changed };
-  for (const name of batch) {
-    const fields = [
-      ...(name in images ? ['image'] : []),
-      ...(name in toStop ? ['restart'] : []),
-      ...(name in resources ? ['resources'] : []),
-    ];
-    if (fields.length > 0) changed[name] = fields;
-  }
-  const rest = later.flat();
-  const record = [...(base.containerBatchesRecord ?? []), ...(batch.length > 0 ? [{ timestamp, containers: [...batch] }] : [])];
-  const state: InPlaceUpdateState = {
-    ...base,
-    lastContainerImageIDs: {
-      ...base.lastContainerImageIDs,
-      ...Object.fromEntries(statuses.filter((s) => s.name in images).map((s) => [s.name, s.imageID ?? ''])),
-    },
-    lastRestartCounts: {
-      ...base.lastRestartCounts,
-      ...Object.fromEntries(statuses.filter((s) => s.name in images || s.name in toStop).map((s) => [s.name, s.restartCount ?? 0])),
-    },
-    changed,
-  };
-  if (record.length > 0) state.containerBatchesRecord = record;
-  setOrDelete(state, 'nextContainerImages', pick(work.images, rest));
-  setOrDelete(state, 'nextContainerResources', pick(work.resources, rest));
-  setOrDelete(state, 'nextContainerRefMetadata', pick(work.restarts, rest));
-  const annotations: Record<string, string> = {
-    [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(state),
-    ...restartRequest(toStop, base.revision),
-  };
-  const resized = Object.entries(resources).map(([name, r]) => ({ name, resources: withRequests(r) }));
-  if (resized.length > 0 && via === 'agent') {
-    // The node's kubelet cannot resize: the request rides in the same pod patch, for the agent.
-    const before = readResizeRequest(pod);
-    const earlier = before.ok && before.value.revision === base.revision ? before.value.containers : {};
-    annotations[ANNOTATION_RESIZE_REQUEST] = encodeResizeRequest({
-      revision: base.revision,
-      containers: { ...earlier, ...Object.fromEntries(resized.map((c) => [c.name, c.resources])) },
-    });
-  }
-  const sidecars = new Set((pod.spec?.initContainers ?? []).map((c) => c.name));
-  const resize =
-    via === 'agent'
-      ? {}
-      : {
-          ...listed(
-            'containers',
-            resized.filter((c) => !sidecars.has(c.name)),
-          ),
-          ...listed(
-            'initContainers',
-            resized.filter((c) => sidecars.has(c.name)),
-          ),
-        };
-  return { annotations, ...imageSpec(pod, Object.keys(images), images), resize };
-}
-
-/**
- * A pod's missing request was defaulted from its limit at creation; a resize does not default,
- * so send the request explicitly or a limit-only template would silently change the QoS class.
- */
-function withRequests<R extends Resources>(r: R): R {
-  return { ...r, requests: { ...pickResizable(r.limits), ...(r.requests ?? {}) } };
-}
-
-/** The pod spec patch that sets these containers' images, sidecars under initContainers. */
-function imageSpec(pod: Pod, names: readonly string[], images: Readonly<Record<string, string>>): { spec?: PodPatch } {
-  const sidecars = new Set((pod.spec?.initContainers ?? []).map((c) => c.name));
-  const entries = names.map((name) => ({ name, image: images[name] ?? '' }));
-  const spec = {
-    ...listed(
-      'containers',
-      entries.filter((c) => !sidecars.has(c.name)),
-    ),
-    ...listed(
-      'initContainers',
-      entries.filter((c) => sidecars.has(c.name)),
-    ),
-  };
-  return Object.keys(spec).length > 0 ? { spec } : {};
 }
 
 /**
@@ -429,24 +281,6 @@ function batchContainerDone(pod: Pod, state: InPlaceUpdateState, name: string): 
   return !fields.includes('resources') || podResizeView(pod).done;
 }
 
-type ContainerStatusOf = NonNullable<NonNullable<Pod['status']>['containerStatuses']>[number];
-
-/** Of `names`, the containers running now, by the ID of the running container. */
-function runningContainerIds(statuses: readonly ContainerStatusOf[], names: readonly string[]): Record<string, string> {
-  return Object.fromEntries(
-    names.flatMap((name) => {
-      const s = statuses.find((c) => c.name === name);
-      return s?.state?.running !== undefined && s.containerID ? [[name, s.containerID]] : [];
-    }),
-  );
-}
-
-/** The request that has the node agent stop each of these running containers once (none when there are none). */
-function restartRequest(containers: Record<string, string>, revision: string): Record<string, string> {
-  if (Object.keys(containers).length === 0) return {};
-  return { [ANNOTATION_RESTART_REQUEST]: JSON.stringify({ revision, containers }) };
-}
-
 /**
  * The step's pod patch with what its resize (sent first, through pods/resize) came to: the
  * generation it produced, or the API server's refusal. Both live in the update state the patch
@@ -509,8 +343,7 @@ export function restartOverdue(pod: Pod, now: number): string | undefined {
   return `containers ${waiting.join(', ')} wait to be restarted by the node agent (is tailor agent running on node ${pod.spec?.nodeName ?? '?'}?)`;
 }
 
-const containerStatus = (pod: Pod, name: string): Wire<k8s.V1ContainerStatus> | undefined =>
-  [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])].find((c) => c.name === name);
+const containerStatus = (pod: Pod, name: string): Wire<k8s.V1ContainerStatus> | undefined => statusesOf(pod).find((c) => c.name === name);
 
 /** The container restarted since the update recorded its restart count. */
 const restartCountRose = (pod: Pod, state: InPlaceUpdateState, name: string): boolean =>
