@@ -3,7 +3,8 @@
 // many pods exist; podsToDelete is read as a set.
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { CREATES_PER_ROUND, NON_DISRUPTIVE_MOVES_PER_ROUND, planReconcile } from '../../../src/cloneset/planner.js';
+import { CREATES_PER_ROUND, planReconcile } from '../../../src/cloneset/planner.js';
+import { NON_DISRUPTIVE_MOVES_PER_ROUND } from '../../../src/cloneset/pod-update.js';
 import { newInstanceIds, newPod } from '../../../src/cloneset/pods.js';
 import { LABEL_INSTANCE_ID } from '../../../src/api/types.js';
 import { NEW, NOW, OLD, cloneSet, intentsOf, pod, revisionTemplates, type PodSpec } from '../../support/fixtures/planner-fixtures.js';

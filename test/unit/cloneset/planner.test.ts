@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { trimPod } from '../../../src/cloneset/pod-cache.js';
-import { planReconcile, type PlanInput } from '../../../src/cloneset/planner.js';
+import type { PlanInput } from '../../../src/cloneset/plan-input.js';
+import { planReconcile } from '../../../src/cloneset/planner.js';
 import { CloneSetConditionTypes as Conditions } from '../../../src/api/types.js';
 import { resolveRolloutLimits } from '../../../src/cloneset/update.js';
 import type { Plan } from '../../../src/cloneset/intents.js';
