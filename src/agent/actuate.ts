@@ -16,6 +16,7 @@
 // "Not specified" values (0, as on the wire) are nothing to apply: containerd leaves them as they
 // are, so they never count as a difference. The kernel stores memory limits in whole pages, so a
 // limit matches when it equals the target rounded down to the page size.
+import { AgentReasons } from '../api/reasons.js';
 import type { CgroupReading } from '../cgroup/container.js';
 import type { CriClient, LinuxContainerResources } from '../cri/client.js';
 import type { CpuMemoryResources } from '../cri/convert.js';
@@ -37,7 +38,7 @@ export type ApplyResult =
     }
   | {
       readonly outcome: 'ResizeRefused';
-      readonly reason: 'MemoryLimitBelowUsage';
+      readonly reason: typeof AgentReasons.MemoryLimitBelowUsage;
       /** E.g. "memory limit 33554432 is not above current usage 42123264 of container abc". */
       readonly message: string;
       readonly limitBytes: bigint;
@@ -151,7 +152,7 @@ export async function applyContainerResources(
     if (refusal !== undefined) {
       return {
         outcome: 'ResizeRefused',
-        reason: 'MemoryLimitBelowUsage',
+        reason: AgentReasons.MemoryLimitBelowUsage,
         message: refusal,
         limitBytes: target.memoryLimitInBytes ?? 0n,
         usageBytes: before.memoryUsageInBytes,

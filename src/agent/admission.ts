@@ -14,6 +14,7 @@ import { isSidecar } from '../api/pod.js';
 import type { Pod } from '../api/wire.js';
 import type { ContainerResources, ResizeRequest } from '../resize/agent-protocol.js';
 import { errorMessage } from '../api/errors.js';
+import { AdmissionReasons } from '../api/reasons.js';
 
 /** A node's allocatable cpu and memory (node.status.allocatable). */
 export interface Allocatable {
@@ -29,17 +30,6 @@ export interface PodRequest {
 
 /** Pod UID → container name → what the agent applied to that container. */
 export type AppliedByPod = ReadonlyMap<string, Readonly<Record<string, ContainerResources>>>;
-
-export const AdmissionReasons = {
-  /** The new request is larger than the node's allocatable. */
-  ExceedsAllocatable: 'ExceedsAllocatable',
-  /** The new total limit of the pod is larger than the node's allocatable. */
-  LimitExceedsAllocatable: 'LimitExceedsAllocatable',
-  /** The new request fits the node but not what the other pods leave now. */
-  InsufficientNodeResources: 'InsufficientNodeResources',
-  /** A quantity in the request or a pod could not be read. */
-  InvalidRequest: 'InvalidRequest',
-} as const;
 
 export type AdmissionResult =
   { readonly decision: 'Admit' } | { readonly decision: 'Deferred' | 'Infeasible'; readonly reason: string; readonly message: string };

@@ -12,20 +12,13 @@ import { sameJSON } from '../api/json.js';
 import { resizableContainers } from '../api/pod.js';
 import { parseQuantity, toBytes, toMilli } from '../api/quantity.js';
 import type { ResizeState } from '../api/types.js';
+import { AgentReasons, AgentVerdicts } from '../api/reasons.js';
 import type { Pod } from '../api/wire.js';
-import { AgentVerdicts, type ContainerResources, type Parsed, type ResizeRequest, type ResizeStatus } from '../resize/agent-protocol.js';
+import type { ContainerResources, Parsed, ResizeRequest, ResizeStatus } from '../resize/agent-protocol.js';
 import { holdsResources, type AdmissionResult } from './admission.js';
 import type { AppliedRecord } from './applied-record.js';
 import type { ResizeResult } from './metrics.js';
 import type { NamespaceLimitsVerdict } from './namespace-limits.js';
-
-export const AgentReasons = {
-  InvalidRequest: 'InvalidRequest',
-  MemoryLimitBelowUsage: 'MemoryLimitBelowUsage',
-  ContainerNotRunning: 'ContainerNotRunning',
-  NotActuated: 'NotActuated',
-  Error: 'Error',
-} as const;
 
 /** How long a Deferred / Infeasible / refused resize waits before it is tried again without an event. */
 export const RETRY_DEFERRED_MS = 30_000;

@@ -16,6 +16,7 @@
 // Pure. Must not: do I/O, or look at resources other than cpu and memory.
 import type * as k8s from '@kubernetes/client-node';
 import { formatQuantity, parseQuantity } from '../api/quantity.js';
+import { AgentVerdicts } from '../api/reasons.js';
 import { isSidecar } from '../api/pod.js';
 import type { Pod, Wire } from '../api/wire.js';
 import type { ContainerResources, ResizeRequest } from '../resize/agent-protocol.js';
@@ -28,7 +29,7 @@ const RESOURCES: readonly Resource[] = ['cpu', 'memory'];
 
 /** What refuses the request, or undefined. */
 export interface NamespaceLimitsVerdict {
-  readonly reason: 'OutsideLimitRange' | 'GrowthNotChargedToQuota';
+  readonly reason: typeof AgentVerdicts.OutsideLimitRange | typeof AgentVerdicts.GrowthNotChargedToQuota;
   readonly message: string;
 }
 
@@ -212,8 +213,8 @@ export function namespaceLimitsVerdict(
   allowGrowthBeyondQuota: boolean,
 ): NamespaceLimitsVerdict | undefined {
   const outside = limitRangeViolation(pod, request, limitRanges);
-  if (outside !== undefined) return { reason: 'OutsideLimitRange', message: outside };
+  if (outside !== undefined) return { reason: AgentVerdicts.OutsideLimitRange, message: outside };
   if (allowGrowthBeyondQuota) return undefined;
   const growth = growthNotChargedToQuota(pod, request, quotas);
-  return growth === undefined ? undefined : { reason: 'GrowthNotChargedToQuota', message: growth };
+  return growth === undefined ? undefined : { reason: AgentVerdicts.GrowthNotChargedToQuota, message: growth };
 }

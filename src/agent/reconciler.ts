@@ -39,7 +39,6 @@ import { AppliedRecords } from './applied.js';
 import { appliedContainers, currentResources, recordedResources, type AppliedRecord } from './applied-record.js';
 import { cloneSetOwner, qosClassChange, requestNotInRevision, restartRequiredBy, type ControllerRevision } from './authorize.js';
 import {
-  AgentReasons,
   RETRY_NOT_RUNNING_MS,
   RETRY_REFUSED_MS,
   decide,
@@ -55,6 +54,7 @@ import { namespaceLimitsVerdict, type LimitRange, type NamespaceLimitsVerdict, t
 import { planResize, type PlanStep } from './order.js';
 import type { RevisionTemplates } from './revision-templates.js';
 import { errorMessage } from '../api/errors.js';
+import { AgentReasons } from '../api/reasons.js';
 
 export interface AgentReconcilerOptions {
   readonly nodeName: string;

@@ -1,6 +1,7 @@
 // The one catalogue of the reasons Tailor puts on Events, on CloneSet conditions (Kruise's
-// Progressing reasons and messages included) and on the pod conditions of an in-place update; the
-// condition types themselves are CloneSetConditionTypes in types.ts. Users' alerts and
+// Progressing reasons and messages included), on the pod conditions of an in-place update and in
+// the node agent's `resize-status` answer; the condition types themselves are
+// CloneSetConditionTypes in types.ts. Users' alerts and
 // `kubectl get events --field-selector reason=…` depend on these spellings: add here, never inline
 // a reason string elsewhere.
 // Must not: import anything of ours or decide when a reason applies.
@@ -97,6 +98,47 @@ export const StalledReasons = {
   NotStalled: 'NotStalled',
   /** A resize is Infeasible and the strategy waits (InPlaceOnly, onInfeasible Wait). */
   ResizeInfeasible: 'ResizeInfeasible',
+} as const;
+
+/**
+ * Reasons the agent answers with instead of resizing (state Infeasible). Each is a verdict, so a
+ * request is always answered: the controller reads KubeletResizes as "this node's kubelet resizes
+ * in place; remove the request and use pods/resize" (resize/backend.ts).
+ */
+export const AgentVerdicts = {
+  /** The agent's evidence says the node's kubelet resizes in place; it never touches such a pod. */
+  KubeletResizes: 'KubeletResizes',
+  /** The request is not what the pod's CloneSet revision asks for. */
+  NotInRevision: 'NotInRevision',
+  /** The new resources would change the pod's QoS class (the kubelet and API server refuse that too). */
+  QoSClassChange: 'QoSClassChange',
+  /** A changed resource has resizePolicy RestartContainer, which the agent does not carry out live. */
+  RestartContainerUnsupported: 'RestartContainerUnsupported',
+  /** The new resources break a LimitRange of the namespace (the API server would refuse such a pod). */
+  OutsideLimitRange: 'OutsideLimitRange',
+  /** The request grows past the pod spec that a ResourceQuota of the namespace charged (decision 51). */
+  GrowthNotChargedToQuota: 'GrowthNotChargedToQuota',
+} as const;
+
+/** Reasons the agent writes in resize-status besides its verdicts: what stopped an admitted resize. */
+export const AgentReasons = {
+  InvalidRequest: 'InvalidRequest',
+  MemoryLimitBelowUsage: 'MemoryLimitBelowUsage',
+  ContainerNotRunning: 'ContainerNotRunning',
+  NotActuated: 'NotActuated',
+  Error: 'Error',
+} as const;
+
+/** Reasons the agent's node admission defers or refuses a resize with (agent/admission.ts). */
+export const AdmissionReasons = {
+  /** The new request is larger than the node's allocatable. */
+  ExceedsAllocatable: 'ExceedsAllocatable',
+  /** The new total limit of the pod is larger than the node's allocatable. */
+  LimitExceedsAllocatable: 'LimitExceedsAllocatable',
+  /** The new request fits the node but not what the other pods leave now. */
+  InsufficientNodeResources: 'InsufficientNodeResources',
+  /** A quantity in the request or a pod could not be read. */
+  InvalidRequest: 'InvalidRequest',
 } as const;
 
 /** Reasons on the pod conditions the in-place engine writes (InPlaceUpdateReady, and Ready while draining). */

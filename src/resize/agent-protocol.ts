@@ -34,26 +34,6 @@ export interface ResizeStatus {
   applied?: Record<string, ContainerResources & { containerID?: string }>;
 }
 
-/**
- * Reasons the agent answers with instead of resizing (state Infeasible). Each is a verdict, so a
- * request is always answered: the controller reads KubeletResizes as "this node's kubelet resizes
- * in place; remove the request and use pods/resize" (backend.ts).
- */
-export const AgentVerdicts = {
-  /** The agent's evidence says the node's kubelet resizes in place; it never touches such a pod. */
-  KubeletResizes: 'KubeletResizes',
-  /** The request is not what the pod's CloneSet revision asks for. */
-  NotInRevision: 'NotInRevision',
-  /** The new resources would change the pod's QoS class (the kubelet and API server refuse that too). */
-  QoSClassChange: 'QoSClassChange',
-  /** A changed resource has resizePolicy RestartContainer, which the agent does not carry out live. */
-  RestartContainerUnsupported: 'RestartContainerUnsupported',
-  /** The new resources break a LimitRange of the namespace (the API server would refuse such a pod). */
-  OutsideLimitRange: 'OutsideLimitRange',
-  /** The request grows past the pod spec that a ResourceQuota of the namespace charged (decision 51). */
-  GrowthNotChargedToQuota: 'GrowthNotChargedToQuota',
-} as const;
-
 export type Parsed<T> = AnnotationValue<T>;
 
 export const readResizeRequest = (pod: Pod): Parsed<ResizeRequest> => parseResizeRequest(pod.metadata?.annotations);

@@ -4,8 +4,9 @@
 // so, so a node without a running agent is visible rather than silently stuck. The agent's
 // KubeletResizes verdict reads as Proposed, not Infeasible: it says the request went to the wrong
 // backend (backend.ts removes it and the kubelet takes over), never that the pod cannot fit. Pure.
+import { AgentVerdicts } from '../api/reasons.js';
 import type { Pod } from '../api/wire.js';
-import { AgentVerdicts, readResizeStatus, type Parsed, type ResizeRequest } from './agent-protocol.js';
+import { readResizeStatus, type Parsed, type ResizeRequest } from './agent-protocol.js';
 import type { ResizeView } from './view.js';
 
 export function agentResizeView(pod: Pod, request: Parsed<ResizeRequest>): ResizeView {

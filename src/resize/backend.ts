@@ -13,8 +13,9 @@
 //             resize request; the controller removes the request (and the agent's status) before
 //             it resizes through pods/resize, so the annotation cannot hide the kubelet's view.
 // Pure. Must not: do I/O, remember anything, or decide what a resize state leads to (outcome.ts).
+import { AgentVerdicts } from '../api/reasons.js';
 import type { Node, Pod } from '../api/wire.js';
-import { AgentVerdicts, readResizeRequest, readResizeStatus } from './agent-protocol.js';
+import { readResizeRequest, readResizeStatus } from './agent-protocol.js';
 import { kubeletCanResize } from './state.js';
 
 export type ConfiguredBackend = 'auto' | 'kubelet' | 'agent';
