@@ -23,6 +23,7 @@ import https from 'node:https';
 
 export type { KubeList, KubeObject, Node, ObjectMeta, Pod, Wire } from '../api/wire.js';
 import type { KubeList } from '../api/wire.js';
+import { KubeApiError, WriteRefusedError, type KubeStatus } from './api-error.js';
 
 export type PatchType = 'merge' | 'strategic' | 'json' | 'apply';
 const patchContentType: Record<PatchType, string> = {
@@ -31,37 +32,6 @@ const patchContentType: Record<PatchType, string> = {
   json: 'application/json-patch+json',
   apply: 'application/apply-patch+yaml',
 };
-
-/** The API server's Status body, when it sent one. */
-export interface KubeStatus {
-  kind?: 'Status';
-  status?: string;
-  message?: string;
-  reason?: string;
-  code?: number;
-  details?: { causes?: { field?: string; message?: string; reason?: string }[] };
-}
-
-/** A request the API server refused or that never reached it. */
-export class KubeApiError extends Error {
-  constructor(
-    readonly method: string,
-    readonly path: string,
-    readonly statusCode: number,
-    readonly status: KubeStatus | undefined,
-    options?: { cause?: unknown },
-  ) {
-    const cause = options?.cause;
-    const detail = statusCode === 0 && cause instanceof Error ? `(${cause.message})` : '';
-    // A refused write was never sent, so "no response" would mislead.
-    const outcome = statusCode || (cause instanceof WriteRefusedError ? cause.message : `no response ${detail}`);
-    super(`${method} ${path}: ${outcome} ${status?.reason ?? ''} ${status?.message ?? ''}`.replace(/\s+/g, ' ').trim(), options);
-    this.name = 'KubeApiError';
-  }
-  get reason(): string | undefined {
-    return this.status?.reason;
-  }
-}
 
 export const isNotFound = (err: unknown): boolean => err instanceof KubeApiError && err.statusCode === 404;
 export const isForbidden = (err: unknown): boolean => err instanceof KubeApiError && err.statusCode === 403;
@@ -78,14 +48,6 @@ export class DeadlineExceededError extends Error {
   constructor(readonly timeoutMs: number) {
     super(`deadline of ${timeoutMs} ms exceeded`);
     this.name = 'DeadlineExceededError';
-  }
-}
-
-/** A write the client's write guard refused; it was never sent. */
-export class WriteRefusedError extends Error {
-  constructor(reason: Error) {
-    super(`write refused, not sent: ${reason.message}`, { cause: reason });
-    this.name = 'WriteRefusedError';
   }
 }
 

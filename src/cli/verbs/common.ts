@@ -3,7 +3,8 @@
 // CloneSet with a 404 explained (API not installed, wrong namespace, wrong name), and the wording
 // of API errors. Must not: decide anything about a rollout, or write to the cluster.
 import { API_GROUP, API_VERSION, CLONESET_PLURAL } from '../../api/types.js';
-import { isNotFound, KubeApiError, KubeClient } from '../../runtime/kube-client.js';
+import { KubeApiError } from '../../runtime/api-error.js';
+import { isNotFound, KubeClient } from '../../runtime/kube-client.js';
 import type { WireCloneSet } from '../../api/wire.js';
 import { loadKubeConfig } from '../kubeconfig.js';
 import { errorMessage } from '../../api/errors.js';

@@ -7,7 +7,8 @@
 // rollout itself.
 import { CLONESET_OWNER, controllerOf } from '../../api/owner.js';
 import { selectorString } from '../../cloneset/selector.js';
-import { KubeApiError, type Pod } from '../../runtime/kube-client.js';
+import { KubeApiError } from '../../runtime/api-error.js';
+import type { Pod } from '../../runtime/kube-client.js';
 import { buildStatusView, renderStatus, renderSummaryLine, type StatusView } from '../status-view.js';
 import {
   cloneSetPath,

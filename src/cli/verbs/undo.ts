@@ -4,7 +4,8 @@
 // metadata.generation so an edit made since the read is never overwritten (decision 70); the
 // controller then finds the revision with the equal template and reuses it. Refuses an unknown N.
 // Exit 0, or 3 with one line on stderr. Must not: touch pods or revisions.
-import { isConflict, KubeApiError } from '../../runtime/kube-client.js';
+import { KubeApiError } from '../../runtime/api-error.js';
+import { isConflict } from '../../runtime/kube-client.js';
 import { diffTemplates } from '../../inplace/diff.js';
 import {
   cloneSetPath,

@@ -8,7 +8,8 @@
 // the instant the renew deadline has passed even if no timer has run since (a stalled loop).
 import { afterEach, beforeEach, describe, expect, jest, test } from '@jest/globals';
 import type { CallOptions } from '../../../src/runtime/kube-client.js';
-import { DeadlineExceededError, KubeApiError } from '../../../src/runtime/kube-client.js';
+import { KubeApiError } from '../../../src/runtime/api-error.js';
+import { DeadlineExceededError } from '../../../src/runtime/kube-client.js';
 import { LeaderElector, validateLeaderElectionTimings, type LeaderElectionOptions } from '../../../src/runtime/leader-election.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
 
