@@ -1,18 +1,14 @@
-// Wires the node agent into a Manager: an informer for the pods bound to this node only
-// (fieldSelector spec.nodeName), one for this Node, one for CloneSets' ControllerRevisions (the
-// agent checks each request against its revision), LimitRanges and ResourceQuotas (checked too;
-// decision 51), the caches trimmed to what
-// the agent reads (cache.ts), the AgentReconciler behind a controller, and the triggers that
-// retry pending resizes (Deferred/Infeasible/InProgress; triggers.ts): any pod of the node coming,
-// going or changing, the Node changing, and the manager's periodic resync (runtime/manager.ts:
-// every cached pod is re-delivered as an update, so each pod with a request is reconciled again).
-// Must not: decide anything about a pod (decide.ts), or watch pods of other nodes.
-import { sameJSON } from '../api/json.js';
-import { ANNOTATION_RESTART_REQUEST, LABEL_CLONESET } from '../api/types.js';
+// Wires the node agent into a Manager: its informers (the pods bound to this node only, by
+// fieldSelector spec.nodeName; this Node; CloneSets' ControllerRevisions; LimitRanges and
+// ResourceQuotas, decision 51), each cache trimmed to what the agent reads (cache.ts); the
+// AgentReconciler behind one worker; the restart and image pre-pull workers; and the handlers
+// that feed their queues (handlers.ts).
+// Must not: decide anything about a pod (decide.ts), map a change to keys (handlers.ts), or watch
+// pods of other nodes.
+import { LABEL_CLONESET } from '../api/types.js';
 import type { CgroupVersion } from '../api/node.js';
 import { containerCgroupPath, containerCgroupReader } from '../cgroup/container.js';
 import type { CriClient } from '../cri/client.js';
-import { objectKey } from '../runtime/informer.js';
 import type { KubeObject, Node, Pod } from '../api/wire.js';
 import type { KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
@@ -27,7 +23,7 @@ import { RestartActuator } from './restart.js';
 import { PrePuller } from './prepull.js';
 import type { Informer } from '../runtime/informer.js';
 import type { KeyQueue } from '../api/handler.js';
-import { hasRequest, holdingsMayHaveChanged, pending } from './triggers.js';
+import { prePullHandler, resizeHandlers, restartHandler } from './handlers.js';
 
 /** Revisions per list page: each may be as large as its CloneSet (the API server's object size limit). */
 const REVISION_PAGE_SIZE = 20;
@@ -114,43 +110,14 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
   });
   const restarts = manager.controller({ name: 'agent-restart', concurrency: 1, reconcile: (key) => restarter.reconcile(key) });
   manager.onShutdown(() => restarter.stop());
-  const wantsRestart = (pod: Pod): boolean => pod.metadata?.annotations?.[ANNOTATION_RESTART_REQUEST] !== undefined;
-  const restartIfAsked = (pod: Pod): void => {
-    if (wantsRestart(pod)) restarts.queue.add(objectKey(pod));
-  };
-  pods.addHandler({ onAdd: restartIfAsked, onUpdate: (_, pod) => restartIfAsked(pod) });
+  pods.addHandler(restartHandler(restarts.queue));
 
-  const enqueuePending = (except?: Pod): void => {
-    for (const p of pods.list()) if (p !== except && pending(p)) queue.add(objectKey(p));
-  };
-  pods.addHandler({
-    onAdd: (pod) => {
-      if (hasRequest(pod)) queue.add(objectKey(pod));
-      enqueuePending(pod);
-    },
-    onUpdate: (oldPod, pod) => {
-      if (hasRequest(pod)) queue.add(objectKey(pod));
-      // Resources the node holds changed: a phase change, a resize status (applied values) change.
-      if (holdingsMayHaveChanged(oldPod, pod)) enqueuePending(pod);
-    },
-    onDelete: (pod) => {
-      reconciler.forget(pod.metadata?.uid ?? '');
-      enqueuePending();
-    },
-  });
-  nodes.addHandler({ onAdd: () => enqueuePending(), onUpdate: () => enqueuePending() });
+  const handlers = resizeHandlers({ pods, queue, forget: (uid) => reconciler.forget(uid) });
+  pods.addHandler(handlers.pods);
+  nodes.addHandler(handlers.node);
   setupPrePull(manager, options, pods, revisionIdentities, revisions);
-  // A LimitRange or quota that changes may turn a refusal into a resize (or the reverse). Only its
-  // spec counts: a quota's status moves with every pod of its namespace.
-  const namespaceChanged = {
-    onAdd: () => enqueuePending(),
-    onUpdate: (old: { spec?: unknown }, next: { spec?: unknown }) => {
-      if (!sameJSON(old.spec, next.spec)) enqueuePending();
-    },
-    onDelete: () => enqueuePending(),
-  };
-  limitRanges.addHandler(namespaceChanged);
-  quotas.addHandler(namespaceChanged);
+  limitRanges.addHandler(handlers.namespaceLimits);
+  quotas.addHandler(handlers.namespaceLimits);
   return { reconciler };
 }
 
@@ -185,8 +152,8 @@ function setupPrePull(
   queues.report = manager.controller({ name: 'agent-prepull-report', concurrency: 1, reconcile: () => puller.syncReport() }).queue;
   queues.pull = manager.controller({ name: 'agent-prepull', concurrency: parallelism, reconcile: (image) => puller.pull(image) }).queue;
   const report = (): void => queues.report?.add(REPORT);
-  pods.addHandler({ onAdd: report, onUpdate: report, onDelete: report });
-  revisionIdentities.addHandler({ onAdd: report, onUpdate: report, onDelete: report });
+  pods.addHandler(prePullHandler(report));
+  revisionIdentities.addHandler(prePullHandler(report));
   // The first report says the node pre-pulls, even before anything is wanted; a stopping agent
   // takes it back, so no controller waits for pulls that will not come.
   report();
