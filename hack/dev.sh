@@ -22,7 +22,8 @@ bash "$here/cluster.sh" up full
 bash "$here/build-chart-tools.sh" helm | sed '/^HELM=/d'
 helm=${TAILOR_CACHE:-$HOME/.cache/tailor}/helm/v$HELM_VERSION/bin/helm
 bash "$here/image.sh"
-digest=$(ctr --address /run/tailor/containerd/containerd.sock --namespace k8s.io images ls "name==tailor.local/tailor:dev" | awk 'NR==2 {print $3}')
+digest=$("${TAILOR_CACHE:-$HOME/.cache/tailor}/containerd/v$CONTAINERD_VERSION/bin/ctr" --address /run/tailor/nodes/tailor-node/containerd/containerd.sock \
+  --namespace k8s.io images ls "name==tailor.local/tailor:dev" 2>/dev/null | awk 'NR==2 {print $3}')
 # --wait: until the CRD is established and the controller and agent have rolled out and are ready
 # (kstatus). --take-ownership and --force-conflicts: the release owns what it renders, whoever
 # applied it before.

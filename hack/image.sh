@@ -3,12 +3,12 @@
 # runtime (with the shared libraries it links), the compiled dist/ and production node_modules
 # into an OCI archive with hack/images/ocibuild. It runs as a non-root user and writes nothing to
 # its filesystem, so a read-only root works. Imports it into the test bed's containerd as
-# tailor.local/tailor:dev. Must not: start or change the cluster.
+# tailor.local/tailor:dev into every node of the test bed. Must not: start or change the cluster.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
+. "$here/versions.sh"
 stage=$repo/.tailor/image
-sock=/run/tailor/containerd/containerd.sock
 ref=${IMAGE:-tailor.local/tailor:dev}
 mkdir -p "$stage"
 
@@ -32,10 +32,16 @@ for lib in $(ldd "$node" | awk '/=> \// {print $3} /^[[:space:]]*\/lib/ {print $
   -entrypoint "/usr/bin/node /app/dist/cli/main.js" -env NODE_ENV=production \
   -file "/usr/bin/node=$node" "${libs[@]}" -file "/app=$stage/app" -text /etc/passwd="tailor:x:65532:65532::/app:/sbin/nologin"
 
-if [ -S "$sock" ]; then
-  ctr --address "$sock" --namespace k8s.io images import "$stage/tailor.tar" >/dev/null
-  ctr --address "$sock" --namespace k8s.io images label "$ref" io.cri-containerd.pinned=pinned >/dev/null
-  echo "image $ref imported into the test bed's containerd"
+ctr=${TAILOR_CACHE:-$HOME/.cache/tailor}/containerd/v$CONTAINERD_VERSION/bin/ctr
+imported=0
+for sock in /run/tailor/nodes/*/containerd/containerd.sock; do
+  [ -S "$sock" ] || continue
+  "$ctr" --address "$sock" --namespace k8s.io images import "$stage/tailor.tar" >/dev/null 2> >(sed '/cgroup v1 is deprecated/d' >&2)
+  "$ctr" --address "$sock" --namespace k8s.io images label "$ref" io.cri-containerd.pinned=pinned >/dev/null 2> >(sed '/cgroup v1 is deprecated/d' >&2)
+  imported=$((imported + 1))
+done
+if [ "$imported" -gt 0 ]; then
+  echo "image $ref imported into the test bed's $imported node(s)"
 else
-  echo "image written to $stage/tailor.tar (no test-bed containerd running to import it into)"
+  echo "image written to $stage/tailor.tar (no test-bed node running to import it into)"
 fi

@@ -21,6 +21,8 @@
 # release is replaced (hack/cluster.sh), so the releases never share etcd data or kubelet state.
 # They run the built CLI (dist/) as real processes, so the build runs once before the first of
 # them, and a failed build stops the run: no cluster tier ever tests a stale dist/.
+# The bed runs three nodes on the default release (NODES, hack/cluster.sh) and one on the others,
+# whose steps prove the node agent's own resize path, a per-node matter (decision 61).
 # Ends with the plain line "N passed, N failed[, N skipped]" and exits non-zero when anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +32,9 @@ chosen=${KUBE_VERSION:-}
 default=$(env -u KUBE_VERSION bash -c '. hack/versions.sh && echo "$KUBE_VERSION"') || exit 1
 . hack/versions.sh || exit 1 # KUBE_VERSIONS; refuses an unlisted KUBE_VERSION
 gate_off_runs() { [ "$(echo "$1" | cut -d. -f2)" -lt 35 ]; } # as test/support/cluster/kube-version.js
+nodes_for() { if [ "$1" = "$default" ]; then echo "${NODES:-3}"; else echo 1; fi; }
+# The bed's containerd and ctr, and the cri tier's private containerd with its runc shim.
+export PATH=${TAILOR_CACHE:-$HOME/.cache/tailor}/containerd/v$CONTAINERD_VERSION/bin:$PATH
 
 step_name() { # tier, release: lint, typecheck, unit, argocd, chart and build do not depend on the release
   case $1 in lint | typecheck | unit | argocd | chart | build) echo "$1" ;; *) if [ "$2" = "$default" ]; then echo "$1"; else echo "$1@$2"; fi ;; esac
@@ -97,7 +102,7 @@ for step in "${planned[@]}"; do
     *)
       inband=(); [ "$tier" = unit ] || inband=(--runInBand) # cluster tiers share one node
       only=0; [[ " ${gate_off_only[*]-} " == *" $step "* ]] && only=1
-      KUBE_VERSION=$release TAILOR_GATE_OFF_ONLY=$only NODE_OPTIONS=--experimental-vm-modules \
+      KUBE_VERSION=$release NODES=$(nodes_for "$release") TAILOR_GATE_OFF_ONLY=$only NODE_OPTIONS=--experimental-vm-modules \
         npx jest --selectProjects "$tier" "${inband[@]}" --json --outputFile "$results/$step.json"
       code=$? ;;
   esac

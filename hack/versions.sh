@@ -18,6 +18,12 @@ KRUISE_VERSION=1.8.2
 # is the newest release the module proxy serves here.
 HELM_VERSION=4.3.1
 KUBECONFORM_VERSION=0.8.0
+# containerd, the bed's container runtime (every node's), built from its Go module by
+# hack/build-containerd.sh; runc stays Debian's. Decision 61.
+CONTAINERD_VERSION=2.4.2
+# The bed's dynamic volume provisioner (node-local volumes, WaitForFirstConsumer), as kind ships it,
+# built from its Go module by hack/build-storage.sh.
+LOCAL_PATH_PROVISIONER_VERSION=0.0.30
 
 case " $KUBE_VERSIONS " in
   *" $KUBE_VERSION "*) ;;

@@ -17,7 +17,7 @@ import { CriClient } from '../../../src/cri/client.js';
 
 const run = promisify(execFile);
 
-export const SHARED_CONTAINERD_SOCKET = '/run/tailor/containerd/containerd.sock';
+export const SHARED_CONTAINERD_SOCKET = '/run/tailor/nodes/tailor-node/containerd/containerd.sock';
 export const TEST_IMAGES = ['tailor.local/pause:1', 'tailor.local/busybox:v1'] as const;
 const BASE = '/var/lib/tailor-cri-test';
 

@@ -18,7 +18,7 @@ function currentMode() {
   if (!existsSync(recorded) || readFileSync(recorded, 'utf8').trim() !== kubeVersion()) return 'down';
   const status = spawnSync('bash', [resolve(repo, 'hack/cluster.sh'), 'status'], { encoding: 'utf8' });
   if (!/kube-apiserver\s+running/.test(status.stdout)) return 'down';
-  if (/kubelet\s+running/.test(status.stdout)) return 'full';
+  if (/kubelet-\S+\s+running/.test(status.stdout)) return 'full';
   return existsSync(resolve(clusterDir, 'mode')) ? readFileSync(resolve(clusterDir, 'mode'), 'utf8').trim() : 'control-plane';
 }
 
@@ -38,6 +38,9 @@ export function clusterSetup(mode) {
     }
     if (before === 'down') writeFileSync(marker, mode);
     process.env.TAILOR_KUBECONFIG = resolve(clusterDir, 'kubeconfig');
+    // On the full bed, the namespaces of specs written for one node keep their pods on the first
+    // (test/support/cluster/kube.ts createTestNamespace; decision 61).
+    if (mode === 'full') process.env.TAILOR_TEST_NODE = 'tailor-node';
     // The tests' own kubectl and cluster.sh calls then target the release this setup started.
     process.env.KUBE_VERSION = env.KUBE_VERSION;
   };

@@ -1,5 +1,5 @@
-// Test-side control of the test bed's component processes (etcd, kube-apiserver, containerd,
-// kubelet), so integration and fault tests can take one away and bring it back while the rest of
+// Test-side control of the test bed's component processes (etcd, kube-apiserver, and a node's
+// containerd and kubelet), so integration and fault tests can take one away and bring it back while the rest of
 // the cluster keeps running: freeze (SIGSTOP/SIGCONT), stop, and start again — the API server
 // through hack/cluster.sh, the others with the very command line, environment and log file they
 // ran with (no second `cluster.sh up` racing for the API server's port).
@@ -17,11 +17,16 @@ const run = promisify(execFile);
 // Jest runs from the repository root (as test/support/cluster/kube.ts assumes).
 const repo = process.cwd();
 const clusterDir = process.env.CLUSTER_DIR ?? resolve(repo, '.tailor/cluster');
-const pidFileOf = (component: string): string => resolve(clusterDir, `pids/${component}.pid`);
+/** A node's components run one per node (hack/bed/node.sh): containerd-<node>, kubelet-<node>. */
+const processName = (component: Component, node: string): string =>
+  component === 'containerd' || component === 'kubelet' ? `${component}-${node}` : component;
+const pidFileOf = (name: string): string => resolve(clusterDir, `pids/${name}.pid`);
 const pidFile = pidFileOf('kube-apiserver');
 const modeFile = resolve(clusterDir, 'mode');
 
 export type Component = 'etcd' | 'kube-apiserver' | 'containerd' | 'kubelet';
+/** The node whose containerd or kubelet a call means, unless it names one: the first. */
+const FIRST_NODE = 'tailor-node';
 
 /** The mode the test bed was brought up in: what `cluster.sh up` must restore. */
 export function clusterMode(): 'control-plane' | 'full' {
@@ -44,9 +49,9 @@ function alive(pid: number): boolean {
   }
 }
 
-function pidOf(component: Component): number {
-  const pid = Number(readFileSync(pidFileOf(component), 'utf8').trim());
-  if (!Number.isInteger(pid) || pid <= 1 || !alive(pid)) throw new Error(`${component} (pid file ${pidFileOf(component)}) is not running`);
+function pidOf(name: string): number {
+  const pid = Number(readFileSync(pidFileOf(name), 'utf8').trim());
+  if (!Number.isInteger(pid) || pid <= 1 || !alive(pid)) throw new Error(`${name} (pid file ${pidFileOf(name)}) is not running`);
   return pid;
 }
 
@@ -70,8 +75,8 @@ const heldThaws = new Set<() => void>();
  * SIGSTOPs `component` until `thaw()` (SIGCONT) is called; thawAll() in an afterEach continues
  * whatever a failed test left held (an 'exit' hook would not run: Jest sandboxes `process`).
  */
-export function holdComponent(component: Component): { stoppedAt: number; thaw(): void } {
-  const pid = pidOf(component);
+export function holdComponent(component: Component, node = FIRST_NODE): { stoppedAt: number; thaw(): void } {
+  const pid = pidOf(processName(component, node));
   const thaw = (): void => {
     heldThaws.delete(thaw);
     try {
@@ -92,7 +97,7 @@ export function thawAll(): void {
 
 /** SIGSTOPs `component` for `ms`, then SIGCONTs it; resolves with when it was stopped and continued. */
 export async function freezeComponent(component: Component, ms: number): Promise<{ stoppedAt: number; continuedAt: number }> {
-  const { stoppedAt, thaw } = holdComponent(component);
+  const { stoppedAt, thaw } = holdComponent(component, FIRST_NODE);
   try {
     await new Promise((r) => setTimeout(r, ms));
   } finally {
@@ -134,22 +139,26 @@ export interface Outage {
  */
 export async function restartComponent(
   component: Exclude<Component, 'kube-apiserver'>,
-  options: { signal?: NodeJS.Signals; downMs?: number; whileDown?: () => Promise<void> } = {},
+  options: { signal?: NodeJS.Signals; downMs?: number; whileDown?: () => Promise<void>; node?: string } = {},
 ): Promise<Outage> {
-  const pid = pidOf(component);
+  const node = options.node ?? FIRST_NODE;
+  const name = processName(component, node);
+  const pid = pidOf(name);
   const launch = launchOf(pid);
+  // A node's processes run in its network and mount namespaces, which outlive them.
+  const inNode = name === component ? [] : ['nsenter', `--net=/run/netns/${node}`, `--mount=/run/tailor/ns/${node}`, '--'];
   process.kill(pid, options.signal ?? 'SIGTERM');
   await exitOf(pid, 20_000);
   const stoppedAt = Date.now();
   try {
     await Promise.all([new Promise((r) => setTimeout(r, options.downMs ?? 0)), options.whileDown?.()]);
   } finally {
-    const log = openSync(resolve(clusterDir, `logs/${component}.log`), 'a');
+    const log = openSync(resolve(clusterDir, `logs/${name}.log`), 'a');
     try {
-      const [command, ...args] = launch.argv;
+      const [command, ...args] = [...inNode, ...launch.argv];
       const child = spawn(command!, args, { cwd: launch.cwd, env: launch.env, detached: true, stdio: ['ignore', log, log] });
       child.unref();
-      writeFileSync(pidFileOf(component), `${child.pid}\n`);
+      writeFileSync(pidFileOf(name), `${child.pid}\n`);
     } finally {
       closeSync(log);
     }

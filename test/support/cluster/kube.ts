@@ -18,13 +18,19 @@ export function loadTestKubeConfig(): k8s.KubeConfig {
 
 /**
  * Creates a namespace with its `default` ServiceAccount. Pods are refused without it, and on the
- * control-plane test bed no controller-manager is there to create it.
+ * control-plane test bed no controller-manager is there to create it. On the full bed its pods
+ * stay on the first node (the API server's PodNodeSelector admission, from the namespace's
+ * annotation), as the specs written for one node assume; `anyNode` lets the scheduler use every
+ * node (the node-level specs; decision 61).
  */
 export async function createTestNamespace(
   client: { create: (path: string, body: unknown) => Promise<unknown> },
   name: string,
+  options: { anyNode?: boolean } = {},
 ): Promise<void> {
-  await client.create('/api/v1/namespaces', { metadata: { name } });
+  const node = options.anyNode === true ? undefined : process.env.TAILOR_TEST_NODE;
+  const annotations = node === undefined ? undefined : { 'scheduler.alpha.kubernetes.io/node-selector': `kubernetes.io/hostname=${node}` };
+  await client.create('/api/v1/namespaces', { metadata: { name, ...(annotations ? { annotations } : {}) } });
   try {
     await client.create(`/api/v1/namespaces/${name}/serviceaccounts`, { metadata: { name: 'default' } });
   } catch (err) {

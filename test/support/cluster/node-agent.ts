@@ -1,4 +1,4 @@
-// Tailor's node agent for the test bed's one node, run as a process of the test (as the
+// Tailor's node agent for one node of the test bed (the first unless told), run as a process of the test (as the
 // DaemonSet would run it) from the built CLI: for e2e tests that need its restarts in place on a
 // kubelet that resizes by itself. It runs as the test bed's admin, whom the admission policy does
 // not check, so it starts without the policy. While it runs, `make dev`'s in-cluster agent (if
@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { inClusterAgent } from './in-cluster-agent.js';
-import { CONTAINERD_SOCKET, NODE_CREDENTIALS, NODE_NAME, eventually } from './testbed.js';
+import { containerdSocket, nodeCredentials, NODE_NAME, eventually } from './testbed.js';
 
 export interface NodeAgent {
   /** SIGTERM, then resolves once the agent has exited (it takes back its node's image pre-pull report on the way out). */
@@ -17,10 +17,10 @@ export interface NodeAgent {
 }
 
 /**
- * Starts the agent with its metrics and health endpoints on `port` and `port + 1`, with `nodeFlags`
- * before the script (the V8 sizes the DaemonSet runs it with); resolves once it is ready.
+ * Starts the agent of `node` with its metrics and health endpoints on `port` and `port + 1`, with
+ * `nodeFlags` before the script (the V8 sizes the DaemonSet runs it with); resolves once it is ready.
  */
-export async function startNodeAgent(port: number, nodeFlags: readonly string[] = []): Promise<NodeAgent> {
+export async function startNodeAgent(port: number, nodeFlags: readonly string[] = [], node: string = NODE_NAME): Promise<NodeAgent> {
   const movedAway = await inClusterAgent(true);
   // Its log, for a failing test's reader: .tailor/logs/agent-<port>.log.
   mkdirSync('.tailor/logs', { recursive: true });
@@ -32,11 +32,11 @@ export async function startNodeAgent(port: number, nodeFlags: readonly string[] 
       'dist/cli/main.js',
       'agent',
       '--node-name',
-      NODE_NAME,
+      node,
       '--kubeconfig',
       process.env.TAILOR_KUBECONFIG ?? '',
       '--cri-endpoint',
-      `unix://${CONTAINERD_SOCKET}`,
+      `unix://${containerdSocket(node)}`,
       '--metrics-bind-address',
       `127.0.0.1:${port}`,
       '--health-probe-bind-address',
@@ -44,7 +44,7 @@ export async function startNodeAgent(port: number, nodeFlags: readonly string[] 
       '--allow-missing-admission-policy',
       // Pull secrets are read as the node, never as the agent's own identity (decision 53).
       '--node-credentials',
-      NODE_CREDENTIALS,
+      nodeCredentials(node),
     ],
     { stdio: ['ignore', log, log] },
   );

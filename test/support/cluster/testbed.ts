@@ -1,20 +1,27 @@
-// Facts about the full test-bed node that e2e tests need (containerd socket, node name, ctr).
-// Owns nothing at runtime: hack/cluster.sh is the source of truth; keep these in step with it.
+// Facts about the full test bed's nodes that e2e tests need (node names, runtime sockets, ctr).
+// Owns nothing at runtime: hack/cluster.sh and hack/bed/ are the source of truth; keep these in
+// step with them.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { kubeBinary } from './kube-version.js';
 
-export const CONTAINERD_SOCKET = '/run/tailor/containerd/containerd.sock';
-/** The kubelet's client certificate and key (hack/cluster.sh): the node's identity, for the agent's --node-credentials. */
-export const NODE_CREDENTIALS = '/run/tailor/kubelet/pki/kubelet-client-current.pem';
+/** The first node: where the specs written for one node run their pods (createTestNamespace pins them). */
 export const NODE_NAME = 'tailor-node';
-/** The test bed's registry (plain HTTP, htpasswd auth) and the images only it serves (hack/cluster.sh push_registry_images). */
-export const REGISTRY = '127.0.0.1:5050';
+/** The bed's nodes when it runs three (make dev and the e2e tier on the default release). */
+export const NODE_NAMES = ['tailor-node', 'tailor-node-2', 'tailor-node-3'] as const;
+/** A node's runtime socket on the host (hack/bed/node.sh; inside the node it is /run/tailor/containerd). */
+export const containerdSocket = (node: string = NODE_NAME): string => `/run/tailor/nodes/${node}/containerd/containerd.sock`;
+export const CONTAINERD_SOCKET = containerdSocket(NODE_NAME);
+/** The kubelet's client certificate and key: the node's identity, for the agent's --node-credentials. */
+export const nodeCredentials = (node: string = NODE_NAME): string => `/run/tailor/nodes/${node}/kubelet/pki/kubelet-client-current.pem`;
+export const NODE_CREDENTIALS = nodeCredentials(NODE_NAME);
+/** The test bed's registry (plain HTTP, htpasswd auth) and the images only it serves (hack/bed/registry.sh). */
+export const REGISTRY = '198.18.0.1:5050';
 export const REGISTRY_AUTH = { username: 'tailor', password: 'tailor-pull' } as const;
 
-/** Container IDs that containerd holds in the CRI namespace. */
-export function containerdContainerIds(): string[] {
-  const out = execFileSync('ctr', ['--address', CONTAINERD_SOCKET, '--namespace', 'k8s.io', 'containers', 'ls', '-q'], {
+/** Container IDs that a node's containerd holds in the CRI namespace. */
+export function containerdContainerIds(node: string = NODE_NAME): string[] {
+  const out = execFileSync('ctr', ['--address', containerdSocket(node), '--namespace', 'k8s.io', 'containers', 'ls', '-q'], {
     encoding: 'utf8',
   });
   return out.split('\n').filter(Boolean);
@@ -64,16 +71,24 @@ export function sizedContainer(cpu: string, memory: string, extra: Record<string
   };
 }
 
-/** A cgroup v1 file of a pod's first container (or of the pod), as the cgroupfs driver lays it out. */
+/**
+ * A cgroup v1 file of a pod's first container (or of the pod), as the cgroupfs driver lays it out
+ * under its node's cgroup root (/<node>: hack/bed/node.sh).
+ */
 export function podCgroupFile(
   controllerName: string,
-  pod: { metadata?: { uid?: string }; status?: { qosClass?: string; containerStatuses?: { containerID?: string }[] } },
+  pod: {
+    metadata?: { uid?: string };
+    spec?: { nodeName?: string };
+    status?: { qosClass?: string; containerStatuses?: { containerID?: string }[] };
+  },
   file: string,
   level: 'pod' | 'container' = 'container',
 ): string {
   const id = pod.status?.containerStatuses?.[0]?.containerID?.replace(/^containerd:\/\//, '') ?? '';
   const qos = pod.status?.qosClass === 'Guaranteed' ? '' : `${pod.status?.qosClass?.toLowerCase()}/`;
-  const dir = `/sys/fs/cgroup/${controllerName}/kubepods/${qos}pod${pod.metadata?.uid}${level === 'container' ? `/${id}` : ''}`;
+  const root = `/sys/fs/cgroup/${controllerName}/${pod.spec?.nodeName ?? NODE_NAME}`;
+  const dir = `${root}/kubepods/${qos}pod${pod.metadata?.uid}${level === 'container' ? `/${id}` : ''}`;
   return readFileSync(`${dir}/${file}`, 'utf8').trim();
 }
 

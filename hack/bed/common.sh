@@ -1,0 +1,114 @@
+# The test bed's shared vocabulary, sourced by hack/cluster.sh before the other hack/bed/ files:
+# its addresses and directories, logging, and the bookkeeping of the processes it starts (one pid
+# file and one log per process under $CLUSTER_DIR). Defines functions and variables only.
+# Must not: start or stop anything by itself.
+
+CACHE=${TAILOR_CACHE:-$HOME/.cache/tailor}
+BIN=$CACHE/kubernetes/v$KUBE_VERSION/bin
+CONTAINERD_BIN=$CACHE/containerd/v$CONTAINERD_VERSION/bin
+CLUSTER_DIR=${CLUSTER_DIR:-$repo/.tailor/cluster}
+PKI=$CLUSTER_DIR/pki
+LOGS=$CLUSTER_DIR/logs
+PIDS=$CLUSTER_DIR/pids
+RUN_DIR=/run/tailor
+
+# Every address is in 198.18.0.0/15 (RFC 2544, benchmarking), blackholed on the host: nothing the
+# bed does is routed off the machine. The API server and the registry listen on the host's
+# loopback at 198.18.0.1; each node has 198.18.1.<i> on the nodes' bridge (hack/bed/network.sh).
+TESTBED_RANGE=198.18.0.0/15
+APISERVER_IP=198.18.0.1
+APISERVER_PORT=6443
+SERVICE_CIDR=198.19.0.0/16
+ETCD_PORT=2379
+ETCD_PEER_PORT=2380
+# The test bed's image registry (Debian's docker-registry, htpasswd auth): real pulls, with pull
+# secrets, for the image pre-pull e2e. On the API server's address, which every node reaches.
+REGISTRY=$APISERVER_IP:5050
+REGISTRY_USER=tailor
+REGISTRY_PASSWORD=tailor-pull
+export KUBECONFIG=$CLUSTER_DIR/kubeconfig
+
+die() { echo "cluster: error: $*" >&2; exit 1; }
+log() { echo "cluster: $*"; }
+kubectl() { "$BIN/kubectl" --kubeconfig "$CLUSTER_DIR/kubeconfig" "$@"; }
+
+# A zombie counts as gone: a stopped component whose parent shell has exited may wait for a reaper
+# that never comes (PID 1 of a container), and kill -0 still succeeds on it.
+alive() { kill -0 "$1" 2>/dev/null && [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)" != Z ]; }
+pid_of() {
+  local f=$PIDS/$1.pid pid
+  [ -f "$f" ] && pid=$(cat "$f") && alive "$pid" || return 1
+  echo "$pid"
+}
+running() { pid_of "$1" >/dev/null; }
+
+start() { # name, command...
+  local name=$1; shift
+  mkdir -p "$LOGS" "$PIDS"
+  # 3>&- … 9>&-: the component must not inherit (and hold for its lifetime) this script's lock
+  # (fd 8) or a caller's: flock(1) around `cluster.sh up` hands its lock down as fd 3.
+  setsid "$@" >>"$LOGS/$name.log" 2>&1 < /dev/null 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
+  echo $! >"$PIDS/$name.pid"
+}
+
+stop() { # name: TERM, wait up to 20 s, then KILL
+  local name=$1 pid
+  pid=$(pid_of "$name") || { rm -f "$PIDS/$name.pid"; return 0; }
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do alive "$pid" || break; sleep 0.2; done
+  alive "$pid" && { log "$name did not stop on TERM; killing"; kill -KILL "$pid" 2>/dev/null || true; sleep 0.5; }
+  rm -f "$PIDS/$name.pid"
+  log "stopped $name"
+}
+
+wait_for() { # description, seconds, command...
+  local what=$1 seconds=$2; shift 2
+  local deadline=$((SECONDS + seconds))
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $deadline ] || die "$what not healthy after ${seconds}s; see $LOGS/"
+    sleep 0.5
+  done
+}
+
+port_free_or_ours() { # port, component
+  local port=$1 name=$2 holder
+  running "$name" && return 0
+  holder=$(ss -Hltnp "sport = :$port" 2>/dev/null | sed -n 's/.*users:((\("[^"]*"\),pid=\([0-9]*\).*/\1 pid \2/p' | head -1)
+  [ -z "$holder" ] || die "port $port (for $name) is taken by $holder: stop that process or run 'make cluster-down'"
+}
+
+require_root() {
+  [ "$(id -u)" = 0 ] || die "the test bed needs root (it adds addresses and network namespaces, runs containerd and kubelets): run as root, e.g. 'sudo make cluster-up'"
+}
+
+ensure_packages() { # mode
+  local missing=()
+  command -v openssl >/dev/null || missing+=(openssl)
+  command -v ss >/dev/null || missing+=(iproute2)
+  command -v curl >/dev/null || missing+=(curl)
+  if [ "$1" = full ]; then
+    command -v runc >/dev/null || missing+=(runc)
+    command -v nsenter >/dev/null || missing+=(util-linux)
+    [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
+    [ -x /bin/busybox ] || missing+=(busybox-static)
+    command -v iptables >/dev/null || missing+=(iptables)
+    command -v conntrack >/dev/null || missing+=(conntrack)
+    command -v docker-registry >/dev/null || missing+=(docker-registry)
+    command -v htpasswd >/dev/null || missing+=(apache2-utils)
+  fi
+  [ ${#missing[@]} -eq 0 ] && return 0
+  command -v apt-get >/dev/null || die "missing ${missing[*]} and no apt-get: install them and retry"
+  log "installing ${missing[*]}"
+  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"; } \
+    >"$CLUSTER_DIR/apt.log" 2>&1 || die "apt-get install ${missing[*]} failed; see $CLUSTER_DIR/apt.log"
+}
+
+ensure_binaries() { # mode
+  if [ "$1" = full ]; then
+    bash "$here/build-k8s.sh"
+    bash "$here/build-containerd.sh"
+    bash "$here/build-storage.sh"
+  else
+    bash "$here/build-k8s.sh" etcd kube-apiserver kubectl
+  fi
+}
