@@ -1,15 +1,8 @@
-// The rollout status of one CloneSet as `kubectl tailor status` shows it: a view model built from
-// the CloneSet and its pods (counts, per-pod revision / readiness / in-place / resize state, what
-// blocks the rollout and why, a verdict), and its text renderings (the full view for a terminal,
-// one summary line for logs).
-// Verdict: `complete` — the controller observed the latest generation, every desired pod (or,
-// when a partition holds pods back, expectedUpdatedReplicas of them) runs the update revision and
-// is ready, and no resize is unfinished; `blocked` — FailedUpdate True, ResizeBlocked True, an
-// Infeasible resize the strategy waits on, or Progressing False ProgressDeadlineExceeded;
-// otherwise `progressing`. Status written for an older generation is never judged blocked or
-// complete: it describes a spec the user has since changed.
-// Pure: no I/O, no clock (`now` comes in), no process state. Must not: decide exit codes, poll,
-// or write to a terminal (plugin.ts does).
+// The rollout status of one CloneSet as `kubectl tailor status` shows it, as a view model built
+// from the CloneSet and its pods: counts, per-pod revision / readiness / in-place / resize state,
+// what blocks the rollout and why, and a verdict (buildStatusView). Its text is status-render.ts.
+// Pure: no I/O, no clock (`now` comes in), no process state. Must not: render text, decide exit
+// codes, poll, or write to a terminal (plugin.ts does).
 import { defaultUpdateStrategy } from '../api/defaults.js';
 import { LABEL_CONTROLLER_REVISION_HASH, RESIZE_STATES, type CloneSetCondition, type ResizeState } from '../api/types.js';
 import { podCountsAsReady, whyPodCannotStart } from '../cloneset/pods.js';
@@ -285,7 +278,15 @@ function progressOf(status: WireStatus, spec: Pick<Progress, 'desired' | 'target
   };
 }
 
-/** complete, blocked or progressing, with the sentence that says why. */
+/**
+ * complete, blocked or progressing, with the sentence that says why. `complete`: the controller
+ * observed the latest generation, every desired pod (or, when a partition holds pods back,
+ * expectedUpdatedReplicas of them) runs the update revision and is ready, and no resize is
+ * unfinished; `blocked`: FailedUpdate True, ResizeBlocked True, an Infeasible resize the strategy
+ * waits on, or Progressing False ProgressDeadlineExceeded; otherwise `progressing`. Status written
+ * for an older generation is never judged blocked or complete: it describes a spec the user has
+ * since changed.
+ */
 function decideVerdict(
   cs: WireCloneSet,
   blockers: readonly Blocker[],
@@ -368,83 +369,9 @@ export function buildStatusView(cs: WireCloneSet, pods: readonly Pod[], now: num
   };
 }
 
-function resizeCounts(resize: Record<ResizeState, number>): string {
+/** "2 InProgress, 1 Deferred": the resize states that have pods, in RESIZE_STATES order. */
+export function resizeCounts(resize: Record<ResizeState, number>): string {
   return RESIZE_STATES.filter((s) => resize[s] > 0)
     .map((s) => `${resize[s]} ${s}`)
     .join(', ');
-}
-
-/** `[#####-----]`: the share of desired pods running the update revision. */
-export function progressBar(done: number, total: number, width = 20): string {
-  const ratio = total <= 0 ? 1 : Math.min(1, Math.max(0, done / total));
-  let filled = Math.round(ratio * width);
-  if (filled === 0 && done > 0) filled = 1;
-  if (filled === width && done < total) filled = width - 1;
-  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}]`;
-}
-
-export function renderProgress(view: StatusView, width = 20): string {
-  const partition = view.target < view.desired ? ` (partition: target ${view.target})` : '';
-  return `${progressBar(view.updated, view.desired, width)} ${view.updated}/${view.desired} updated, ${view.ready}/${view.desired} ready${partition}`;
-}
-
-/** One line for logs, printed on each change when the output is not a terminal. */
-export function renderSummaryLine(view: StatusView): string {
-  const resize = resizeCounts(view.resize);
-  return [`${view.name}: ${renderProgress(view, 10)}`, resize ? `resize ${resize}` : undefined, `${view.verdict}: ${view.message}`]
-    .filter(Boolean)
-    .join('; ');
-}
-
-export interface RenderOptions {
-  /** Width of the progress bar. */
-  barWidth?: number;
-  /** Pod lines shown at most; the rest are counted (settled pods are dropped first). */
-  maxPods?: number;
-}
-
-function table(rows: string[][]): string[] {
-  const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
-  return rows.map((row) =>
-    row
-      .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
-      .join('  ')
-      .trimEnd(),
-  );
-}
-
-/** The full view: header, progress bar, resize counts, pods, what blocks, verdict. */
-export function renderStatus(view: StatusView, options: RenderOptions = {}): string[] {
-  const maxPods = options.maxPods ?? 20;
-  const out: string[] = [];
-  const revision = shortRevision(view.updateRevision, view.name) || '(none yet)';
-  out.push(
-    `CloneSet ${view.namespace}/${view.name}  strategy ${view.strategy}  generation ${view.generation} (observed ${view.observedGeneration})  update revision ${revision}${view.paused ? '  PAUSED' : ''}`,
-  );
-  out.push(`Progress  ${renderProgress(view, options.barWidth ?? 20)}`);
-  const resize = resizeCounts(view.resize);
-  if (resize) out.push(`Resize    ${resize}`);
-  if (view.pods.length > 0) {
-    const shown = view.pods.slice(0, maxPods);
-    const rows = [['POD', 'REVISION', 'UPDATED', 'READY', 'IN-PLACE', 'RESIZE', 'NOTE']];
-    for (const p of shown) {
-      const note = [p.resizeDetail, p.problem].filter(Boolean).join('; ');
-      rows.push([p.name, p.revision || '-', p.updated ? 'yes' : 'no', p.ready ? 'yes' : 'no', p.inPlace, p.resize, note]);
-    }
-    out.push('', ...table(rows));
-    if (view.pods.length > shown.length) out.push(`... and ${view.pods.length - shown.length} more pod(s)`);
-  } else {
-    out.push('', 'No pods.');
-  }
-  if (view.blockers.length > 0) {
-    out.push('', 'Blocked:');
-    for (const b of view.blockers) out.push(`  ${b.source} (${b.reason})${b.message ? `: ${b.message}` : ''}`);
-  }
-  if (view.warnings.length > 0) {
-    out.push('', 'Warnings:');
-    for (const w of view.warnings) out.push(`  ${w}`);
-  }
-  out.push('', `Status: ${view.verdict}: ${view.message}`);
-  return out;
 }

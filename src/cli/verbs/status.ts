@@ -9,7 +9,8 @@ import { CLONESET_OWNER, controllerOf } from '../../api/owner.js';
 import { selectorString } from '../../cloneset/selector.js';
 import { KubeApiError } from '../../runtime/api-error.js';
 import type { Pod } from '../../runtime/kube-client.js';
-import { buildStatusView, renderStatus, renderSummaryLine, type StatusView } from '../status-view.js';
+import { renderStatus, renderSummaryLine } from '../status-render.js';
+import { buildStatusView, type StatusView } from '../status-view.js';
 import {
   cloneSetPath,
   describeError,

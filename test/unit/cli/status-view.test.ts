@@ -2,17 +2,8 @@
 // progressing) and its message from CloneSet status and pods, the per-pod lines, and the text.
 import { describe, expect, it } from '@jest/globals';
 import type { CloneSet, CloneSetCondition, CloneSetStatus } from '../../../src/api/types.js';
-import {
-  buildStatusView,
-  formatAge,
-  progressBar,
-  renderProgress,
-  renderStatus,
-  renderSummaryLine,
-  type PodLine,
-  type StatusView,
-  type Verdict,
-} from '../../../src/cli/status-view.js';
+import { progressBar, renderProgress, renderStatus, renderSummaryLine } from '../../../src/cli/status-render.js';
+import { buildStatusView, formatAge, type PodLine, type StatusView, type Verdict } from '../../../src/cli/status-view.js';
 import type { Pod, Wire } from '../../../src/api/wire.js';
 import { buildPod, runningStatus, type PodCondition } from '../../support/fixtures/pods.js';
 
