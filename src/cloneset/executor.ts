@@ -1,24 +1,23 @@
 // Performs one round's plan: the planned events, then releases, creates and deletes (pod-control,
-// with the claims claims.ts planned: created before their pod, deleted after it),
-// then lifecycle state moves, in-place drains, patches and settlements (inplace/engine), each write recorded as an
-// expectation by the module that makes it. A failed intent does not stop the others; it becomes a
+// with the claims the plan carries: created before their pod, deleted after it), then the
+// lifecycle writes the plan spelled out, in-place drains, patches and settlements (inplace/engine),
+// each write recorded as an expectation by the module that makes it. A failed intent does not stop the others; it becomes a
 // Failure that names the condition to raise, with a message that is the same on every attempt.
 // Events come from the catalogue in src/api/reasons.ts.
 // Must not: decide anything (the planner has), write the CloneSet's status, or retry.
 import PQueue from 'p-queue';
-import { EventReasons, lifecycleGateReason } from '../api/reasons.js';
-import { ANNOTATION_LIFECYCLE_TIMESTAMP, CloneSetConditionTypes as Conditions, LABEL_LIFECYCLE_STATE } from '../api/types.js';
+import { EventReasons } from '../api/reasons.js';
+import { CloneSetConditionTypes as Conditions } from '../api/types.js';
 import type { InPlaceUpdater } from '../inplace/engine.js';
 import type { InPlaceMetrics } from '../inplace/metrics.js';
-import { readinessGateWrite } from '../inplace/readiness-gate.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
-import { isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
+import { isNotFound, type KubeClient } from '../runtime/kube-client.js';
 import { describeFailure } from './failures.js';
-import type { ClaimPlan } from './claims.js';
 import type { DeleteReason, Intent, Plan } from './intents.js';
+import type { GateWrite } from '../inplace/readiness-gate.js';
 import { PodControl, PodControlError } from './pod-control.js';
-import type { WireCloneSet } from '../api/wire.js';
+import type { WireCloneSet, Pod } from '../api/wire.js';
 
 export interface Failure {
   condition: typeof Conditions.FailedScale | typeof Conditions.FailedUpdate;
@@ -58,7 +57,8 @@ export class PlanExecutor {
   }
 
   /** Runs the plan; once `signal` aborts, no further write starts and the abort reason is thrown. */
-  async execute(cs: WireCloneSet, key: string, plan: Plan, signal?: AbortSignal, claims?: ClaimPlan): Promise<Failure[]> {
+  async execute(cs: WireCloneSet, key: string, plan: Plan, signal?: AbortSignal): Promise<Failure[]> {
+    const { claims } = plan;
     const { events } = this.deps;
     for (const e of plan.events) {
       if (e.on === 'cloneset' && e.batchPod !== undefined) events.batch(cs, e.type, e.reason, e.message, e.batchPod);
@@ -73,9 +73,7 @@ export class PlanExecutor {
         events.event(cs, 'Normal', EventReasons.ReleasedPod, `pod ${pod.metadata?.name} no longer matches the selector; released`);
       });
     }
-    // A replacement waiting for its predecessor's name (claims.ts) is created once that pod is gone.
-    const planned = byKind('create');
-    const creates = planned.slice(0, Math.max(0, planned.length - (claims?.heldCreates ?? 0)));
+    const creates = byKind('create');
     if (creates.length > 0) {
       await attempts.run(Conditions.FailedScale, EventReasons.FailedCreate, 'create pods', [], async () => {
         const names = await this.pods.create(cs, key, creates, plan.instanceIdsInUse, claims);
@@ -109,7 +107,7 @@ export class PlanExecutor {
   }
 
   /** disablePVCReuse: the claims no live pod has go now (claims.ts). */
-  private async deleteOrphanedClaims(cs: WireCloneSet, claims: ClaimPlan | undefined, attempts: Attempts): Promise<void> {
+  private async deleteOrphanedClaims(cs: WireCloneSet, claims: Plan['claims'], attempts: Attempts): Promise<void> {
     const names = claims?.deleteNow ?? [];
     if (names.length === 0) return;
     await attempts.run(Conditions.FailedScale, EventReasons.FailedDelete, 'delete claims of replaced pods', [], () =>
@@ -132,34 +130,29 @@ export class PlanExecutor {
       case 'lifecycle':
         return () => this.moveLifecycle(intent);
       case 'holdNotReady':
-        return () => this.markNotReady(intent.pod, intent.state, intent.at);
+        return () => this.markNotReady(intent.pod, intent.state, intent.notReady);
       default:
         return undefined;
     }
   }
 
   /**
-   * When the hook marks the pod not ready, first InPlaceUpdateReady False so endpoints drop it
-   * (Kruise's order: a pod is never in a held state while still serving); then one strategic merge
-   * patch of the state label, its timestamp and any hook labels and finalizers put back
-   * (finalizers merge into the list, none is removed). A failed second write leaves a pod merely
-   * not ready, which the next round moves again.
+   * The move's writes in the plan's order (lifecycle.ts lifecycleWrites): the gate False first when
+   * the hook marks the pod not ready, then the pod patch. A failed second write leaves a pod
+   * merely not ready, which the next round moves again.
    */
-  private async moveLifecycle(intent: Of<'lifecycle'>): Promise<void> {
-    const { pod, state, at } = intent;
-    const path = podPath(pod);
+  private async moveLifecycle({ pod, state, patch, notReady }: Of<'lifecycle'>): Promise<void> {
     try {
-      if (intent.markNotReady) await this.markNotReady(pod, state, at);
-      const patched = await this.deps.client.patch<Pod>(path, lifecyclePatch(intent), 'strategic');
+      if (notReady) await this.markNotReady(pod, state, notReady);
+      const patched = await this.deps.client.patch<Pod>(podPath(pod), patch, 'strategic');
       this.deps.podExpectations?.expectResourceVersion(pod.metadata?.uid ?? '', patched.metadata?.resourceVersion ?? '');
     } catch (err) {
       if (!isNotFound(err)) throw new Error(`moving pod ${pod.metadata?.name} to ${state} failed`, { cause: err });
     }
   }
 
-  /** InPlaceUpdateReady False with the reason of the hook holding the pod in `state`. */
-  private async markNotReady(pod: Pod, state: string, at: string): Promise<void> {
-    const condition = readinessGateWrite('False', at, { reason: lifecycleGateReason(state) });
+  /** The planned InPlaceUpdateReady False (`condition`) of a pod a hook holds in `state`. */
+  private async markNotReady(pod: Pod, state: string, condition: GateWrite): Promise<void> {
     try {
       const patched = await this.deps.client.patch<Pod>(`${podPath(pod)}/status`, { status: { conditions: [condition] } }, 'strategic');
       this.deps.podExpectations?.expectResourceVersion(pod.metadata?.uid ?? '', patched.metadata?.resourceVersion ?? '');
@@ -170,19 +163,6 @@ export class PlanExecutor {
 }
 
 const podPath = (pod: Pod): string => `/api/v1/namespaces/${pod.metadata?.namespace}/pods/${pod.metadata?.name}`;
-
-/** The pod patch of a lifecycle move: finalizers merge into the pod's list, none is removed. */
-function lifecyclePatch({ pod, state, at, restoreHook }: Of<'lifecycle'>): Record<string, unknown> {
-  const finalizers = restoreHook?.finalizersHandler ?? [];
-  return {
-    metadata: {
-      uid: pod.metadata?.uid,
-      labels: { ...restoreHook?.labelsHandler, [LABEL_LIFECYCLE_STATE]: state },
-      annotations: { [ANNOTATION_LIFECYCLE_TIMESTAMP]: at },
-      ...(finalizers.length > 0 ? { finalizers } : {}),
-    },
-  };
-}
 
 /**
  * One execution's writes: none starts once `signal` has aborted (lost lease, shutdown), and a

@@ -4,7 +4,10 @@
 import type { CloneSetStatus, ConditionStatus, LifecycleHook, LifecycleState } from '../api/types.js';
 import type { DeleteReason, EventType } from '../api/reasons.js';
 import type { Pod } from '../api/wire.js';
+import type { ClaimPlan } from './claims.js';
+import type { LifecycleWrites } from './lifecycle.js';
 import type { InPlaceStep, Settlement } from '../inplace/plan.js';
+import type { GateWrite } from '../inplace/readiness-gate.js';
 
 /** Why a pod is deleted (the catalogue in src/api/reasons.ts). */
 export type { DeleteReason } from '../api/reasons.js';
@@ -25,14 +28,22 @@ export type Intent =
   /**
    * Move a pod to a lifecycle state (cloneset/lifecycle.ts) stamped `at` (RFC 3339), putting the
    * hook's labels and finalizers back when `restoreHook` is given, and taking the pod out of
-   * endpoints (InPlaceUpdateReady False) when `markNotReady`.
+   * endpoints (InPlaceUpdateReady False) when `markNotReady`: the writes lifecycleWrites spells out.
    */
-  | { kind: 'lifecycle'; pod: Pod; state: LifecycleState; at: string; restoreHook?: LifecycleHook; markNotReady?: boolean }
+  | ({
+      kind: 'lifecycle';
+      pod: Pod;
+      state: LifecycleState;
+      at: string;
+      restoreHook?: LifecycleHook;
+      markNotReady?: boolean;
+    } & LifecycleWrites)
   /**
-   * Put InPlaceUpdateReady back to False on a pod a markPodNotReady hook holds in `state`, when it
-   * is not False (an earlier write failed, or someone set it): re-asserted every round, as Kruise does.
+   * Put InPlaceUpdateReady back to False (`notReady`) on a pod a markPodNotReady hook holds in
+   * `state`, when it is not False (an earlier write failed, or someone set it): re-asserted every
+   * round, as Kruise does.
    */
-  | { kind: 'holdNotReady'; pod: Pod; state: LifecycleState; at: string }
+  | { kind: 'holdNotReady'; pod: Pod; state: LifecycleState; at: string; notReady: GateWrite }
   /** Set InPlaceUpdateReady True on a pod created with the readiness gate. */
   | { kind: 'markGateReady'; pod: Pod }
   /** Resize through the kubelet what was asked of the agent, then drop the agent annotations. */
@@ -75,4 +86,10 @@ export interface Plan {
   resizeDurations: number[];
   /** Instance ids of every pod the CloneSet has (terminating ones too): a new pod takes none of them. */
   instanceIdsInUse: ReadonlySet<string>;
+  /**
+   * What happens to the CloneSet's claims this round (claims.ts): the ids new pods take back,
+   * the claims deleted with each deleted pod or now. Absent without templates or claims. The
+   * creates it holds back for a predecessor still terminating are already left out of `intents`.
+   */
+  claims?: ClaimPlan;
 }

@@ -2,9 +2,12 @@
 // as OpenKruise's CloneSet runs it: the state label `lifecycle.apps.tailor.dev/state` a pod moves
 // through, when a hook holds it (any of the hook's labels or finalizers still on the pod) and when
 // it is released (an outside controller removed them), and what deleting or updating a held pod
-// means. Owns: the state machine and the hook tests. Pure; must not perform I/O, read clocks or
-// count pods (scale.ts and update.ts count them by the state read here).
+// means. Owns: the state machine, the hook tests, and the writes of a move (lifecycleWrites: the
+// executor only sends them). Pure; must not perform I/O, read clocks or count
+// pods (scale.ts and update.ts count them by the state read here).
+import { lifecycleGateReason } from '../api/reasons.js';
 import {
+  ANNOTATION_LIFECYCLE_TIMESTAMP,
   LABEL_LIFECYCLE_STATE,
   LABEL_SCALING_EXCLUDE_PREPARING_DELETE,
   LifecycleStates,
@@ -13,6 +16,8 @@ import {
   type LifecycleState,
 } from '../api/types.js';
 import type { Pod } from '../api/wire.js';
+import type { PodPatch } from '../inplace/batch-writes.js';
+import { readinessGateWrite, type GateWrite } from '../inplace/readiness-gate.js';
 
 /** The pod's state label as written, '' when absent (a pod created before hooks existed). */
 export const lifecycleStateOf = (pod: Pod): string => pod.metadata?.labels?.[LABEL_LIFECYCLE_STATE] ?? '';
@@ -139,4 +144,47 @@ export function heldNotReady(lifecycle: CloneSetLifecycle | undefined, state: st
   if (state === LifecycleStates.PreparingDelete) return !!lifecycle?.preDelete?.markPodNotReady;
   if (state === LifecycleStates.PreparingUpdate) return !!lifecycle?.inPlaceUpdate?.markPodNotReady;
   return false;
+}
+
+/** How a lifecycle move treats the hook: put its labels and finalizers back, take the pod out of endpoints. */
+export interface MoveOptions {
+  restoreHook?: LifecycleHook;
+  markNotReady?: boolean;
+}
+
+/** The writes of a lifecycle move, in the order the executor sends them. */
+export interface LifecycleWrites {
+  /** InPlaceUpdateReady False, to the pod's status first, when the hook marks the pod not ready. */
+  notReady?: GateWrite;
+  /** The strategic merge patch of the state label, its timestamp and the hook's labels and finalizers put back. */
+  patch: PodPatch;
+}
+
+/**
+ * The writes that move `pod` to `state` at `at` (RFC 3339): when the hook marks the pod not
+ * ready, InPlaceUpdateReady False first, so endpoints drop it (Kruise's order: a pod is never in
+ * a held state while still serving); then one strategic merge patch of the state label, its
+ * timestamp and any hook labels and finalizers put back (finalizers merge into the list, none is
+ * removed).
+ */
+export function lifecycleWrites(pod: Pod, state: LifecycleState, at: string, options: MoveOptions): LifecycleWrites {
+  const patch = lifecyclePatch(pod, state, at, options.restoreHook);
+  return options.markNotReady ? { notReady: notReadyWrite(state, at), patch } : { patch };
+}
+
+/** InPlaceUpdateReady False with the reason of the hook holding the pod in `state`. */
+export const notReadyWrite = (state: string, at: string): GateWrite =>
+  readinessGateWrite('False', at, { reason: lifecycleGateReason(state) });
+
+/** The pod patch of a lifecycle move: finalizers merge into the pod's list, none is removed. */
+function lifecyclePatch(pod: Pod, state: LifecycleState, at: string, restoreHook: LifecycleHook | undefined): PodPatch {
+  const finalizers = restoreHook?.finalizersHandler ?? [];
+  return {
+    metadata: {
+      uid: pod.metadata?.uid,
+      labels: { ...restoreHook?.labelsHandler, [LABEL_LIFECYCLE_STATE]: state },
+      annotations: { [ANNOTATION_LIFECYCLE_TIMESTAMP]: at },
+      ...(finalizers.length > 0 ? { finalizers } : {}),
+    },
+  };
 }

@@ -7,6 +7,7 @@ import type { Pod } from '../api/wire.js';
 import type { PulledImages } from '../api/prepull.js';
 import type { PrePullTarget } from '../inplace/prepull.js';
 import { backendForPod, type Backend, type NodeResizeEvidence } from '../resize/backend.js';
+import type { Claim } from './claims.js';
 import type { DefaultedWireCloneSet } from './pods.js';
 import type { ResizeBackend } from './resizes.js';
 
@@ -21,6 +22,8 @@ export interface PlanInput {
   nodeEvidence: { get(node: string): NodeResizeEvidence | undefined };
   /** The nodes' image pre-pull reports (inplace/prepull.ts); absent: nothing waits for pulls. */
   prePull?: PrePullInput;
+  /** Every claim of spec.volumeClaimTemplates the CloneSet owns (claims.ts); absent: none. */
+  claims?: readonly Claim[];
 }
 
 export interface PrePullInput {

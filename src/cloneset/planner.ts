@@ -12,7 +12,6 @@ import {
   LABEL_CONTROLLER_REVISION_HASH,
   LABEL_INSTANCE_ID,
   LABEL_SPECIFIED_DELETE,
-  type LifecycleHook,
   type LifecycleState,
 } from '../api/types.js';
 import type { PodTemplate } from '../inplace/diff.js';
@@ -27,13 +26,17 @@ import {
 import type { Pod } from '../api/wire.js';
 import { rfc3339Seconds } from '../api/time.js';
 import { allocate, disruptionBudget, disruptionCost } from './budget.js';
+import { planClaims, type ClaimPlan } from './claims.js';
 import {
   deletionStep,
   excludesPreparingDelete,
   heldNotReady,
   lifecycleStateOf,
+  lifecycleWrites,
   marksPodNotReady,
+  notReadyWrite,
   refreshedLifecycleState,
+  type MoveOptions,
 } from './lifecycle.js';
 import type { ConditionWrites, Intent, Plan, PlannedEvent } from './intents.js';
 import { countsAsAvailable, isSpecifiedDelete, NONE, type PodSummary } from './pod-state.js';
@@ -89,7 +92,29 @@ export function planReconcile(input: PlanInput): Plan {
     planUpdates(round);
   }
   planUpkeep(round);
-  return finish(round);
+  const claims = planRoundClaims(round);
+  const plan = finish(round);
+  return claims ? { ...plan, claims } : plan;
+}
+
+/**
+ * What happens to the CloneSet's claims this round (claims.ts): the claims of the pods it deletes
+ * go with them, and a replacement waiting for its predecessor's name (and claims) is created once
+ * that pod is gone: its create leaves the round. Undefined without templates or claims.
+ */
+function planRoundClaims(round: Round): ClaimPlan | undefined {
+  const claims = round.input.claims ?? [];
+  if (claims.length === 0 && (round.cs.spec.volumeClaimTemplates ?? []).length === 0) return undefined;
+  const deletedPods = round.intents.flatMap((i) => (i.kind === 'delete' ? [i.pod] : []));
+  const plan = planClaims({ cloneSet: round.cs, pods: round.input.pods, claims, deletedPods });
+  // The first creates go out; the last heldCreates wait for a later round.
+  let held = plan.heldCreates;
+  for (let i = round.intents.length - 1; i >= 0 && held > 0; i--) {
+    if (round.intents[i]?.kind !== 'create') continue;
+    round.intents.splice(i, 1);
+    held--;
+  }
+  return plan;
 }
 
 /** Releases pods that left the selector, reads every pod once, and sizes the budget. */
@@ -175,15 +200,11 @@ function planCancelDeletes(round: Round, scale: ScalePlan): void {
 }
 
 /** Plans a pod's lifecycle move, once per pod and round. */
-function moveLifecycle(
-  round: Round,
-  pod: Pod,
-  state: LifecycleState,
-  options: { markNotReady?: boolean; restoreHook?: LifecycleHook } = {},
-): void {
+function moveLifecycle(round: Round, pod: Pod, state: LifecycleState, options: MoveOptions = {}): void {
   if (round.lifecycleMoves.has(nameOf(pod))) return;
   round.lifecycleMoves.add(nameOf(pod));
-  round.intents.push({ kind: 'lifecycle', pod, state, at: rfc3339Seconds(round.input.now), ...options });
+  const at = rfc3339Seconds(round.input.now);
+  round.intents.push({ kind: 'lifecycle', pod, state, at, ...options, ...lifecycleWrites(pod, state, at, options) });
 }
 
 /**
@@ -282,7 +303,8 @@ function planUpkeep(round: Round): void {
     // A hook that marks the pod not ready holds the gate False every round, not only at the move.
     const state = lifecycleStateOf(pod);
     if (heldNotReady(lifecycle, state) && !pod.metadata?.deletionTimestamp && readinessGateCondition(pod)?.status !== 'False') {
-      round.intents.push({ kind: 'holdNotReady', pod, state: state as LifecycleState, at: rfc3339Seconds(round.input.now) });
+      const at = rfc3339Seconds(round.input.now);
+      round.intents.push({ kind: 'holdNotReady', pod, state: state as LifecycleState, at, notReady: notReadyWrite(state, at) });
       continue;
     }
     let settlement = settleInPlaceUpdate(pod, selected.has(nameOf(pod)));

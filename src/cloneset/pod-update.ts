@@ -10,7 +10,6 @@ import {
   ANNOTATION_LIFECYCLE_TIMESTAMP,
   LABEL_CONTROLLER_REVISION_HASH,
   LABEL_LIFECYCLE_STATE,
-  type LifecycleHook,
   type LifecycleState,
 } from '../api/types.js';
 import { rfc3339Seconds } from '../api/time.js';
@@ -19,7 +18,7 @@ import type { PodTemplate } from '../inplace/diff.js';
 import { planInPlaceUpdate, type InPlaceStep } from '../inplace/plan.js';
 import { claimTemplatesChanged } from './claims.js';
 import type { ConditionWrites, Intent, PlannedEvent } from './intents.js';
-import { deletionStep, inPlaceUpdateGate } from './lifecycle.js';
+import { deletionStep, inPlaceUpdateGate, lifecycleWrites, type MoveOptions } from './lifecycle.js';
 import { backendOf, earliest, movesNoPod, nameOf, prePullFor, type PlanInput } from './plan-input.js';
 import type { UpdatePlan } from './update.js';
 
@@ -126,12 +125,14 @@ export function planPodUpdates(
  */
 function heldByLifecycle(input: PlanInput, pod: Pod, step: InPlaceStep, picked: boolean): Intent | 'wait' | undefined {
   const { lifecycle } = input.cloneSet.spec;
-  const move = (state: LifecycleState, options: { markNotReady?: boolean; restoreHook?: LifecycleHook }): Intent => ({
+  const at = rfc3339Seconds(input.now);
+  const move = (state: LifecycleState, options: MoveOptions): Intent => ({
     kind: 'lifecycle',
     pod,
     state,
-    at: rfc3339Seconds(input.now),
+    at,
     ...options,
+    ...lifecycleWrites(pod, state, at, options),
   });
   if (step.kind === 'recreate') {
     const deletion = deletionStep(lifecycle, pod);

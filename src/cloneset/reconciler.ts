@@ -1,6 +1,7 @@
-// The CloneSet reconcile as three steps: observe (the CloneSet, its pods, revisions and claims from the
-// caches, once the caches have seen our own writes), plan (planner.ts, pure), act (executor.ts),
-// then write the status the plan leads to with any failures folded in. A failed write is a
+// The CloneSet reconcile as four steps: observe (the CloneSet, its pods, revisions and claims from
+// the caches, once the caches have seen our own writes), plan (planner.ts, pure: claims and
+// creates included), act (executor.ts), then write the status the plan leads to with any failures
+// folded in. A failed write is a
 // condition plus an event, and the reconcile then fails so the key backs off; a refusal that
 // retrying cannot fix backs off to the long end. Level-triggered and idempotent.
 // Must not: decide anything itself, keep state between rounds other than expectations and when
@@ -22,12 +23,12 @@ import { isNotFound, type KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import { mergePatch } from '../api/json.js';
 import { IntOrPercentError } from '../api/intorpercent.js';
-import { planClaims, type Claim, type ClaimPlan } from './claims.js';
+import type { Claim } from './claims.js';
 import { PlanExecutor, type Failure } from './executor.js';
 import { describeFailure } from './failures.js';
 import type { NodeEvidenceIndex } from './node-evidence.js';
 import type { ConditionWrites, Plan } from './intents.js';
-import type { PrePullInput } from './plan-input.js';
+import type { PlanInput, PrePullInput } from './plan-input.js';
 import { planReconcile } from './planner.js';
 import { defaulted, type DefaultedWireCloneSet } from './pods.js';
 import type { ResizeBackend } from './resizes.js';
@@ -87,60 +88,75 @@ export class CloneSetReconciler {
 
   /** `signal` aborts when leadership is lost or shutdown runs out of time: no intent starts after it. */
   async reconcile(key: string, signal?: AbortSignal): Promise<ReconcileResult> {
+    const observed = await this.observe(key);
+    if ('done' in observed) return observed.done;
+    const plan = await this.plan(observed);
+    const failures = await this.executor.execute(observed.stored, key, plan, signal);
+    return this.conclude(observed, plan, failures);
+  }
+
+  /**
+   * Step 1: the CloneSet, once the caches have seen our own writes, its pods, revisions and
+   * claims, and what its nodes pre-pull: the planner's input. `done` when the round ends here.
+   */
+  private async observe(key: string): Promise<Observed | { done: ReconcileResult }> {
     const stored = this.deps.cloneSets.get(key);
-    if (!stored) {
-      this.deps.scaleExpectations.delete(key);
-      this.statusWrittenAt.delete(key);
-      this.statusDiffersSince.delete(key);
-      const [namespace = '', name = ''] = key.split('/');
-      // A deleted CloneSet's series would otherwise be scraped forever.
-      this.deps.resize.metrics?.forget(namespace, name);
-      return;
-    }
-    if (stored.metadata?.deletionTimestamp) return;
+    if (!stored) return { done: this.forget(key) };
+    if (stored.metadata?.deletionTimestamp) return { done: undefined };
     const cs = defaulted(stored);
     const waitFor = this.cacheLag(key, cs);
-    if (waitFor !== undefined) return waitFor;
-    const pods = this.deps.pods.byIndex(OWNER_INDEX, ownedIndexValue(cs.metadata?.namespace, cs.metadata?.uid));
-    let revisions: Awaited<ReturnType<RevisionStore['sync']>>;
-    try {
-      revisions = await this.store.sync(cs, pods);
-    } catch (err) {
-      return await this.failRevision(stored, cs, err);
-    }
-    if (revisions === 'collision') return { requeue: true };
+    if (waitFor !== undefined) return { done: waitFor };
+    const pods = this.deps.pods.byIndex(OWNER_INDEX, ownedBy(cs));
+    const revisions = await this.store.sync(cs, pods).catch((err: unknown) => this.failRevision(stored, cs, err));
+    if (revisions === 'collision') return { done: { requeue: true } };
+    const input: PlanInput = {
+      cloneSet: cs,
+      pods,
+      revisions,
+      now: this.now(),
+      resizeBackend: this.deps.resize.backend,
+      nodeEvidence: this.deps.nodeEvidence,
+      claims: this.deps.claims?.byIndex(OWNER_INDEX, ownedBy(cs)) ?? [],
+      ...this.prePullInput(cs, pods),
+    };
+    return { key, stored, cs, pods, input };
+  }
 
-    const now = this.now();
-    let plan: Plan;
+  /** A deleted CloneSet leaves nothing behind: its expectations, status timers and metric series. */
+  private forget(key: string): ReconcileResult {
+    this.deps.scaleExpectations.delete(key);
+    this.statusWrittenAt.delete(key);
+    this.statusDiffersSince.delete(key);
+    const [namespace = '', name = ''] = key.split('/');
+    // A deleted CloneSet's series would otherwise be scraped forever.
+    this.deps.resize.metrics?.forget(namespace, name);
+    return undefined;
+  }
+
+  /** Step 2 (planner.ts, pure). A spec that cannot be planned is an InvalidSpec condition and event, then a failure. */
+  private async plan({ key, stored, cs, input }: Observed): Promise<Plan> {
     try {
-      plan = planReconcile({
-        cloneSet: cs,
-        pods,
-        revisions,
-        now,
-        resizeBackend: this.deps.resize.backend,
-        nodeEvidence: this.deps.nodeEvidence,
-        ...this.prePullInput(cs, pods),
-      });
+      const plan = planReconcile(input);
+      this.deps.logger.debug({ cloneset: key, intents: plan.intents.map((i) => i.kind), budget: plan.budget }, 'plan');
+      return plan;
     } catch (err) {
       if (!(err instanceof IntOrPercentError)) throw err;
       // Only a CloneSet stored before the CRD bounded these values gets here: say what to fix.
       const message = `the spec cannot be planned: ${err.message}; edit the CloneSet`;
-      return await this.failRound(
-        stored,
-        cs,
-        Conditions.FailedUpdate,
-        EventReasons.InvalidSpec,
-        { message, permanent: true, reason: ConditionReasons.InvalidSpec },
-        err,
-      );
+      const info = { message, permanent: true, reason: ConditionReasons.InvalidSpec };
+      return await this.failRound(stored, cs, Conditions.FailedUpdate, EventReasons.InvalidSpec, info, err);
     }
-    this.deps.logger.debug({ cloneset: key, intents: plan.intents.map((i) => i.kind), budget: plan.budget }, 'plan');
-    const failures = await this.executor.execute(stored, key, plan, signal, this.claimPlan(cs, pods, plan));
+  }
+
+  /**
+   * Step 4: the status the plan leads to, failures folded in, and the revision history pruned
+   * whatever else failed (a refusal that lasts must not keep every revision of the meantime: 15
+   * kept with a limit of 2). Failures make the round fail, so the key backs off.
+   */
+  private async conclude(observed: Observed, plan: Plan, failures: readonly Failure[]): Promise<ReconcileResult> {
+    const { key, stored, cs, pods, input } = observed;
     this.recordMetrics(cs, plan);
-    const { status, wakeAt } = await this.writeRoundStatus(key, stored, cs, plan, failures, now);
-    // History is pruned whatever else failed this round: a refusal that lasts must not keep
-    // every revision of the meantime (15 kept with a limit of 2).
+    const { status, wakeAt } = await this.writeRoundStatus(key, stored, cs, plan, failures, input.now);
     const pruneError = await this.store.prune(cs, pods, status).then(
       () => undefined,
       (err: unknown) => err,
@@ -152,7 +168,7 @@ export class CloneSetReconciler {
       throw reconcileFailure(failures);
     }
     if (pruneError !== undefined) throw new Error('pruning ControllerRevisions failed', { cause: pruneError });
-    if (wakeAt !== undefined) return { requeueAfterMs: Math.max(100, wakeAt - now) };
+    if (wakeAt !== undefined) return { requeueAfterMs: Math.max(100, wakeAt - input.now) };
     return;
   }
 
@@ -175,14 +191,6 @@ export class CloneSetReconciler {
     return undefined;
   }
 
-  /** What happens to the CloneSet's claims this round (claims.ts); none without templates or claims. */
-  private claimPlan(cs: DefaultedWireCloneSet, pods: readonly Pod[], plan: Plan): ClaimPlan | undefined {
-    const claims = this.deps.claims?.byIndex(OWNER_INDEX, ownedIndexValue(cs.metadata?.namespace, cs.metadata?.uid)) ?? [];
-    if (claims.length === 0 && (cs.spec.volumeClaimTemplates ?? []).length === 0) return undefined;
-    const deletedPods = plan.intents.flatMap((i) => (i.kind === 'delete' ? [i.pod] : []));
-    return planClaims({ cloneSet: cs, pods, claims, deletedPods });
-  }
-
   /** The pre-pull reports of these pods' nodes and the CloneSet's revisions' ages. */
   private prePullInput(cs: DefaultedWireCloneSet, pods: readonly Pod[]): { prePull?: PrePullInput } {
     const prePull = this.deps.prePull;
@@ -193,7 +201,7 @@ export class CloneSetReconciler {
       if (report.ok) reports.set(node, report.value);
     }
     const revisionCreatedAt = new Map<string, number>();
-    for (const r of this.deps.revisions.byIndex(OWNER_INDEX, ownedIndexValue(cs.metadata?.namespace, cs.metadata?.uid))) {
+    for (const r of this.deps.revisions.byIndex(OWNER_INDEX, ownedBy(cs))) {
       const createdAt = Date.parse(r.metadata?.creationTimestamp ?? '');
       if (Number.isFinite(createdAt)) revisionCreatedAt.set(r.metadata?.name ?? '', createdAt);
     }
@@ -288,6 +296,19 @@ export class CloneSetReconciler {
     }
   }
 }
+
+/** One round's observation: the CloneSet as stored and defaulted, and the planner's input. */
+interface Observed {
+  readonly key: string;
+  readonly stored: WireCloneSet;
+  readonly cs: DefaultedWireCloneSet;
+  /** Every pod the CloneSet owns (the owner index). */
+  readonly pods: Pod[];
+  readonly input: PlanInput;
+}
+
+/** The owner index value of what this CloneSet owns (pods, revisions, claims). */
+const ownedBy = (cs: DefaultedWireCloneSet): string => ownedIndexValue(cs.metadata?.namespace, cs.metadata?.uid);
 
 const alreadyReported = (cs: DefaultedWireCloneSet, type: string, message: string): boolean =>
   cs.status?.conditions?.some((c) => c.type === type && c.status === 'True' && c.message === message) === true;

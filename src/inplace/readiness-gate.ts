@@ -36,11 +36,14 @@ export function needsReadinessGateCondition(pod: Pod): boolean {
   return hasGate(pod.spec) && readinessGateCondition(pod) === undefined;
 }
 
+/** The gate's condition as written to the pod's status. */
+export type GateWrite = Record<string, string>;
+
 /** The gate's condition as the engine writes it to the pod's status. */
 export function readinessGateWrite(
   status: 'True' | 'False',
   lastTransitionTime: string,
   why?: { reason: string; message?: string },
-): Record<string, string> {
+): GateWrite {
   return { type: CONDITION_INPLACE_UPDATE_READY, status, ...why, lastTransitionTime };
 }
