@@ -10,7 +10,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import yaml from 'js-yaml';
 import PQueue from 'p-queue';
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
-import { isAlreadyExists, type KubeClient, type Node, type Pod } from '../src/runtime/kube-client.js';
+import { isAlreadyExists, type KubeClient } from '../src/runtime/kube-client.js';
+import type { Node, Pod } from '../src/api/wire.js';
 
 /**
  * Labels of every CloneSet a benchmark creates (also those on the real kubelet). The test bed often

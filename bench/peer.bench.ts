@@ -32,7 +32,8 @@ import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { Informer } from '../src/runtime/informer.js';
-import { KubeClient, isAlreadyExists, isNotFound, type KubeObject, type Pod } from '../src/runtime/kube-client.js';
+import { KubeClient, isAlreadyExists, isNotFound } from '../src/runtime/kube-client.js';
+import type { KubeObject, Pod } from '../src/api/wire.js';
 import { silentLogger } from '../src/runtime/logger.js';
 import {
   BENCH_CLONESET_LABELS,

@@ -14,7 +14,8 @@
 import * as k8s from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
 import { setupCloneSetController } from '../src/cloneset/setup.js';
-import { KubeClient, type Pod } from '../src/runtime/kube-client.js';
+import { KubeClient } from '../src/runtime/kube-client.js';
+import type { Pod } from '../src/api/wire.js';
 import { silentLogger } from '../src/runtime/logger.js';
 import { Manager } from '../src/runtime/manager.js';
 import { Timeline, describeShare, type TimelineShare } from './timeline.js';

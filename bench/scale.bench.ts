@@ -22,7 +22,8 @@
 import * as k8s from '@kubernetes/client-node';
 import { existsSync, mkdirSync } from 'node:fs';
 import { Informer } from '../src/runtime/informer.js';
-import { KubeClient, type Pod } from '../src/runtime/kube-client.js';
+import { KubeClient } from '../src/runtime/kube-client.js';
+import type { Pod } from '../src/api/wire.js';
 import { silentLogger } from '../src/runtime/logger.js';
 import { Timeline, describeShare, describeWaves } from './timeline.js';
 import {

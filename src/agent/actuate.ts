@@ -18,7 +18,8 @@
 // limit matches when it equals the target rounded down to the page size.
 import { AgentReasons } from '../api/reasons.js';
 import type { CgroupReading } from '../cgroup/container.js';
-import type { CriClient, LinuxContainerResources } from '../cri/client.js';
+import type { CriClient } from '../cri/client.js';
+import type { LinuxContainerResources } from '../api/node.js';
 import type { CpuMemoryResources } from '../cri/convert.js';
 import { sharesToCpuWeight, sharesToCpuWeightQuadratic } from '../cgroup/values.js';
 

@@ -17,7 +17,8 @@ import { ANNOTATION_RESIZE_STATUS, LABEL_CONTROLLER_REVISION_HASH } from '../api
 import type { KubeObject, Node, Pod } from '../api/wire.js';
 import { podCgroupFromContainer, readPodCgroup, writePodCgroup, type PodCgroupOptions } from '../cgroup/pod.js';
 import type { CgroupReading } from '../cgroup/container.js';
-import type { Container, CriClient } from '../cri/client.js';
+import type { CriClient } from '../cri/client.js';
+import type { Container } from '../cri/types.js';
 import type { ConvertOptions } from '../cri/convert.js';
 import {
   encodeResizeStatus,

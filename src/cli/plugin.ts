@@ -19,9 +19,6 @@ import { status, type StatusOptions } from './verbs/status.js';
 import { undo, type UndoOptions } from './verbs/undo.js';
 import { errorMessage } from '../api/errors.js';
 
-export { ExitCodes } from './verbs/common.js';
-export { followStatus, type StatusDeps, type StatusOptions } from './verbs/status.js';
-
 /** A duration flag: 30s, 5m, 1h30m, 500ms; a bare number is seconds; 0 is none. */
 function durationFlag(value: string): number {
   try {

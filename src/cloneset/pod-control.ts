@@ -7,10 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import type { ScaleExpectations } from '../runtime/expectations.js';
 import { LABEL_INSTANCE_ID } from '../api/types.js';
-import { isAlreadyExists, isConflict, isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
+import { isAlreadyExists, isConflict, isNotFound, type KubeClient } from '../runtime/kube-client.js';
 import { claimsForPod, withClaimVolumes, type ClaimPlan } from './claims.js';
 import { newInstanceIds, newPod } from './pods.js';
-import type { WireCloneSet } from '../api/wire.js';
+import type { WireCloneSet, Pod } from '../api/wire.js';
 
 /** A create or delete that failed, with the pod names it was about. */
 export class PodControlError extends Error {

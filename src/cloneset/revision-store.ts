@@ -6,7 +6,7 @@
 import { LABEL_CLONESET, LABEL_CONTROLLER_REVISION_HASH, type CloneSetStatus } from '../api/types.js';
 import { ownedIndexValue } from '../api/owner.js';
 import type { Informer } from '../runtime/informer.js';
-import { isAlreadyExists, isConflict, isNotFound, type KubeClient, type Pod } from '../runtime/kube-client.js';
+import { isAlreadyExists, isConflict, isNotFound, type KubeClient } from '../runtime/kube-client.js';
 import { controllerRef } from './pods.js';
 import { LRUCache } from 'lru-cache';
 import {
@@ -18,7 +18,7 @@ import {
   templateHash,
   type RevisionSummary,
 } from './revision.js';
-import type { WireCloneSet } from '../api/wire.js';
+import type { WireCloneSet, Pod } from '../api/wire.js';
 
 export interface ControllerRevision {
   apiVersion?: string;

@@ -6,7 +6,8 @@ import { API_GROUP, API_VERSION, LABEL_CLONESET, LABEL_INSTANCE_ID } from '../ap
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
 import { ownedIndexValue } from '../api/owner.js';
 import { byControllerOf, enqueueOwner } from '../runtime/handlers.js';
-import { byNodeName, objectKey } from '../runtime/informer.js';
+import { byNodeName } from '../runtime/informer.js';
+import { objectKey } from '../runtime/store.js';
 import type { Node, Pod, WireCloneSet } from '../api/wire.js';
 import { DEFAULT_PREPULL_TIMEOUT_MS } from '../inplace/prepull.js';
 import type { Manager } from '../runtime/manager.js';

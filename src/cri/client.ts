@@ -27,11 +27,10 @@ import type {
   ContainerStatusResult,
   CriClientOptions,
   ExecSyncResult,
-  Labels,
-  LinuxContainerResources,
-  RegistryAuth,
   VersionInfo,
 } from './types.js';
+import type { RegistryAuth } from '../api/prepull.js';
+import type { Labels, LinuxContainerResources } from '../api/node.js';
 import {
   containerFilterToWire,
   containerFromWire,
@@ -42,9 +41,6 @@ import {
   type WireMap,
 } from './wire.js';
 import { errorMessage } from '../api/errors.js';
-
-export { CriError, criCodeName, isCriError, type CriCode } from './errors.js';
-export type * from './types.js';
 
 /** The test bed's containerd; production nodes usually use unix:///run/containerd/containerd.sock. */
 export const DEFAULT_CRI_ENDPOINT = 'unix:///run/containerd/containerd.sock';

@@ -4,8 +4,6 @@
 // Owns: type declarations only. Must not: hold code or know the wire form (wire.ts does).
 import type { Labels, LinuxContainerResources } from '../api/node.js';
 
-export type { HugepageLimit, Labels, LinuxContainerResources } from '../api/node.js';
-
 export type ContainerState = 'CONTAINER_CREATED' | 'CONTAINER_RUNNING' | 'CONTAINER_EXITED' | 'CONTAINER_UNKNOWN';
 
 export interface VersionInfo {
@@ -90,5 +88,3 @@ export interface CriClientOptions {
   /** Where runtime.proto is; found automatically otherwise (see the header). */
   readonly protoPath?: string;
 }
-
-export type { RegistryAuth } from '../api/prepull.js';

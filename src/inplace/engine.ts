@@ -9,7 +9,8 @@ import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../api/type
 import type { EventRecorder } from '../runtime/events.js';
 import type { ResourceVersionExpectations } from '../runtime/expectations.js';
 import { KubeApiError } from '../runtime/api-error.js';
-import { isNotFound, type KubeClient, type KubeObject, type Pod } from '../runtime/kube-client.js';
+import { isNotFound, type KubeClient } from '../runtime/kube-client.js';
+import type { KubeObject, Pod } from '../api/wire.js';
 import { infeasibleAtAdmission } from '../resize/admission.js';
 import type { ResizeRefusal } from '../api/types.js';
 import type { InPlaceMetrics } from './metrics.js';

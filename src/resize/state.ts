@@ -33,8 +33,6 @@ import { agentResizeView } from './agent-view.js';
 import type { ResizeView } from './view.js';
 import { perObject } from '../api/memo.js';
 
-export type { ResizeView } from './view.js';
-
 type Resources = Wire<k8s.V1ResourceRequirements>;
 type Condition = Wire<k8s.V1PodCondition>;
 type ContainerStatus = Wire<k8s.V1ContainerStatus>;

@@ -7,7 +7,8 @@ import { rfc3339Seconds } from '../api/time.js';
 import type { CloneSetResizeStatus, ResizeAction, UpdateStrategyType } from '../api/types.js';
 import type { Pod } from '../api/wire.js';
 import { decideResizeOutcome } from './outcome.js';
-import { podResizeView, type ResizeView } from './state.js';
+import { podResizeView } from './state.js';
+import type { ResizeView } from './view.js';
 import { summarizeResizes } from './summary.js';
 
 export interface ResizeStrategyInput {

@@ -13,7 +13,8 @@
 import { LRUCache } from 'lru-cache';
 import { randomBytes } from 'node:crypto';
 import PQueue from 'p-queue';
-import type { KubeClient, KubeObject } from './kube-client.js';
+import type { KubeClient } from './kube-client.js';
+import type { KubeObject } from '../api/wire.js';
 import type { Logger } from './logger.js';
 
 import type { EventType } from '../api/reasons.js';

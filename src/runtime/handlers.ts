@@ -4,17 +4,15 @@
 // controller owner's key (EnqueueRequestForOwner, old and new owner on an update) — plus the
 // dispatch that shields the informer from a handler that throws.
 // Must not: read the API, hold state, or decide anything about an object beyond its key.
-import type { KubeObject } from './kube-client.js';
+import type { KubeObject } from '../api/wire.js';
 import type { Logger } from './logger.js';
 import { objectKey, type StoreChange } from './store.js';
 import type { InformerHandler, KeyQueue } from '../api/handler.js';
 import { controllerOf, ownedIndexValue, type OwnerKind } from '../api/owner.js';
 
 // The handler and queue shapes live in src/api/handler.ts, so pure handlers name them without this module.
-export type { InformerHandler, KeyQueue } from '../api/handler.js';
 
 // Which owner controls an object is one rule, in src/api/owner.ts (the agent reads it too).
-export { controllerOf, type OwnerKind } from '../api/owner.js';
 
 /** The key of `obj`'s controller owner of `owner`'s kind ("namespace/ownerName"), if it has one. */
 export function ownerKey(obj: KubeObject, owner: OwnerKind): string | undefined {

@@ -12,16 +12,15 @@
 // Must not: interpret objects or call reconcilers directly; handlers map changes to queue keys.
 import { StringDecoder } from 'node:string_decoder';
 import { Backoff } from './backoff.js';
-import { dispatch, type InformerHandler } from './handlers.js';
-import type { KubeClient, KubeList, KubeObject, RequestOptions } from './kube-client.js';
+import { dispatch } from './handlers.js';
+import type { InformerHandler } from '../api/handler.js';
+import type { KubeClient, RequestOptions } from './kube-client.js';
+import type { KubeList, KubeObject } from '../api/wire.js';
 import { KubeApiError } from './api-error.js';
 import { isGone } from './kube-client.js';
 import type { Logger } from './logger.js';
 import { Store, type IndexFunc, type StoreChange } from './store.js';
 import { step, type WatcherEffect, type WatcherInput, type WatcherPhase, type WatcherState } from './watcher.js';
-
-export { objectKey, type IndexFunc } from './store.js';
-export type { InformerHandler } from './handlers.js';
 
 export interface InformerOptions<T extends KubeObject = KubeObject> {
   /** Shown in logs, e.g. "pods". */

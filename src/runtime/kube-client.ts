@@ -21,7 +21,6 @@ import { setMaxListeners } from 'node:events';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 
-export type { KubeList, KubeObject, Node, ObjectMeta, Pod, Wire } from '../api/wire.js';
 import type { KubeList } from '../api/wire.js';
 import { KubeApiError, WriteRefusedError, type KubeStatus } from './api-error.js';
 

@@ -3,7 +3,7 @@
 // informer can tell the handlers; `replace` applies a full list as the set of changes from the
 // old contents to the new, so a relist delivers exactly what was missed.
 // Must not: do I/O, call handlers, or interpret objects beyond the index functions it is given.
-import type { KubeObject } from './kube-client.js';
+import type { KubeObject } from '../api/wire.js';
 
 export type IndexFunc<T> = (obj: T) => string[];
 

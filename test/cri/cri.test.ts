@@ -21,7 +21,9 @@ import {
   parseProcCgroup,
   type CgroupReading,
 } from '../../src/cgroup/container.js';
-import { CriClient, CriError, type LinuxContainerResources } from '../../src/cri/client.js';
+import { CriClient } from '../../src/cri/client.js';
+import type { LinuxContainerResources } from '../../src/api/node.js';
+import { CriError } from '../../src/cri/errors.js';
 import { TestCriClient, type ContainerConfig, type PodSandboxConfig } from './support/runtime-client.js';
 import { toLinuxResources, type ContainerResourceRequirements, type ConvertOptions } from '../../src/cri/convert.js';
 import { cpuMaxValue, memoryMaxValue, sharesToCpuWeight, sharesToCpuWeightQuadratic } from '../../src/cgroup/values.js';

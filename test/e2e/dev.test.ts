@@ -5,7 +5,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { loadTestKubeConfig } from '../support/cluster/kube.js';
-import { KubeClient, type Pod } from '../../src/runtime/kube-client.js';
+import { KubeClient } from '../../src/runtime/kube-client.js';
+import type { Pod } from '../../src/api/wire.js';
 import { activePods, cloneSetPath, readCloneSet, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
 import { eventually } from '../support/cluster/testbed.js';
 

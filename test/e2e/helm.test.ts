@@ -20,7 +20,8 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isNotFound, KubeClient, type Pod } from '../../src/runtime/kube-client.js';
+import { isNotFound, KubeClient } from '../../src/runtime/kube-client.js';
+import type { Pod } from '../../src/api/wire.js';
 import { createTestNamespace, kubeconfigPath, loadTestKubeConfig } from '../support/cluster/kube.js';
 import { eventually, RESIZE_WITHOUT_RESTART, sizedContainer } from '../support/cluster/testbed.js';
 import {

@@ -15,7 +15,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { KubeClient, type Pod } from '../../src/runtime/kube-client.js';
+import { KubeClient } from '../../src/runtime/kube-client.js';
+import type { Pod } from '../../src/api/wire.js';
 import { freezeComponent, restartApiServer, restartComponent, waitForApiServerReady } from '../support/cluster/components.js';
 import { activePods, cloneSetPath, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
 import { ensureCrd } from '../support/cluster/crd.js';

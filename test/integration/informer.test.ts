@@ -9,8 +9,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { pino } from 'pino';
 import { Backoff } from '../../src/runtime/backoff.js';
-import { Informer, objectKey } from '../../src/runtime/informer.js';
-import { KubeClient, type KubeObject } from '../../src/runtime/kube-client.js';
+import { Informer } from '../../src/runtime/informer.js';
+import { objectKey } from '../../src/runtime/store.js';
+import { KubeClient } from '../../src/runtime/kube-client.js';
+import type { KubeObject } from '../../src/api/wire.js';
 import type { Logger } from '../../src/runtime/logger.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { restartApiServer } from '../support/cluster/components.js';

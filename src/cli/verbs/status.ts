@@ -8,7 +8,6 @@
 import { CLONESET_OWNER, controllerOf } from '../../api/owner.js';
 import { selectorString } from '../../cloneset/selector.js';
 import { KubeApiError } from '../../runtime/api-error.js';
-import type { Pod } from '../../runtime/kube-client.js';
 import { renderStatus, renderSummaryLine } from '../status-render.js';
 import { buildStatusView, type StatusView } from '../status-view.js';
 import {
@@ -25,7 +24,7 @@ import {
   type ConnectionOptions,
   type Reader,
 } from './common.js';
-import type { WireCloneSet } from '../../api/wire.js';
+import type { WireCloneSet, Pod } from '../../api/wire.js';
 
 /** A blocker that may clear by itself (e.g. FailedUpdate from an API conflict) must hold this long. */
 const CONFIRM_TRANSIENT_MS = 10_000;

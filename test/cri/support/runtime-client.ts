@@ -4,7 +4,9 @@
 // containerd, where no kubelet creates one. The agent never creates or removes anything, so these
 // live here and not in src/cri/.
 // Owns: those RPCs' typed values and wire mappers. Must not: be imported by src/.
-import { CriClient, type CallOptions, type Labels, type LinuxContainerResources } from '../../../src/cri/client.js';
+import { CriClient } from '../../../src/cri/client.js';
+import type { Labels, LinuxContainerResources } from '../../../src/api/node.js';
+import type { CallOptions } from '../../../src/cri/types.js';
 import { big, resourcesToWire, type WireInt64, type WireMap } from '../../../src/cri/wire.js';
 
 export type PodSandboxState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';

@@ -3,7 +3,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { applyContainerResources, cpuMatches, memoryMatches, memoryRefusal } from '../../../src/agent/actuate.js';
 import type { CgroupReading } from '../../../src/cgroup/container.js';
-import type { LinuxContainerResources } from '../../../src/cri/client.js';
+import type { LinuxContainerResources } from '../../../src/api/node.js';
 import { toLinuxResources } from '../../../src/cri/convert.js';
 
 const Mi = 1024n * 1024n;

@@ -8,7 +8,7 @@ import { describe, expect, it } from '@jest/globals';
 import { Registry } from 'prom-client';
 import { containersToStop, RestartActuator, WAIT_FOR_SLOT_MS } from '../../../src/agent/restart.js';
 import type { Pod } from '../../../src/api/wire.js';
-import type { CallOptions, ExecSyncResult } from '../../../src/cri/client.js';
+import type { CallOptions, ExecSyncResult } from '../../../src/cri/types.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
 import { buildPod, cloneSetOwner, runningStatus, waitingStatus, type Container } from '../../support/fixtures/pods.js';
 

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { CriClient, CriError, normalizeEndpoint, resolveProtoPath } from '../../../src/cri/client.js';
+import { CriClient, normalizeEndpoint, resolveProtoPath } from '../../../src/cri/client.js';
+import { CriError } from '../../../src/cri/errors.js';
 
 type Handler = (call: grpc.ServerUnaryCall<Record<string, unknown>, unknown>, callback: grpc.sendUnaryData<unknown>) => void;
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { MAX_RESIZE_STATUS_PODS } from '../../../src/api/types.js';
 import { decideResizeOutcome, type ResizeOutcome, type ResizeOutcomeStrategy } from '../../../src/resize/outcome.js';
-import type { ResizeView } from '../../../src/resize/state.js';
+import type { ResizeView } from '../../../src/resize/view.js';
 import { summarizeResizes } from '../../../src/resize/summary.js';
 
 /** The expected fields that have a value; those given as undefined must be absent. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { kubeletCanResize, podResizeView, resourcesEquivalent, type ResizeView } from '../../../src/resize/state.js';
+import { kubeletCanResize, podResizeView, resourcesEquivalent } from '../../../src/resize/state.js';
+import type { ResizeView } from '../../../src/resize/view.js';
 import type { Pod } from '../../../src/api/wire.js';
 import { guaranteed, makePod, type Res } from '../../support/fixtures/kubelet-pods.js';
 
