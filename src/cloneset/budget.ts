@@ -8,7 +8,9 @@
 // so pods already out of service (not ready, not yet available for minReadySeconds, mid in-place
 // update, replacements that cannot be scheduled) and pods missing altogether (deleted, not yet
 // replaced) use it up; surge pods above replicas add to it. Taking an available pod costs one;
-// an unavailable pod costs nothing (it serves nobody).
+// an unavailable pod costs nothing (it serves nobody). Across nodes the budget is shared out:
+// each node may have out of service at once only its share of maxUnavailable, in proportion to the
+// pods it holds (nodeShares), so an update spreads over the nodes instead of emptying one.
 // Pure. Must not: choose which pods to disrupt (the planner orders the candidates) or do I/O.
 import { activePods, countsAsAvailable, type PodSummary } from './pod-state.js';
 
@@ -23,6 +25,32 @@ export interface BudgetInput {
 export function disruptionBudget(input: BudgetInput): number {
   const available = activePods(input.pods).filter(countsAsAvailable).length;
   return Math.max(0, available - (input.replicas - input.maxUnavailable));
+}
+
+/**
+ * How many more available pods each node may lose now: its share of maxUnavailable,
+ * ⌈maxUnavailable × pods on the node ÷ pods on all nodes⌉ (at least 1), minus its pods out of
+ * service already. A node whose pods all went out of service (lost, drained) takes nothing from
+ * the others' shares. With the pods on one node (or none) there is nothing to share out: no entry,
+ * the budget alone decides. Unscheduled pods belong to no node and are not counted. Decision 61.
+ */
+export function nodeShares(input: BudgetInput): Map<string, number> {
+  const byNode = new Map<string, { pods: number; unavailable: number }>();
+  for (const pod of activePods(input.pods)) {
+    if (pod.nodeName === '') continue;
+    const node = byNode.get(pod.nodeName) ?? { pods: 0, unavailable: 0 };
+    node.pods += 1;
+    if (!countsAsAvailable(pod)) node.unavailable += 1;
+    byNode.set(pod.nodeName, node);
+  }
+  const shares = new Map<string, number>();
+  if (byNode.size < 2) return shares;
+  const scheduled = [...byNode.values()].reduce((sum, node) => sum + node.pods, 0);
+  for (const [name, node] of byNode) {
+    const share = Math.max(1, Math.ceil((input.maxUnavailable * node.pods) / scheduled));
+    shares.set(name, Math.max(0, share - node.unavailable));
+  }
+  return shares;
 }
 
 /** What taking `pod` out of service costs: one if it serves now, nothing otherwise. */

@@ -16,7 +16,7 @@ import {
   NONE,
   type PodSummary,
 } from './pod-state.js';
-import { disruptionBudget, disruptionCost } from './budget.js';
+import { disruptionBudget, disruptionCost, nodeShares } from './budget.js';
 import { orderForUpdate, type UpdateOrder } from './update-order.js';
 
 /** The spec fields the arithmetic reads (names as in the CloneSet spec). */
@@ -297,30 +297,35 @@ function candidatesFor(pods: readonly PodSummary[], input: RolloutInput, forward
 /**
  * Caps the sorted candidates: at most |update| of them, stopping before unavailable pods on the
  * target revision would reach updateMaxUnavailable (a broken new revision stops the rollout), and
- * taking available pods only while the disruption budget (budget.ts) lasts. Updating a pod that
- * is already unavailable costs nothing.
+ * taking available pods only while the disruption budget (budget.ts) lasts and their node has a
+ * share of it left (nodeShares: a node that used its share is passed over for the next candidate
+ * on another node). Updating a pod that is already unavailable costs nothing.
  */
 function limitCandidates(
   sorted: readonly PodSummary[],
   pods: readonly PodSummary[],
   diffs: RolloutDiffs,
   targetRevision: string,
-  budget: number,
+  budget: { total: number; byNode: Map<string, number> },
 ): { chosen: PodSummary[]; budgetUsed: number } {
   // Pods already in PreparingUpdate go first (a stable move): their hooks have been asked.
   const prepared = (p: PodSummary): boolean => p.lifecycleState === 'PreparingUpdate';
   const wanted = [...sorted.filter(prepared), ...sorted.filter((p) => !prepared(p))].slice(0, Math.abs(diffs.update));
   const targetUnavailable = pods.filter((p) => !countsAsAvailable(p) && p.revision === targetRevision).length;
   const chosen: PodSummary[] = [];
-  let left = budget;
+  let left = budget.total;
+  const nodesLeft = new Map(budget.byNode);
   for (const pod of wanted) {
     if (targetUnavailable + chosen.length >= diffs.updateMaxUnavailable) break;
     const cost = disruptionCost(pod);
     if (cost > left) break;
+    const nodeLeft = nodesLeft.get(pod.nodeName) ?? Infinity;
+    if (cost > nodeLeft) continue;
+    nodesLeft.set(pod.nodeName, nodeLeft - cost);
     left -= cost;
     chosen.push(pod);
   }
-  return { chosen, budgetUsed: budget - left };
+  return { chosen, budgetUsed: budget.total - left };
 }
 
 /**
@@ -343,7 +348,8 @@ export function planUpdate(input: RolloutInput): UpdatePlan {
   const pods = activePods(input.pods);
   const sorted = orderForUpdate(candidatesFor(pods, input, forward).sort(compareActivePods), pods, input.updateOrder);
   const { maxUnavailable } = resolveRolloutLimits(input);
-  const budget = disruptionBudget({ replicas: input.replicas, maxUnavailable, pods });
+  const budgetInput = { replicas: input.replicas, maxUnavailable, pods };
+  const budget = { total: disruptionBudget(budgetInput), byNode: nodeShares(budgetInput) };
   const { chosen, budgetUsed } = limitCandidates(sorted, pods, diffs, targetRevision, budget);
   return { toUpdate: chosen.map((p) => p.name), targetRevision, expectedUpdatedReplicas, budgetUsed };
 }
