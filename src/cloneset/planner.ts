@@ -3,7 +3,9 @@
 // that decides which pods leave service, and every such decision draws from the one disruption
 // budget (budget.ts): scale-down, ReCreate, the InPlaceIfPossible fallback, in-place restarts,
 // RestartContainer resizes and resize outcomes that recreate. A round either scales (creates or
-// deletes) or updates, as in Kruise, so expectations cover one kind of change at a time.
+// deletes) or updates, as in Kruise, so expectations cover one kind of change at a time. It also
+// decides the round's claims (claims.ts) and so how many creates go out. Owns the round's order;
+// its input is plan-input.ts, each pod's update pod-update.ts, RolloutBlocked rollout-blocked.ts.
 // Pure: the clock and the resize backend come in as input. Must not: perform I/O, generate
 // names, or read anything but its input.
 import { ConditionReasons, EventReasons } from '../api/reasons.js';
