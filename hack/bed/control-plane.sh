@@ -128,6 +128,7 @@ up_controller_manager() {
     --service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
     --cluster-signing-cert-file "$PKI/ca.crt" --cluster-signing-key-file "$PKI/ca.key" \
     --service-cluster-ip-range "$SERVICE_CIDR" --allocate-node-cidrs=false \
+    --node-monitor-grace-period 20s \
     "${gate_flags[@]}" --v=1
   wait_for kube-controller-manager 60 "${ok[@]}"
   log "kube-controller-manager up"

@@ -21,7 +21,11 @@ export interface ControllerTestBed {
   controllerRequests(): Promise<number>;
 }
 
-export function controllerTestBed(prefix: string, options: { fakeKubelet?: boolean } = {}): ControllerTestBed {
+/**
+ * `anyNode`: the namespace's pods may go to every node of the full bed (the node-level specs);
+ * otherwise they stay on the first (createTestNamespace).
+ */
+export function controllerTestBed(prefix: string, options: { fakeKubelet?: boolean; anyNode?: boolean } = {}): ControllerTestBed {
   const kc = loadTestKubeConfig();
   const client = new KubeClient(kc);
   const ns = `${prefix}-${Date.now().toString(36)}`;
@@ -29,7 +33,7 @@ export function controllerTestBed(prefix: string, options: { fakeKubelet?: boole
   let controller: RunningController | undefined;
   beforeAll(async () => {
     await ensureCrd(client);
-    await createTestNamespace(client, ns);
+    await createTestNamespace(client, ns, { anyNode: options.anyNode === true });
     if (options.fakeKubelet) kubelet.start();
     controller = startController(kc, ns);
   });
