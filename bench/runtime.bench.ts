@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { Controller, type ControllerLogger } from '../src/runtime/controller.js';
 import { Informer, byNodeName } from '../src/runtime/informer.js';
 import { byControllerOf } from '../src/runtime/handlers.js';
-import { CLONESET_OWNER } from '../src/cloneset/pods.js';
+import { CLONESET_OWNER } from '../src/api/owner.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
 import type { Pod } from '../src/api/wire.js';
 import { silentLogger } from '../src/runtime/logger.js';

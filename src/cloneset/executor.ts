@@ -6,7 +6,7 @@
 // Events come from the catalogue in src/api/reasons.ts.
 // Must not: decide anything (the planner has), write the CloneSet's status, or retry.
 import PQueue from 'p-queue';
-import { EventReasons } from '../api/reasons.js';
+import { EventReasons, type DeleteReason } from '../api/reasons.js';
 import { CloneSetConditionTypes as Conditions } from '../api/types.js';
 import type { InPlaceUpdater } from '../inplace/engine.js';
 import type { InPlaceMetrics } from '../inplace/metrics.js';
@@ -14,7 +14,7 @@ import type { EventRecorder } from '../runtime/events.js';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
 import { isNotFound, type KubeClient } from '../runtime/kube-client.js';
 import { describeFailure } from './failures.js';
-import type { DeleteReason, Intent, Plan } from './intents.js';
+import type { Intent, Plan } from './intents.js';
 import type { GateWrite } from '../inplace/readiness-gate.js';
 import { PodControl, PodControlError } from './pod-control.js';
 import type { WireCloneSet, Pod } from '../api/wire.js';

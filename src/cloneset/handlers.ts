@@ -9,7 +9,7 @@ import type { KubeObject, Pod, WireCloneSet } from '../api/wire.js';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
 import { ownerKey } from '../runtime/handlers.js';
 import { objectKey } from '../runtime/store.js';
-import { CLONESET_OWNER } from './pods.js';
+import { CLONESET_OWNER } from '../api/owner.js';
 
 /**
  * True when an update changed the status and nothing a reconcile reacts to: spec changes bump

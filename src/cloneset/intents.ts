@@ -10,7 +10,6 @@ import type { InPlaceStep, Settlement } from '../inplace/plan.js';
 import type { GateWrite } from '../inplace/readiness-gate.js';
 
 /** Why a pod is deleted (the catalogue in src/api/reasons.ts). */
-export type { DeleteReason } from '../api/reasons.js';
 
 export type Intent =
   /** Create one pod from `revision`'s template. */

@@ -173,8 +173,6 @@ export function newPod(cloneSet: WireCloneSet, revisionName: string, template: W
   };
 }
 
-export { CLONESET_OWNER } from '../api/owner.js';
-
 export function controllerRef(cloneSet: WireCloneSet): Wire<k8s.V1OwnerReference> {
   return {
     apiVersion: cloneSet.apiVersion ?? 'apps.tailor.dev/v1alpha1',

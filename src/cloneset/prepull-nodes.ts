@@ -6,7 +6,7 @@ import type { InformerHandler, KeyQueue } from '../api/handler.js';
 import { ANNOTATION_PULLED_IMAGES } from '../api/prepull.js';
 import type { Node, Pod } from '../api/wire.js';
 import { ownerKey } from '../runtime/handlers.js';
-import { CLONESET_OWNER } from './pods.js';
+import { CLONESET_OWNER } from '../api/owner.js';
 
 /** A Node as the controller caches it: its name and its pre-pull report, nothing else (a Node's status is large). */
 export function trimNodeForPrePull(node: Node): Node {

@@ -4,7 +4,7 @@
 // CloneSetReconciler. Must not: decide anything about a CloneSet.
 import { API_GROUP, API_VERSION, LABEL_CLONESET, LABEL_INSTANCE_ID } from '../api/types.js';
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
-import { ownedIndexValue } from '../api/owner.js';
+import { ownedIndexValue, CLONESET_OWNER } from '../api/owner.js';
 import { byControllerOf, enqueueOwner } from '../runtime/handlers.js';
 import { byNodeName } from '../runtime/informer.js';
 import { objectKey } from '../runtime/store.js';
@@ -13,9 +13,8 @@ import { DEFAULT_PREPULL_TIMEOUT_MS } from '../inplace/prepull.js';
 import type { Manager } from '../runtime/manager.js';
 import type { Logger } from '../runtime/logger.js';
 import { NodeEvidenceIndex } from './node-evidence.js';
-import { CloneSetReconciler, NODE_INDEX, OWNER_INDEX, type ControllerRevision } from './reconciler.js';
-import { trimRevision } from './revision-store.js';
-import { CLONESET_OWNER } from './pods.js';
+import { CloneSetReconciler, NODE_INDEX } from './reconciler.js';
+import { trimRevision, OWNER_INDEX, type ControllerRevision } from './revision-store.js';
 import { InPlaceUpdater } from '../inplace/engine.js';
 import { cloneSetHandler, podEventWindowMs, podHandler } from './handlers.js';
 import { trimNodeForPrePull, wakeOnPrePullReport } from './prepull-nodes.js';
