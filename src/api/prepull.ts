@@ -24,8 +24,6 @@ export const ANNOTATION_PULLED_IMAGES = 'apps.tailor.dev/pulled-images';
 export const MAX_REPORTED_IMAGES = 128;
 const MAX_MESSAGE = 256;
 
-export type PullState = 'Pulling' | 'Pulled' | 'Failed';
-
 const ImagePullSchema = z.object({
   state: z.enum(['Pulling', 'Pulled', 'Failed']),
   /** When the agent began this pull (RFC 3339). */

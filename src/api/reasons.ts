@@ -37,7 +37,6 @@ export const EventReasons = {
   /** A pod drained for a new image its node had not pulled within --image-prepull-timeout (decision 52). */
   ImagePrePullTimedOut: 'ImagePrePullTimedOut',
 } as const;
-export type EventReason = (typeof EventReasons)[keyof typeof EventReasons];
 
 /** `Resize<State>` events, one per resize state a pod enters. */
 export const resizeStateReason = (state: 'Proposed' | 'InProgress' | 'Deferred' | 'Infeasible'): string => `Resize${state}`;

@@ -10,7 +10,6 @@ import type { V1LabelSelector, V1ObjectMeta, V1PersistentVolumeClaimSpec, V1PodT
 
 export const API_GROUP = 'apps.tailor.dev';
 export const API_VERSION = 'v1alpha1';
-export const GROUP_VERSION = `${API_GROUP}/${API_VERSION}`;
 export const CLONESET_KIND = 'CloneSet';
 export const CLONESET_LIST_KIND = 'CloneSetList';
 export const CLONESET_PLURAL = 'clonesets';
@@ -67,8 +66,6 @@ export const CONDITION_INPLACE_UPDATE_READY = 'apps.tailor.dev/InPlaceUpdateRead
 
 /** Annotation (JSON, see InPlaceUpdateState): the last in-place update applied to a pod. */
 export const ANNOTATION_INPLACE_UPDATE_STATE = 'apps.tailor.dev/inplace-update-state';
-/** Annotation: pending in-place update waiting out inPlaceUpdateStrategy.gracePeriodSeconds. */
-export const ANNOTATION_INPLACE_UPDATE_GRACE = 'apps.tailor.dev/inplace-update-grace';
 /** Annotation (agent backend): the cpu/memory the controller wants for a pod's containers. */
 export const ANNOTATION_RESIZE_REQUEST = 'apps.tailor.dev/resize-request';
 /** Annotation (agent backend): the node agent's resize state and actuated values. */
@@ -85,12 +82,6 @@ export const ANNOTATION_RESTART_REQUEST = 'apps.tailor.dev/restart-request';
 /** KEP-1287 vocabulary; absent or "" means nothing is pending. */
 export type ResizeState = 'Proposed' | 'InProgress' | 'Deferred' | 'Infeasible';
 export const RESIZE_STATES: readonly ResizeState[] = ['Proposed', 'InProgress', 'Deferred', 'Infeasible'];
-export const ResizeStates = {
-  Proposed: 'Proposed',
-  InProgress: 'InProgress',
-  Deferred: 'Deferred',
-  Infeasible: 'Infeasible',
-} as const satisfies Record<ResizeState, ResizeState>;
 
 export const isResizeState = (value: unknown): value is ResizeState =>
   typeof value === 'string' && (RESIZE_STATES as readonly string[]).includes(value);
@@ -102,12 +93,6 @@ export type IntOrString = number | string;
 
 /** OnDelete: running pods are never updated; a pod deleted by someone comes back at the update revision. */
 export type UpdateStrategyType = 'ReCreate' | 'InPlaceIfPossible' | 'InPlaceOnly' | 'OnDelete';
-export const UpdateStrategyTypes = {
-  ReCreate: 'ReCreate',
-  InPlaceIfPossible: 'InPlaceIfPossible',
-  InPlaceOnly: 'InPlaceOnly',
-  OnDelete: 'OnDelete',
-} as const satisfies Record<UpdateStrategyType, UpdateStrategyType>;
 
 /** What to do with a resize that timed out or can never fit (note: `Recreate`, not `ReCreate`). */
 export type ResizeAction = 'Recreate' | 'Wait';
@@ -243,7 +228,6 @@ export const CloneSetConditionTypes = {
   /** kstatus's: True when the CloneSet cannot reach its spec without someone acting. */
   Stalled: 'Stalled',
 } as const;
-export type CloneSetConditionType = (typeof CloneSetConditionTypes)[keyof typeof CloneSetConditionTypes];
 
 export interface CloneSetCondition {
   type: string;
@@ -304,13 +288,6 @@ export interface CloneSet {
   metadata?: V1ObjectMeta;
   spec: CloneSetSpec;
   status?: CloneSetStatus;
-}
-
-export interface CloneSetList {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: { resourceVersion?: string; continue?: string };
-  items: CloneSet[];
 }
 
 // ---- Pod annotation payloads --------------------------------------------------------------

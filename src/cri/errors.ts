@@ -96,7 +96,3 @@ export class CriError extends Error {
     return RETRYABLE.has(this.code);
   }
 }
-
-export function isCriError(err: unknown, code?: CriCode): err is CriError {
-  return err instanceof CriError && (code === undefined || err.code === code);
-}

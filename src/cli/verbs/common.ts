@@ -16,7 +16,6 @@ export const ExitCodes = { complete: 0, blocked: 1, timeout: 2, error: 3 } as co
 export const READ_TIMEOUT_MS = 30_000;
 
 export type Reader = Pick<KubeClient, 'get' | 'list'>;
-export type Writer = Reader & Pick<KubeClient, 'patch'>;
 
 /** A one-line failure the user can act on; printed as `error: <message>`, exit 3. */
 export class PluginError extends Error {}
