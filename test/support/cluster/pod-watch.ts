@@ -17,6 +17,9 @@ export class PodWatch {
   private readonly revisions = new Map<string, string>();
   /** Each pod that stopped carrying a revision (relabelled or gone), in the order seen. */
   private readonly departures: { name: string; revision: string }[] = [];
+  /** Each present pod's node, and the most pods of one node not Ready at any moment. */
+  private readonly nodes = new Map<string, string>();
+  private readonly maxNotReadyOnNode = new Map<string, number>();
   /** Each pod's spells out of service (not Ready), from the watch's start. */
   private readonly notReadySpells = new Map<string, { from: number; to?: number }[]>();
 
@@ -30,6 +33,7 @@ export class PodWatch {
     const initial = await client.list<Pod>(path, { labelSelector });
     for (const pod of initial.items) w.record({ type: 'ADDED', object: pod });
     w.maxUnavailableSeen = 0;
+    w.maxNotReadyOnNode.clear();
     w.transitions.length = 0;
     w.departures.length = 0;
     w.notReadySpells.clear();
@@ -50,6 +54,11 @@ export class PodWatch {
     throw new Error(
       `${this.maxUnavailableSeen} pods were unavailable at once (budget ${budget}); Ready transitions:\n${this.transitions.join('\n')}`,
     );
+  }
+
+  /** Per node, the most of its (present, scheduled) pods that were not Ready at once since the watch started. */
+  notReadyAtOnceByNode(): Map<string, number> {
+    return new Map(this.maxNotReadyOnNode);
   }
 
   /** The pods that left `revision` since the watch started, first to leave first. */
@@ -81,6 +90,15 @@ export class PodWatch {
     if (was !== true && now === true && open !== undefined && open.to === undefined) open.to = Date.now();
   }
 
+  private trackNode(name: string, node: string | undefined): void {
+    if (node === undefined || node === '') this.nodes.delete(name);
+    else this.nodes.set(name, node);
+    for (const onNode of new Set(this.nodes.values())) {
+      const notReady = [...this.nodes].filter(([pod, n]) => n === onNode && this.ready.get(pod) !== true).length;
+      this.maxNotReadyOnNode.set(onNode, Math.max(this.maxNotReadyOnNode.get(onNode) ?? 0, notReady));
+    }
+  }
+
   private record(event: { type: string; object: Pod }): void {
     const meta = event.object.metadata;
     if (!meta?.name) return;
@@ -96,6 +114,7 @@ export class PodWatch {
     else this.ready.set(meta.name, event.object.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false);
     const now = this.ready.get(meta.name);
     this.trackSpell(meta.name, was, now);
+    this.trackNode(meta.name, gone ? undefined : event.object.spec?.nodeName);
     const readyNow = [...this.ready.values()].filter(Boolean).length;
     this.maxUnavailableSeen = Math.max(this.maxUnavailableSeen, this.desired - readyNow);
     if (now !== was) {
