@@ -10,6 +10,8 @@ export type Wire<T> = T extends Date ? string : T extends (infer U)[] ? Wire<U>[
 export type Pod = Wire<k8s.V1Pod>;
 export type Node = Wire<k8s.V1Node>;
 export type ObjectMeta = Wire<k8s.V1ObjectMeta>;
+/** A pod template: a CloneSet's, and the one a ControllerRevision stores (data.template). */
+export type PodTemplate = Wire<k8s.V1PodTemplateSpec>;
 /** A CloneSet as the API server sends it. */
 export type WireCloneSet = Wire<CloneSet>;
 

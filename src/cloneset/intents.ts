@@ -3,7 +3,7 @@
 // Must not: import anything that performs I/O.
 import type { CloneSetStatus, ConditionStatus, LifecycleHook, LifecycleState } from '../api/types.js';
 import type { DeleteReason, EventType } from '../api/reasons.js';
-import type { Pod } from '../api/wire.js';
+import type { Pod, PodTemplate } from '../api/wire.js';
 import type { ClaimPlan } from './claims.js';
 import type { LifecycleWrites } from './lifecycle.js';
 import type { InPlaceStep, Settlement } from '../inplace/plan.js';
@@ -13,7 +13,7 @@ import type { GateWrite } from '../inplace/readiness-gate.js';
 
 export type Intent =
   /** Create one pod from `revision`'s template. */
-  | { kind: 'create'; revision: string; template: unknown }
+  | { kind: 'create'; revision: string; template: PodTemplate }
   /** Delete a pod (precondition: its UID). */
   | { kind: 'delete'; pod: Pod; reason: DeleteReason; message: string }
   /** Remove our owner reference from a pod that no longer matches the selector. */

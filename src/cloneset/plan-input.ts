@@ -3,7 +3,7 @@
 // backend that resizes a pod, its node's image pre-pull report, whether the strategy moves
 // running pods at all).
 // Pure. Must not: decide anything about a pod, perform I/O, or read anything but its input.
-import type { Pod } from '../api/wire.js';
+import type { Pod, PodTemplate } from '../api/wire.js';
 import type { PulledImages } from '../api/prepull.js';
 import type { PrePullTarget } from '../inplace/prepull.js';
 import { backendForPod, type Backend, type NodeResizeEvidence } from '../resize/backend.js';
@@ -15,7 +15,7 @@ export interface PlanInput {
   cloneSet: DefaultedWireCloneSet;
   /** Every pod the CloneSet controls, terminating ones included. */
   pods: readonly Pod[];
-  revisions: { updateRevision: string; currentRevision: string; templates: ReadonlyMap<string, unknown> };
+  revisions: { updateRevision: string; currentRevision: string; templates: ReadonlyMap<string, PodTemplate> };
   now: number;
   resizeBackend: ResizeBackend;
   /** What is known about each node's kubelet (resize/backend.ts), by node name. */

@@ -16,7 +16,6 @@ import {
   LABEL_SPECIFIED_DELETE,
   type LifecycleState,
 } from '../api/types.js';
-import type { PodTemplate } from '../inplace/diff.js';
 import {
   planNextContainerBatch,
   readUpdateState,
@@ -314,8 +313,7 @@ function planUpkeep(round: Round): void {
     if (settlement === 'undrain' && heldNotReady(lifecycle, state)) settlement = 'none';
     if (settlement === 'complete' || settlement === 'undrain') round.intents.push({ kind: 'settle', pod, settlement });
     // The next container batch of a pod still at the revision it is updated to (decision 0021).
-    const podTemplate = round.input.revisions.templates.get(pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '') as
-      PodTemplate | undefined;
+    const podTemplate = round.input.revisions.templates.get(pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '');
     const nextBatch =
       settlement === 'pending' && !selected.has(nameOf(pod))
         ? planNextContainerBatch(pod, podTemplate, round.input.now, backendOf(round.input, pod))

@@ -10,7 +10,7 @@ import { LABEL_INSTANCE_ID } from '../api/types.js';
 import { isAlreadyExists, isConflict, isNotFound, type KubeClient } from '../runtime/kube-client.js';
 import { claimsForPod, withClaimVolumes, type ClaimPlan } from './claims.js';
 import { newInstanceIds, newPod } from './pods.js';
-import type { WireCloneSet, Pod } from '../api/wire.js';
+import type { Pod, PodTemplate, WireCloneSet } from '../api/wire.js';
 
 /** A create or delete that failed, with the pod names it was about. */
 export class PodControlError extends Error {
@@ -38,7 +38,7 @@ export class PodControl {
   async create(
     cs: WireCloneSet,
     key: string,
-    wanted: readonly { revision: string; template: unknown }[],
+    wanted: readonly { revision: string; template: PodTemplate }[],
     idsInUse: ReadonlySet<string>,
     claims?: Pick<ClaimPlan, 'reuseIds' | 'claimIds'>,
   ): Promise<string[]> {
@@ -52,7 +52,7 @@ export class PodControl {
       const first = next;
       const slice = wanted
         .slice(first, first + batch)
-        .map((w, i) => withClaimVolumes(newPod(cs, w.revision, w.template as PodTemplate, ids[first + i]!), cs));
+        .map((w, i) => withClaimVolumes(newPod(cs, w.revision, w.template, ids[first + i]!), cs));
       next += slice.length;
       const results = await Promise.allSettled(slice.map((pod) => this.createWithClaims(cs, pod)));
       const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [{ name: names[first + i]!, err: r.reason as unknown }] : []));
@@ -114,5 +114,3 @@ export class PodControl {
     }
   }
 }
-
-type PodTemplate = Parameters<typeof newPod>[2];

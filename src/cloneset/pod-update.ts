@@ -14,7 +14,6 @@ import {
 } from '../api/types.js';
 import { rfc3339Seconds } from '../api/time.js';
 import type { Pod } from '../api/wire.js';
-import type { PodTemplate } from '../inplace/diff.js';
 import { planInPlaceUpdate, type InPlaceStep } from '../inplace/plan.js';
 import { claimTemplatesChanged } from './claims.js';
 import type { ConditionWrites, Intent, PlannedEvent } from './intents.js';
@@ -176,8 +175,8 @@ function withUpdatingState(
 function stepFor(input: PlanInput, pod: Pod, targetRevision: string): InPlaceStep {
   const strategy = input.cloneSet.spec.updateStrategy;
   const templates = input.revisions.templates;
-  const podTemplate = templates.get(pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '') as PodTemplate | undefined;
-  const targetTemplate = templates.get(targetRevision) as PodTemplate | undefined;
+  const podTemplate = templates.get(pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '');
+  const targetTemplate = templates.get(targetRevision);
   if (!podTemplate || !targetTemplate) {
     return strategy.type === 'InPlaceOnly'
       ? { kind: 'blocked', fields: ['metadata.labels[controller-revision-hash] (unknown revision)'] }

@@ -18,7 +18,7 @@ import {
   templateHash,
   type RevisionSummary,
 } from './revision.js';
-import type { WireCloneSet, Pod } from '../api/wire.js';
+import type { Pod, PodTemplate, WireCloneSet } from '../api/wire.js';
 
 export interface ControllerRevision {
   apiVersion?: string;
@@ -26,7 +26,7 @@ export interface ControllerRevision {
   metadata?: Pod['metadata'];
   revision: number;
   /** The template: on a revision read from the API; the cache keeps only its digest (trimRevision). */
-  data?: { template?: unknown };
+  data?: { template?: PodTemplate };
   /** templateDigest() of data.template, set by trimRevision when the cache drops the template. */
   templateDigest?: string;
 }
@@ -64,7 +64,7 @@ export class RevisionStore {
   /** The digest of each CloneSet's template, by uid/generation (a template change bumps it). */
   private readonly templateDigests = new LRUCache<string, string>({ max: 100_000 });
   /** Templates fetched for the revisions pods run, by revision UID (a revision's data never changes). */
-  private readonly fetched = new LRUCache<string, { template: unknown; chars: number }>({
+  private readonly fetched = new LRUCache<string, { template: PodTemplate | undefined; chars: number }>({
     maxSize: TEMPLATE_CACHE_CHARS,
     sizeCalculation: (value) => Math.max(1, value.chars),
   });
@@ -82,7 +82,7 @@ export class RevisionStore {
   }
 
   /** The template of a cached revision: fetched once per revision and kept while pods run it; undefined when it is gone. */
-  private async templateOf(r: ControllerRevision): Promise<unknown> {
+  private async templateOf(r: ControllerRevision): Promise<PodTemplate | undefined> {
     const uid = r.metadata?.uid ?? '';
     const known = this.fetched.get(uid);
     if (known !== undefined) return known.template;
@@ -127,7 +127,7 @@ export class RevisionStore {
   async sync(
     cs: WireCloneSet,
     pods: readonly Pod[],
-  ): Promise<{ updateRevision: string; currentRevision: string; templates: Map<string, unknown> } | 'collision'> {
+  ): Promise<{ updateRevision: string; currentRevision: string; templates: Map<string, PodTemplate> } | 'collision'> {
     const client = this.client;
     const ns = cs.metadata?.namespace ?? 'default';
     const owned = this.revisions.byIndex(OWNER_INDEX, ownedIndexValue(cs.metadata?.namespace, cs.metadata?.uid));
@@ -171,7 +171,7 @@ export class RevisionStore {
       }
     }
     // The update revision's template is the CloneSet's own (equal digests): never fetched.
-    const templates = new Map<string, unknown>([[updateRevision, cs.spec.template]]);
+    const templates = new Map<string, PodTemplate>([[updateRevision, cs.spec.template]]);
     const byName = new Map(owned.map((r) => [r.metadata?.name ?? '', r]));
     const stored = cs.status?.currentRevision;
     const currentRevision = stored && (stored === updateRevision || byName.has(stored)) ? stored : updateRevision;

@@ -25,8 +25,8 @@ import {
 } from '../api/types.js';
 import { podCondition } from '../api/pod.js';
 import { heldByReadinessGate, readinessGateCondition } from './readiness-gate.js';
-import type { Pod, Wire } from '../api/wire.js';
-import { diffTemplates, restartingMetadata, type PodTemplate, type TemplateDiff } from './diff.js';
+import type { Pod, Wire, PodTemplate } from '../api/wire.js';
+import { diffTemplates, restartingMetadata, type TemplateDiff } from './diff.js';
 import { prePullVerdict, type NotPrePulled, type PrePullTarget } from './prepull.js';
 import { restartRequired } from '../resize/policy.js';
 import { resizeChangesQos } from '../resize/qos.js';

@@ -16,7 +16,7 @@ import { dispatch } from './handlers.js';
 import type { InformerHandler } from '../api/handler.js';
 import type { KubeClient, RequestOptions } from './kube-client.js';
 import type { KubeList, KubeObject } from '../api/wire.js';
-import { KubeApiError } from './api-error.js';
+import { KubeApiError, type KubeStatus } from './api-error.js';
 import { isGone } from './kube-client.js';
 import type { Logger } from './logger.js';
 import { Store, type IndexFunc, type StoreChange } from './store.js';
@@ -337,7 +337,7 @@ export class Informer<T extends KubeObject> {
       case 'BOOKMARK':
         break;
       case 'ERROR': {
-        const status = obj as unknown as { code?: number; reason?: string; message?: string };
+        const status = obj as KubeStatus;
         throw new KubeApiError('WATCH', this.options.path, status.code ?? 500, status);
       }
     }

@@ -57,7 +57,8 @@ export class Manager {
   private readonly leaseClient: KubeClient | undefined;
   readonly metrics: RuntimeMetrics;
   readonly events: EventRecorder;
-  private readonly informers: Informer<KubeObject>[] = [];
+  /** Every informer, whatever it caches: the manager only starts, syncs and stops them. */
+  private readonly informers: Pick<Informer<KubeObject>, 'start' | 'stop' | 'hasSynced' | 'waitForSync'>[] = [];
   private readonly controllers: Controller[] = [];
   private readonly endpoints: HttpEndpoints[] = [];
   private elector: LeaderElector | undefined;
@@ -89,7 +90,7 @@ export class Manager {
       client: this.client,
       logger: this.options.logger,
     });
-    this.informers.push(informer as unknown as Informer<KubeObject>);
+    this.informers.push(informer);
     return informer;
   }
 

@@ -7,8 +7,8 @@
 // template equals the spec's; revision-store.ts).
 import { canonicalJSON } from '../../api/json.js';
 import { CLONESET_OWNER, controllerOf } from '../../api/owner.js';
-import type { ObjectMeta, WireCloneSet } from '../../api/wire.js';
-import { diffTemplates, RESTARTED_AT_ANNOTATION, type PodTemplate, type TemplateDiff } from '../../inplace/diff.js';
+import type { ObjectMeta, WireCloneSet, PodTemplate } from '../../api/wire.js';
+import { diffTemplates, RESTARTED_AT_ANNOTATION, type TemplateDiff } from '../../inplace/diff.js';
 
 /** A ControllerRevision as the API sends it (the fields the verbs read). */
 export interface WireControllerRevision {

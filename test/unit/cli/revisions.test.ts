@@ -2,8 +2,7 @@
 // owns and in what order, the one-line summary of what a revision changed, the history table,
 // the revision undo picks (or refuses), and the patches the write verbs send.
 import { describe, expect, it } from '@jest/globals';
-import type { PodTemplate } from '../../../src/inplace/diff.js';
-import type { WireCloneSet } from '../../../src/api/wire.js';
+import type { WireCloneSet, PodTemplate } from '../../../src/api/wire.js';
 import {
   formatResources,
   historyRows,

@@ -2,12 +2,13 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { trimRevision, type ControllerRevision } from '../../../src/cloneset/revision-store.js';
 import { findEqualRevision, templateDigest } from '../../../src/cloneset/revision.js';
+import type { PodTemplate } from '../../../src/api/wire.js';
 
-const template = (image: string, env: number): Record<string, unknown> => ({
+const template = (image: string, env: number): PodTemplate => ({
   metadata: { labels: { app: 'web' } },
   spec: { containers: [{ name: 'app', image, env: Array.from({ length: env }, (_, i) => ({ name: `E${i}`, value: 'x'.repeat(100) })) }] },
 });
-const revision = (name: string, number: number, t: unknown): ControllerRevision => ({
+const revision = (name: string, number: number, t: PodTemplate): ControllerRevision => ({
   apiVersion: 'apps/v1',
   kind: 'ControllerRevision',
   metadata: {

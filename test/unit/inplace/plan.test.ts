@@ -1,6 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
 import { ANNOTATION_INPLACE_UPDATE_STATE, CONDITION_INPLACE_UPDATE_READY, LABEL_CONTROLLER_REVISION_HASH } from '../../../src/api/types.js';
-import type { PodTemplate } from '../../../src/inplace/diff.js';
 import {
   planInPlaceUpdate,
   planNextContainerBatch,
@@ -8,7 +7,7 @@ import {
   settleInPlaceUpdate,
   type UpdateTarget,
 } from '../../../src/inplace/plan.js';
-import type { Pod } from '../../../src/api/wire.js';
+import type { Pod, PodTemplate } from '../../../src/api/wire.js';
 import { buildPod, runningStatus } from '../../support/fixtures/pods.js';
 
 const NOW = Date.parse('2026-01-01T00:01:00Z');

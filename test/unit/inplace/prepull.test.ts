@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import type { PulledImages } from '../../../src/api/prepull.js';
 import { ACK_GRACE_MS, prePullVerdict, type PrePullTarget } from '../../../src/inplace/prepull.js';
 import { planInPlaceUpdate, type UpdateTarget } from '../../../src/inplace/plan.js';
-import type { PodTemplate } from '../../../src/inplace/diff.js';
+import type { PodTemplate } from '../../../src/api/wire.js';
 import { CONDITION_INPLACE_UPDATE_READY, LABEL_CONTROLLER_REVISION_HASH } from '../../../src/api/types.js';
 import { buildPod, runningStatus } from '../../support/fixtures/pods.js';
 
