@@ -5,27 +5,6 @@
 // real inputs and neither do we). Must not: do I/O, know about pods, QoS classes or the pod-level
 // cgroup (the agent owns those), compute cgroup file values (cgroup/values.ts), or look at
 // resources other than cpu and memory.
-//
-// The kubelet's rules, as read in v1.34.4:
-// - shares: a cpu request that is present (even "0") gives MilliCPUToShares(request); an absent
-//   request gives MilliCPUToShares(limit) (the limit is a zero Quantity when absent too, so
-//   neither -> MilliCPUToShares(0) = MinShares 2). MilliCPUToShares = milli*1024/1000 (integer
-//   division), clamped to [MinShares 2, MaxShares 262144].
-// - quota: with cpuCFSQuota (the kubelet's default, true) period is QuotaPeriod 100000 µs and
-//   quota = MilliCPUToQuota(limit) = limit*period/1000, at least MinQuotaPeriod 1000; no limit
-//   (milli 0) gives quota 0 while period stays 100000. The kubelet never sends -1 for "no limit"
-//   (only for DisableCPUQuotaWithExclusiveCPUs). Quota 0 means "not specified" to the runtime:
-//   containerd (pkg/cri/opts WithResources: `if q != 0`) then leaves the OCI spec's quota alone,
-//   so a new container gets the cgroup default (v1 cfs_quota_us -1, v2 cpu.max "max") and an
-//   update keeps the previous quota (seen on the test bed: 50000 stayed 50000; -1 would clear it). Removing a limit in place is forbidden by the API server
-//   ("resource limits cannot be removed", pkg/apis/core/validation), so 0 never has to undo one.
-// - memory: MemoryLimitInBytes = limit.Value() when non-zero, else 0 (unset).
-// - swap (NoSwap, the kubelet's default behaviour) only when the node has a swap controller:
-//   cgroup v1 -> memory_swap_limit_in_bytes = memory limit; cgroup v2 -> unified
-//   "memory.swap.max" = "0". Sent on every update as the kubelet does, although on the test bed
-//   (containerd 1.6.20, runc 1.1.5, v1) raising memory without it raised memsw along with it.
-// Not carried over: oom_score_adj, hugepages, MemoryQoS (memory.min/high), memory.oom.group and
-// the CPUCFSQuotaPeriod gate (custom periods) — none of them change with a cpu/memory resize.
 import { parseQuantity, toBytes, toMilli } from '../api/quantity.js';
 import type { CgroupVersion, LinuxContainerResources } from '../api/node.js';
 
@@ -89,6 +68,27 @@ function quantityOf(list: Readonly<Record<string, string>> | undefined, name: st
 /**
  * The LinuxContainerResources the kubelet would send for a container with these resources.
  * Throws on an unparsable or negative quantity (the API server would have rejected it).
+ *
+ * The kubelet's rules, as read in v1.34.4:
+ * - shares: a cpu request that is present (even "0") gives MilliCPUToShares(request); an absent
+ *   request gives MilliCPUToShares(limit) (the limit is a zero Quantity when absent too, so
+ *   neither -> MilliCPUToShares(0) = MinShares 2). MilliCPUToShares = milli*1024/1000 (integer
+ *   division), clamped to [MinShares 2, MaxShares 262144].
+ * - quota: with cpuCFSQuota (the kubelet's default, true) period is QuotaPeriod 100000 µs and
+ *   quota = MilliCPUToQuota(limit) = limit*period/1000, at least MinQuotaPeriod 1000; no limit
+ *   (milli 0) gives quota 0 while period stays 100000. The kubelet never sends -1 for "no limit"
+ *   (only for DisableCPUQuotaWithExclusiveCPUs). Quota 0 means "not specified" to the runtime:
+ *   containerd (pkg/cri/opts WithResources: `if q != 0`) then leaves the OCI spec's quota alone,
+ *   so a new container gets the cgroup default (v1 cfs_quota_us -1, v2 cpu.max "max") and an
+ *   update keeps the previous quota (seen on the test bed: 50000 stayed 50000; -1 would clear it). Removing a limit in place is forbidden by the API server
+ *   ("resource limits cannot be removed", pkg/apis/core/validation), so 0 never has to undo one.
+ * - memory: MemoryLimitInBytes = limit.Value() when non-zero, else 0 (unset).
+ * - swap (NoSwap, the kubelet's default behaviour) only when the node has a swap controller:
+ *   cgroup v1 -> memory_swap_limit_in_bytes = memory limit; cgroup v2 -> unified
+ *   "memory.swap.max" = "0". Sent on every update as the kubelet does, although on the test bed
+ *   (containerd 1.6.20, runc 1.1.5, v1) raising memory without it raised memsw along with it.
+ * Not carried over: oom_score_adj, hugepages, MemoryQoS (memory.min/high), memory.oom.group and
+ * the CPUCFSQuotaPeriod gate (custom periods) — none of them change with a cpu/memory resize.
  */
 export function toLinuxResources(resources: ContainerResourceRequirements, options: ConvertOptions = {}): CpuMemoryResources {
   const cpuRequest = quantityOf(resources.requests, 'cpu', 'requests');

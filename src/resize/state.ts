@@ -1,27 +1,9 @@
-// Reads a pod's resize state as the node reports it, in either of the kubelet's two vocabularies,
-// and maps it onto Tailor's four states (docs/architecture.md §4.3 Resize states):
-//   Kubernetes ≥ 1.33: conditions PodResizePending (reason Deferred | Infeasible) and
-//     PodResizeInProgress (reason "" or Error), each with observedGeneration and lastTransitionTime;
-//     status.observedGeneration; metadata.generation bumped by every spec change, resizes included.
-//   Kubernetes ≤ 1.32: status.resize = Proposed | InProgress | Deferred | Infeasible (the API server
-//     sets Proposed on every resize, the kubelet the rest), no timestamps, no generations.
-// Owns: that mapping, the "resize is done" test (spec == what the node reports, with the kubelet's
+// Reads a pod's resize state as the node reports it, in either of the kubelet's two vocabularies
+// (conditions since 1.33, status.resize before: podResizeView), and maps it onto Tailor's four
+// states (docs/architecture.md §4.3 Resize states). Owns: that mapping, the "resize is done" test (spec == what the node reports, with the kubelet's
 // own minimum-value equivalences), and whether a pod's kubelet can resize at all (docs/architecture.md §4.4 Two resize backends).
 // Must not: do I/O, remember anything between calls, or decide what to do about a state
 // (outcome.ts does); a pod is judged from itself alone, so the answer survives controller restarts.
-//
-// Facts this relies on (kubernetes/kubernetes, kubernetes/enhancements KEP-1287):
-// - status.containerStatuses[].resources is the actual configuration for running containers and
-//   the allocated one otherwise; a kubelet without in-place resize leaves it unset, one with it
-//   sets it on every container (to {} when the container names no resources).
-// - The kubelet keeps the allocated cpu request in the status when both the allocated and the
-//   actual value are at or below MinShares (2m), and the allocated cpu limit when both are at or
-//   below MinMilliCPULimit (10m) (kubelet_pods.go, cm/helpers_linux.go). Older kubelets report the
-//   clamped value (2m / 10m) instead, so those ranges compare equal here.
-// - A Deferred or Infeasible verdict takes precedence over InProgress; an unknown verdict means
-//   the same as Deferred (KEP-1287 "Resize Status").
-// - Since 1.33 nothing sets Proposed any more; observedGeneration tells whether the kubelet has
-//   seen the latest resize (KEP-1287, KEP-5067).
 import type * as k8s from '@kubernetes/client-node';
 import { isResizeState, LABEL_CONTROLLER_REVISION_HASH, type ResizeState } from '../api/types.js';
 import { parseInPlaceUpdateState, type ParsedInPlaceUpdateState } from '../api/schemas.js';
@@ -99,6 +81,10 @@ function memoryEqual(spec: string | undefined, actual: string | undefined, absen
  * resized), quantities compared by value ("1000m" == "1", "128Mi" == "134217728"), a cpu request
  * at or below 2m equal to any other such request, a cpu limit at or below 10m to any other such
  * limit. An absent request counts as 0; an absent limit equals only an absent limit.
+ * (The kubelet keeps the allocated cpu request in the status when both the allocated and the
+ * actual value are at or below MinShares, 2m, and the allocated cpu limit when both are at or
+ * below MinMilliCPULimit, 10m: kubelet_pods.go, cm/helpers_linux.go; older kubelets report the
+ * clamped value instead, so those ranges compare equal.)
  */
 export function resourcesEquivalent(spec: Resources | undefined, actual: Resources | undefined): boolean {
   return (
@@ -188,6 +174,17 @@ function view(
  * 3. Inferred Proposed: the kubelet has not seen metadata.generation yet (both generations present)
  *    and the resources do not already match, or it has and the resources still differ.
  * `since` is the condition's lastTransitionTime; undefined for the legacy field and for inference.
+ *
+ * The two vocabularies (kubernetes/kubernetes, KEP-1287 "Resize Status", KEP-5067):
+ * - Kubernetes ≥ 1.33: conditions PodResizePending (reason Deferred | Infeasible) and
+ *   PodResizeInProgress (reason "" or Error), each with observedGeneration and lastTransitionTime;
+ *   status.observedGeneration; metadata.generation bumped by every spec change, resizes included.
+ *   Nothing sets Proposed any more: observedGeneration tells whether the kubelet has seen the
+ *   latest resize.
+ * - Kubernetes ≤ 1.32: status.resize = Proposed | InProgress | Deferred | Infeasible (the API
+ *   server sets Proposed on every resize, the kubelet the rest), no timestamps, no generations.
+ * A Deferred or Infeasible verdict takes precedence over InProgress; an unknown verdict means the
+ * same as Deferred.
  */
 export const podResizeView: (pod: Pod) => Readonly<ResizeView> = perObject(resizeViewOf);
 
@@ -258,6 +255,9 @@ function currentUpdate(pod: Pod): ParsedInPlaceUpdateState | undefined {
  * container — regular or init — reports status resources. The API server applies the same test
  * (KEP-1287 "Version Skew Strategy") and refuses a resize when a running container lacks them;
  * a pod with no running container gives no evidence and answers false here.
+ * status.containerStatuses[].resources is the actual configuration of a running container and the
+ * allocated one otherwise; a kubelet without in-place resize leaves it unset, one with it sets it
+ * on every container (to {} when the container names no resources).
  */
 export function kubeletCanResize(pod: Pod): boolean {
   const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];

@@ -1,22 +1,4 @@
-// Leader election on a coordination.k8s.io/v1 Lease, with client-go's rules:
-//  - the durations must nest: leaseDuration > renewDeadline > retryPeriod × 1.2 (checked here);
-//  - a lease held by another is taken over only after `leaseDurationMs` have passed since this
-//    process last *observed* it change, so clocks need not agree;
-//  - the leader renews every `retryPeriodMs`; each request of a round is bounded by what is left
-//    of the renew deadline, and a leader that has not renewed within `renewDeadlineMs` stops
-//    leading at that instant (a timer, not the next round, decides), a full
-//    `leaseDurationMs - renewDeadlineMs` before any other replica may take over;
-//  - a renewal counts from when its round *started* (the others observe the write no earlier),
-//    never from when the answer arrived, so a late answer cannot stretch leadership;
-//  - every duration is measured on the monotonic clock: a step of the wall clock neither ends
-//    leadership nor lets a candidate take a live lease
-//    (docs/decisions/0040-monotonic-leadership-write-guard-and-the-lease-connection.md);
-//  - `writeRefusal()` answers "may this process write now" from the clock alone, so the client
-//    can refuse a write the instant the deadline has passed, even if a stalled event loop has
-//    not yet run the deadline's timer.
-//  - every write carries the resourceVersion read, so two candidates never both win a round;
-//  - release writes only with the resourceVersion of this process's own last write as a
-//    precondition: a lease someone else wrote since is never erased.
+// Leader election on a coordination.k8s.io/v1 Lease, with client-go's rules (LeaderElector).
 // Must not: keep acting after losing; the caller's onStoppedLeading stops the work and the process.
 import type { CallOptions, KubeClient } from './kube-client.js';
 import { isConflict, isNotFound } from './kube-client.js';
@@ -78,6 +60,27 @@ export function validateLeaderElectionTimings(leaseDurationMs: number, renewDead
   }
 }
 
+/**
+ * Leadership of one Lease, with client-go's rules:
+ * - the durations must nest: leaseDuration > renewDeadline > retryPeriod × 1.2 (checked here);
+ * - a lease held by another is taken over only after `leaseDurationMs` have passed since this
+ *   process last *observed* it change, so clocks need not agree;
+ * - the leader renews every `retryPeriodMs`; each request of a round is bounded by what is left
+ *   of the renew deadline, and a leader that has not renewed within `renewDeadlineMs` stops
+ *   leading at that instant (a timer, not the next round, decides), a full
+ *   `leaseDurationMs - renewDeadlineMs` before any other replica may take over;
+ * - a renewal counts from when its round *started* (the others observe the write no earlier),
+ *   never from when the answer arrived, so a late answer cannot stretch leadership;
+ * - every duration is measured on the monotonic clock: a step of the wall clock neither ends
+ *   leadership nor lets a candidate take a live lease
+ *   (docs/decisions/0040-monotonic-leadership-write-guard-and-the-lease-connection.md);
+ * - `writeRefusal()` answers "may this process write now" from the clock alone, so the client
+ *   can refuse a write the instant the deadline has passed, even if a stalled event loop has
+ *   not yet run the deadline's timer.
+ * - every write carries the resourceVersion read, so two candidates never both win a round;
+ * - release writes only with the resourceVersion of this process's own last write as a
+ *   precondition: a lease someone else wrote since is never erased.
+ */
 export class LeaderElector {
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;

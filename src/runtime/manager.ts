@@ -1,25 +1,10 @@
 // The manager runs one Tailor process's machinery in the right order and takes it down cleanly:
 //   start: HTTP endpoints → informers (caches fill whether or not we lead) and, at the same
 //          time, leader election (if enabled) → controllers start once leading *and* synced.
-//          Campaigning does not wait for the caches (as in controller-runtime), so a cache that
-//          cannot fill yet (e.g. its CRD is not installed; the informer retries) does not stop
-//          the replicas from deciding who leads.
 //   stop:  no new work → in-flight reconciles finish within the grace period → informers stop
 //          → events flushed (while still leading, so they may be written) → lease released →
-//          endpoints and sockets closed. Nothing is left holding the event loop, so the
-//          process exits on its own.
-// With leader election, the shared client's every write first asks the elector whether the
-// lease is still valid at that monotonic instant, and is refused unsent if not (not leading
-// yet, or the renew deadline passed while the loop was busy); the Lease itself is read and
-// written by a client of its own, so a renewal never waits behind the controller's writes for a
-// socket (docs/decisions/0040-monotonic-leadership-write-guard-and-the-lease-connection.md).
-// Losing the lease (not renewed within the renew deadline) ends the work at once: the client is
-// fenced (no write leaves this process any more, in flight or later), every controller's queue
-// shuts down and its in-flight reconciles see their signal aborted; then it is reported to the
-// caller (which exits non-zero so the pod restarts and campaigns again).
-// Every informer built here resyncs: each cached object is re-delivered to the handlers every
-// `resyncPeriodMs` (default 10 min), so every CloneSet is reconciled periodically even when
-// nothing changes.
+//          endpoints and sockets closed. Nothing is left holding the event loop.
+// Losing the lease ends the work at once and is reported to the caller.
 // Must not: know what a controller does.
 import { Controller, type ControllerOptions } from './controller.js';
 import { EventRecorder } from './events.js';
@@ -67,6 +52,13 @@ export class Manager {
   private controllersStarted = false;
   private leadershipLost = false;
 
+  /**
+   * With leader election, the shared client's every write first asks the elector whether the
+   * lease is still valid at that monotonic instant, and is refused unsent if not (not leading
+   * yet, or the renew deadline passed while the loop was busy); the Lease itself is read and
+   * written by a client of its own, so a renewal never waits behind the controller's writes for a
+   * socket (docs/decisions/0040-monotonic-leadership-write-guard-and-the-lease-connection.md).
+   */
   constructor(private readonly options: ManagerOptions) {
     this.metrics = options.metrics ?? new RuntimeMetrics();
     const observe = (method: string, code: string, host: string): void => this.metrics.restClientRequestsTotal.inc({ method, code, host });
@@ -82,6 +74,11 @@ export class Manager {
     this.events = new EventRecorder({ client: this.client, component: options.component, logger: options.logger });
   }
 
+  /**
+   * An informer that resyncs: each cached object is re-delivered to the handlers every
+   * `resyncPeriodMs` (default 10 min), so every object is reconciled periodically even when
+   * nothing changes.
+   */
   informer<T extends KubeObject>(options: Omit<InformerOptions<T>, 'client' | 'logger'>): Informer<T> {
     const informer = new Informer<T>({
       resyncPeriodMs: this.options.resyncPeriodMs ?? 10 * 60_000,
@@ -152,6 +149,12 @@ export class Manager {
     const startOnceSynced = (): void => {
       void synced.then(() => this.startControllers());
     };
+    // Campaigning does not wait for the caches (as in controller-runtime), so a cache that cannot
+    // fill yet (its CRD not installed; the informer retries) does not stop the replicas from
+    // deciding who leads. Losing the lease (not renewed within the renew deadline) fences the
+    // client (no write leaves this process any more, in flight or later), shuts every
+    // controller's queue and aborts its in-flight reconciles' signal, then tells the caller
+    // (which exits non-zero so the pod restarts and campaigns again).
     const le = this.options.leaderElection;
     if (le && this.leaseClient) {
       this.elector = new LeaderElector({
