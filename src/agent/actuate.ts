@@ -5,17 +5,6 @@
 // read back what took effect. Owns: that comparison, the refusal rule and the call order for ONE
 // container. Must not: touch the pod-level cgroup or order containers against it (the agent's job),
 // retry (a CriError says whether retrying can help), or convert Kubernetes quantities (cri/convert.ts).
-//
-// The refusal rule is the kubelet's (v1.34.4 kuberuntime_manager.go validateMemoryResizeAction):
-// when a memory limit is added or lowered and the container's usage (page cache included: v1
-// memory.usage_in_bytes, v2 memory.current) is >= the new limit, the resize is not attempted.
-// Without this check the runtime is left to fail it: on the test bed (cgroup v1, runc 1.1.5)
-// containerd answers Unknown "unable to set memory limit to … (current usage: …)" after the kernel
-// tried to reclaim; on v2 the kernel may OOM-kill instead.
-//
-// "Not specified" values (0, as on the wire) are nothing to apply: containerd leaves them as they
-// are, so they never count as a difference. The kernel stores memory limits in whole pages, so a
-// limit matches when it equals the target rounded down to the page size.
 import { AgentReasons } from '../api/reasons.js';
 import type { CgroupReading } from '../cgroup/container.js';
 import type { CriClient } from '../cri/client.js';
@@ -58,7 +47,12 @@ export type ResourceTarget = Partial<CpuMemoryResources>;
 
 const floorTo = (value: bigint, unit: bigint): bigint => (value / unit) * unit;
 
-/** Whether the cgroup's memory values already are the target's (unspecified target values always match). */
+/**
+ * Whether the cgroup's memory values already are the target's. "Not specified" values (0, as on
+ * the wire) are nothing to apply: containerd leaves them as they are, so they always match. The
+ * kernel stores memory limits in whole pages, so a limit matches when it equals the target
+ * rounded down to the page size.
+ */
 export function memoryMatches(target: ResourceTarget, current: CgroupReading, pageSize = 4096n): boolean {
   const limit = target.memoryLimitInBytes ?? 0n;
   if (limit > 0n && current.memoryLimitInBytes !== floorTo(limit, pageSize)) return false;
@@ -102,6 +96,12 @@ export function cpuMatches(target: ResourceTarget, current: CgroupReading): bool
  * The kubelet's refusal: a memory limit that is added or lowered must stay above current usage.
  * Returns the message when refused, undefined when the limit may be applied. `subject` names the
  * cgroup for the message ("container <id>", "pod cgroup <path>"); containers and pods share the rule.
+ * The rule is the kubelet's (v1.34.4 kuberuntime_manager.go validateMemoryResizeAction): when a
+ * memory limit is added or lowered and the usage (page cache included: v1 memory.usage_in_bytes,
+ * v2 memory.current) is >= the new limit, the resize is not attempted. Without it the runtime is
+ * left to fail it: on the test bed (cgroup v1, runc 1.1.5) containerd answers Unknown "unable to
+ * set memory limit to … (current usage: …)" after the kernel tried to reclaim; on v2 the kernel
+ * may OOM-kill instead.
  */
 export function memoryRefusal(
   subject: string,

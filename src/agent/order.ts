@@ -1,19 +1,6 @@
 // The kubelet's actuation order for one pod's resize (v1.34 kuberuntime_manager.go
-// doPodResizeAction), as a plan of steps: memory before cpu; per resource, the pod cgroup is
-// raised first when it grows and lowered last when it shrinks, with the containers in between
-// (containers that shrink before those that grow, so the pod never holds both at once). A resource
-// whose pod values go up and down at once (cpu limit up, request down) gets the raised values
-// first and the final ones last.
-// Pod-level values are the kubelet's ResourceConfigForPod over the whole pod spec, so a resize of
-// one resource never rewrites another's pod value (a pod's RuntimeClass overhead and its init
-// containers are in the cgroup the kubelet made): requests and limits each add up over the
-// regular containers and the sidecars (restartable init containers); a plain init container runs
-// with the sidecars started before it, and that sum counts as a maximum; pod-level resources
-// (spec.resources) replace the containers' totals; the overhead adds to the requests, and to a
-// limit only when there is one. Cpu shares come from the requests (a BestEffort pod gets the
-// minimum); a cpu quota and a memory limit only when every container declares that limit (a plain
-// init container counts with the sidecars before it, as the kubelet counts it), or the pod does,
-// unlimited (-1) otherwise.
+// doPodResizeAction) as a plan of steps (planResize), and the pod cgroup values the kubelet gives a
+// pod (podCgroupValues).
 // Owns: that arithmetic and the order. Must not: do I/O, compare with cgroup reality beyond the
 // current pod values it is given (actuate.ts skips container steps that are already applied),
 // or decide whether the resize is allowed (admission.ts).
@@ -137,6 +124,15 @@ function bestEffort(spec: PodCgroupSpec, resourcesOf: (c: PodCgroupContainer) =>
  * The pod cgroup values the kubelet gives a pod with this spec, with `resources[name]` in place of
  * the spec's resources for the containers it names (the resized ones). Throws on an unreadable
  * quantity.
+ * They are the kubelet's ResourceConfigForPod over the whole pod spec, so a resize of one resource
+ * never rewrites another's pod value (a pod's RuntimeClass overhead and its init containers are in
+ * the cgroup the kubelet made): requests and limits each add up over the regular containers and
+ * the sidecars (restartable init containers); a plain init container runs with the sidecars
+ * started before it, and that sum counts as a maximum; pod-level resources (spec.resources)
+ * replace the containers' totals; the overhead adds to the requests, and to a limit only when
+ * there is one. Cpu shares come from the requests (a BestEffort pod gets the minimum); a cpu quota
+ * and a memory limit only when every container declares that limit (a plain init container counts
+ * with the sidecars before it), or the pod does, unlimited (-1) otherwise.
  */
 export function podCgroupValues(spec: PodCgroupSpec, resources: Readonly<Record<string, ContainerResources>> = {}): PodCgroupValues {
   const resourcesOf = (c: PodCgroupContainer): ContainerResources | undefined => resources[c.name] ?? c.resources;
@@ -173,7 +169,13 @@ export interface PlanInput {
   readonly convert?: ConvertOptions;
 }
 
-/** The steps, in order. Throws on an unreadable quantity. */
+/**
+ * The steps, in order: memory before cpu; per resource, the pod cgroup is raised first when it
+ * grows and lowered last when it shrinks, with the containers in between (containers that shrink
+ * before those that grow, so the pod never holds both at once). A resource whose pod values go up
+ * and down at once (cpu limit up, request down) gets the raised values first and the final ones
+ * last. Throws on an unreadable quantity.
+ */
 export function planResize(input: PlanInput): PlanStep[] {
   const desiredPod = podCgroupValues(input.pod, input.desired);
   const cur = input.currentPod;

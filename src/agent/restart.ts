@@ -1,19 +1,8 @@
-// The node agent's side of a restart in place (docs/decisions/0015-restart-in-place.md): for a
-// CloneSet pod on this node whose `apps.tailor.dev/restart-request` is of the pod's revision and
-// names a container by the ID it runs now, stop that container once, as the kubelet would: its
-// preStop hook first, bounded by the pod's grace period, then CRI StopContainer with the grace
-// period left, at least 2 s (prestop-plan.ts decides, prestop.ts runs the hook; a hook that fails
-// is logged, counted and recorded as a FailedPreStopHook event, and the stop goes on). The kubelet
-// starts the container again (restartPolicy Always) and its restart count rises by one. The request
-// needs no answer: a restarted container has a new ID, so it is never stopped twice, and the
-// controller reads the restart count.
-// A stop can take the whole grace period, so it runs in the background, not in the reconcile
-// worker: reconcile only starts it, and one slow container does not hold the node's other
-// restarts. At most MAX_IN_FLIGHT stops run at once; a request beyond them waits for a later
-// reconcile. A stop that fails is retried through `retry` with a growing delay (without its hook
-// again when the hook already ran). stop() (the agent's shutdown) aborts every stop and waits for
-// them: a hook cut short leaves its container running under its old ID, so the next agent carries
-// the request out (running the hook again).
+// The node agent's side of a restart in place (docs/architecture.md §3.3 An agent restart,
+// docs/decisions/0015-restart-in-place.md): for a CloneSet pod on this node whose
+// `apps.tailor.dev/restart-request` is of the pod's revision and names a container by the ID it
+// runs now, stop that container once, as the kubelet would (prestop-plan.ts decides the hook,
+// prestop.ts runs it), in the background. The request needs no answer.
 // Owns: which containers to stop (pure, containersToStop), the in-flight stops and their
 // cancellation, and the stop calls.
 // Must not: stop a container the request does not name by its current ID, act on a pod that no
@@ -84,6 +73,18 @@ interface InFlight {
   readonly done: Promise<void>;
 }
 
+/**
+ * Stops the containers restart requests name: the preStop hook first, bounded by the pod's grace
+ * period, then CRI StopContainer with the grace period left, at least 2 s; a hook that fails is
+ * logged, counted and recorded as a FailedPreStopHook event, and the stop goes on. The kubelet
+ * starts the container again (restartPolicy Always) and its restart count rises by one; a
+ * restarted container has a new ID, so it is never stopped twice, and the controller reads the
+ * restart count.
+ * A stop can take the whole grace period, so reconcile only starts it, and one slow container
+ * does not hold the node's other restarts. At most MAX_IN_FLIGHT stops run at once; a request
+ * beyond them waits for a later reconcile. A stop that fails is retried through `retry` with a
+ * growing delay (without its hook again when the hook already ran).
+ */
 export class RestartActuator {
   private readonly restarts: Counter<'result'>;
   private readonly hooks: Counter<'result'>;
@@ -134,7 +135,11 @@ export class RestartActuator {
     return Promise.resolve(undefined);
   }
 
-  /** Aborts every stop under way and waits for all of them to end; no stop starts afterwards. */
+  /**
+   * Aborts every stop under way and waits for all of them to end; no stop starts afterwards. A
+   * hook cut short leaves its container running under its old ID, so the next agent carries the
+   * request out (running the hook again).
+   */
   async stop(): Promise<void> {
     this.closed = true;
     const all = [...this.inFlight.values()];

@@ -1,25 +1,15 @@
 // Kubernetes resource.Quantity, our own parser (none on npm is maintained). Owns the grammar,
 // exact arithmetic and canonical formatting; it must not know what cpu or memory mean beyond the
 // rounding rules of MilliValue()/Value(), and does no I/O.
-//
-// Representation: a bigint of nano-units (1 = 1e-9 of the unit) plus the format the value was
-// written in. Kubernetes rounds every parsed value up (away from zero) to nano precision, so nano
-// units hold any quantity exactly, including binary fractions ("0.5Ki", "1.5Gi") and "1n".
-//
-// Grammar (as resource.ParseQuantity):
-//   quantity ::= [+-] number suffix
-//   number   ::= digits | digits "." digits? | "." digits
-//   suffix   ::= "" | n | u | m | k | M | G | T | P | E          (DecimalSI)
-//              | Ki | Mi | Gi | Ti | Pi | Ei                    (BinarySI)
-//              | (e|E) [+-] digits                              (DecimalExponent, "1e3")
-// Differences from Kubernetes, all on input Kubernetes itself treats oddly: a number needs at
-// least one digit ("", "-", "." are errors, Kubernetes reads the last two as 0), and a decimal
-// value beyond 2^63-1 units is an error instead of an arbitrarily large inf.Dec (binary values are
-// capped at 2^63-1 like Kubernetes does).
 import { LRUCache } from 'lru-cache';
 
 export type QuantityFormat = 'DecimalSI' | 'BinarySI' | 'DecimalExponent';
 
+/**
+ * A bigint of nano-units (1 = 1e-9 of the unit) plus the format the value was written in.
+ * Kubernetes rounds every parsed value up (away from zero) to nano precision, so nano units hold
+ * any quantity exactly, including binary fractions ("0.5Ki", "1.5Gi") and "1n".
+ */
 export interface Quantity {
   /** The value in nano-units: "100m" -> 100_000_000n, "1Ki" -> 1_024_000_000_000n. */
   readonly nanos: bigint;
@@ -123,7 +113,19 @@ const parsed = new LRUCache<string, Quantity>({
   sizeCalculation: (_value, key) => Math.max(1, key.length),
 });
 
-/** Parse a Kubernetes quantity ("100m", "1.5Gi", "1e3"). Throws QuantityError on garbage. */
+/**
+ * Parse a Kubernetes quantity ("100m", "1.5Gi", "1e3"). Throws QuantityError on garbage.
+ * Grammar (as resource.ParseQuantity):
+ *   quantity ::= [+-] number suffix
+ *   number   ::= digits | digits "." digits? | "." digits
+ *   suffix   ::= "" | n | u | m | k | M | G | T | P | E          (DecimalSI)
+ *              | Ki | Mi | Gi | Ti | Pi | Ei                    (BinarySI)
+ *              | (e|E) [+-] digits                              (DecimalExponent, "1e3")
+ * Differences from Kubernetes, all on input Kubernetes itself treats oddly: a number needs at
+ * least one digit ("", "-", "." are errors, Kubernetes reads the last two as 0), and a decimal
+ * value beyond 2^63-1 units is an error instead of an arbitrarily large inf.Dec (binary values are
+ * capped at 2^63-1 like Kubernetes does).
+ */
 export function parseQuantity(input: string, options: ParseQuantityOptions = {}): Quantity {
   if (typeof input !== 'string') {
     throw new QuantityError(`quantity must be a string, got ${typeof input}`);

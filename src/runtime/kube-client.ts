@@ -1,21 +1,8 @@
-// A thin REST client for the Kubernetes API: paths in, wire JSON out. Every request Tailor makes
-// goes through here so it is counted (rest_client_requests_total), carries an explicit content
-// type for patches, has a deadline and honours the caller's AbortSignal, and fails with a
-// KubeApiError that names the request, the server's message, and (for a request that got no
-// answer) the cause: the deadline, the caller's abort, the fence, or the socket error.
-// Objects keep the shape the API server sends (timestamps are strings), the same shape the watch
-// delivers, so the informer cache holds one consistent form.
-// Deadlines: a plain request's deadline covers the whole exchange, body included (default
-// `requestTimeoutMs`, 30 s). A streaming request (`timeoutMs: 0`, e.g. a watch) must get its
-// response headers within `requestTimeoutMs`; after that only the caller's signal ends it.
-// A request waiting for a socket of a full pool is within its deadline too: an abort or the
-// deadline fails it at once, and the pool drops it unsent when a socket frees up.
-// Fencing: `fence(reason)` aborts every write in flight and fails every later write at once, so
-// a process that lost its lease cannot keep writing whatever its reconcilers do. Reads continue.
-// The write guard (`writeGuard`, e.g. the leader's "is my lease still valid") is asked right
-// before a write is sent and again when it gets its socket; a refusal fails it unsent
-// (WriteRefusedError), decided on the spot rather than by a timer a busy loop may run late
-// (docs/decisions/0040-monotonic-leadership-write-guard-and-the-lease-connection.md).
+// A thin REST client for the Kubernetes API: paths in, wire JSON out (objects keep the shape the
+// API server sends, the same the watch delivers). Every request Tailor makes goes through here so
+// it is counted (rest_client_requests_total), has a deadline, honours the caller's AbortSignal, and
+// fails with a KubeApiError that names the request, the server's message and, for a request that
+// got no answer, the cause. Owns: requests, deadlines, the write fence and the write guard.
 // Must not: retry, cache, or interpret objects; callers decide what a failure means.
 import { setMaxListeners } from 'node:events';
 import http, { type IncomingHttpHeaders } from 'node:http';
@@ -101,6 +88,17 @@ export interface KubeAuth {
   applyToHTTPSOptions(options: https.RequestOptions): Promise<void>;
 }
 
+/**
+ * Deadlines: a plain request's deadline covers the whole exchange, body included (default
+ * `requestTimeoutMs`, 30 s). A streaming request (`timeoutMs: 0`, e.g. a watch) must get its
+ * response headers within `requestTimeoutMs`; after that only the caller's signal ends it. A
+ * request waiting for a socket of a full pool is within its deadline too: an abort or the deadline
+ * fails it at once, and the pool drops it unsent when a socket frees up.
+ * The write guard (`writeGuard`, e.g. the leader's "is my lease still valid") is asked right
+ * before a write is sent and again when it gets its socket; a refusal fails it unsent
+ * (WriteRefusedError), decided on the spot rather than by a timer a busy loop may run late
+ * (docs/decisions/0040-monotonic-leadership-write-guard-and-the-lease-connection.md).
+ */
 export class KubeClient {
   private agent: http.Agent | undefined;
   private readonly server: URL;
@@ -130,7 +128,7 @@ export class KubeClient {
   /**
    * Aborts every write (POST, PUT, PATCH, DELETE) in flight and fails every later one at once
    * with `reason` as the cause. Reads are unaffected. Cannot be undone: fence a client only when
-   * the process is leaving (a lost lease).
+   * the process is leaving (a lost lease), so it cannot keep writing whatever its reconcilers do.
    */
   fence(reason: Error): void {
     if (!this.fenced.signal.aborted) this.fenced.abort(reason);
