@@ -1,17 +1,7 @@
-// A resize on the agent path never changes the pod spec, so the API server's LimitRanger and
-// ResourceQuota admission never see it: quota keeps charging the spec while the cgroups get the
-// request. Before admission to the node, the agent therefore judges a request against its
-// namespace's LimitRanges and ResourceQuotas (docs/decisions/0051-agent-resizes-within-quota.md):
-// - LimitRange: the pod with the request's resources in place must pass what LimitRanger checks
-//   at pod admission (Container and Pod limits: min, max, maxLimitRequestRatio for cpu and
-//   memory), with LimitRanger's messages. Exact: a LimitRange is about one pod.
-// - ResourceQuota: a quota is about the whole namespace, which one node's agent cannot count (the
-//   growth other nodes' agents applied is invisible to it and never charged), so the agent does not
-//   grow a container's request or limit beyond its pod spec for a resource that a quota in the
-//   namespace constrains (requests.<r>/<r> for requests, limits.<r> for limits) unless the operator
-//   allowed it (--allow-growth-beyond-quota). Shrinking, and growing back up to the spec, are always
-//   within what the quota charged. Quota scopes are not read: any quota of the namespace counts.
-// Refused requests are Infeasible: the CloneSet's onInfeasible Recreate gives the pod its new
+// The agent's judgement of a resize request against its namespace's LimitRanges and
+// ResourceQuotas (docs/decisions/0051-agent-resizes-within-quota.md): a resize on the agent path
+// never changes the pod spec, so the API server's LimitRanger and ResourceQuota admission never see
+// it. Refused requests are Infeasible: the CloneSet's onInfeasible Recreate gives the pod its new
 // resources through a new pod, which the API server admits against both.
 // Pure. Must not: do I/O, or look at resources other than cpu and memory.
 import type * as k8s from '@kubernetes/client-node';
@@ -147,7 +137,11 @@ function formatNanos(v: bigint, resource: Resource): string {
   return formatQuantity({ nanos: v, format: resource === 'cpu' ? 'DecimalSI' : 'BinarySI' });
 }
 
-/** What LimitRanger would refuse in the pod with the request's resources in place, or undefined. */
+/**
+ * What LimitRanger would refuse in the pod with the request's resources in place, or undefined:
+ * what it checks at pod admission (Container and Pod limits: min, max, maxLimitRequestRatio for
+ * cpu and memory), with its messages. Exact: a LimitRange is about one pod.
+ */
 export function limitRangeViolation(pod: Pod, request: ResizeRequest, limitRanges: readonly LimitRange[]): string | undefined {
   const containers: readonly SpecContainer[] = pod.spec?.containers ?? [];
   const inits: readonly SpecContainer[] = pod.spec?.initContainers ?? [];
@@ -176,7 +170,12 @@ const CHARGES: Readonly<Record<Resource, { readonly requests: readonly string[];
 
 /**
  * Which growth beyond the pod spec a quota of the namespace would not have charged, or undefined:
- * a request or limit the request raises above the spec's, for a resource a quota constrains.
+ * a request or limit the request raises above the spec's, for a resource a quota constrains
+ * (requests.<r>/<r> for requests, limits.<r> for limits). A quota is about the whole namespace,
+ * which one node's agent cannot count (the growth other nodes' agents applied is invisible to it
+ * and never charged), so growth beyond the spec is refused unless the operator allowed it
+ * (--allow-growth-beyond-quota). Shrinking, and growing back up to the spec, are always within
+ * what the quota charged. Quota scopes are not read: any quota of the namespace counts.
  */
 export function growthNotChargedToQuota(pod: Pod, request: ResizeRequest, quotas: readonly ResourceQuota[]): string | undefined {
   const spec = new Map<string, ContainerResources | undefined>(

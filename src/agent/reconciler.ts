@@ -1,14 +1,7 @@
-// The node agent's per-pod reconcile (docs/architecture.md §3.2 An agent resize, §5 Trust boundaries): for a pod of this node that carries
-// `apps.tailor.dev/resize-request`, gather the evidence (the pod's owner and revision, the node's
-// resize backend, the namespace's limits, admission against the node, the agent's own record of
-// what it applied: applied.ts), let decide.ts choose, and carry it out: report a verdict, actuate
-// the request in the kubelet's order (order.ts) through the pod cgroup (cgroup/pod.ts) and CRI
-// (actuate.ts), or verify that what was applied still holds (a restarted container gets the
-// spec's resources back and is re-applied); record the outcome in
-// `apps.tailor.dev/resize-status` with a merge patch of that annotation alone, only when it
-// changed. Every request on a CloneSet pod gets an answer: where the node's kubelet resizes
-// (resize/backend.ts evidence) the answer is Infeasible/KubeletResizes, and the controller moves
-// the pod to pods/resize.
+// The node agent's per-pod reconcile (docs/architecture.md §3.2 An agent resize, §5 Trust
+// boundaries): for a pod of this node that carries `apps.tailor.dev/resize-request`, gather the
+// evidence, let decide.ts choose, carry it out (report a verdict, actuate, or verify what was
+// applied) and record the outcome in `apps.tailor.dev/resize-status`.
 // Owns: the sequence of one reconcile and its I/O (CRI, cgroups, the status patch, events, metrics).
 // Must not: decide (decide.ts does); act on a pod of another node; write anything but the status
 // annotation; or lower a memory limit below current usage (refused and reported as
@@ -323,7 +316,7 @@ export class AgentReconciler {
     }
   }
 
-  /** Merge-patches the status annotation when it changed; true when it wrote. */
+  /** Merge-patches the status annotation (that annotation alone) when it changed; true when it wrote. */
   private async writeStatus(pod: Pod, prev: ResizeStatus | undefined, revision: string, update: StatusUpdate): Promise<boolean> {
     const next = nextStatus(prev, revision, update, (this.o.now?.() ?? new Date()).toISOString());
     if (next === undefined) return false;

@@ -1,20 +1,8 @@
 // Reads a container's actuated cpu/memory values from the node's cgroup filesystem (v1 and v2), so
 // the agent can tell what is really applied, whatever the runtime reports. Owns: finding the
-// container's cgroup and parsing its files. Must not: write cgroups (resizes go through CRI
+// container's cgroup and parsing its files, every file named through path.ts (so a path from the
+// runtime cannot leave the cgroup root). Must not: write cgroups (resizes go through CRI
 // UpdateContainerResources; the pod-level cgroup is the agent's), decide anything, or retry.
-//
-// Where the cgroup is: from the OCI runtime spec containerd created the container with —
-// ContainerStatus(verbose) info["info"].runtimeSpec.linux.cgroupsPath. That is the path runc was
-// told to use, so it is right for both cgroup drivers: cgroupfs gives "/<cgroup_parent>/<id>"
-// (containerd joins the sandbox's cgroup_parent and the container ID), systemd gives
-// "<parent slice>:<prefix>:<name>", expanded here the way runc does. It needs no host PID
-// namespace, unlike /proc/<pid>/cgroup, which is the fallback when the spec has no path (it also
-// gives the path the process is actually in; parseProcCgroup reads it).
-//
-// Every file is named through path.ts, so a path from the runtime cannot leave the cgroup root.
-//
-// Values use the CRI/runc convention: -1 is unlimited (v1 cfs_quota_us -1 and the kernel's
-// page-counter maximum, v2 "max").
 import { readFile, access } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CgroupVersion, Labels } from '../api/node.js';
@@ -25,6 +13,7 @@ export const DEFAULT_CGROUP_ROOT = '/sys/fs/cgroup';
 /** v1 reports "no limit" as the page-counter maximum (0x7FFFFFFFFFFFF000 with 4 KiB pages); anything this large is unlimited. */
 const V1_UNLIMITED_FLOOR = 1n << 62n;
 
+/** Values use the CRI/runc convention: -1 is unlimited (v1 cfs_quota_us -1 and the kernel's page-counter maximum, v2 "max"). */
 export interface CgroupReading {
   readonly version: CgroupVersion;
   /** The cgroup below the hierarchy root, e.g. "/kubepods/pod<uid>/<id>". */
@@ -229,7 +218,15 @@ export interface ContainerCgroupOptions extends CgroupFsOptions {
   readonly procRoot?: string;
 }
 
-/** The cgroup path of a container, from its runtime spec (see the header), else from its pid. */
+/**
+ * The cgroup path of a container, from the OCI runtime spec containerd created it with
+ * (ContainerStatus(verbose) info["info"].runtimeSpec.linux.cgroupsPath), else from its pid. The
+ * spec's path is the one runc was told to use, so it is right for both cgroup drivers: cgroupfs
+ * gives "/<cgroup_parent>/<id>" (containerd joins the sandbox's cgroup_parent and the container
+ * ID), systemd gives "<parent slice>:<prefix>:<name>", expanded the way runc does. It needs no
+ * host PID namespace, unlike /proc/<pid>/cgroup, the fallback when the spec has no path (it also
+ * gives the path the process is actually in; parseProcCgroup reads it).
+ */
 export async function containerCgroupPath(client: CriClient, containerId: string, options: ContainerCgroupOptions = {}): Promise<string> {
   const { info } = await client.containerStatus(containerId, { verbose: true });
   const parsed = parseContainerdInfo(info);

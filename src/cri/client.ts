@@ -9,12 +9,6 @@
 // test/cri/support/.
 // Must not: retry (callers own retry and backoff, e.g. the agent's work queue — CriError says
 // whether a retry can help), decide anything about resources, or read cgroups.
-//
-// How runtime.proto is found: the .proto is not compiled by tsc, so the loader looks for it next
-// to this module first (a build that copies it into dist/cri/) and then at
-// <repo>/src/cri/runtime.proto, which is `../../src/cri/runtime.proto` from both src/cri/ (ts-jest,
-// tsx) and dist/cri/ (tsc -p tsconfig.build.json): both directories sit two levels below the repo
-// root. CriClientOptions.protoPath overrides both.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
@@ -51,7 +45,13 @@ const SERVICES = ['runtime.v1.RuntimeService', 'runtime.v1.ImageService'];
 
 // ---------------------------------------------------------------------------------------- loading
 
-/** Where runtime.proto is: next to this module, else <repo>/src/cri/ (see the header). */
+/**
+ * Where runtime.proto is. The .proto is not compiled by tsc, so the loader looks for it next to
+ * this module first (a build that copies it into dist/cri/) and then at <repo>/src/cri/runtime.proto,
+ * which is `../../src/cri/runtime.proto` from both src/cri/ (ts-jest, tsx) and dist/cri/
+ * (tsc -p tsconfig.build.json): both directories sit two levels below the repo root.
+ * CriClientOptions.protoPath (`override`) overrides both.
+ */
 export function resolveProtoPath(override?: string): string {
   const candidates =
     override !== undefined

@@ -1,17 +1,7 @@
-// The one rule for who resizes a pod (docs/architecture.md §4.4 Two resize backends), shared by the controller and the node
-// agent so the two sides cannot disagree about a node:
-//   evidence  nodeResizeEvidence(): from what a node's pods and Node report — a running container
-//             that reports status resources proves the kubelet resizes in place; a running
-//             container without them, or a kubelet older than 1.27, proves it does not; no running
-//             container is no evidence.
-//   backend   backendForPod(): the agent's KubeletResizes verdict on the pod's current request
-//             wins (the agent runs on the node and always has evidence: its own pod); then the
-//             configured backend; `auto` picks the kubelet only on positive evidence and the agent
-//             otherwise, because the agent answers every CloneSet request on its node — it resizes,
-//             or says KubeletResizes — so a request is never left unanswered.
-//   stale     staleResizeRequest(): a pod whose backend is the kubelet but that still carries a
-//             resize request; the controller removes the request (and the agent's status) before
-//             it resizes through pods/resize, so the annotation cannot hide the kubelet's view.
+// The one rule for who resizes a pod (docs/architecture.md §4.4 Two resize backends), shared by
+// the controller and the node agent so the two sides cannot disagree about a node: the evidence
+// (nodeResizeEvidence), the backend (backendForPod) and a request left over from the other backend
+// (staleResizeRequest).
 // Pure. Must not: do I/O, remember anything, or decide what a resize state leads to (outcome.ts).
 import { AgentVerdicts } from '../api/reasons.js';
 import type { Node, Pod } from '../api/wire.js';
@@ -99,7 +89,8 @@ export function agentSaysKubeletResizes(pod: Pod): boolean {
 /**
  * The backend that resizes `pod`: the agent's KubeletResizes verdict first (whatever is
  * configured: the agent never resizes where the kubelet does), then `configured`, and for `auto`
- * the kubelet on positive evidence only.
+ * the kubelet on positive evidence only, because the agent answers every CloneSet request on its
+ * node (it resizes, or says KubeletResizes), so a request is never left unanswered.
  */
 export function backendForPod(configured: ConfiguredBackend, evidence: NodeResizeEvidence, pod: Pod): Backend {
   if (agentSaysKubeletResizes(pod)) return 'kubelet';

@@ -1,20 +1,8 @@
-// What the resize strategy (updateStrategy.resizeStrategy, docs/architecture.md §4.1 The CloneSet API) says to do about one
-// pod's unfinished resize, given its state (state.ts) and the time. Owns the timers: Proposed or
-// Deferred longer than deferredTimeoutSeconds, InProgress longer than inProgressTimeoutSeconds, all
-// measured from the view's `since`, and Infeasible, lead to the configured action; anything
-// still inside its time says when to look again. Must not: do I/O, read the clock (`now` is
-// given), or keep state — timers come from recorded timestamps, so they survive a restart.
-//
-// Actions: 'none' (done, or nothing pending), 'wait' (leave the pod; look again at nextCheckAt
-// when there is a timer), 'recreate' (replace the pod with the new resources), 'blocked' (leave
-// the pod and say why with the ResizeBlocked condition). InPlaceOnly never recreates: whatever
-// the configured action, it is 'blocked'. ReCreate follows the configured actions like
-// InPlaceIfPossible (a resize there can only come from outside Tailor).
-// A timer has run out once the elapsed time reaches the timeout (elapsed >= timeout), so a requeue
-// at nextCheckAt decides. A Deferred/InProgress view without a usable `since` (the ≤ 1.32
-// status.resize form carries no time) cannot time out by itself: the answer is 'wait' with
-// nextCheckAt one timeout from now, and the caller should supply `since` from its own record
-// (e.g. the previous status.resize entry of the pod while the state is unchanged).
+// What the resize strategy (updateStrategy.resizeStrategy, docs/architecture.md §4.1 The CloneSet
+// API) says to do about one pod's unfinished resize, given its state (state.ts) and the time.
+// Owns the timers (deferredTimeoutSeconds, inProgressTimeoutSeconds) and the action each outcome
+// leads to. Must not: do I/O, read the clock (`now` is given), or keep state: timers come from
+// recorded timestamps, so they survive a restart.
 import type { ResizeAction, UpdateStrategyType } from '../api/types.js';
 import type { ResizeView } from './view.js';
 
@@ -58,6 +46,21 @@ function act(configured: ResizeAction, type: UpdateStrategyType): 'recreate' | '
 const kubeletSays = (view: Readonly<ResizeView>): string =>
   view.message ? `: ${view.reason && view.reason !== view.state ? `${view.reason}: ` : ''}${view.message}` : '';
 
+/**
+ * Proposed or Deferred longer than deferredTimeoutSeconds, InProgress longer than
+ * inProgressTimeoutSeconds, all measured from the view's `since`, and Infeasible, lead to the
+ * configured action; anything still inside its time says when to look again.
+ * Actions: 'none' (done, or nothing pending), 'wait' (leave the pod; look again at nextCheckAt
+ * when there is a timer), 'recreate' (replace the pod with the new resources), 'blocked' (leave
+ * the pod and say why with the ResizeBlocked condition). InPlaceOnly never recreates: whatever
+ * the configured action, it is 'blocked'. ReCreate follows the configured actions like
+ * InPlaceIfPossible (a resize there can only come from outside Tailor).
+ * A timer has run out once the elapsed time reaches the timeout (elapsed >= timeout), so a requeue
+ * at nextCheckAt decides. A Deferred/InProgress view without a usable `since` (the ≤ 1.32
+ * status.resize form carries no time) cannot time out by itself: the answer is 'wait' with
+ * nextCheckAt one timeout from now, and the caller should supply `since` from its own record
+ * (e.g. the previous status.resize entry of the pod while the state is unchanged).
+ */
 export function decideResizeOutcome(view: Readonly<ResizeView>, strategy: ResizeOutcomeStrategy, now: number): ResizeOutcome {
   if (view.done || view.state === undefined) return { action: 'none' };
 

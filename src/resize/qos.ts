@@ -3,18 +3,6 @@
 // server would reject it: a resize must not change the QoS class (KEP-1287 "QOS Class").
 // Owns: that rule and the comparison of two container sets. Must not: do I/O, look at any
 // resource other than cpu and memory (the rule ignores them), or decide what a change leads to.
-//
-// The rule: only cpu and memory quantities above zero count. BestEffort when no container has any
-// such request or limit. Guaranteed when every container has both a cpu and a memory limit and,
-// per resource, the sum of the requests equals the sum of the limits (the same resources on both
-// sides). Burstable otherwise.
-// Inputs are treated as the API server would store them in a pod: a missing request takes the
-// value of the container's limit (SetDefaults_Pod, which runs for pods but not for pod templates),
-// so a template with limits only classifies like the pod created from it.
-// Init containers count in Kubernetes; they are the caller's to include (pass `[...containers,
-// ...initContainers]`). resizeChangesQos with the same init containers left out of both sides can
-// only report a change the API server would not see (never miss one), so leaving them out errs
-// towards recreating. Pod-level resources (spec.resources) are not considered.
 import type * as k8s from '@kubernetes/client-node';
 import { parseQuantity } from '../api/quantity.js';
 import type { QosClass } from '../api/pod.js';
@@ -40,6 +28,17 @@ function amount(value: string): Amount {
 const isPositive = (a: Amount): boolean => a === 'invalid' || a > 0n;
 const add = (a: Amount | undefined, b: Amount): Amount => (a === undefined ? b : a === 'invalid' || b === 'invalid' ? 'invalid' : a + b);
 
+/**
+ * The rule: only cpu and memory quantities above zero count. BestEffort when no container has any
+ * such request or limit. Guaranteed when every container has both a cpu and a memory limit and,
+ * per resource, the sum of the requests equals the sum of the limits (the same resources on both
+ * sides). Burstable otherwise.
+ * Inputs are treated as the API server would store them in a pod: a missing request takes the
+ * value of the container's limit (SetDefaults_Pod, which runs for pods but not for pod templates),
+ * so a template with limits only classifies like the pod created from it. Init containers count in
+ * Kubernetes; they are the caller's to include (`[...containers, ...initContainers]`). Pod-level
+ * resources (spec.resources) are not considered.
+ */
 export function qosClass(containers: readonly QosContainer[]): QosClass {
   const requests = new Map<QosResource, Amount>();
   const limits = new Map<QosResource, Amount>();
@@ -74,7 +73,11 @@ export function qosClass(containers: readonly QosContainer[]): QosClass {
   return 'Guaranteed';
 }
 
-/** Whether giving the containers `after`'s resources instead of `before`'s changes the QoS class. */
+/**
+ * Whether giving the containers `after`'s resources instead of `before`'s changes the QoS class.
+ * With the same init containers left out of both sides it can only report a change the API server
+ * would not see (never miss one), so leaving them out errs towards recreating.
+ */
 export function resizeChangesQos(before: readonly QosContainer[], after: readonly QosContainer[]): boolean {
   return qosClass(before) !== qosClass(after);
 }
