@@ -1,11 +1,5 @@
-// The node agent's resize admission (docs/architecture.md §3.2 An agent resize), the kubelet's canResizePod rule for nodes
-// whose kubelet cannot resize: a pod's new total request must fit the node's allocatable outright
-// (else Infeasible: no amount of waiting helps), and so must its total limit (a limit above the
-// whole node is a request in disguise: the scheduler never saw it, because the pod spec does not
-// change on this path); and the request must fit what the other pods leave of it now
-// (else Deferred: retried when pods come and go). The other pods count with their effective
-// request: per container, the larger of the spec's request and what the agent applied for it (a
-// resize the agent actuated is real on the node even though the pod spec never changed).
+// The node agent's resize admission (docs/architecture.md §3.2 An agent resize): the kubelet's
+// canResizePod rule for nodes whose kubelet cannot resize (admit).
 // Owns: the pod request arithmetic (containers + sidecars, init containers as a max, overhead) and
 // the verdict. Must not: do I/O, read annotations (the caller passes what the agent applied),
 // or decide what to do with the verdict (decide.ts decide()).
@@ -172,7 +166,13 @@ function beyondNode(amount: PodRequest, allocatable: Allocatable, reason: string
 /**
  * Whether the node can give `pod` the resources of `request`. `otherPods` are the node's pods
  * (the pod itself and finished pods are skipped here); `appliedByOthers` what the agent applied
- * to them, by pod UID.
+ * to them, by pod UID. The pod's new total request must fit the node's allocatable outright (else
+ * Infeasible: no amount of waiting helps), and so must its total limit (a limit above the whole
+ * node is a request in disguise: the scheduler never saw it, because the pod spec does not change
+ * on this path); and the request must fit what the other pods leave of it now (else Deferred:
+ * retried when pods come and go). The other pods count with their effective request
+ * (effectivePodRequest: a resize the agent actuated is real on the node even though the pod spec
+ * never changed).
  */
 export function admit(
   request: ResizeRequest,

@@ -1,15 +1,7 @@
 // What the node agent keeps of the objects it caches: only the fields its decisions read, so a
-// pod's env, volumes and foreign annotations, and a revision's whole template beyond its
-// containers' images and resources, never sit in the agent's memory (a 1.4 MB template would otherwise be
-// held once per revision). Readers: decide.ts and reconciler.ts (annotations, labels, owner, phase, node),
-// admission.ts (every container's resources, overhead), authorize.ts (owner references, revision
-// containers' resources, resize and restart policies, QoS class), order.ts (pod-level resources),
-// resize/backend.ts (which containers run and report resources), prepull-plan.ts (images, pull
-// secrets, revision numbers), restart.ts (the restart request, running container IDs, the grace
-// period) and prestop-plan.ts (containers' preStop hooks, the named ports an httpGet hook may use,
-// the pod IP), namespace-limits.ts (a quota's
-// hard amounts, a LimitRange's items), and the event recorder (name, namespace, uid,
-// resourceVersion, kind). A field one of them starts reading must be kept here.
+// pod's env, volumes and foreign annotations, and a revision's template beyond its containers'
+// images and resources, never sit in the agent's memory (a 1.4 MB template would otherwise be held
+// once per revision). A field a reader (listed at trimPodForAgent) starts reading must be kept here.
 // Pure. Must not: keep anything "just in case".
 import {
   ANNOTATION_RESIZE_REQUEST,
@@ -68,7 +60,16 @@ const trimStatus = (s: ContainerStatus): ContainerStatus => {
   return out;
 };
 
-/** A pod as the agent caches it. */
+/**
+ * A pod as the agent caches it. Its readers: decide.ts and reconciler.ts (annotations, labels,
+ * owner, phase, node), admission.ts (every container's resources, overhead), authorize.ts (owner
+ * references, revision containers' resources, resize and restart policies, QoS class), order.ts
+ * (pod-level resources), resize/backend.ts (which containers run and report resources),
+ * prepull-plan.ts (images, pull secrets, revision numbers), restart.ts (the restart request,
+ * running container IDs, the grace period), prestop-plan.ts (containers' preStop hooks, the named
+ * ports an httpGet hook may use, the pod IP), namespace-limits.ts (a quota's hard amounts, a
+ * LimitRange's items), and the event recorder (name, namespace, uid, resourceVersion, kind).
+ */
 export function trimPodForAgent(pod: Pod): Pod {
   const out: Pod = pick(pod, ['apiVersion', 'kind']);
   // restart-request: the agent's side of decision 15 (restart in place) reads it.

@@ -1,13 +1,6 @@
-// What the node agent pulls ahead of a rollout, and with which credentials
-// (docs/decisions/0052-images-pulled-before-the-drain.md):
-//   wanted   imagesToPrePull(): for every CloneSet pod on this node that is not on its CloneSet's
-//            newest revision (the highest-numbered one: a rollback renumbers the revision it
-//            reuses), the newest revision's images that differ from the pod's, with the pod's
-//            namespace and imagePullSecrets — pods held back by partition included;
-//   auth     registryAuthFor(): the credential of a dockerconfigjson that matches the image as
-//            the kubelet matches them (registry host, a `*.` wildcard label, port, path prefix;
-//            the most specific entry wins; docker.io for a bare name);
-//   report   nextReport(): the node's report of the wanted images, in the annotation's shape.
+// What the node agent pulls ahead of a rollout (imagesToPrePull), with which credentials
+// (registryAuthFor), and the node's report of it (nextReport)
+// (docs/decisions/0052-images-pulled-before-the-drain.md).
 // Pure. Must not: do I/O (prepull.ts pulls, reads secrets and writes the report).
 import { z } from 'zod';
 import type { ImagePull, RegistryAuth } from '../api/prepull.js';
@@ -69,7 +62,13 @@ function changedImages(pod: Pod, target: ControllerRevision): string[] {
   );
 }
 
-/** Images the pods of this node will run once their CloneSets' rollouts reach them, by image. */
+/**
+ * Images the pods of this node will run once their CloneSets' rollouts reach them, by image: for
+ * every CloneSet pod on this node that is not on its CloneSet's newest revision (the
+ * highest-numbered one: a rollback renumbers the revision it reuses), the newest revision's images
+ * that differ from the pod's, with the pod's namespace and imagePullSecrets; pods held back by
+ * partition included.
+ */
 export function imagesToPrePull(pods: readonly Pod[], revisions: readonly ControllerRevision[]): Map<string, ImageWanted> {
   const newest = newestRevisions(revisions);
   const wanted = new Map<string, ImageWanted>();
@@ -178,7 +177,11 @@ function matches(key: Location, image: Location): boolean {
   return key.path === '' || image.path === key.path || image.path.startsWith(`${key.path}/`);
 }
 
-/** The credential for `image` from the pod's pull secrets in order, the most specific key first; none when nothing matches. */
+/**
+ * The credential for `image` from the pod's pull secrets in order, the most specific key first;
+ * none when nothing matches. Keys match as the kubelet matches them: registry host, a `*.`
+ * wildcard label, port, path prefix; docker.io for a bare name.
+ */
 export function registryAuthFor(image: string, configs: readonly DockerConfig[]): RegistryAuth | undefined {
   const target = imageLocation(image);
   for (const config of configs) {

@@ -1,13 +1,7 @@
 // Which preStop hook the node agent runs before it stops a container for a restart in place
 // (restart.ts, decision 15), and how the pod's grace period splits between the hook and the stop,
 // as the kubelet decides both when it kills a container (pkg/kubelet/kuberuntime killContainer and
-// executePreStopHook, pkg/kubelet/lifecycle handlers): no hook when the grace period is 0; the hook
-// may run for the whole grace period; the stop gets what is left, in whole seconds, and never less
-// than 2 s. A hook is an exec command, an HTTP GET (scheme lower-cased, http by default; host
-// defaults to the pod IP; a port by number or by the name of one of the container's ports, a
-// numeric string standing for its number; the path; the headers, with the kubelet's User-Agent
-// and Accept unless the hook sets them) or a sleep. tcpSocket is not a hook the kubelet runs
-// (it fails at runtime), so neither does the agent: the hook is invalid and the stop goes on.
+// executePreStopHook, pkg/kubelet/lifecycle handlers).
 // Owns: that decision and the grace arithmetic. Pure. Must not: run a hook, talk to the runtime
 // or the network, or read the clock.
 import type { Pod } from '../api/wire.js';
@@ -48,7 +42,11 @@ export interface StopPlan {
   readonly hook: PreStopHook | undefined;
 }
 
-/** What stopping the named container (an app container or a native sidecar) of the pod takes. */
+/**
+ * What stopping the named container (an app container or a native sidecar) of the pod takes: no
+ * hook when the grace period is 0; the hook may run for the whole grace period; the stop gets what
+ * is left (stopGraceSeconds).
+ */
 export function stopPlan(pod: Pod, containerName: string): StopPlan {
   const graceSeconds = pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS;
   const container = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find((c) => c.name === containerName);
@@ -63,6 +61,13 @@ export function stopGraceSeconds(graceSeconds: number, hookElapsedMs: number): n
   return Math.max(MINIMUM_GRACE_SECONDS, left);
 }
 
+/**
+ * A hook is an exec command, an HTTP GET (scheme lower-cased, http by default; host defaults to the
+ * pod IP; a port by number or by the name of one of the container's ports, a numeric string
+ * standing for its number; the path; the headers, with the kubelet's User-Agent and Accept unless
+ * the hook sets them) or a sleep. tcpSocket is not a hook the kubelet runs (it fails at runtime),
+ * so neither does the agent: the hook is invalid and the stop goes on.
+ */
 function preStopHook(
   handler: NonNullable<NonNullable<Container['lifecycle']>['preStop']>,
   container: Container,

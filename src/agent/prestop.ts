@@ -1,13 +1,7 @@
 // Runs one preStop hook that prestop-plan.ts chose, before the restart in place stops the
 // container (restart.ts): an exec command through CRI ExecSync, an HTTP GET with node:http/https,
 // or a sleep, each ended by the signal (the grace period ran out, or the agent stops). As on the
-// kubelet, the hook's outcome is only reported: an exec hook fails when its command cannot run or
-// exits non-zero, an HTTP hook when no response comes (the status code is not checked, as the
-// kubelet does not check it); the caller stops the container either way.
-// HTTP, compared with the kubelet's: certificates are not checked (the kubelet's hook client does
-// not check them either); no redirect is followed (the kubelet follows up to 10 to the same host),
-// so a hook answering with a redirect has had its request and counts as done; an HTTPS hook that
-// gets a plain-HTTP answer is not retried over HTTP (the kubelet retries it and records an event).
+// kubelet, the hook's outcome is only reported; the caller stops the container either way.
 // Owns: the hook's I/O. Must not: choose the hook or its time bound, stop the container, or retry.
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -28,7 +22,11 @@ export interface RunHookOptions {
 /** How much of an exec hook's output goes into its error. */
 const OUTPUT_IN_ERROR = 512;
 
-/** Resolves when the hook is done; rejects, with the cause, when it failed or was aborted. */
+/**
+ * Resolves when the hook is done; rejects, with the cause, when it failed or was aborted: an exec
+ * hook fails when its command cannot run or exits non-zero, an HTTP hook when no response comes
+ * (the status code is not checked, as the kubelet does not check it).
+ */
 export async function runPreStopHook(hook: PreStopHook, options: RunHookOptions): Promise<void> {
   switch (hook.kind) {
     case 'exec':
@@ -60,7 +58,13 @@ async function execHook(command: readonly string[], options: RunHookOptions): Pr
   }
 }
 
-/** One GET; done once the response's head arrives (its body is not read). */
+/**
+ * One GET; done once the response's head arrives (its body is not read). Compared with the
+ * kubelet's: certificates are not checked (the kubelet's hook client does not check them either);
+ * no redirect is followed (the kubelet follows up to 10 to the same host), so a hook answering
+ * with a redirect has had its request and counts as done; an HTTPS hook that gets a plain-HTTP
+ * answer is not retried over HTTP (the kubelet retries it and records an event).
+ */
 function httpGetHook(hook: HttpGetHook, signal: AbortSignal): Promise<void> {
   const host = hook.host.includes(':') ? `[${hook.host}]` : hook.host;
   const url = `${hook.scheme}://${host}:${hook.port}${hook.path}`;

@@ -1,15 +1,6 @@
-// Kubernetes Events for the objects Tailor acts on (core/v1 Events, what `kubectl describe` shows).
-// Aggregates like client-go's recorder: the same type/reason/message on the same object within
-// 10 minutes bumps `count` on the existing Event instead of creating another; and a per-object
-// token bucket (burst 25, one token per 5 minutes) drops floods so a hot loop cannot spam etcd.
-// Recording never throws and never blocks a reconcile: writes run in the background, at most
-// `maxConcurrentWrites` (4) at a time so a burst of events cannot fill the client's connection
-// pool ahead of the controller's own writes, with at most `maxQueuedWrites` (1,000, as client-go's
-// broadcaster) waiting; beyond that an event is dropped and counted. `flush()` awaits them on
-// shutdown. `batch()` folds routine per-pod news into one event per object and reason per window
-// (the first at once, the rest as one summary when the window ends), so a 1,000-pod rollout
-// costs a handful of event writes, not one per pod.
-// Must not: decide when to emit.
+// Kubernetes Events for the objects Tailor acts on (core/v1 Events, what `kubectl describe` shows),
+// aggregated and rate-limited like client-go's recorder. Recording never throws and never blocks a
+// reconcile. Must not: decide when to emit.
 import { LRUCache } from 'lru-cache';
 import { randomBytes } from 'node:crypto';
 import PQueue from 'p-queue';
@@ -59,6 +50,17 @@ interface Bucket {
   updatedAt: number;
 }
 
+/**
+ * The same type/reason/message on the same object within 10 minutes bumps `count` on the existing
+ * Event instead of creating another; a per-object token bucket (burst 25, one token per 5
+ * minutes) drops floods so a hot loop cannot spam etcd. Writes run in the background, at most
+ * `maxConcurrentWrites` (4) at a time so a burst of events cannot fill the client's connection
+ * pool ahead of the controller's own writes, with at most `maxQueuedWrites` (1,000, as client-go's
+ * broadcaster) waiting; beyond that an event is dropped and counted. `flush()` awaits them on
+ * shutdown. `batch()` folds routine per-pod news into one event per object and reason per window
+ * (the first at once, the rest as one summary when the window ends), so a 1,000-pod rollout costs
+ * a handful of event writes, not one per pod.
+ */
 export class EventRecorder {
   private readonly recent: LRUCache<string, Aggregate>;
   private readonly buckets = new LRUCache<string, Bucket>({ max: 10_000 });

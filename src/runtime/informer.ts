@@ -1,14 +1,8 @@
-// An informer: a local cache of one kind of object kept current by list + watch. It is the
-// driver of three parts that each do one thing: the watcher state machine (watcher.ts) decides
-// what happens next, the store (store.ts) holds the objects and their indexes, and the handlers
-// (handlers.ts) turn each change into queue keys. This file performs the watcher's effects —
-// the list and watch requests, the timers, the backoff — and feeds it what happened.
-//  - every failure restarts with jittered backoff (800 ms doubling to 30 s), reset once healthy;
-//  - a watch that delivers nothing (not even a bookmark) for `noEventTimeoutMs` is abandoned and
-//    the informer relists (the watchdog); so do a 410 Gone and the periodic `relistIntervalMs`,
-//    and a relist's difference from the cache is delivered as add/update/delete;
-//  - every `resyncPeriodMs` each cached object is re-delivered to the handlers as an update;
-//  - `hasSynced()` turns true after the first complete list and stays true.
+// An informer: a local cache of one kind of object kept current by list + watch, the driver of
+// the watcher state machine (watcher.ts decides what happens next), the store (store.ts holds the
+// objects and their indexes) and the handlers (handlers.ts turn each change into queue keys).
+// Owns: performing the watcher's effects (the list and watch requests, the timers, the backoff)
+// and feeding it what happened.
 // Must not: interpret objects or call reconcilers directly; handlers map changes to queue keys.
 import { StringDecoder } from 'node:string_decoder';
 import { Backoff } from './backoff.js';
@@ -53,6 +47,14 @@ interface WatchEvent<T> {
 /** A watch the server closes sooner than this counts as a failure. */
 const MIN_WATCH_MS = 1_000;
 
+/**
+ * - every failure restarts with jittered backoff (800 ms doubling to 30 s), reset once healthy;
+ * - a watch that delivers nothing (not even a bookmark) for `noEventTimeoutMs` is abandoned and
+ *   the informer relists (the watchdog); so do a 410 Gone and the periodic `relistIntervalMs`,
+ *   and a relist's difference from the cache is delivered as add/update/delete;
+ * - every `resyncPeriodMs` each cached object is re-delivered to the handlers as an update;
+ * - `hasSynced()` turns true after the first complete list and stays true.
+ */
 export class Informer<T extends KubeObject> {
   private readonly store: Store<T>;
   private readonly handlers: InformerHandler<T>[] = [];
