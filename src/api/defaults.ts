@@ -53,6 +53,15 @@ export interface DefaultedCloneSet extends CloneSet {
   spec: DefaultedCloneSetSpec;
 }
 
+/** The spec fields withDefaults fills in. */
+type DefaultedField = 'replicas' | 'scaleStrategy' | 'updateStrategy' | 'minReadySeconds' | 'revisionHistoryLimit';
+/** A CloneSet, typed or wire, with the spec fields withDefaults fills in present. */
+export type Defaulted<T extends Defaultable> = T & { spec: T['spec'] & Pick<DefaultedCloneSetSpec, DefaultedField> };
+/** Any CloneSet, typed or wire: what withDefaults reads of it. */
+export interface Defaultable {
+  spec: Pick<CloneSetSpec, DefaultedField>;
+}
+
 /**
  * The resize action when the user names none: InPlaceOnly never recreates a pod, so it waits
  * (and raises a condition); every other type recreates.
@@ -92,9 +101,11 @@ export function defaultUpdateStrategy(strategy: CloneSetUpdateStrategy | undefin
  * revisionHistoryLimit 10, resize timeouts 300 s / 3600 s), the zero values Kruise leaves out
  * (paused false, minReadySeconds 0, gracePeriodSeconds 0) and the strategy-dependent
  * onTimeout/onInfeasible.
- * The input is not modified and shares nothing mutable with the result.
+ * The input is not modified and shares nothing mutable with the result. Works on a CloneSet in
+ * either form, typed or as the API server sends it (defaulting touches only spec fields, none of
+ * them dates).
  */
-export function withDefaults(cloneSet: CloneSet): DefaultedCloneSet {
+export function withDefaults<T extends Defaultable>(cloneSet: T): Defaulted<T> {
   const copy = structuredClone(cloneSet);
   const spec = copy.spec;
   return {

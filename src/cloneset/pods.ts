@@ -10,7 +10,6 @@ import {
   LifecycleStates,
   isTailorOwnedAnnotation,
   isTailorOwnedLabel,
-  type CloneSet,
   type CloneSetLifecycle,
 } from '../api/types.js';
 import { withDefaults, type DefaultedCloneSet } from '../api/defaults.js';
@@ -24,8 +23,7 @@ import { countsAsReady, parseDeletionCost, type PodPhase, type PodSummary } from
 export type DefaultedWireCloneSet = Wire<DefaultedCloneSet>;
 
 /** Defaults applied to a CloneSet as read from the API (defaulting touches only spec fields, none of them dates). */
-export const defaulted = (cs: WireCloneSet): DefaultedWireCloneSet =>
-  withDefaults(cs as unknown as CloneSet) as unknown as DefaultedWireCloneSet;
+export const defaulted = (cs: WireCloneSet): DefaultedWireCloneSet => withDefaults(cs);
 
 /** Container waiting reasons that mean the container will not start without someone's help. */
 const CANNOT_START_REASONS = new Set([

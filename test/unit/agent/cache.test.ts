@@ -95,7 +95,7 @@ const revision = (): ControllerRevision & KubeObject => ({
         ],
       },
     },
-  } as unknown as ControllerRevision['data'],
+  },
 });
 
 describe('trimPodForAgent', () => {
