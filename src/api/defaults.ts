@@ -1,11 +1,6 @@
 // Defaulting for CloneSet specs. Owns the default values (the CRD schema's, kept in step with
 // crds/apps.tailor.dev_clonesets.yaml by test/unit/api/crd.test.ts, plus the ones the schema
-// cannot express); it must not validate, read the cluster or mutate its input. The schema
-// carries every default Kruise's webhook applies (replicas, revisionHistoryLimit, scaleStrategy
-// and updateStrategy present, type, partition, maxUnavailable, maxSurge), so a stored object
-// reads as Kruise's does; the API server applies them on write and on read. withDefaults lets
-// the controller rely on every field regardless of where an object came from (one stored before
-// a default existed, a test fixture, a client-side dry run).
+// cannot express); it must not validate, read the cluster or mutate its input.
 import type {
   CloneSet,
   CloneSetScaleStrategy,
@@ -103,7 +98,11 @@ export function defaultUpdateStrategy(strategy: CloneSetUpdateStrategy | undefin
  * onTimeout/onInfeasible.
  * The input is not modified and shares nothing mutable with the result. Works on a CloneSet in
  * either form, typed or as the API server sends it (defaulting touches only spec fields, none of
- * them dates).
+ * them dates). The schema carries every default Kruise's webhook applies (replicas,
+ * revisionHistoryLimit, scaleStrategy and updateStrategy present, type, partition, maxUnavailable,
+ * maxSurge), so a stored object reads as Kruise's does and the API server applies them on write
+ * and on read; this lets the controller rely on every field regardless of where an object came
+ * from (one stored before a default existed, a test fixture, a client-side dry run).
  */
 export function withDefaults<T extends Defaultable>(cloneSet: T): Defaulted<T> {
   const copy = structuredClone(cloneSet);

@@ -1,11 +1,10 @@
 // The pod-level cgroup the kubelet created for a pod (kubepods[/burstable|/besteffort]/pod<uid>),
 // which the agent must resize itself because the kubelet will not: read its cpu/memory values and
-// write new ones, on cgroup v1 (cpu.shares, cpu.cfs_quota_us, cpu.cfs_period_us,
-// memory.limit_in_bytes under <root>/<controller>/…) and v2 (cpu.weight with the kubelet's linear
-// shares map, cpu.max, memory.max under <root>/…). The root is configurable (--cgroup-root).
+// write new ones, on cgroup v1 and v2, under the configurable root (--cgroup-root).
 // Owns: the pod cgroup's path (cgroupfs and systemd drivers, or the parent of a container's
-// cgroup, checked to be named for the pod's UID) and its files. Must not: decide values or order (agent/order.ts), touch container cgroups
-// (those go through CRI), or retry. Every file is named through path.ts (checked under the root).
+// cgroup, checked to be named for the pod's UID) and its files, each named through path.ts.
+// Must not: decide values or order (agent/order.ts), touch container cgroups (those go through
+// CRI), or retry.
 import { access, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { cgroupDir, cgroupFile } from './path.js';
@@ -103,6 +102,9 @@ async function readMemsw(file: string): Promise<bigint | undefined> {
 
 /**
  * Write the given values (others are left alone) to the pod cgroup at `path`. -1 is unlimited.
+ * v1: cpu.shares, cpu.cfs_quota_us, cpu.cfs_period_us, memory.limit_in_bytes under
+ * <root>/<controller>/…; v2: cpu.weight (the kubelet's linear shares map), cpu.max, memory.max
+ * under <root>/….
  * Throws an Error naming the file (cause: the fs error) when the kernel refuses a value.
  */
 export async function writePodCgroup(path: string, values: Partial<PodCgroupValues>, options: PodCgroupOptions): Promise<void> {
