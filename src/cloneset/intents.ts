@@ -48,8 +48,6 @@ export type Intent =
   /** Resize through the kubelet what was asked of the agent, then drop the agent annotations. */
   | { kind: 'reroute'; pod: Pod; resize?: Record<string, unknown> };
 
-export type IntentKind = Intent['kind'];
-
 /**
  * An Event the plan asks for: on the CloneSet itself, or on one of its pods. A CloneSet event
  * with `batchPod` is routine news about that pod: it is batched with the same news about other

@@ -213,13 +213,3 @@ function mapDiff(
   for (const k of Object.keys(a ?? {})) if (!(k in (b ?? {})) && !owned(k)) out[k] = null;
   return out;
 }
-
-export const hasChanges = (d: TemplateDiff): boolean =>
-  Object.keys(d.images).length +
-    Object.keys(d.resources).length +
-    Object.keys(d.labels).length +
-    Object.keys(d.annotations).length +
-    Object.keys(d.restarts).length +
-    d.recreateOnly.length +
-    (d.podResources ? 1 : 0) >
-  0;
