@@ -140,6 +140,31 @@ export const AdmissionReasons = {
   InvalidRequest: 'InvalidRequest',
 } as const;
 
+/**
+ * Reasons of a pod's resize view (status.resize.pods[].reason, the ResizeBlocked message) when the
+ * node has said nothing about the latest resize yet, or the agent's answer cannot be read.
+ */
+export const ResizeViewReasons = {
+  /** metadata.generation is ahead of what the kubelet reports having seen, or the agent answered an older revision. */
+  NotObserved: 'NotObserved',
+  /** The kubelet has seen the spec and reports no verdict, but the container resources differ. */
+  NotActuated: 'NotActuated',
+  /** The controller's resize-request annotation does not parse. */
+  InvalidRequest: 'InvalidRequest',
+  /** The agent's resize-status annotation does not parse. */
+  InvalidStatus: 'InvalidStatus',
+  /** No agent has answered the resize request. */
+  NoAgentResponse: 'NoAgentResponse',
+} as const;
+
+/** Why the resize strategy recreates a pod or blocks on it (resize/outcome.ts). */
+export const ResizeOutcomeReasons = {
+  Infeasible: 'Infeasible',
+  ProposedTimeout: 'ProposedTimeout',
+  DeferredTimeout: 'DeferredTimeout',
+  InProgressTimeout: 'InProgressTimeout',
+} as const;
+
 /** Reasons on the pod conditions the in-place engine writes (InPlaceUpdateReady, and Ready while draining). */
 export const PodConditionReasons = {
   InPlaceUpdateStarted: 'InPlaceUpdateStarted',

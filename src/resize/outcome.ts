@@ -3,6 +3,7 @@
 // Owns the timers (deferredTimeoutSeconds, inProgressTimeoutSeconds) and the action each outcome
 // leads to. Must not: do I/O, read the clock (`now` is given), or keep state: timers come from
 // recorded timestamps, so they survive a restart.
+import { ResizeOutcomeReasons } from '../api/reasons.js';
 import type { ResizeAction, UpdateStrategyType } from '../api/types.js';
 import type { ResizeView } from './view.js';
 
@@ -25,13 +26,6 @@ export interface ResizeOutcome {
   /** Epoch milliseconds at which the answer may change (a timer runs out). */
   nextCheckAt?: number;
 }
-
-export const ResizeOutcomeReasons = {
-  Infeasible: 'Infeasible',
-  ProposedTimeout: 'ProposedTimeout',
-  DeferredTimeout: 'DeferredTimeout',
-  InProgressTimeout: 'InProgressTimeout',
-} as const;
 
 const timeoutReason = {
   Proposed: ResizeOutcomeReasons.ProposedTimeout,

@@ -9,6 +9,7 @@ import { isResizeState, LABEL_CONTROLLER_REVISION_HASH, type ResizeState } from 
 import { parseInPlaceUpdateState, type ParsedInPlaceUpdateState } from '../api/schemas.js';
 import { parseQuantity, toBytes, toMilli, type Quantity } from '../api/quantity.js';
 import { podCondition, sidecarContainers } from '../api/pod.js';
+import { ResizeViewReasons } from '../api/reasons.js';
 import type { Pod, Wire } from '../api/wire.js';
 import { readResizeRequest } from './agent-protocol.js';
 import { agentResizeView } from './agent-view.js';
@@ -22,14 +23,6 @@ type ContainerStatus = Wire<k8s.V1ContainerStatus>;
 /** The pod conditions the kubelet reports resizes with (Kubernetes ≥ 1.33). */
 export const POD_RESIZE_PENDING = 'PodResizePending';
 export const POD_RESIZE_IN_PROGRESS = 'PodResizeInProgress';
-
-/** Reasons of an inferred Proposed (the node has said nothing about the latest resize yet). */
-export const ResizeViewReasons = {
-  /** metadata.generation is ahead of what the kubelet reports having seen. */
-  NotObserved: 'NotObserved',
-  /** The kubelet has seen the spec and reports no verdict, but the container resources differ. */
-  NotActuated: 'NotActuated',
-} as const;
 
 /** The kubelet's minimum effective cpu request (MinShares, in millicores). */
 const MIN_CPU_REQUEST_MILLI = 2n;
