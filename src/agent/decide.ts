@@ -12,6 +12,7 @@ import { sameJSON } from '../api/json.js';
 import { resizableContainers } from '../api/pod.js';
 import { parseQuantity, toBytes, toMilli } from '../api/quantity.js';
 import type { ResizeState } from '../api/types.js';
+import { errorMessage } from '../api/errors.js';
 import { AgentReasons, AgentVerdicts } from '../api/reasons.js';
 import type { Pod } from '../api/wire.js';
 import type { ContainerResources, Parsed, ResizeRequest, ResizeStatus } from '../resize/agent-protocol.js';
@@ -70,7 +71,7 @@ function resourceProblem(name: string, resource: 'cpu' | 'memory', r: ContainerR
     request = read(r.requests?.[resource]);
     limit = read(r.limits?.[resource]);
   } catch (err) {
-    return `container ${name}: ${resource}: ${(err as Error).message}`;
+    return `container ${name}: ${resource}: ${errorMessage(err)}`;
   }
   if (request !== undefined && limit !== undefined && request > limit) {
     return `container ${name}: ${resource} request ${r.requests?.[resource]} is above its limit ${r.limits?.[resource]}`;

@@ -36,8 +36,6 @@ import { OWNER_INDEX, RevisionStore, type ControllerRevision } from './revision-
 import { sameStatus, statusChangeIsUrgent, statusWriteAt, withConditions } from './status.js';
 import { readinessFacts, withReadiness } from './readiness-conditions.js';
 
-export { OWNER_INDEX, type ControllerRevision } from './revision-store.js';
-
 /** The pods informer's index by spec.nodeName: the pods a node's pre-pull report concerns. */
 export const NODE_INDEX = 'nodeName';
 
