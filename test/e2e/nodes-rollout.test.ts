@@ -125,7 +125,11 @@ describe('a rollout over three nodes', () => {
     };
     await client.create(
       cloneSetPath(ns),
-      cloneSetManifest(name, { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible' } }, { containers: [main('200m')], ...preferSmallNode }),
+      cloneSetManifest(
+        name,
+        { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible' } },
+        { containers: [main('200m')], ...preferSmallNode },
+      ),
     );
     await waitForReady(client, ns, name, 1, 120_000);
     const [first] = await activePods(client, ns, name);
@@ -158,7 +162,10 @@ describe('a rollout over three nodes', () => {
     const watch = await PodWatch.start(client, ns, 'app=drain', 6);
     try {
       await client.patch(cloneSetPath(ns, 'drain'), newImage, 'merge');
-      await eventually('the rollout under way', async () => ((await readCloneSet(client, ns, 'drain')).status?.updatedReplicas ?? 0) >= 1 || undefined);
+      await eventually(
+        'the rollout under way',
+        async () => ((await readCloneSet(client, ns, 'drain')).status?.updatedReplicas ?? 0) >= 1 || undefined,
+      );
       await run(
         kubeBinary('kubectl'),
         ['--kubeconfig', kubeconfigPath(), 'drain', 'tailor-node-2', '--ignore-daemonsets', `--pod-selector=app=drain`, '--timeout=180s'],
@@ -195,7 +202,9 @@ describe('a rollout over three nodes', () => {
         await eventually(
           'the lost node NotReady',
           async () => {
-            const node = await client.get<{ status?: { conditions?: { type?: string; status?: string }[] } }>(`/api/v1/nodes/${SMALL_NODE}`);
+            const node = await client.get<{ status?: { conditions?: { type?: string; status?: string }[] } }>(
+              `/api/v1/nodes/${SMALL_NODE}`,
+            );
             return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status !== 'True') || undefined;
           },
           60_000,

@@ -108,7 +108,16 @@ describe('the full test bed', () => {
         });
       }
       // Plain HTTP to the TLS port: the API server answers 400, which proves the connection.
-      const api = kubectl(['-n', namespace, 'exec', from.metadata!.name!, '--', 'sh', '-c', `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 5 198.18.0.1 6443 | head -1`]);
+      const api = kubectl([
+        '-n',
+        namespace,
+        'exec',
+        from.metadata!.name!,
+        '--',
+        'sh',
+        '-c',
+        `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 5 198.18.0.1 6443 | head -1`,
+      ]);
       expect(api.trim()).toMatch(/^HTTP\/1\.0 400/);
     }
   });
