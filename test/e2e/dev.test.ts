@@ -1,5 +1,6 @@
-// `make dev` end to end: the controller runs *in* the cluster (Deployment, 2 replicas, leader
-// election, the RBAC of config/rbac) next to the node agent DaemonSet, the sample CloneSet is Ready, and edits of its image and of
+// `make dev` end to end: three Ready nodes, the controller runs *in* the cluster (Deployment, 2
+// replicas, leader election, the RBAC of config/rbac) next to the node agent DaemonSet, one agent
+// pod Ready on each node, the sample CloneSet is Ready, and edits of its image and of
 // its resources are carried out by the in-cluster controller — so the RBAC is proven, not
 // assumed. Killing the leader pod hands the Lease to the other replica and the rollout finishes.
 import { describe, expect, it } from '@jest/globals';
@@ -32,7 +33,12 @@ describe('make dev', () => {
       '/apis/apps/v1/namespaces/tailor-system/daemonsets/tailor-agent',
     );
     expect(agent.status?.numberReady).toBe(agent.status?.desiredNumberScheduled);
-    expect(agent.status?.numberReady).toBe(1);
+    const nodes = await client.list<{ metadata?: { name?: string } }>('/api/v1/nodes', { labelSelector: '!tailor.dev/fake-node' });
+    const agentPods = await client.list<Pod>('/api/v1/namespaces/tailor-system/pods', {
+      labelSelector: 'app.kubernetes.io/component=agent',
+    });
+    expect(agentPods.items.map((p) => p.spec?.nodeName).sort()).toEqual(nodes.items.map((n) => n.metadata?.name).sort());
+    expect(nodes.items).toHaveLength(Number(process.env.NODES ?? 3));
     await waitForReady(client, ns, 'web', 3, 120_000);
     const uids = new Set((await activePods(client, ns, 'web')).map((p) => p.metadata?.uid));
 
