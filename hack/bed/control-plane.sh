@@ -75,6 +75,9 @@ ensure_pki() {
   issue_cert admin "/O=system:masters/CN=tailor-admin"
   issue_cert controller-manager "/CN=system:kube-controller-manager"
   issue_cert scheduler "/CN=system:kube-scheduler"
+  # The first node's identity is issued with the control plane's: the integration tier acts as that
+  # node (the Node authorizer's view) with no kubelet running (hack/bed/node.sh issues the rest).
+  issue_cert kubelet-client-tailor-node "/O=system:nodes/CN=system:node:tailor-node"
   write_kubeconfig "$CLUSTER_DIR/kubeconfig" admin
   write_kubeconfig "$CLUSTER_DIR/controller-manager.kubeconfig" controller-manager
   write_kubeconfig "$CLUSTER_DIR/scheduler.kubeconfig" scheduler

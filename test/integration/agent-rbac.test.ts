@@ -88,7 +88,8 @@ describe("the agent's node identity (the kubelet's certificate, judged by the No
   const pem = join(scratch, 'kubelet-client-current.pem');
   let asNode: KubeClient;
   beforeAll(() => {
-    writeFileSync(pem, readFileSync(join(pki, 'kubelet-client.crt'), 'utf8') + readFileSync(join(pki, 'kubelet-client.key'), 'utf8'), {
+    const [crt, key] = ['crt', 'key'].map((ext) => readFileSync(join(pki, `kubelet-client-${NODE}.${ext}`), 'utf8'));
+    writeFileSync(pem, `${crt}${key}`, {
       mode: 0o600,
     });
     asNode = new KubeClient(new NodeIdentityAuth(loadTestKubeConfig(), pem));
