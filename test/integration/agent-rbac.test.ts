@@ -23,7 +23,7 @@ const NS = `agent-rbac-${Date.now().toString(36)}`;
 const NODE = 'tailor-node';
 const OTHER_NODE = 'another-node';
 const AGENT = 'system:serviceaccount:tailor-system:tailor-agent';
-const pki = resolve(process.cwd(), '.tailor/cluster/pki');
+const pki = resolve(process.env.CLUSTER_DIR ?? resolve(process.cwd(), '.tailor/cluster'), 'pki');
 const scratch = mkdtempSync(join(tmpdir(), 'agent-rbac-'));
 
 const kubectl = (args: string[]): { status: number | null; stdout: string } => {
