@@ -65,9 +65,10 @@ cmd_up() {
   mkdir -p "$CLUSTER_DIR" "$LOGS" "$PIDS"
   ensure_packages "$mode"
   ensure_binaries "$mode"
-  ensure_host_network
   ensure_pki
   ensure_release
+  # After ensure_release: a cluster of another release is taken down first, network included.
+  ensure_host_network
   # A different feature-gate profile (e.g. the agent's: InPlacePodVerticalScaling=false) restarts
   # the components that read it; pods keep running and the kubelets adopt them again.
   local running_gates=$FEATURE_GATES
