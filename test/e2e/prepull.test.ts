@@ -6,7 +6,6 @@
 // reports Pulled on its Node, and only then are the pods drained. Each case prints every pod's
 // time out of service; the cases assert the order of events, never the times.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFileSync } from 'node:child_process';
 import { ANNOTATION_PULLED_IMAGES, parsePulledImages, type PulledImages } from '../../src/api/prepull.js';
 import type { Node } from '../../src/api/wire.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
@@ -14,28 +13,25 @@ import { inClusterAgent } from '../support/cluster/in-cluster-agent.js';
 import { startNodeAgent, type NodeAgent } from '../support/cluster/node-agent.js';
 import { PodWatch } from '../support/cluster/pod-watch.js';
 import { streamWatch } from '../support/cluster/watch-stream.js';
-import { CONTAINERD_SOCKET, eventually, NODE_NAME, REGISTRY, REGISTRY_AUTH, RUN_UNTIL_TERM } from '../support/cluster/testbed.js';
-import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
+import {
+  eventually,
+  NODE_NAME,
+  REGISTRY,
+  REGISTRY_AUTH,
+  removeImageFromNode,
+  RUN_UNTIL_TERM,
+} from '../support/cluster/testbed.js';
+import {
+  activePods,
+  cloneSetManifest,
+  cloneSetPath,
+  waitForCloneSet,
+  waitForReady,
+} from '../support/fixtures/cloneset.js';
 
 const { client, ns } = controllerTestBed('prepull-e2e');
 const BULKY = { v1: `${REGISTRY}/tailor/bulky:v1`, v2: `${REGISTRY}/tailor/bulky:v2` };
 const NODE_PATH = `/api/v1/nodes/${NODE_NAME}`;
-const ctr = (...args: string[]): string =>
-  execFileSync('ctr', ['--address', CONTAINERD_SOCKET, '--namespace', 'k8s.io', ...args], { encoding: 'utf8' });
-/**
- * Removes an image from the node for good: every record the CRI plugin made for it (the tag, the
- * repo digest and the image ID all name the same manifest), so its content goes too and the next
- * pull is a real one.
- */
-const removeFromNode = (image: string): void => {
-  const rows = ctr('images', 'ls')
-    .split('\n')
-    .slice(1)
-    .map((line) => line.split(/\s+/));
-  const manifest = rows.find((row) => row[0] === image)?.[2];
-  if (manifest === undefined) return;
-  ctr('images', 'rm', '--sync', ...rows.filter((row) => row[2] === manifest).map((row) => row[0] ?? ''));
-};
 const nodeReport = async (): Promise<PulledImages | undefined> => {
   const node = await client.get<Node>(NODE_PATH);
   const parsed = parsePulledImages(node.metadata?.annotations);
@@ -51,7 +47,7 @@ beforeAll(async () => {
     type: 'kubernetes.io/dockerconfigjson',
     data: { '.dockerconfigjson': Buffer.from(JSON.stringify({ auths: { [REGISTRY]: { auth } } })).toString('base64') },
   });
-  for (const image of Object.values(BULKY)) removeFromNode(image);
+  for (const image of Object.values(BULKY)) removeImageFromNode(image);
   // No agent runs yet: no report may make the controller wait.
   await client.patch(NODE_PATH, { metadata: { annotations: { [ANNOTATION_PULLED_IMAGES]: null } } }, 'merge');
 }, 120_000);
@@ -68,7 +64,10 @@ const container = (image: string): Record<string, unknown> => ({
   command: RUN_UNTIL_TERM,
 });
 
-async function rollOutTo(name: string, image: string): Promise<{ watch: PodWatch; uidsKept: boolean; seconds: Map<string, number> }> {
+async function rollOutTo(
+  name: string,
+  image: string,
+): Promise<{ watch: PodWatch; uidsKept: boolean; seconds: Map<string, number> }> {
   await client.create(
     cloneSetPath(ns),
     cloneSetManifest(
@@ -83,8 +82,19 @@ async function rollOutTo(name: string, image: string): Promise<{ watch: PodWatch
   await waitForReady(client, ns, name, 2, 120_000);
   const before = new Set((await activePods(client, ns, name)).map((p) => p.metadata?.uid));
   const watch = await PodWatch.start(client, ns, `app=${name}`, 2);
-  await client.patch(cloneSetPath(ns, name), { spec: { template: { spec: { containers: [container(image)] } } } }, 'merge');
-  await waitForCloneSet(client, ns, name, 'both pods updated in place and ready', (cs) => cs.status?.updatedReadyReplicas === 2, 240_000);
+  await client.patch(
+    cloneSetPath(ns, name),
+    { spec: { template: { spec: { containers: [container(image)] } } } },
+    'merge',
+  );
+  await waitForCloneSet(
+    client,
+    ns,
+    name,
+    'both pods updated in place and ready',
+    (cs) => cs.status?.updatedReadyReplicas === 2,
+    240_000,
+  );
   watch.stop();
   const after = new Set((await activePods(client, ns, name)).map((p) => p.metadata?.uid));
   const seconds = new Map([...watch.outOfService()].map(([pod, spell]) => [pod, spell.totalMs / 1000]));
@@ -121,14 +131,24 @@ describe('images pulled before the drain', () => {
 
   it("with the agent, the node pulls first with the pods' pull secret, and pods leave service only after", async () => {
     agent = await startNodeAgent(18394);
-    await eventually('the agent to report for its node', async () => ((await nodeReport()) !== undefined ? true : undefined), 30_000);
+    await eventually(
+      'the agent to report for its node',
+      async () => ((await nodeReport()) !== undefined ? true : undefined),
+      30_000,
+    );
     // Every change of the node's report, with when it was seen.
     const reports: { at: number; report: PulledImages | undefined }[] = [];
     const abort = new AbortController();
-    await streamWatch<Node>(client, '/api/v1/nodes', { fieldSelector: `metadata.name=${NODE_NAME}` }, abort.signal, ({ object }) => {
-      const parsed = parsePulledImages(object.metadata?.annotations);
-      reports.push({ at: Date.now(), report: parsed.ok ? parsed.value : undefined });
-    });
+    await streamWatch<Node>(
+      client,
+      '/api/v1/nodes',
+      { fieldSelector: `metadata.name=${NODE_NAME}` },
+      abort.signal,
+      ({ object }) => {
+        const parsed = parsePulledImages(object.metadata?.annotations);
+        reports.push({ at: Date.now(), report: parsed.ok ? parsed.value : undefined });
+      },
+    );
     let result: Awaited<ReturnType<typeof rollOutTo>>;
     try {
       result = await rollOutTo('pre', BULKY.v2);

@@ -20,8 +20,22 @@ export interface NodeAgent {
  * Starts the agent of `node` with its metrics and health endpoints on `port` and `port + 1`, with
  * `nodeFlags` before the script (the V8 sizes the DaemonSet runs it with); resolves once it is ready.
  */
-export async function startNodeAgent(port: number, nodeFlags: readonly string[] = [], node: string = NODE_NAME): Promise<NodeAgent> {
-  const movedAway = await inClusterAgent(true);
+export interface NodeAgentOptions {
+  /** The agent's kubeconfig (default: the bed's admin, whom the admission policy does not check). */
+  readonly kubeconfig?: string;
+  /** Leave out --allow-missing-admission-policy: the agent starts only where the API server enforces the policies. */
+  readonly requireAdmissionPolicy?: boolean;
+  /** The caller keeps make dev's in-cluster agent away itself (several agents of the test at once). */
+  readonly inClusterAgentKeptAway?: boolean;
+}
+
+export async function startNodeAgent(
+  port: number,
+  nodeFlags: readonly string[] = [],
+  node: string = NODE_NAME,
+  options: NodeAgentOptions = {},
+): Promise<NodeAgent> {
+  const movedAway = options.inClusterAgentKeptAway === true ? false : await inClusterAgent(true);
   // Its log, for a failing test's reader: .tailor/logs/agent-<port>.log.
   mkdirSync('.tailor/logs', { recursive: true });
   const log = openSync(`.tailor/logs/agent-${port}.log`, 'w');
@@ -34,14 +48,14 @@ export async function startNodeAgent(port: number, nodeFlags: readonly string[] 
       '--node-name',
       node,
       '--kubeconfig',
-      process.env.TAILOR_KUBECONFIG ?? '',
+      options.kubeconfig ?? process.env.TAILOR_KUBECONFIG ?? '',
       '--cri-endpoint',
       `unix://${containerdSocket(node)}`,
       '--metrics-bind-address',
       `127.0.0.1:${port}`,
       '--health-probe-bind-address',
       `127.0.0.1:${port + 1}`,
-      '--allow-missing-admission-policy',
+      ...(options.requireAdmissionPolicy === true ? [] : ['--allow-missing-admission-policy']),
       // Pull secrets are read as the node, never as the agent's own identity (decision 53).
       '--node-credentials',
       nodeCredentials(node),

@@ -10,10 +10,12 @@ export const NODE_NAME = 'tailor-node';
 /** The bed's nodes when it runs three (make dev and the e2e tier on the default release). */
 export const NODE_NAMES = ['tailor-node', 'tailor-node-2', 'tailor-node-3'] as const;
 /** A node's runtime socket on the host (hack/bed/node.sh; inside the node it is /run/tailor/containerd). */
-export const containerdSocket = (node: string = NODE_NAME): string => `/run/tailor/nodes/${node}/containerd/containerd.sock`;
+export const containerdSocket = (node: string = NODE_NAME): string =>
+  `/run/tailor/nodes/${node}/containerd/containerd.sock`;
 export const CONTAINERD_SOCKET = containerdSocket(NODE_NAME);
 /** The kubelet's client certificate and key: the node's identity, for the agent's --node-credentials. */
-export const nodeCredentials = (node: string = NODE_NAME): string => `/run/tailor/nodes/${node}/kubelet/pki/kubelet-client-current.pem`;
+export const nodeCredentials = (node: string = NODE_NAME): string =>
+  `/run/tailor/nodes/${node}/kubelet/pki/kubelet-client-current.pem`;
 export const NODE_CREDENTIALS = nodeCredentials(NODE_NAME);
 /** The test bed's registry (plain HTTP, htpasswd auth) and the images only it serves (hack/bed/registry.sh). */
 export const REGISTRY = '198.18.0.1:5050';
@@ -21,10 +23,41 @@ export const REGISTRY_AUTH = { username: 'tailor', password: 'tailor-pull' } as 
 
 /** Container IDs that a node's containerd holds in the CRI namespace. */
 export function containerdContainerIds(node: string = NODE_NAME): string[] {
-  const out = execFileSync('ctr', ['--address', containerdSocket(node), '--namespace', 'k8s.io', 'containers', 'ls', '-q'], {
-    encoding: 'utf8',
-  });
+  const out = execFileSync(
+    'ctr',
+    ['--address', containerdSocket(node), '--namespace', 'k8s.io', 'containers', 'ls', '-q'],
+    {
+      encoding: 'utf8',
+    },
+  );
   return out.split('\n').filter(Boolean);
+}
+
+/** `ctr` against a node's containerd, in the CRI's namespace; returns stdout. */
+const ctr = (node: string, ...args: string[]): string =>
+  execFileSync('ctr', ['--address', containerdSocket(node), '--namespace', 'k8s.io', ...args], { encoding: 'utf8' });
+
+/** The `ctr images ls` rows of a node: reference, type, manifest digest, ... */
+const imageRows = (node: string): string[][] =>
+  ctr(node, 'images', 'ls')
+    .split('\n')
+    .slice(1)
+    .filter((line) => line.trim() !== '')
+    .map((line) => line.split(/\s+/));
+
+/** The image references a node's containerd holds (tags, repo digests and image IDs alike). */
+export const nodeImages = (node: string = NODE_NAME): string[] => imageRows(node).map((row) => row[0] ?? '');
+
+/**
+ * Removes an image from a node for good: every record the CRI plugin made for it (the tag, the
+ * repo digest and the image ID all name the same manifest), so its content goes too and the next
+ * pull is a real one.
+ */
+export function removeImageFromNode(image: string, node: string = NODE_NAME): void {
+  const rows = imageRows(node);
+  const manifest = rows.find((row) => row[0] === image)?.[2];
+  if (manifest === undefined) return;
+  ctr(node, 'images', 'rm', '--sync', ...rows.filter((row) => row[2] === manifest).map((row) => row[0] ?? ''));
 }
 
 export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
@@ -37,17 +70,22 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
     } catch (err) {
       lastError = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: lastError });
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: lastError });
     await new Promise((r) => setTimeout(r, 500));
   }
 }
 
 /** The targeted release's kubectl (KUBE_VERSION, else the default), pointed at the test bed; returns stdout. */
 export function kubectl(args: string[], input?: string): string {
-  return execFileSync(kubeBinary('kubectl'), ['--kubeconfig', process.env.TAILOR_KUBECONFIG ?? '.tailor/cluster/kubeconfig', ...args], {
-    encoding: 'utf8',
-    input,
-  });
+  return execFileSync(
+    kubeBinary('kubectl'),
+    ['--kubeconfig', process.env.TAILOR_KUBECONFIG ?? '.tailor/cluster/kubeconfig', ...args],
+    {
+      encoding: 'utf8',
+      input,
+    },
+  );
 }
 
 /** A busybox command that runs until SIGTERM and then exits at once. */
@@ -60,7 +98,11 @@ export const RESIZE_WITHOUT_RESTART = [
 ];
 
 /** A busybox container that exits on SIGTERM, with equal cpu/memory requests and limits. */
-export function sizedContainer(cpu: string, memory: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function sizedContainer(
+  cpu: string,
+  memory: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     name: 'main',
     image: 'tailor.local/busybox:v1',
