@@ -111,7 +111,12 @@ export function controllerNodeFlags(): string[] {
 /** Tailor's controller (`node dist/cli/main.js controller`) scoped to one namespace, logging warnings only. */
 export function startTailor(o: TailorProcessOptions): BenchProcess {
   const args = ['controller', '--kubeconfig', o.kubeconfig, '--namespace', o.namespace, '--log-level', 'warn'];
-  args.push('--metrics-bind-address', `127.0.0.1:${o.metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${o.healthPort}`);
+  args.push(
+    '--metrics-bind-address',
+    `127.0.0.1:${o.metricsPort}`,
+    '--health-probe-bind-address',
+    `127.0.0.1:${o.healthPort}`,
+  );
   return BenchProcess.start(process.execPath, [...controllerNodeFlags(), o.controllerJs, ...args], o.logFile);
 }
 
@@ -135,7 +140,8 @@ export function samples(text: string, name: string): Sample[] {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
     if (!m || m[1] !== name) continue;
     const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1] ?? ''] = l[2] ?? '';
+    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[l[1] ?? ''] = l[2] ?? '';
     out.push({ labels, value: Number(m[3]) });
   }
   return out;
@@ -208,7 +214,15 @@ function heapOf(text: string): Pick<MemoryPeaks, 'heapUsedMiB' | 'heapTotalMiB' 
 export class MemorySampler {
   private timer: NodeJS.Timeout | undefined;
   private reading: Promise<void> | undefined;
-  private peaks: MemoryPeaks = { rssMiB: 0, hwmMiB: 0, heapUsedMiB: 0, heapTotalMiB: 0, externalMiB: 0, codeMiB: 0, samples: 0 };
+  private peaks: MemoryPeaks = {
+    rssMiB: 0,
+    hwmMiB: 0,
+    heapUsedMiB: 0,
+    heapTotalMiB: 0,
+    externalMiB: 0,
+    codeMiB: 0,
+    samples: 0,
+  };
 
   constructor(
     private readonly pid: number,
@@ -260,7 +274,8 @@ export async function memoryNow(pid: number, metricsPort: number): Promise<Memor
 export function describeMemory(m: MemoryPeaks, peaks: boolean): string {
   const n = (v: number): string => v.toFixed(0);
   const parts = [`${peaks ? 'peak ' : ''}RSS ${n(m.rssMiB)}`, `VmHWM ${n(m.hwmMiB)}`];
-  if (!Number.isNaN(m.heapUsedMiB) && m.samples > 0) parts.push(`heap used ${n(m.heapUsedMiB)} of ${n(m.heapTotalMiB)}`);
+  if (!Number.isNaN(m.heapUsedMiB) && m.samples > 0)
+    parts.push(`heap used ${n(m.heapUsedMiB)} of ${n(m.heapTotalMiB)}`);
   if (!Number.isNaN(m.externalMiB) && m.externalMiB > 0) parts.push(`external ${n(m.externalMiB)}`);
   if (!Number.isNaN(m.codeMiB) && m.codeMiB > 0) parts.push(`code space ${m.codeMiB.toFixed(1)}`);
   return `${parts.join(', ')} (MiB${peaks ? `, peaks of ${m.samples} samples, each part's own` : ''})`;
@@ -268,7 +283,12 @@ export function describeMemory(m: MemoryPeaks, peaks: boolean): string {
 
 // ---------------------------------------------------------------- waiting on pods
 
-export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 100): Promise<void> {
+export async function until(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  everyMs = 100,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await Promise.resolve(check()).catch(() => false))) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
@@ -276,7 +296,8 @@ export async function until(what: string, check: () => boolean | Promise<boolean
   }
 }
 
-export const condition = (pod: Pod, type: string): string | undefined => pod.status?.conditions?.find((c) => c.type === type)?.status;
+export const condition = (pod: Pod, type: string): string | undefined =>
+  pod.status?.conditions?.find((c) => c.type === type)?.status;
 export const ready = (pod: Pod): boolean => condition(pod, 'Ready') === 'True';
 export const live = (pods: Pod[]): Pod[] => pods.filter((p) => !p.metadata?.deletionTimestamp);
 
@@ -288,7 +309,10 @@ export async function pool<T>(items: readonly T[], limit: number, fn: (item: T) 
 // ---------------------------------------------------------------- the workload
 
 export const image = (tag: string): string => `tailor.local/busybox:${tag}`;
-const resources = (cpu: string, memory: string): Record<string, unknown> => ({ requests: { cpu, memory }, limits: { cpu, memory } });
+const resources = (cpu: string, memory: string): Record<string, unknown> => ({
+  requests: { cpu, memory },
+  limits: { cpu, memory },
+});
 
 /** A pod template for kwok's nodes: schedulerName tailor-kwok, nodeSelector type=kwok, its taint tolerated. */
 export function template(app: string, tag: string, cpu: string, memory: string): Record<string, unknown> {
@@ -330,9 +354,11 @@ export async function kwokNodes(client: KubeClient): Promise<string[]> {
 export async function createNamespace(client: KubeClient, ns: string): Promise<void> {
   await client.create('/api/v1/namespaces', { metadata: { name: ns } });
   // Pods need the default ServiceAccount; a control-plane-only test bed has no controller creating it.
-  await client.create(`/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'default' } }).catch((err: unknown) => {
-    if (!isAlreadyExists(err)) throw err;
-  });
+  await client
+    .create(`/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'default' } })
+    .catch((err: unknown) => {
+      if (!isAlreadyExists(err)) throw err;
+    });
 }
 
 /**
@@ -340,15 +366,22 @@ export async function createNamespace(client: KubeClient, ns: string): Promise<v
  * controller is running to recreate pods), then the pods at once (in parallel: the API server's
  * deletecollection removes them one by one), then the namespace.
  */
-export async function deleteNamespace(client: KubeClient, ns: string, ownerCollections: readonly string[]): Promise<void> {
+export async function deleteNamespace(
+  client: KubeClient,
+  ns: string,
+  ownerCollections: readonly string[],
+): Promise<void> {
   const path = `/api/v1/namespaces/${ns}`;
   for (const owners of ownerCollections) await client.json('DELETE', owners).catch(() => undefined);
   await client.json('DELETE', `/apis/apps/v1/namespaces/${ns}/controllerrevisions`).catch(() => undefined);
-  const names = (await client.list<Pod>(`${path}/pods`).catch(() => ({ items: [] as Pod[] }))).items.map((p) => p.metadata?.name ?? '');
+  const names = (await client.list<Pod>(`${path}/pods`).catch(() => ({ items: [] as Pod[] }))).items.map(
+    (p) => p.metadata?.name ?? '',
+  );
   await pool(
     names,
     32,
-    async (name) => void (await client.delete(`${path}/pods/${name}`, { gracePeriodSeconds: 0 }).catch(() => undefined)),
+    async (name) =>
+      void (await client.delete(`${path}/pods/${name}`, { gracePeriodSeconds: 0 }).catch(() => undefined)),
   );
   await until(
     'bench pods gone',

@@ -73,10 +73,19 @@ const KRUISE_CRD_DIR = `${KRUISE_ROOT}/crds`;
 const kruiseCrds = (): { file: string; name: string }[] =>
   readdirSync(KRUISE_CRD_DIR)
     .filter((f) => f.endsWith('.yaml'))
-    .map((f) => ({ file: `${KRUISE_CRD_DIR}/${f}`, name: f.replace(/\.yaml$/, '').replace(/^([^_]+)_(.+)$/, '$2.$1') }));
+    .map((f) => ({
+      file: `${KRUISE_CRD_DIR}/${f}`,
+      name: f.replace(/\.yaml$/, '').replace(/^([^_]+)_(.+)$/, '$2.$1'),
+    }));
 const KRUISE_QPS = 5000;
 const KRUISE_BURST = 10000;
-const PORTS = { tailorMetrics: 18484, tailorHealth: 18485, kruiseMetrics: 18490, kruiseHealth: 18491, kruiseWebhook: 18492 };
+const PORTS = {
+  tailorMetrics: 18484,
+  tailorHealth: 18485,
+  kruiseMetrics: 18490,
+  kruiseHealth: 18491,
+  kruiseWebhook: 18492,
+};
 const RUN = `bench-peer-${Date.now().toString(36)}`;
 const APP = 'peer';
 const LOGS = resolve('.tailor/bench');
@@ -232,7 +241,9 @@ async function runSide(client: KubeClient, side: Side, pods: number): Promise<Ru
     const alive = (): void => {
       // Thrown synchronously, so `until` stops at once instead of waiting out its deadline.
       if (running.exited)
-        throw new Error(`${side.name} exited (code ${running.child.exitCode ?? running.child.signalCode}); see ${logFile}`);
+        throw new Error(
+          `${side.name} exited (code ${running.child.exitCode ?? running.child.signalCode}); see ${logFile}`,
+        );
     };
     await until(
       `${side.name} /readyz`,
@@ -298,7 +309,8 @@ let leftoverOfBench = false;
 
 /** Installs the CloneSet CRD and the empty webhook configurations kruise-manager waits for; returns why not, or undefined. */
 async function preparePeer(client: KubeClient): Promise<string | undefined> {
-  if (!existsSync(KRUISE)) return `no kruise-manager at ${KRUISE} (hack/build-kruise.sh builds it; see .tailor/bench/build-kruise.log)`;
+  if (!existsSync(KRUISE))
+    return `no kruise-manager at ${KRUISE} (hack/build-kruise.sh builds it; see .tailor/bench/build-kruise.log)`;
   const crds = existsSync(KRUISE_CRD_DIR) ? kruiseCrds() : [];
   if (!crds.some((c) => c.name === 'clonesets.apps.kruise.io'))
     return `no CloneSet CRD in ${KRUISE_CRD_DIR} (hack/build-kruise.sh keeps it)`;
@@ -308,7 +320,8 @@ async function preparePeer(client: KubeClient): Promise<string | undefined> {
       throw err;
     });
     // One with webhooks in it belongs to a real kruise installation: leave that cluster alone.
-    if (existing && (existing.webhooks?.length ?? 0) > 0) return `${c.kind} ${c.name} has webhooks: a kruise installation is present`;
+    if (existing && (existing.webhooks?.length ?? 0) > 0)
+      return `${c.kind} ${c.name} has webhooks: a kruise installation is present`;
     // One without is what an earlier bench, stopped before its end, left behind: so are the CRDs
     // beside it, and this run removes them all (left, they answer kubectl's short name `clone`).
     if (existing) {
@@ -342,7 +355,9 @@ async function installCrd(client: KubeClient, file: string, name: string): Promi
   await until(
     `CRD ${name} established`,
     async () => {
-      const got = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>(`${CRD_PATH}/${name}`);
+      const got = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>(
+        `${CRD_PATH}/${name}`,
+      );
       return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
     },
     60_000,
@@ -363,7 +378,8 @@ const peerOf = (p: Peer): RunResult | undefined => ('unavailable' in p ? undefin
 function report(pods: number, nodes: number, t: RunResult, p: Peer): void {
   const k = peerOf(p);
   const peerCol = (f: (r: RunResult) => string): string => (k ? f(k) : 'unavailable');
-  const vsPeer = (ok: (k: RunResult) => boolean, what: string): string => (k ? `${what}: ${verdict(ok(k))}` : `${what}: no peer figure`);
+  const vsPeer = (ok: (k: RunResult) => boolean, what: string): string =>
+    k ? `${what}: ${verdict(ok(k))}` : `${what}: no peer figure`;
   const waves = Math.ceil(pods / Math.max(1, Math.floor(pods * 0.1)));
   console.log(
     `${pods} pods on ${nodes} simulated nodes, in-place image rollout at maxUnavailable 10% (Tailor | kruise-manager v${KRUISE_VERSION})`,
@@ -385,7 +401,10 @@ function report(pods: number, nodes: number, t: RunResult, p: Peer): void {
   }
   console.log(`  Tailor's memory in the rollout:         ${describeMemory(t.memory, true)}`);
   if (k) console.log(`  kruise-manager's memory in the rollout: ${describeMemory(k.memory, true)}`);
-  if (k) console.log('  (RSS and VmHWM: /proc of each process alone, the same measure; heap: V8 used/total vs Go heap_alloc/heap_sys)');
+  if (k)
+    console.log(
+      '  (RSS and VmHWM: /proc of each process alone, the same measure; heap: V8 used/total vs Go heap_alloc/heap_sys)',
+    );
   console.log(
     `  peak RSS while creating:    ${t.createPeakRssMiB.toFixed(0)} MiB | ${peerCol((r) => `${r.createPeakRssMiB.toFixed(0)} MiB`)}`,
   );
@@ -404,7 +423,9 @@ async function main(): Promise<void> {
   mkdirSync(LOGS, { recursive: true });
   try {
     const nodes = (await kwokNodes(client)).length;
-    let peerDown = await preparePeer(client).catch((err: unknown) => `could not prepare the cluster for it: ${String(err)}`);
+    let peerDown = await preparePeer(client).catch(
+      (err: unknown) => `could not prepare the cluster for it: ${String(err)}`,
+    );
     console.log(
       `peer: kruise-manager v${KRUISE_VERSION} (client QPS ${KRUISE_QPS}, burst ${KRUISE_BURST}) ${peerDown ? `unavailable: ${peerDown}` : 'ready'}; Tailor's node flags "${controllerNodeFlags().join(' ')}"; logs in ${LOGS}/${RUN}-*.log`,
     );

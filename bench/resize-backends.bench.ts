@@ -28,7 +28,8 @@ const container = (cpu: string, memory: string): Record<string, unknown> => ({
 });
 
 /** Polled every 20 ms: the resize latencies below are measured by these waits. */
-const waitFor = (what: string, check: () => boolean | Promise<boolean>): Promise<void> => until(what, check, 120_000, 20);
+const waitFor = (what: string, check: () => boolean | Promise<boolean>): Promise<void> =>
+  until(what, check, 120_000, 20);
 
 const pods = async (client: KubeClient): Promise<Pod[]> =>
   (await client.list<Pod>(`/api/v1/namespaces/${ns}/pods`, { labelSelector: 'app=web' })).items.filter(
@@ -51,7 +52,10 @@ async function resize(client: KubeClient, cpu: string): Promise<number> {
 }
 
 const profile = (gates: string): void => {
-  execFileSync('bash', ['hack/cluster.sh', 'up', 'full'], { stdio: 'ignore', env: { ...process.env, FEATURE_GATES: gates } });
+  execFileSync('bash', ['hack/cluster.sh', 'up', 'full'], {
+    stdio: 'ignore',
+    env: { ...process.env, FEATURE_GATES: gates },
+  });
 };
 
 async function main(): Promise<void> {
@@ -59,7 +63,9 @@ async function main(): Promise<void> {
   kc.loadFromFile(KUBECONFIG);
   const client = new KubeClient(kc);
   await client.create('/api/v1/namespaces', { metadata: { name: ns } });
-  await client.create(`/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'default' } }).catch(() => undefined);
+  await client
+    .create(`/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'default' } })
+    .catch(() => undefined);
   const manager = new Manager({ kubeConfig: kc, logger: silentLogger(), component: 'tailor-bench' });
   setupCloneSetController(manager, { namespace: ns, workers: 4, logger: silentLogger() });
   const run = manager.run();

@@ -53,7 +53,9 @@ const podSpec = (kind: Kind, image: string, cpu?: string, memory?: string): Reco
     ? { terminationGracePeriodSeconds: 1, containers: [container(image, cpu, memory)] }
     : {
         terminationGracePeriodSeconds: 1,
-        initContainers: [{ name: 'init', image: 'tailor.local/busybox:v1', imagePullPolicy: 'Never', command: ['/bin/sleep', '2'] }],
+        initContainers: [
+          { name: 'init', image: 'tailor.local/busybox:v1', imagePullPolicy: 'Never', command: ['/bin/sleep', '2'] },
+        ],
         containers: [
           {
             name: 'sidecar',
@@ -83,7 +85,9 @@ const allOn = (list: Pod[], image: string): boolean =>
 
 async function writes(manager: Manager): Promise<number> {
   const metric = await manager.metrics.restClientRequestsTotal.get();
-  return metric.values.filter((v) => ['POST', 'PATCH', 'PUT', 'DELETE'].includes(String(v.labels.method))).reduce((s, v) => s + v.value, 0);
+  return metric.values
+    .filter((v) => ['POST', 'PATCH', 'PUT', 'DELETE'].includes(String(v.labels.method)))
+    .reduce((s, v) => s + v.value, 0);
 }
 
 /** A Deployment's recreate rollout, then a CloneSet's in-place one, of N pods of `kind`. */
@@ -130,7 +134,11 @@ async function round(client: KubeClient, manager: Manager, kind: Kind): Promise<
   let rolled = false;
   const watching = follow(client, kind, timeline, () => rolled);
   t0 = Date.now();
-  await client.patch(`${cs}/${kind}`, { spec: { template: { spec: podSpec(kind, 'tailor.local/busybox:v2') } } }, 'merge');
+  await client.patch(
+    `${cs}/${kind}`,
+    { spec: { template: { spec: podSpec(kind, 'tailor.local/busybox:v2') } } },
+    'merge',
+  );
   await until(`${kind} cloneset rolled in place`, async () => allOn(await pods(client, kind), 'busybox:v2'), WAIT_MS);
   const inPlaceMs = Date.now() - t0;
   rolled = true;
@@ -175,7 +183,11 @@ async function main(): Promise<void> {
   kc.loadFromFile(KUBECONFIG);
   const client = new KubeClient(kc);
   await client.create('/api/v1/namespaces', { metadata: { name: ns } });
-  await until('service account', async () => !!(await client.get(`/api/v1/namespaces/${ns}/serviceaccounts/default`)), WAIT_MS);
+  await until(
+    'service account',
+    async () => !!(await client.get(`/api/v1/namespaces/${ns}/serviceaccounts/default`)),
+    WAIT_MS,
+  );
   const manager = new Manager({ kubeConfig: kc, logger: silentLogger(), component: COMPONENT });
   setupCloneSetController(manager, { namespace: ns, workers: 4, logger: silentLogger() });
   const run = manager.run();
@@ -197,7 +209,10 @@ async function main(): Promise<void> {
     );
     await until(
       'resized',
-      async () => (await pods(client, 'plain')).every((p) => p.status?.containerStatuses?.[0]?.resources?.limits?.['memory'] === '64Mi'),
+      async () =>
+        (await pods(client, 'plain')).every(
+          (p) => p.status?.containerStatuses?.[0]?.resources?.limits?.['memory'] === '64Mi',
+        ),
       WAIT_MS,
     );
     const resizeMs = Date.now() - t0;
@@ -221,7 +236,9 @@ async function main(): Promise<void> {
       const s = r.share;
       const tailorMs = s.drainToPatch.median + s.runningToGate.median;
       console.log(`  per-pod timeline (medians, 25 ms polling): ${describeShare(s)}`);
-      console.log(`  Tailor's share (drain→patch + running→gate): ${tailorMs} ms (goal <= 50 ms: ${verdict(tailorMs <= 50)})`);
+      console.log(
+        `  Tailor's share (drain→patch + running→gate): ${tailorMs} ms (goal <= 50 ms: ${verdict(tailorMs <= 50)})`,
+      );
     }
     console.log(
       `resize of 3 pods through the kubelet, edit to actuated: ${(resizeMs / 1000).toFixed(2)} s (goal <= 5 s: ${verdict(resizeMs <= 5000)})`,

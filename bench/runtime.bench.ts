@@ -34,7 +34,12 @@ const verdict = (ok: boolean): string => (ok ? 'meets target' : 'MISSES target')
 
 // ---------------------------------------------------------------- work queue throughput
 
-const quiet: ControllerLogger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+const quiet: ControllerLogger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
 
 async function queueThroughput(workers: number, keys: readonly string[]): Promise<number> {
   let done = 0;
@@ -140,7 +145,12 @@ function realisticPod(i: number, resourceVersion: number): Pod {
                   'f:name': {},
                   'f:ports': {
                     '.': {},
-                    'k:{"containerPort":8080,"protocol":"TCP"}': { '.': {}, 'f:containerPort': {}, 'f:name': {}, 'f:protocol': {} },
+                    'k:{"containerPort":8080,"protocol":"TCP"}': {
+                      '.': {},
+                      'f:containerPort': {},
+                      'f:name': {},
+                      'f:protocol': {},
+                    },
                   },
                   'f:readinessProbe': {
                     '.': {},
@@ -154,7 +164,10 @@ function realisticPod(i: number, resourceVersion: number): Pod {
                   },
                 },
               },
-              'f:readinessGates': { '.': {}, 'k:{"conditionType":"InPlaceUpdateReady"}': { '.': {}, 'f:conditionType': {} } },
+              'f:readinessGates': {
+                '.': {},
+                'k:{"conditionType":"InPlaceUpdateReady"}': { '.': {}, 'f:conditionType': {} },
+              },
               'f:restartPolicy': {},
             },
           },
@@ -175,7 +188,13 @@ function realisticPod(i: number, resourceVersion: number): Pod {
                   'f:status': {},
                   'f:type': {},
                 },
-                'k:{"type":"Initialized"}': { '.': {}, 'f:lastProbeTime': {}, 'f:lastTransitionTime': {}, 'f:status': {}, 'f:type': {} },
+                'k:{"type":"Initialized"}': {
+                  '.': {},
+                  'f:lastProbeTime': {},
+                  'f:lastTransitionTime': {},
+                  'f:status': {},
+                  'f:type': {},
+                },
                 'k:{"type":"PodReadyToStartContainers"}': {
                   '.': {},
                   'f:lastProbeTime': {},
@@ -183,7 +202,13 @@ function realisticPod(i: number, resourceVersion: number): Pod {
                   'f:status': {},
                   'f:type': {},
                 },
-                'k:{"type":"Ready"}': { '.': {}, 'f:lastProbeTime': {}, 'f:lastTransitionTime': {}, 'f:status': {}, 'f:type': {} },
+                'k:{"type":"Ready"}': {
+                  '.': {},
+                  'f:lastProbeTime': {},
+                  'f:lastTransitionTime': {},
+                  'f:status': {},
+                  'f:type': {},
+                },
               },
               'f:containerStatuses': {},
               'f:hostIP': {},
@@ -206,7 +231,11 @@ function realisticPod(i: number, resourceVersion: number): Pod {
             sources: [
               { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
               { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
-              { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+              {
+                downwardAPI: {
+                  items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }],
+                },
+              },
             ],
             defaultMode: 420,
           },
@@ -221,7 +250,11 @@ function realisticPod(i: number, resourceVersion: number): Pod {
           env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } }],
           resources: { limits: { cpu: '200m', memory: '128Mi' }, requests: { cpu: '100m', memory: '64Mi' } },
           volumeMounts: [
-            { name: `kube-api-access-${name.slice(4)}`, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
+            {
+              name: `kube-api-access-${name.slice(4)}`,
+              readOnly: true,
+              mountPath: '/var/run/secrets/kubernetes.io/serviceaccount',
+            },
           ],
           readinessProbe: {
             httpGet: { path: '/healthz', port: 8080, scheme: 'HTTP' },
@@ -254,13 +287,18 @@ function realisticPod(i: number, resourceVersion: number): Pod {
     },
     status: {
       phase: 'Running',
-      conditions: ['InPlaceUpdateReady', 'PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map(
-        (type) => ({
-          type,
-          status: 'True',
-          lastTransitionTime: at,
-        }),
-      ),
+      conditions: [
+        'InPlaceUpdateReady',
+        'PodReadyToStartContainers',
+        'Initialized',
+        'Ready',
+        'ContainersReady',
+        'PodScheduled',
+      ].map((type) => ({
+        type,
+        status: 'True',
+        lastTransitionTime: at,
+      })),
       hostIP: `198.18.${i % 100}.1`,
       hostIPs: [{ ip: `198.18.${i % 100}.1` }],
       podIP: ip,
@@ -333,7 +371,10 @@ async function serveFakeApi(withoutManagedFields: boolean): Promise<void> {
       JSON.stringify({
         kind: 'PodList',
         apiVersion: 'v1',
-        metadata: { resourceVersion: String(listRv), ...(next < PODS ? { continue: String(next), remainingItemCount: PODS - next } : {}) },
+        metadata: {
+          resourceVersion: String(listRv),
+          ...(next < PODS ? { continue: String(next), remainingItemCount: PODS - next } : {}),
+        },
         items: pods.slice(offset, next).map(({ apiVersion: _v, kind: _k, ...item }) => item),
       }),
     );
@@ -362,7 +403,9 @@ function startChild(args: string[], execArgv: string[] = []): { child: ChildProc
   const child = fork(self, args, { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const message = new Promise<unknown>((resolve, reject) => {
     child.once('message', resolve);
-    child.once('exit', (code) => reject(new Error(`bench child ${args.join(' ')} exited with ${code} before reporting`)));
+    child.once('exit', (code) =>
+      reject(new Error(`bench child ${args.join(' ')} exited with ${code} before reporting`)),
+    );
   });
   return { child, message };
 }
@@ -427,7 +470,10 @@ async function measureInformerRss(withoutManagedFields: boolean): Promise<void> 
 }
 
 async function informerRss(withoutManagedFields: boolean): Promise<RssResult> {
-  const run = startChild(['--informer-rss', ...(withoutManagedFields ? ['--without-managed-fields'] : [])], ['--expose-gc']);
+  const run = startChild(
+    ['--informer-rss', ...(withoutManagedFields ? ['--without-managed-fields'] : [])],
+    ['--expose-gc'],
+  );
   return (await run.message) as RssResult;
 }
 

@@ -94,7 +94,8 @@ const startController = (logFile: string): BenchProcess =>
 
 const metricsText = (): Promise<string> => metricsOf(METRICS_PORT);
 
-const reconciles = (text: string): number => samples(text, 'controller_runtime_reconcile_total').reduce((sum, s) => sum + s.value, 0);
+const reconciles = (text: string): number =>
+  samples(text, 'controller_runtime_reconcile_total').reduce((sum, s) => sum + s.value, 0);
 
 /** Cumulative bucket counts of the cloneset controller's reconcile-time histogram, by upper bound. */
 function reconcileBuckets(text: string): Map<number, number> {
@@ -108,7 +109,11 @@ function reconcileBuckets(text: string): Map<number, number> {
 }
 
 /** The q-quantile of the observations between two bucket snapshots, in seconds (histogram_quantile). */
-function quantile(q: number, before: Map<number, number>, after: Map<number, number>): { value: number; count: number } {
+function quantile(
+  q: number,
+  before: Map<number, number>,
+  after: Map<number, number>,
+): { value: number; count: number } {
   const bounds = [...after.keys()].sort((a, b) => a - b);
   const cum = bounds.map((le) => (after.get(le) ?? 0) - (before.get(le) ?? 0));
   const total = cum[cum.length - 1] ?? 0;
@@ -201,7 +206,9 @@ async function phase(
 }
 
 function report(name: string, r: PhaseResult, rolloutGoal: boolean): void {
-  console.log(`${name}: ${seconds(r.ms)} s${rolloutGoal ? ` (goal <= ${GOAL.rolloutS} s: ${verdict(r.ms <= GOAL.rolloutS * 1000)})` : ''}`);
+  console.log(
+    `${name}: ${seconds(r.ms)} s${rolloutGoal ? ` (goal <= ${GOAL.rolloutS} s: ${verdict(r.ms <= GOAL.rolloutS * 1000)})` : ''}`,
+  );
   console.log(
     `  API writes per pod (controller's rest_client_requests_total): ${r.writesPerPod.toFixed(2)} (goal <= ${GOAL.writesPerPod}: ${verdict(r.writesPerPod <= GOAL.writesPerPod)}): ${r.writesByKind}`,
   );
@@ -271,7 +278,12 @@ async function main(): Promise<void> {
     const rollout = await phase(
       controller,
       PODS,
-      async () => void (await client.patch(`${CS_PATH}/scale`, { spec: { template: template('scale', 'v2', '10m', '16Mi') } }, 'merge')),
+      async () =>
+        void (await client.patch(
+          `${CS_PATH}/scale`,
+          { spec: { template: template('scale', 'v2', '10m', '16Mi') } },
+          'merge',
+        )),
       () => {
         const pods = live(watched.list());
         return pods.length === PODS && pods.every(rolled);
@@ -297,7 +309,12 @@ async function main(): Promise<void> {
     const resize = await phase(
       controller,
       PODS,
-      async () => void (await client.patch(`${CS_PATH}/scale`, { spec: { template: template('scale', 'v2', '20m', '32Mi') } }, 'merge')),
+      async () =>
+        void (await client.patch(
+          `${CS_PATH}/scale`,
+          { spec: { template: template('scale', 'v2', '20m', '32Mi') } },
+          'merge',
+        )),
       () => {
         const pods = live(watched.list());
         return pods.length === PODS && pods.every(resized);
@@ -315,7 +332,9 @@ async function main(): Promise<void> {
     if (extra > 0 && sample) {
       const t0 = Date.now();
       await addParkedPods(client, sample, extra, nodes);
-      console.log(`${extra} more pods (9 paused CloneSets' worth, created by the bench) Running on kwok in ${seconds(Date.now() - t0)} s`);
+      console.log(
+        `${extra} more pods (9 paused CloneSets' worth, created by the bench) Running on kwok in ${seconds(Date.now() - t0)} s`,
+      );
     }
     controller = startController(logFile);
     const started = controller.startedAt;
@@ -411,14 +430,21 @@ async function addParkedPods(client: KubeClient, sample: Pod, count: number, nod
       },
       // Without the readiness gate: kwok makes them Ready in one write, and the controller has no
       // InPlaceUpdateReady condition to add (as on pods it settled long ago, minus one entry).
-      spec: { ...(base.spec ?? { containers: [] }), readinessGates: undefined, nodeName: nodes[i % nodes.length] ?? '' },
+      spec: {
+        ...(base.spec ?? { containers: [] }),
+        readinessGates: undefined,
+        nodeName: nodes[i % nodes.length] ?? '',
+      },
     };
     await client.create(`/api/v1/namespaces/${ns}/pods`, pod);
   });
   await until(
     `${count} parked pods Running`,
     async () => {
-      const pending = await client.list<Pod>(`/api/v1/namespaces/${ns}/pods`, { fieldSelector: 'status.phase!=Running', limit: 1 });
+      const pending = await client.list<Pod>(`/api/v1/namespaces/${ns}/pods`, {
+        fieldSelector: 'status.phase!=Running',
+        limit: 1,
+      });
       return pending.items.length === 0;
     },
     600_000,

@@ -47,13 +47,15 @@ export class Timeline {
   observe(pod: Pod, at: number): void {
     const name = pod.metadata?.name ?? '';
     const marks = this.marks.get(name) ?? {};
-    const condition = (type: string): string | undefined => pod.status?.conditions?.find((c) => c.type === type)?.status;
+    const condition = (type: string): string | undefined =>
+      pod.status?.conditions?.find((c) => c.type === type)?.status;
     const gate = condition(GATE);
     const image = pod.spec?.containers?.find((c) => c.name === this.container)?.image ?? '';
     const status = pod.status?.containerStatuses?.find((c) => c.name === this.container);
     if (gate === 'False') marks.drain ??= at;
     if (marks.drain !== undefined && image.endsWith(this.newImage)) marks.patch ??= at;
-    if (marks.patch !== undefined && status?.image?.endsWith(this.newImage) && status.state?.running) marks.running ??= at;
+    if (marks.patch !== undefined && status?.image?.endsWith(this.newImage) && status.state?.running)
+      marks.running ??= at;
     if (marks.running !== undefined && gate === 'True') marks.gate ??= at;
     if (marks.gate !== undefined && condition('Ready') === 'True') marks.ready ??= at;
     this.marks.set(name, marks);
@@ -86,7 +88,8 @@ export class Timeline {
       const xs = [...this.marks.values()]
         .flatMap((m) => (m[from] !== undefined && m[to] !== undefined ? [m[to] - m[from]] : []))
         .sort((a, b) => a - b);
-      const at = (q: number): number => (xs.length === 0 ? Number.NaN : xs[Math.min(xs.length - 1, Math.floor(xs.length * q))]!);
+      const at = (q: number): number =>
+        xs.length === 0 ? Number.NaN : xs[Math.min(xs.length - 1, Math.floor(xs.length * q))]!;
       return { median: at(0.5), p90: at(0.9), pods: xs.length };
     };
     return {
@@ -113,7 +116,9 @@ export function describeWaves(waves: readonly Wave[]): string[] {
   return waves.map((w, i) => {
     const previous = waves[i - 1];
     const overlap =
-      previous && w.firstDrain < previous.lastReady ? `, began ${s(previous.lastReady - w.firstDrain)} s before wave ${i} ended` : '';
+      previous && w.firstDrain < previous.lastReady
+        ? `, began ${s(previous.lastReady - w.firstDrain)} s before wave ${i} ended`
+        : '';
     return `wave ${i + 1} (${w.pods} pods): drained ${s(w.firstDrain)}–${s(w.lastDrain)} s, all Ready at ${s(w.lastReady)} s${overlap}`;
   });
 }

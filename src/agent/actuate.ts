@@ -64,7 +64,8 @@ export function memoryMatches(target: ResourceTarget, current: CgroupReading, pa
       if (swap > 0n && currentSwap !== floorTo(swap, pageSize)) return false;
     } else {
       const swapMax = target.unified?.['memory.swap.max'];
-      if (swapMax !== undefined && currentSwap !== (swapMax === 'max' ? -1n : floorTo(BigInt(swapMax), pageSize))) return false;
+      if (swapMax !== undefined && currentSwap !== (swapMax === 'max' ? -1n : floorTo(BigInt(swapMax), pageSize)))
+        return false;
     }
   }
   return true;
@@ -172,5 +173,10 @@ export async function applyContainerResources(
     steps.push('cpu');
   }
   const after = await options.readCurrent(containerId);
-  return { outcome: 'Applied', steps, current: after, actuated: memoryMatches(target, after, pageSize) && cpuMatches(target, after) };
+  return {
+    outcome: 'Applied',
+    steps,
+    current: after,
+    actuated: memoryMatches(target, after, pageSize) && cpuMatches(target, after),
+  };
 }

@@ -26,7 +26,8 @@ export interface PodRequest {
 export type AppliedByPod = ReadonlyMap<string, Readonly<Record<string, ContainerResources>>>;
 
 export type AdmissionResult =
-  { readonly decision: 'Admit' } | { readonly decision: 'Deferred' | 'Infeasible'; readonly reason: string; readonly message: string };
+  | { readonly decision: 'Admit' }
+  | { readonly decision: 'Deferred' | 'Infeasible'; readonly reason: string; readonly message: string };
 
 type Resource = 'cpu' | 'memory';
 
@@ -42,7 +43,11 @@ function amount(resource: Resource, text: string | undefined, what: string): big
 
 /** A container's request of one resource; an absent request takes the limit (the API server's defaulting). */
 function containerRequest(resource: Resource, r: ContainerResources | undefined, what: string): bigint {
-  return amount(resource, r?.requests?.[resource], `${what} request`) ?? amount(resource, r?.limits?.[resource], `${what} limit`) ?? 0n;
+  return (
+    amount(resource, r?.requests?.[resource], `${what} request`) ??
+    amount(resource, r?.limits?.[resource], `${what} limit`) ??
+    0n
+  );
 }
 
 const max = (a: bigint, b: bigint): bigint => (a > b ? a : b);
@@ -75,7 +80,8 @@ export function podRequest(
   }
   for (const c of pod.spec?.containers ?? []) {
     const r = resources(c.name, c.resources);
-    for (const name of ['cpu', 'memory'] as const) total[name] += containerRequest(name, r, `pod ${podName} container ${c.name}`);
+    for (const name of ['cpu', 'memory'] as const)
+      total[name] += containerRequest(name, r, `pod ${podName} container ${c.name}`);
   }
   const overheadCpu = amount('cpu', pod.spec?.overhead?.['cpu'], `pod ${podName} overhead`) ?? 0n;
   const overheadMemory = amount('memory', pod.spec?.overhead?.['memory'], `pod ${podName} overhead`) ?? 0n;
@@ -108,7 +114,10 @@ export function requestedPodLimit(pod: Pod, request: ResizeRequest): PodRequest 
  * A pod's effective request: per container, the larger of the spec's request and the request the
  * agent applied (each resource on its own).
  */
-export function effectivePodRequest(pod: Pod, applied: Readonly<Record<string, ContainerResources>> | undefined): PodRequest {
+export function effectivePodRequest(
+  pod: Pod,
+  applied: Readonly<Record<string, ContainerResources>> | undefined,
+): PodRequest {
   if (applied === undefined) return podRequest(pod);
   const podName = pod.metadata?.name ?? '';
   return podRequest(pod, (name, spec) => {
@@ -149,7 +158,12 @@ const formatCpu = (milli: bigint): string => `${milli}m`;
 const formatMemory = (bytes: bigint): string => `${bytes}`;
 
 /** Infeasible when `amount` is beyond the node's allocatable in cpu or memory (`what` names requests or limits). */
-function beyondNode(amount: PodRequest, allocatable: Allocatable, reason: string, what: string): AdmissionResult | undefined {
+function beyondNode(
+  amount: PodRequest,
+  allocatable: Allocatable,
+  reason: string,
+  what: string,
+): AdmissionResult | undefined {
   const checks = [
     { name: 'cpu', want: amount.cpuMilli, capacity: allocatable.cpuMilli, fmt: formatCpu },
     { name: 'memory', want: amount.memoryBytes, capacity: allocatable.memoryBytes, fmt: formatMemory },
@@ -199,7 +213,13 @@ export function admit(
 
   const checks = [
     { name: 'cpu', want: wanted.cpuMilli, capacity: allocatable.cpuMilli, used: used.cpuMilli, fmt: formatCpu },
-    { name: 'memory', want: wanted.memoryBytes, capacity: allocatable.memoryBytes, used: used.memoryBytes, fmt: formatMemory },
+    {
+      name: 'memory',
+      want: wanted.memoryBytes,
+      capacity: allocatable.memoryBytes,
+      used: used.memoryBytes,
+      fmt: formatMemory,
+    },
   ] as const;
   const infeasible =
     beyondNode(wanted, allocatable, AdmissionReasons.ExceedsAllocatable, '') ??

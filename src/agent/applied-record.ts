@@ -22,7 +22,10 @@ export interface AppliedRecord {
 export type RunningContainers = ReadonlyMap<string, { readonly id: string }>;
 
 /** The request's resources for each container it names, recorded against the container running now. */
-export function appliedContainers(request: ResizeRequest, running: RunningContainers): Record<string, AppliedContainer> {
+export function appliedContainers(
+  request: ResizeRequest,
+  running: RunningContainers,
+): Record<string, AppliedContainer> {
   const applied: Record<string, AppliedContainer> = {};
   for (const name of Object.keys(request.containers)) {
     const r = request.containers[name] ?? {};
@@ -38,7 +41,9 @@ export function appliedContainers(request: ResizeRequest, running: RunningContai
 /** What the record says a container was given, without the container ID; undefined when it names none. */
 export function recordedResources(record: AppliedRecord | undefined, name: string): ContainerResources | undefined {
   const done = record?.containers[name];
-  return done ? { ...(done.requests ? { requests: done.requests } : {}), ...(done.limits ? { limits: done.limits } : {}) } : undefined;
+  return done
+    ? { ...(done.requests ? { requests: done.requests } : {}), ...(done.limits ? { limits: done.limits } : {}) }
+    : undefined;
 }
 
 /**
@@ -55,7 +60,9 @@ export function currentResources(
     const done = record?.containers[c.name];
     const id = running.get(c.name)?.id;
     current[c.name] =
-      done && (id === undefined || done.containerID === id) ? { requests: done.requests, limits: done.limits } : (c.resources ?? {});
+      done && (id === undefined || done.containerID === id)
+        ? { requests: done.requests, limits: done.limits }
+        : (c.resources ?? {});
   }
   return current;
 }

@@ -83,7 +83,12 @@ export class AppliedRecords {
   private toRecover(pod: Pod): ResizeRequest | undefined {
     const request = readResizeRequest(pod);
     const uid = pod.metadata?.uid ?? '';
-    if (!request.ok || !cloneSetOwner(pod) || !holdsResources(pod) || this.records.get(uid)?.revision === request.value.revision)
+    if (
+      !request.ok ||
+      !cloneSetOwner(pod) ||
+      !holdsResources(pod) ||
+      this.records.get(uid)?.revision === request.value.revision
+    )
       return undefined;
     const key = `${uid}/${request.value.revision}`;
     if (this.recovered.has(key)) return undefined;

@@ -22,7 +22,11 @@ type OwnerReference = OwnerReferenceLike;
 export interface ControllerRevision {
   /** The newest revision of a CloneSet has the highest number (a rollback renumbers the one it reuses). */
   readonly revision?: number;
-  readonly metadata?: { readonly name?: string; readonly namespace?: string; readonly ownerReferences?: readonly OwnerReference[] };
+  readonly metadata?: {
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly ownerReferences?: readonly OwnerReference[];
+  };
   readonly data?: { readonly template?: PodTemplate };
 }
 
@@ -63,7 +67,11 @@ function differs(want: ContainerResources, got: ContainerResources): string | un
  * Why the request is not what the pod's CloneSet asks for, or undefined when it is. `revision` is
  * the ControllerRevision named by the request, undefined when the agent does not know it.
  */
-export function requestNotInRevision(pod: Pod, request: ResizeRequest, revision: ControllerRevision | undefined): string | undefined {
+export function requestNotInRevision(
+  pod: Pod,
+  request: ResizeRequest,
+  revision: ControllerRevision | undefined,
+): string | undefined {
   const owner = cloneSetOwner(pod);
   if (!owner) return 'the pod is not controlled by a CloneSet';
   const label = pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH];
@@ -71,7 +79,8 @@ export function requestNotInRevision(pod: Pod, request: ResizeRequest, revision:
     return `the request names revision ${request.revision}, the pod is labelled with revision ${label ?? '(none)'}`;
   if (!revision) return `ControllerRevision ${pod.metadata?.namespace}/${request.revision} does not exist`;
   const revOwner = controllerOf(revision, CLONESET_OWNER);
-  if (revOwner?.uid !== owner.uid) return `ControllerRevision ${request.revision} does not belong to CloneSet ${owner.name}`;
+  if (revOwner?.uid !== owner.uid)
+    return `ControllerRevision ${request.revision} does not belong to CloneSet ${owner.name}`;
   const spec = revision.data?.template?.spec;
   const containers = resizableContainers(spec);
   for (const [name, got] of Object.entries(request.containers)) {

@@ -22,7 +22,10 @@ const pick = <T extends object, K extends keyof T>(from: T, keys: readonly K[]):
   return out;
 };
 
-const pickEntries = (from: Readonly<Record<string, string>> | undefined, keys: readonly string[]): Record<string, string> | undefined => {
+const pickEntries = (
+  from: Readonly<Record<string, string>> | undefined,
+  keys: readonly string[],
+): Record<string, string> | undefined => {
   if (from === undefined) return undefined;
   const out: Record<string, string> = {};
   for (const k of keys) if (from[k] !== undefined) out[k] = from[k];
@@ -30,9 +33,20 @@ const pickEntries = (from: Readonly<Record<string, string>> | undefined, keys: r
 };
 
 /** name, namespace, uid, resourceVersion, owners, deletion, and the given labels and annotations. */
-function trimMeta(meta: ObjectMeta | undefined, labels: readonly string[], annotations: readonly string[]): ObjectMeta | undefined {
+function trimMeta(
+  meta: ObjectMeta | undefined,
+  labels: readonly string[],
+  annotations: readonly string[],
+): ObjectMeta | undefined {
   if (meta === undefined) return undefined;
-  const out: ObjectMeta = pick(meta, ['name', 'namespace', 'uid', 'resourceVersion', 'ownerReferences', 'deletionTimestamp']);
+  const out: ObjectMeta = pick(meta, [
+    'name',
+    'namespace',
+    'uid',
+    'resourceVersion',
+    'ownerReferences',
+    'deletionTimestamp',
+  ]);
   const keptLabels = pickEntries(meta.labels, labels);
   const keptAnnotations = pickEntries(meta.annotations, annotations);
   if (keptLabels) out.labels = keptLabels;
@@ -47,7 +61,9 @@ const trimContainer = (c: Container): Container => {
   const out: Container = pick(c, ['name', 'image', 'resources', 'resizePolicy', 'restartPolicy']);
   const preStop = c.lifecycle?.preStop;
   if (preStop !== undefined) out.lifecycle = { preStop };
-  const named = (c.ports ?? []).filter((p) => p.name !== undefined).map((p) => ({ name: p.name, containerPort: p.containerPort }));
+  const named = (c.ports ?? [])
+    .filter((p) => p.name !== undefined)
+    .map((p) => ({ name: p.name, containerPort: p.containerPort }));
   if (preStop?.httpGet !== undefined && named.length > 0) out.ports = named;
   return out;
 };
@@ -90,7 +106,8 @@ export function trimPodForAgent(pod: Pod): Pod {
     // podIP: an httpGet preStop hook without a host goes to it (prestop-plan.ts).
     out.status = pick(pod.status, ['phase', 'qosClass', 'podIP']);
     if (pod.status.containerStatuses) out.status.containerStatuses = pod.status.containerStatuses.map(trimStatus);
-    if (pod.status.initContainerStatuses) out.status.initContainerStatuses = pod.status.initContainerStatuses.map(trimStatus);
+    if (pod.status.initContainerStatuses)
+      out.status.initContainerStatuses = pod.status.initContainerStatuses.map(trimStatus);
   }
   return out;
 }
@@ -156,6 +173,8 @@ export function trimLimitRangeForAgent(range: LimitRange): LimitRange {
   const metadata = trimMeta(range.metadata, [], []);
   return {
     ...(metadata ? { metadata } : {}),
-    spec: { limits: (range.spec?.limits ?? []).map((item) => pick(item, ['type', 'min', 'max', 'maxLimitRequestRatio'])) },
+    spec: {
+      limits: (range.spec?.limits ?? []).map((item) => pick(item, ['type', 'min', 'max', 'maxLimitRequestRatio'])),
+    },
   };
 }

@@ -37,7 +37,12 @@ export interface StatusUpdate {
 
 export type Action =
   | { readonly action: 'None'; readonly why: string; readonly retryAfterMs?: number }
-  | { readonly action: 'Report'; readonly revision: string; readonly status: StatusUpdate; readonly retryAfterMs?: number }
+  | {
+      readonly action: 'Report';
+      readonly revision: string;
+      readonly status: StatusUpdate;
+      readonly retryAfterMs?: number;
+    }
   | { readonly action: 'Actuate'; readonly request: ResizeRequest }
   | { readonly action: 'Verify'; readonly request: ResizeRequest; readonly applied: AppliedRecord['containers'] };
 
@@ -59,7 +64,12 @@ export function validateRequest(request: ResizeRequest, pod: Pod): string | unde
 }
 
 /** validateRequest for one resource of one container; `specHasLimit`: the pod's spec sets its limit. */
-function resourceProblem(name: string, resource: 'cpu' | 'memory', r: ContainerResources, specHasLimit: boolean): string | undefined {
+function resourceProblem(
+  name: string,
+  resource: 'cpu' | 'memory',
+  r: ContainerResources,
+  specHasLimit: boolean,
+): string | undefined {
   const read = (text: string | undefined): bigint | undefined => {
     if (text === undefined) return undefined;
     const q = parseQuantity(text, { allowNegative: false });
@@ -117,10 +127,17 @@ const refuse = (revision: string, reason: string, message: string): Action => ({
  * was applied (that is `evidence.applied`, the agent's own record), so a forged status cannot skip
  * admission. Every CloneSet pod with a request gets an answer: a resize, or a verdict.
  */
-export function decide(pod: Pod, request: Parsed<ResizeRequest>, status: Parsed<ResizeStatus>, evidence: Evidence): Action {
+export function decide(
+  pod: Pod,
+  request: Parsed<ResizeRequest>,
+  status: Parsed<ResizeStatus>,
+  evidence: Evidence,
+): Action {
   if (!request.ok && request.error === undefined) return { action: 'None', why: 'no resize request' };
-  if (!evidence.cloneSetOwned) return { action: 'None', why: 'the pod is not controlled by an apps.tailor.dev CloneSet' };
-  if (pod.metadata?.deletionTimestamp || !holdsResources(pod)) return { action: 'None', why: 'the pod is terminating or finished' };
+  if (!evidence.cloneSetOwned)
+    return { action: 'None', why: 'the pod is not controlled by an apps.tailor.dev CloneSet' };
+  if (pod.metadata?.deletionTimestamp || !holdsResources(pod))
+    return { action: 'None', why: 'the pod is terminating or finished' };
   const revision = request.ok ? request.value.revision : status.ok ? status.value.revision : '';
   if (evidence.kubeletResizes === true) {
     return {
@@ -142,12 +159,18 @@ function decideRequest(pod: Pod, r: ResizeRequest, evidence: Evidence): Action {
   const problem = validateRequest(r, pod);
   if (problem !== undefined) return refuse(r.revision, AgentReasons.InvalidRequest, problem);
   if (evidence.revisionPending)
-    return { action: 'None', why: `ControllerRevision ${r.revision} is not known yet`, retryAfterMs: RETRY_NOT_RUNNING_MS };
+    return {
+      action: 'None',
+      why: `ControllerRevision ${r.revision} is not known yet`,
+      retryAfterMs: RETRY_NOT_RUNNING_MS,
+    };
   const refusal = authorizationRefusal(r.revision, evidence);
   if (refusal !== undefined) return refusal;
-  if (evidence.applied?.revision === r.revision) return { action: 'Verify', request: r, applied: evidence.applied.containers };
+  if (evidence.applied?.revision === r.revision)
+    return { action: 'Verify', request: r, applied: evidence.applied.containers };
   const admission = evidence.admission;
-  if (admission === undefined) return { action: 'None', why: 'node allocatable is not known yet', retryAfterMs: RETRY_NOT_RUNNING_MS };
+  if (admission === undefined)
+    return { action: 'None', why: 'node allocatable is not known yet', retryAfterMs: RETRY_NOT_RUNNING_MS };
   if (admission.decision !== 'Admit') {
     return {
       action: 'Report',
@@ -163,8 +186,10 @@ function decideRequest(pod: Pod, r: ResizeRequest, evidence: Evidence): Action {
 function authorizationRefusal(revision: string, evidence: Evidence): Action | undefined {
   if (evidence.notInRevision) return refuse(revision, AgentVerdicts.NotInRevision, evidence.notInRevision);
   if (evidence.qosChange) return refuse(revision, AgentVerdicts.QoSClassChange, evidence.qosChange);
-  if (evidence.restartRequired) return refuse(revision, AgentVerdicts.RestartContainerUnsupported, evidence.restartRequired);
-  if (evidence.namespaceLimits) return refuse(revision, AgentVerdicts[evidence.namespaceLimits.reason], evidence.namespaceLimits.message);
+  if (evidence.restartRequired)
+    return refuse(revision, AgentVerdicts.RestartContainerUnsupported, evidence.restartRequired);
+  if (evidence.namespaceLimits)
+    return refuse(revision, AgentVerdicts[evidence.namespaceLimits.reason], evidence.namespaceLimits.message);
   return undefined;
 }
 
@@ -204,7 +229,12 @@ export function restartedContainers(
 }
 
 /** The status to write, or undefined when `prev` already says the same (since is kept while the state holds). */
-export function nextStatus(prev: ResizeStatus | undefined, revision: string, update: StatusUpdate, now: string): ResizeStatus | undefined {
+export function nextStatus(
+  prev: ResizeStatus | undefined,
+  revision: string,
+  update: StatusUpdate,
+  now: string,
+): ResizeStatus | undefined {
   const next: ResizeStatus = { revision, state: update.state, since: now };
   if (update.reason) next.reason = update.reason;
   if (update.message) next.message = update.message;

@@ -52,13 +52,20 @@ function amounts(r: ContainerResources | undefined, resource: Resource): Amounts
 }
 
 /** LimitRanger's three checks of one resource against one limit item, with its messages. */
-function violations(kind: string, resource: Resource, item: NonNullable<LimitRange['spec']>['limits'][number], a: Amounts): string[] {
+function violations(
+  kind: string,
+  resource: Resource,
+  item: NonNullable<LimitRange['spec']>['limits'][number],
+  a: Amounts,
+): string[] {
   const found: string[] = [];
   const min = item.min?.[resource];
   const minValue = nanos(min);
   if (min !== undefined && minValue !== undefined) {
-    if (a.request === undefined) found.push(`minimum ${resource} usage per ${kind} is ${min}.  No request is specified`);
-    else if (a.request.value < minValue) found.push(`minimum ${resource} usage per ${kind} is ${min}, but request is ${a.request.text}`);
+    if (a.request === undefined)
+      found.push(`minimum ${resource} usage per ${kind} is ${min}.  No request is specified`);
+    else if (a.request.value < minValue)
+      found.push(`minimum ${resource} usage per ${kind} is ${min}, but request is ${a.request.text}`);
     if (a.limit !== undefined && a.limit.value < minValue)
       found.push(`minimum ${resource} usage per ${kind} is ${min}, but limit is ${a.limit.text}`);
   }
@@ -66,7 +73,8 @@ function violations(kind: string, resource: Resource, item: NonNullable<LimitRan
   const maxValue = nanos(max);
   if (max !== undefined && maxValue !== undefined) {
     if (a.limit === undefined) found.push(`maximum ${resource} usage per ${kind} is ${max}.  No limit is specified`);
-    else if (a.limit.value > maxValue) found.push(`maximum ${resource} usage per ${kind} is ${max}, but limit is ${a.limit.text}`);
+    else if (a.limit.value > maxValue)
+      found.push(`maximum ${resource} usage per ${kind} is ${max}, but limit is ${a.limit.text}`);
     if (a.request !== undefined && a.request.value > maxValue)
       found.push(`maximum ${resource} usage per ${kind} is ${max}, but request is ${a.request.text}`);
   }
@@ -74,12 +82,18 @@ function violations(kind: string, resource: Resource, item: NonNullable<LimitRan
   const ratioValue = nanos(ratio);
   if (ratio !== undefined && ratioValue !== undefined) {
     if (a.request === undefined || a.request.value === 0n) {
-      found.push(`${resource} max limit to request ratio per ${kind} is ${ratio}, but no request is specified or request is 0`);
+      found.push(
+        `${resource} max limit to request ratio per ${kind} is ${ratio}, but no request is specified or request is 0`,
+      );
     } else if (a.limit === undefined || a.limit.value === 0n) {
-      found.push(`${resource} max limit to request ratio per ${kind} is ${ratio}, but no limit is specified or limit is 0`);
+      found.push(
+        `${resource} max limit to request ratio per ${kind} is ${ratio}, but no limit is specified or limit is 0`,
+      );
     } else if (a.limit.value * NANO > ratioValue * a.request.value) {
       const observed = Number((a.limit.value * 1_000_000n) / a.request.value) / 1_000_000;
-      found.push(`${resource} max limit to request ratio per ${kind} is ${ratio}, but provided ratio is ${observed.toFixed(6)}`);
+      found.push(
+        `${resource} max limit to request ratio per ${kind} is ${ratio}, but provided ratio is ${observed.toFixed(6)}`,
+      );
     }
   }
   return found;
@@ -100,7 +114,8 @@ function podAmounts(
 ): Amounts {
   let request: bigint | undefined;
   let limit: bigint | undefined;
-  const add = (a: bigint | undefined, b: bigint | undefined): bigint | undefined => (b === undefined ? a : (a ?? 0n) + b);
+  const add = (a: bigint | undefined, b: bigint | undefined): bigint | undefined =>
+    b === undefined ? a : (a ?? 0n) + b;
   const max = (a: bigint | undefined, b: bigint | undefined): bigint | undefined =>
     b === undefined ? a : a === undefined || b > a ? b : a;
   for (const c of containers) {
@@ -128,7 +143,8 @@ function podAmounts(
   }
   request = max(request, initRequest);
   limit = max(limit, initLimit);
-  const text = (v: bigint | undefined): Amounts['request'] => (v === undefined ? undefined : { text: formatNanos(v, resource), value: v });
+  const text = (v: bigint | undefined): Amounts['request'] =>
+    v === undefined ? undefined : { text: formatNanos(v, resource), value: v };
   return { request: text(request), limit: text(limit) };
 }
 
@@ -142,7 +158,11 @@ function formatNanos(v: bigint, resource: Resource): string {
  * what it checks at pod admission (Container and Pod limits: min, max, maxLimitRequestRatio for
  * cpu and memory), with its messages. Exact: a LimitRange is about one pod.
  */
-export function limitRangeViolation(pod: Pod, request: ResizeRequest, limitRanges: readonly LimitRange[]): string | undefined {
+export function limitRangeViolation(
+  pod: Pod,
+  request: ResizeRequest,
+  limitRanges: readonly LimitRange[],
+): string | undefined {
   const containers: readonly SpecContainer[] = pod.spec?.containers ?? [];
   const inits: readonly SpecContainer[] = pod.spec?.initContainers ?? [];
   const resources = (c: SpecContainer): ContainerResources | undefined => request.containers[c.name] ?? c.resources;
@@ -163,7 +183,9 @@ export function limitRangeViolation(pod: Pod, request: ResizeRequest, limitRange
 }
 
 /** The quota keys that charge a resource's requests and its limits. */
-const CHARGES: Readonly<Record<Resource, { readonly requests: readonly string[]; readonly limits: readonly string[] }>> = {
+const CHARGES: Readonly<
+  Record<Resource, { readonly requests: readonly string[]; readonly limits: readonly string[] }>
+> = {
   cpu: { requests: ['requests.cpu', 'cpu'], limits: ['limits.cpu'] },
   memory: { requests: ['requests.memory', 'memory'], limits: ['limits.memory'] },
 };
@@ -177,7 +199,11 @@ const CHARGES: Readonly<Record<Resource, { readonly requests: readonly string[];
  * (--allow-growth-beyond-quota). Shrinking, and growing back up to the spec, are always within
  * what the quota charged. Quota scopes are not read: any quota of the namespace counts.
  */
-export function growthNotChargedToQuota(pod: Pod, request: ResizeRequest, quotas: readonly ResourceQuota[]): string | undefined {
+export function growthNotChargedToQuota(
+  pod: Pod,
+  request: ResizeRequest,
+  quotas: readonly ResourceQuota[],
+): string | undefined {
   const spec = new Map<string, ContainerResources | undefined>(
     [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) => [c.name, c.resources]),
   );

@@ -22,7 +22,11 @@ export type { PodCgroupValues };
 
 export type PlanStep =
   | { readonly kind: 'pod'; readonly resource: 'memory'; readonly values: Pick<PodCgroupValues, 'memoryLimitInBytes'> }
-  | { readonly kind: 'pod'; readonly resource: 'cpu'; readonly values: Pick<PodCgroupValues, 'cpuShares' | 'cpuQuota' | 'cpuPeriod'> }
+  | {
+      readonly kind: 'pod';
+      readonly resource: 'cpu';
+      readonly values: Pick<PodCgroupValues, 'cpuShares' | 'cpuQuota' | 'cpuPeriod'>;
+    }
   | {
       readonly kind: 'container';
       readonly resource: 'memory' | 'cpu';
@@ -65,7 +69,11 @@ interface Totals {
   everyLimit: boolean;
 }
 
-function totals(spec: PodCgroupSpec, resource: Resource, resourcesOf: (c: PodCgroupContainer) => ContainerResources | undefined): Totals {
+function totals(
+  spec: PodCgroupSpec,
+  resource: Resource,
+  resourcesOf: (c: PodCgroupContainer) => ContainerResources | undefined,
+): Totals {
   const t: Totals = { request: 0n, limit: 0n, everyLimit: true };
   const read = (c: PodCgroupContainer): { request: bigint; limit: bigint } => {
     const r = resourcesOf(c);
@@ -113,9 +121,14 @@ function totals(spec: PodCgroupSpec, resource: Resource, resourcesOf: (c: PodCgr
 }
 
 /** No container and no pod-level resources ask for any cpu or memory: the pod is BestEffort. */
-function bestEffort(spec: PodCgroupSpec, resourcesOf: (c: PodCgroupContainer) => ContainerResources | undefined): boolean {
+function bestEffort(
+  spec: PodCgroupSpec,
+  resourcesOf: (c: PodCgroupContainer) => ContainerResources | undefined,
+): boolean {
   const asks = (r: ContainerResources | undefined): boolean =>
-    RESOURCES.some((name) => (value(name, r?.requests?.[name]) ?? 0n) > 0n || (value(name, r?.limits?.[name]) ?? 0n) > 0n);
+    RESOURCES.some(
+      (name) => (value(name, r?.requests?.[name]) ?? 0n) > 0n || (value(name, r?.limits?.[name]) ?? 0n) > 0n,
+    );
   const containers = [...(spec.initContainers ?? []), ...(spec.containers ?? [])];
   return !containers.some((c) => asks(resourcesOf(c))) && !asks(spec.resources);
 }
@@ -134,9 +147,13 @@ function bestEffort(spec: PodCgroupSpec, resourcesOf: (c: PodCgroupContainer) =>
  * and a memory limit only when every container declares that limit (a plain init container counts
  * with the sidecars before it), or the pod does, unlimited (-1) otherwise.
  */
-export function podCgroupValues(spec: PodCgroupSpec, resources: Readonly<Record<string, ContainerResources>> = {}): PodCgroupValues {
+export function podCgroupValues(
+  spec: PodCgroupSpec,
+  resources: Readonly<Record<string, ContainerResources>> = {},
+): PodCgroupValues {
   const resourcesOf = (c: PodCgroupContainer): ContainerResources | undefined => resources[c.name] ?? c.resources;
-  if (bestEffort(spec, resourcesOf)) return { cpuShares: MIN_SHARES, cpuQuota: -1n, cpuPeriod: QUOTA_PERIOD, memoryLimitInBytes: -1n };
+  if (bestEffort(spec, resourcesOf))
+    return { cpuShares: MIN_SHARES, cpuQuota: -1n, cpuPeriod: QUOTA_PERIOD, memoryLimitInBytes: -1n };
   const cpu = totals(spec, 'cpu', resourcesOf);
   const memory = totals(spec, 'memory', resourcesOf);
   return {
@@ -180,11 +197,16 @@ export function planResize(input: PlanInput): PlanStep[] {
   const desiredPod = podCgroupValues(input.pod, input.desired);
   const cur = input.currentPod;
   const convert = (r: ContainerResources | undefined): CpuMemoryResources => toLinuxResources(r ?? {}, input.convert);
-  const containers = input.resize.map((name) => ({ name, now: convert(input.current[name]), next: convert(input.desired[name]) }));
+  const containers = input.resize.map((name) => ({
+    name,
+    now: convert(input.current[name]),
+    next: convert(input.desired[name]),
+  }));
   const steps: PlanStep[] = [];
 
   // memory
-  const memoryShrinks = (c: (typeof containers)[number]): boolean => limitBelow(c.next.memoryLimitInBytes, c.now.memoryLimitInBytes);
+  const memoryShrinks = (c: (typeof containers)[number]): boolean =>
+    limitBelow(c.next.memoryLimitInBytes, c.now.memoryLimitInBytes);
   if (limitBelow(cur.memoryLimitInBytes, desiredPod.memoryLimitInBytes)) {
     steps.push({ kind: 'pod', resource: 'memory', values: { memoryLimitInBytes: desiredPod.memoryLimitInBytes } });
   }

@@ -56,7 +56,14 @@ export const REQUIRED_POLICIES: readonly RequiredPolicy[] = [
         othersUnchanged: '26e7153357c09ddb',
         nodeClaim: '6a2381be8b1dd9d6',
       },
-      validations: ['d09486e7bb20c9e1', 'cbe0cc2cd3d55e87', 'ccdd901a88c7b77d', '8926a2bdeaeaca82', 'f38d5c4529b4c0b7', '2c055f589cab5f3f'],
+      validations: [
+        'd09486e7bb20c9e1',
+        'cbe0cc2cd3d55e87',
+        'ccdd901a88c7b77d',
+        '8926a2bdeaeaca82',
+        'f38d5c4529b4c0b7',
+        '2c055f589cab5f3f',
+      ],
     },
   },
   {
@@ -92,7 +99,8 @@ export const REQUIRED_POLICIES: readonly RequiredPolicy[] = [
 ];
 
 /** The digest ShippedPolicy keeps of a CEL expression. */
-export const expressionDigest = (expression: string): string => createHash('sha256').update(expression).digest('hex').slice(0, 16);
+export const expressionDigest = (expression: string): string =>
+  createHash('sha256').update(expression).digest('hex').slice(0, 16);
 
 const API = '/apis/admissionregistration.k8s.io/v1';
 
@@ -163,20 +171,29 @@ const covers = (rules: readonly ResourceRule[], resource: string, operation: str
 function contentProblems(name: string, spec: NonNullable<PolicyObject['spec']>, shipped: ShippedPolicy): string[] {
   const problems: string[] = [];
   const rules = spec.matchConstraints?.resourceRules ?? [];
-  const uncovered = shipped.resources.flatMap((r) => shipped.operations.filter((o) => !covers(rules, r, o)).map((o) => `${o} ${r}`));
-  if (uncovered.length > 0) problems.push(`ValidatingAdmissionPolicy ${name} no longer matches ${uncovered.join(', ')}`);
+  const uncovered = shipped.resources.flatMap((r) =>
+    shipped.operations.filter((o) => !covers(rules, r, o)).map((o) => `${o} ${r}`),
+  );
+  if (uncovered.length > 0)
+    problems.push(`ValidatingAdmissionPolicy ${name} no longer matches ${uncovered.join(', ')}`);
   const extraConditions = (spec.matchConditions ?? []).filter(
     (c) => !shipped.matchConditions.includes(expressionDigest(c.expression ?? '')),
   );
   if (extraConditions.length > 0) {
-    problems.push(`ValidatingAdmissionPolicy ${name} has matchConditions that narrow it: ${extraConditions.map((c) => c.name).join(', ')}`);
+    problems.push(
+      `ValidatingAdmissionPolicy ${name} has matchConditions that narrow it: ${extraConditions.map((c) => c.name).join(', ')}`,
+    );
   }
   const variables = new Map((spec.variables ?? []).map((v) => [v.name ?? '', expressionDigest(v.expression ?? '')]));
   const changed = Object.entries(shipped.variables).filter(([v, digest]) => variables.get(v) !== digest);
-  if (changed.length > 0) problems.push(`ValidatingAdmissionPolicy ${name} has changed variables: ${changed.map(([v]) => v).join(', ')}`);
+  if (changed.length > 0)
+    problems.push(`ValidatingAdmissionPolicy ${name} has changed variables: ${changed.map(([v]) => v).join(', ')}`);
   const validations = new Set((spec.validations ?? []).map((v) => expressionDigest(v.expression ?? '')));
   const missing = shipped.validations.filter((v) => !validations.has(v)).length;
-  if (missing > 0) problems.push(`ValidatingAdmissionPolicy ${name} lacks ${missing} of its ${shipped.validations.length} validations`);
+  if (missing > 0)
+    problems.push(
+      `ValidatingAdmissionPolicy ${name} lacks ${missing} of its ${shipped.validations.length} validations`,
+    );
   return problems;
 }
 
@@ -186,9 +203,11 @@ export function policyProblems(readings: readonly PolicyReading[]): string[] {
   for (const r of readings) {
     const p = r.policyObject;
     if (p === 'missing') problems.push(`ValidatingAdmissionPolicy ${r.policy} does not exist`);
-    else if ('unreadable' in p) problems.push(`ValidatingAdmissionPolicy ${r.policy} could not be read: ${p.unreadable}`);
+    else if ('unreadable' in p)
+      problems.push(`ValidatingAdmissionPolicy ${r.policy} could not be read: ${p.unreadable}`);
     else {
-      if (p.spec?.failurePolicy === 'Ignore') problems.push(`ValidatingAdmissionPolicy ${r.policy} has failurePolicy Ignore`);
+      if (p.spec?.failurePolicy === 'Ignore')
+        problems.push(`ValidatingAdmissionPolicy ${r.policy} has failurePolicy Ignore`);
       problems.push(...contentProblems(r.policy, p.spec ?? {}, r.shipped));
     }
 
@@ -203,7 +222,9 @@ export function policyProblems(readings: readonly PolicyReading[]): string[] {
     }
     const spec = b.spec ?? {};
     if (spec.policyName !== r.policy) {
-      problems.push(`ValidatingAdmissionPolicyBinding ${r.binding} enforces ${spec.policyName ?? '(no policy)'}, not ${r.policy}`);
+      problems.push(
+        `ValidatingAdmissionPolicyBinding ${r.binding} enforces ${spec.policyName ?? '(no policy)'}, not ${r.policy}`,
+      );
     }
     if (!(spec.validationActions ?? []).includes('Deny')) {
       problems.push(
@@ -217,7 +238,9 @@ export function policyProblems(readings: readonly PolicyReading[]): string[] {
       (match?.excludeResourceRules ?? []).length > 0 ||
       (match?.resourceRules ?? []).length > 0
     ) {
-      problems.push(`ValidatingAdmissionPolicyBinding ${r.binding} applies to some namespaces or pods only (matchResources)`);
+      problems.push(
+        `ValidatingAdmissionPolicyBinding ${r.binding} applies to some namespaces or pods only (matchResources)`,
+      );
     }
   }
   return problems;
@@ -247,8 +270,14 @@ export async function readPolicies(
       policy,
       binding,
       shipped,
-      policyObject: await read<PolicyObject>(client, `${API}/validatingadmissionpolicies/${encodeURIComponent(policy)}`),
-      bindingObject: await read<BindingObject>(client, `${API}/validatingadmissionpolicybindings/${encodeURIComponent(binding)}`),
+      policyObject: await read<PolicyObject>(
+        client,
+        `${API}/validatingadmissionpolicies/${encodeURIComponent(policy)}`,
+      ),
+      bindingObject: await read<BindingObject>(
+        client,
+        `${API}/validatingadmissionpolicybindings/${encodeURIComponent(binding)}`,
+      ),
     })),
   );
 }
@@ -282,7 +311,8 @@ export class AdmissionPolicyMonitor {
     this.enforced.set(problems.length === 0 ? 1 : 0);
     const summary = problems.join('; ');
     if (summary !== this.last) {
-      if (problems.length === 0) this.o.logger.info({ policies: REQUIRED_POLICIES }, "Tailor's admission policies are enforced");
+      if (problems.length === 0)
+        this.o.logger.info({ policies: REQUIRED_POLICIES }, "Tailor's admission policies are enforced");
       else
         this.o.logger.error(
           { problems },

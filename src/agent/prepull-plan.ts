@@ -44,7 +44,10 @@ function targetOf(pod: Pod, newest: ReadonlyMap<string, ControllerRevision>): Co
 }
 
 /** The newest revisions that some live pod of `pods` will move to: the only ones whose containers the pre-pull reads. */
-export function revisionsWanted(pods: readonly Pod[], newest: ReadonlyMap<string, ControllerRevision>): ControllerRevision[] {
+export function revisionsWanted(
+  pods: readonly Pod[],
+  newest: ReadonlyMap<string, ControllerRevision>,
+): ControllerRevision[] {
   const wanted = new Set<ControllerRevision>();
   for (const pod of pods) {
     const target = targetOf(pod, newest);
@@ -55,7 +58,9 @@ export function revisionsWanted(pods: readonly Pod[], newest: ReadonlyMap<string
 
 /** The images of `target` that the pod's containers of the same names do not run. */
 function changedImages(pod: Pod, target: ControllerRevision): string[] {
-  const running = new Map([...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].map((c) => [c.name, c.image]));
+  const running = new Map(
+    [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].map((c) => [c.name, c.image]),
+  );
   const spec = target.data?.template?.spec;
   return [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])].flatMap((c) =>
     c.image && running.has(c.name) && running.get(c.name) !== c.image ? [c.image] : [],
@@ -69,7 +74,10 @@ function changedImages(pod: Pod, target: ControllerRevision): string[] {
  * that differ from the pod's, with the pod's namespace and imagePullSecrets; pods held back by
  * partition included.
  */
-export function imagesToPrePull(pods: readonly Pod[], revisions: readonly ControllerRevision[]): Map<string, ImageWanted> {
+export function imagesToPrePull(
+  pods: readonly Pod[],
+  revisions: readonly ControllerRevision[],
+): Map<string, ImageWanted> {
   const newest = newestRevisions(revisions);
   const wanted = new Map<string, ImageWanted>();
   for (const pod of pods) {
@@ -129,7 +137,9 @@ export function parseDockerConfigSecret(secret: unknown): DockerConfig | undefin
   if (json === undefined) return undefined;
   try {
     const value: unknown = JSON.parse(Buffer.from(json, 'base64').toString('utf8'));
-    const auths = AuthsSchema.safeParse(data['.dockerconfigjson'] !== undefined ? (value as { auths?: unknown } | null)?.auths : value);
+    const auths = AuthsSchema.safeParse(
+      data['.dockerconfigjson'] !== undefined ? (value as { auths?: unknown } | null)?.auths : value,
+    );
     return auths.success ? auths.data : undefined;
   } catch {
     return undefined;
@@ -169,7 +179,10 @@ function keyLocation(key: string): Location {
 function hostMatches(pattern: string, host: string): boolean {
   const p = pattern.split('.');
   const h = host.split('.');
-  return p.length === h.length && p.every((label, i) => label === h[i] || (label.startsWith('*') && h[i]?.endsWith(label.slice(1))));
+  return (
+    p.length === h.length &&
+    p.every((label, i) => label === h[i] || (label.startsWith('*') && h[i]?.endsWith(label.slice(1))))
+  );
 }
 
 function matches(key: Location, image: Location): boolean {

@@ -120,7 +120,11 @@ export class PrePuller {
   async withdrawReport(): Promise<void> {
     if (this.written === undefined) return;
     const node = encodeURIComponent(this.options.nodeName);
-    await this.options.client.patch(`/api/v1/nodes/${node}`, { metadata: { annotations: { [ANNOTATION_PULLED_IMAGES]: null } } }, 'merge');
+    await this.options.client.patch(
+      `/api/v1/nodes/${node}`,
+      { metadata: { annotations: { [ANNOTATION_PULLED_IMAGES]: null } } },
+      'merge',
+    );
     this.written = undefined;
   }
 
@@ -136,7 +140,10 @@ export class PrePuller {
       } else {
         await this.options.cri.pullImage(image, await this.credentials(want), { timeoutMs: PULL_TIMEOUT_MS });
         this.results.inc({ result: 'pulled' });
-        this.options.logger.info({ image, seconds: (this.now() - Date.parse(pull.since)) / 1000 }, 'pulled an image ahead of a rollout');
+        this.options.logger.info(
+          { image, seconds: (this.now() - Date.parse(pull.since)) / 1000 },
+          'pulled an image ahead of a rollout',
+        );
       }
       outcome = { state: 'Pulled', since: pull.since };
     } catch (err) {

@@ -49,7 +49,9 @@ export interface StopPlan {
  */
 export function stopPlan(pod: Pod, containerName: string): StopPlan {
   const graceSeconds = pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS;
-  const container = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find((c) => c.name === containerName);
+  const container = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find(
+    (c) => c.name === containerName,
+  );
   const handler = container?.lifecycle?.preStop;
   if (container === undefined || handler === undefined || graceSeconds <= 0) return { graceSeconds, hook: undefined };
   return { graceSeconds, hook: preStopHook(handler, container, pod.status?.podIP) };
@@ -80,7 +82,10 @@ function preStopHook(
   }
   if (handler.httpGet !== undefined) return httpGetHook(handler.httpGet, container, podIP);
   if (handler.sleep !== undefined) return { kind: 'sleep', seconds: Math.max(0, handler.sleep.seconds) };
-  return { kind: 'invalid', reason: 'the hook has no exec, httpGet or sleep action (tcpSocket is not supported as a hook)' };
+  return {
+    kind: 'invalid',
+    reason: 'the hook has no exec, httpGet or sleep action (tcpSocket is not supported as a hook)',
+  };
 }
 
 function httpGetHook(action: HttpGetAction, container: Container, podIP?: string): PreStopHook {

@@ -54,7 +54,9 @@ async function execHook(command: readonly string[], options: RunHookOptions): Pr
   }
   if (result.exitCode !== 0) {
     const output = Buffer.concat([result.stdout, result.stderr]).toString('utf8').trim().slice(0, OUTPUT_IN_ERROR);
-    throw new Error(`the exec hook ${JSON.stringify(command)} exited with ${result.exitCode}: ${JSON.stringify(output)}`);
+    throw new Error(
+      `the exec hook ${JSON.stringify(command)} exited with ${result.exitCode}: ${JSON.stringify(output)}`,
+    );
   }
 }
 

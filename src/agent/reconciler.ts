@@ -31,7 +31,13 @@ import { applyContainerResources, memoryRefusal, type ApplyResult } from './actu
 import { admit, nodeAllocatable, type AdmissionResult } from './admission.js';
 import { AppliedRecords } from './applied.js';
 import { appliedContainers, currentResources, recordedResources, type AppliedRecord } from './applied-record.js';
-import { cloneSetOwner, qosClassChange, requestNotInRevision, restartRequiredBy, type ControllerRevision } from './authorize.js';
+import {
+  cloneSetOwner,
+  qosClassChange,
+  requestNotInRevision,
+  restartRequiredBy,
+  type ControllerRevision,
+} from './authorize.js';
 import {
   RETRY_NOT_RUNNING_MS,
   RETRY_REFUSED_MS,
@@ -44,7 +50,12 @@ import {
   type StatusUpdate,
 } from './decide.js';
 import type { AgentMetrics } from './metrics.js';
-import { namespaceLimitsVerdict, type LimitRange, type NamespaceLimitsVerdict, type ResourceQuota } from './namespace-limits.js';
+import {
+  namespaceLimitsVerdict,
+  type LimitRange,
+  type NamespaceLimitsVerdict,
+  type ResourceQuota,
+} from './namespace-limits.js';
 import { planResize, type PlanStep } from './order.js';
 import type { RevisionTemplates } from './revision-templates.js';
 import { errorMessage } from '../api/errors.js';
@@ -109,8 +120,15 @@ export class AgentReconciler {
     const log = this.o.logger.child({ pod: key });
     const evidence = nodeResizeEvidence(this.o.nodeName, nodePods, this.o.nodes.get(this.o.nodeName));
     if (evidence.kubeletResizes !== true) await this.applied.recoverAll(nodePods, log);
-    const revision = request.ok ? await this.o.revisions.revision(pod.metadata?.namespace ?? '', request.value.revision) : undefined;
-    const action = decide(pod, request, status, this.evidence(pod, request, revision, evidence.kubeletResizes, nodePods));
+    const revision = request.ok
+      ? await this.o.revisions.revision(pod.metadata?.namespace ?? '', request.value.revision)
+      : undefined;
+    const action = decide(
+      pod,
+      request,
+      status,
+      this.evidence(pod, request, revision, evidence.kubeletResizes, nodePods),
+    );
     const prev = status.ok ? status.value : undefined;
     switch (action.action) {
       case 'None':
@@ -172,7 +190,9 @@ export class AgentReconciler {
     return {
       ...base,
       revisionPending:
-        revision === undefined && base.cloneSetOwned && pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] === r.revision,
+        revision === undefined &&
+        base.cloneSetOwned &&
+        pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] === r.revision,
       notInRevision: requestNotInRevision(pod, r, revision),
       qosChange,
       restartRequired: restart,
@@ -241,7 +261,9 @@ export class AgentReconciler {
         continue;
       }
       const id = running.get(step.container)?.id ?? '';
-      const result: ApplyResult = await applyContainerResources(this.o.cri, id, step.target, { readCurrent: this.o.readContainer });
+      const result: ApplyResult = await applyContainerResources(this.o.cri, id, step.target, {
+        readCurrent: this.o.readContainer,
+      });
       if (result.outcome === 'ResizeRefused') throw new Refused(`container ${step.container}: ${result.message}`);
       if (result.outcome !== 'Applied') continue;
       changed = true;
@@ -256,7 +278,12 @@ export class AgentReconciler {
     if (refusal !== undefined) throw new Refused(refusal);
   }
 
-  private async actuate(pod: Pod, request: ResizeRequest, prev: ResizeStatus | undefined, log: Logger): Promise<ReconcileResult> {
+  private async actuate(
+    pod: Pod,
+    request: ResizeRequest,
+    prev: ResizeStatus | undefined,
+    log: Logger,
+  ): Promise<ReconcileResult> {
     const names = Object.keys(request.containers);
     try {
       const running = await this.runningContainers(pod, names);
@@ -276,7 +303,14 @@ export class AgentReconciler {
       if (first === undefined) throw new Error('a resize request names no container');
       const podPath = podCgroupFromContainer(await this.o.containerCgroupPath(first.id), pod.metadata?.uid ?? '');
       const currentPod = await readPodCgroup(podPath, this.o.cgroup);
-      const steps = planResize({ pod: pod.spec ?? {}, currentPod, current, desired, resize: names, convert: this.o.convert });
+      const steps = planResize({
+        pod: pod.spec ?? {},
+        currentPod,
+        current,
+        desired,
+        resize: names,
+        convert: this.o.convert,
+      });
       const outcome = await this.applySteps(steps, podPath, running);
       if (outcome.notActuated) {
         await this.writeStatus(pod, prev, request.revision, {
@@ -291,7 +325,10 @@ export class AgentReconciler {
 
       const applied = appliedContainers(request, running);
       // Containers an earlier request resized and this one does not name keep their values.
-      this.applied.set(pod.metadata?.uid ?? '', { revision: request.revision, containers: { ...(record?.containers ?? {}), ...applied } });
+      this.applied.set(pod.metadata?.uid ?? '', {
+        revision: request.revision,
+        containers: { ...(record?.containers ?? {}), ...applied },
+      });
       await this.writeStatus(pod, prev, request.revision, { state: '', applied });
       this.o.metrics.resizesTotal.inc({ result: changed ? 'applied' : 'unchanged' });
       log.info({ revision: request.revision, steps: steps.length, changed }, 'resize applied');
@@ -309,15 +346,22 @@ export class AgentReconciler {
       }
       this.o.metrics.resizesTotal.inc({ result: 'error' });
       const message = errorMessage(err);
-      await this.writeStatus(pod, prev, request.revision, { state: 'InProgress', reason: AgentReasons.Error, message }).catch(
-        (writeErr: unknown) => log.error({ err: writeErr }, 'recording the resize error failed'),
-      );
+      await this.writeStatus(pod, prev, request.revision, {
+        state: 'InProgress',
+        reason: AgentReasons.Error,
+        message,
+      }).catch((writeErr: unknown) => log.error({ err: writeErr }, 'recording the resize error failed'));
       throw new Error(`resizing pod ${pod.metadata?.namespace}/${pod.metadata?.name}: ${message}`, { cause: err });
     }
   }
 
   /** Merge-patches the status annotation (that annotation alone) when it changed; true when it wrote. */
-  private async writeStatus(pod: Pod, prev: ResizeStatus | undefined, revision: string, update: StatusUpdate): Promise<boolean> {
+  private async writeStatus(
+    pod: Pod,
+    prev: ResizeStatus | undefined,
+    revision: string,
+    update: StatusUpdate,
+  ): Promise<boolean> {
     const next = nextStatus(prev, revision, update, (this.o.now?.() ?? new Date()).toISOString());
     if (next === undefined) return false;
     const ns = pod.metadata?.namespace ?? '';

@@ -129,7 +129,8 @@ export class RestartActuator {
     if (pod === undefined || wanted.length === 0) this.retryDelay.forget(key);
     for (const target of wanted) {
       if (this.closed || this.stopped.has(target.containerId) || this.inFlight.has(target.containerId)) continue;
-      if (this.inFlight.size >= (this.options.maxInFlight ?? MAX_IN_FLIGHT)) return Promise.resolve({ requeueAfterMs: WAIT_FOR_SLOT_MS });
+      if (this.inFlight.size >= (this.options.maxInFlight ?? MAX_IN_FLIGHT))
+        return Promise.resolve({ requeueAfterMs: WAIT_FOR_SLOT_MS });
       if (pod) this.start(key, pod, target);
     }
     return Promise.resolve(undefined);
@@ -144,7 +145,10 @@ export class RestartActuator {
     this.closed = true;
     const all = [...this.inFlight.values()];
     if (all.length > 0)
-      this.options.logger.info({ stops: all.length }, 'agent stopping: restarts in place under way are left to the next agent');
+      this.options.logger.info(
+        { stops: all.length },
+        'agent stopping: restarts in place under way are left to the next agent',
+      );
     for (const op of all) op.abort.abort(new Error('the node agent is stopping'));
     await Promise.all(all.map((op) => op.done));
   }
@@ -160,7 +164,10 @@ export class RestartActuator {
       .catch((err: unknown) => {
         this.restarts.inc({ result: 'failed' });
         const delayMs = this.retryDelay.when(key);
-        log.error({ err, retryInMs: delayMs }, `stopping container ${target.name} of pod ${key} for a restart in place failed`);
+        log.error(
+          { err, retryInMs: delayMs },
+          `stopping container ${target.name} of pod ${key} for a restart in place failed`,
+        );
         if (!this.closed) this.options.retry(key, delayMs);
       })
       .finally(() => this.inFlight.delete(target.containerId));
@@ -216,7 +223,12 @@ export class RestartActuator {
       );
       // As the kubelet: the event does not carry the hook's message, which may hold secrets.
       if (result === 'failed')
-        this.options.events?.event(pod, 'Warning', 'FailedPreStopHook', `PreStopHook failed (container ${target.name})`);
+        this.options.events?.event(
+          pod,
+          'Warning',
+          'FailedPreStopHook',
+          `PreStopHook failed (container ${target.name})`,
+        );
     } finally {
       clearTimeout(timer);
     }

@@ -71,8 +71,16 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
   const revisions = new RevisionTemplates({ revisions: revisionIdentities, client: manager.client });
   // Every namespace's LimitRanges and ResourceQuotas: a resize on this path never reaches their
   // admission, so the agent judges requests against them itself (namespace-limits.ts).
-  const limitRanges = manager.informer<LimitRange>({ name: 'limitranges', path: '/api/v1/limitranges', transform: trimLimitRangeForAgent });
-  const quotas = manager.informer<ResourceQuota>({ name: 'resourcequotas', path: '/api/v1/resourcequotas', transform: trimQuotaForAgent });
+  const limitRanges = manager.informer<LimitRange>({
+    name: 'limitranges',
+    path: '/api/v1/limitranges',
+    transform: trimLimitRangeForAgent,
+  });
+  const quotas = manager.informer<ResourceQuota>({
+    name: 'resourcequotas',
+    path: '/api/v1/resourcequotas',
+    transform: trimQuotaForAgent,
+  });
   const cgroup = { root: options.cgroupRoot, version: options.cgroupVersion };
   const reconciler = new AgentReconciler({
     nodeName: options.nodeName,
@@ -94,7 +102,11 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
   });
   // One worker: admission reads the other pods' applied values, so two resizes admitted at once
   // could together overcommit the node.
-  const controller = manager.controller({ name: 'agent', concurrency: 1, reconcile: (key) => reconciler.reconcile(key) });
+  const controller = manager.controller({
+    name: 'agent',
+    concurrency: 1,
+    reconcile: (key) => reconciler.reconcile(key),
+  });
   const queue = controller.queue;
 
   // Restarts in place (restart.ts) have their own worker, which only starts each stop: the preStop
@@ -108,7 +120,11 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
     logger: options.logger,
     registry: manager.metrics.registry,
   });
-  const restarts = manager.controller({ name: 'agent-restart', concurrency: 1, reconcile: (key) => restarter.reconcile(key) });
+  const restarts = manager.controller({
+    name: 'agent-restart',
+    concurrency: 1,
+    reconcile: (key) => restarter.reconcile(key),
+  });
   manager.onShutdown(() => restarter.stop());
   pods.addHandler(restartHandler(restarts.queue));
 
@@ -149,8 +165,16 @@ function setupPrePull(
     schedulePull: (image) => queues.pull?.add(image),
     scheduleReport: () => queues.report?.add(REPORT),
   });
-  queues.report = manager.controller({ name: 'agent-prepull-report', concurrency: 1, reconcile: () => puller.syncReport() }).queue;
-  queues.pull = manager.controller({ name: 'agent-prepull', concurrency: parallelism, reconcile: (image) => puller.pull(image) }).queue;
+  queues.report = manager.controller({
+    name: 'agent-prepull-report',
+    concurrency: 1,
+    reconcile: () => puller.syncReport(),
+  }).queue;
+  queues.pull = manager.controller({
+    name: 'agent-prepull',
+    concurrency: parallelism,
+    reconcile: (image) => puller.pull(image),
+  }).queue;
   const report = (): void => queues.report?.add(REPORT);
   pods.addHandler(prePullHandler(report));
   revisionIdentities.addHandler(prePullHandler(report));

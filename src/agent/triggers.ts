@@ -17,11 +17,16 @@ export function pending(pod: Pod): boolean {
 }
 
 /** The same annotations, key by key and value by value (an absent map is an empty one). */
-export function sameAnnotations(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean {
+export function sameAnnotations(
+  a: Readonly<Record<string, string>> | undefined,
+  b: Readonly<Record<string, string>> | undefined,
+): boolean {
   const left = a ?? {};
   const right = b ?? {};
   const keys = Object.keys(left);
-  return keys.length === Object.keys(right).length && keys.every((k) => Object.hasOwn(right, k) && left[k] === right[k]);
+  return (
+    keys.length === Object.keys(right).length && keys.every((k) => Object.hasOwn(right, k) && left[k] === right[k])
+  );
 }
 
 /**
@@ -29,5 +34,8 @@ export function sameAnnotations(a: Readonly<Record<string, string>> | undefined,
  * pod frees its resources), or an annotation change (a resize status reports new applied values).
  */
 export function holdingsMayHaveChanged(oldPod: Pod, pod: Pod): boolean {
-  return oldPod.status?.phase !== pod.status?.phase || !sameAnnotations(oldPod.metadata?.annotations, pod.metadata?.annotations);
+  return (
+    oldPod.status?.phase !== pod.status?.phase ||
+    !sameAnnotations(oldPod.metadata?.annotations, pod.metadata?.annotations)
+  );
 }

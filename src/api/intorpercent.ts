@@ -32,7 +32,9 @@ export function parseIntOrPercent(input: IntOrString, field = 'value'): IntOrPer
     const match = PERCENT.exec(input);
     if (match === null || match[1] === undefined) {
       const hint = /^[0-9]+$/.test(input) ? ` (write the number ${input} without quotes, or "${input}%")` : '';
-      throw new IntOrPercentError(`${field}: ${JSON.stringify(input)} is not an integer or a percentage like "20%"${hint}`);
+      throw new IntOrPercentError(
+        `${field}: ${JSON.stringify(input)} is not an integer or a percentage like "20%"${hint}`,
+      );
     }
     const value = Number(match[1]);
     if (!Number.isSafeInteger(value)) {
@@ -59,7 +61,12 @@ export function isIntOrPercent(input: unknown): input is IntOrString {
  * applied to `total` and rounded up (roundUp) or down. Integer arithmetic, so 10% of 30 is 3,
  * never 3.0000000000000004 rounded up to 4.
  */
-export function getScaledValueFromIntOrPercent(input: IntOrString, total: number, roundUp: boolean, field = 'value'): number {
+export function getScaledValueFromIntOrPercent(
+  input: IntOrString,
+  total: number,
+  roundUp: boolean,
+  field = 'value',
+): number {
   if (!Number.isSafeInteger(total) || total < 0) {
     throw new IntOrPercentError(`${field}: total ${total} must be an integer >= 0`);
   }

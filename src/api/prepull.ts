@@ -38,8 +38,9 @@ export const PulledImagesSchema = z
 export type ImagePull = z.infer<typeof ImagePullSchema>;
 export type PulledImages = z.infer<typeof PulledImagesSchema>;
 
-export const parsePulledImages = (annotations: Readonly<Record<string, string>> | undefined): AnnotationValue<PulledImages> =>
-  parseAnnotation(annotations, ANNOTATION_PULLED_IMAGES, PulledImagesSchema);
+export const parsePulledImages = (
+  annotations: Readonly<Record<string, string>> | undefined,
+): AnnotationValue<PulledImages> => parseAnnotation(annotations, ANNOTATION_PULLED_IMAGES, PulledImagesSchema);
 
 /** The annotation's value: images in name order, each message cut to the bound, at most MAX_REPORTED_IMAGES. */
 export function encodePulledImages(images: ReadonlyMap<string, ImagePull>): string {
@@ -47,7 +48,9 @@ export function encodePulledImages(images: ReadonlyMap<string, ImagePull>): stri
   for (const name of [...images.keys()].sort().slice(0, MAX_REPORTED_IMAGES)) {
     const pull = images.get(name) as ImagePull;
     out[name] =
-      pull.message === undefined ? { state: pull.state, since: pull.since } : { ...pull, message: pull.message.slice(0, MAX_MESSAGE) };
+      pull.message === undefined
+        ? { state: pull.state, since: pull.since }
+        : { ...pull, message: pull.message.slice(0, MAX_MESSAGE) };
   }
   return JSON.stringify(out);
 }

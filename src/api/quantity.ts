@@ -145,7 +145,9 @@ function parseText(input: string): Quantity {
   const shape = SHAPE.exec(input);
   const [, sign = '', whole = '', fraction = '', suffixText = ''] = shape ?? [];
   if (shape === null || whole.length + fraction.length === 0) {
-    throw new QuantityError(`quantity ${JSON.stringify(input)} is not a number with an optional suffix, like "100m", "1.5Gi" or "1e3"`);
+    throw new QuantityError(
+      `quantity ${JSON.stringify(input)} is not a number with an optional suffix, like "100m", "1.5Gi" or "1e3"`,
+    );
   }
   const suffix = interpretSuffix(suffixText, input);
   const negative = sign === '-';

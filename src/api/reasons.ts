@@ -39,7 +39,8 @@ export const EventReasons = {
 } as const;
 
 /** `Resize<State>` events, one per resize state a pod enters. */
-export const resizeStateReason = (state: 'Proposed' | 'InProgress' | 'Deferred' | 'Infeasible'): string => `Resize${state}`;
+export const resizeStateReason = (state: 'Proposed' | 'InProgress' | 'Deferred' | 'Infeasible'): string =>
+  `Resize${state}`;
 
 /** Condition reasons. */
 export const ConditionReasons = {
@@ -60,7 +61,11 @@ export const ConditionReasons = {
 export const ProgressingReasons = {
   Available: { status: 'True', reason: 'CloneSetAvailable', message: 'CloneSet is available' },
   Paused: { status: 'True', reason: 'CloneSetPaused', message: 'CloneSet is paused' },
-  PartitionAvailable: { status: 'True', reason: 'ProgressPartitionAvailable', message: 'CloneSet has been paused due to partition ready' },
+  PartitionAvailable: {
+    status: 'True',
+    reason: 'ProgressPartitionAvailable',
+    message: 'CloneSet has been paused due to partition ready',
+  },
   Updated: { status: 'True', reason: 'CloneSetUpdated', message: 'CloneSet is progressing' },
   DeadlineExceeded: 'ProgressDeadlineExceeded',
 } as const;
@@ -176,4 +181,5 @@ export const PodConditionReasons = {
 export const lifecycleGateReason = (state: string): string => `Lifecycle${state}`;
 
 /** Why the planner deletes a pod; named in the SuccessfulDelete event's message ("deleted (ScaleDown): …"). */
-export type DeleteReason = 'ScaleDown' | 'PodsToDelete' | 'RecreateUpdate' | 'RecreateFallback' | 'ResizeRecreate' | 'ReplaceUnscheduled';
+export type DeleteReason =
+  'ScaleDown' | 'PodsToDelete' | 'RecreateUpdate' | 'RecreateFallback' | 'ResizeRecreate' | 'ReplaceUnscheduled';

@@ -27,7 +27,9 @@ export const InPlaceUpdateStateSchema = z.object({
   resizeRefused: z
     .object({ cause: z.string().min(1).max(64), message: z.string().max(1024), at: z.iso.datetime({ offset: true }) })
     .optional(),
-  containerBatchesRecord: z.array(z.object({ timestamp: z.iso.datetime({ offset: true }), containers: z.array(z.string()) })).optional(),
+  containerBatchesRecord: z
+    .array(z.object({ timestamp: z.iso.datetime({ offset: true }), containers: z.array(z.string()) }))
+    .optional(),
   nextContainerImages: z.record(z.string(), z.string()).optional(),
   nextContainerResources: z
     .record(
@@ -42,7 +44,10 @@ export const InPlaceUpdateStateSchema = z.object({
   nextContainerRefMetadata: z
     .record(
       z.string(),
-      z.object({ labels: z.record(z.string(), z.string()).optional(), annotations: z.record(z.string(), z.string()).optional() }),
+      z.object({
+        labels: z.record(z.string(), z.string()).optional(),
+        annotations: z.record(z.string(), z.string()).optional(),
+      }),
     )
     .optional(),
 });
@@ -58,7 +63,9 @@ const isQuantity = (value: string): boolean => {
 const quantity = z
   .string()
   .min(1)
-  .refine(isQuantity, { error: (issue) => `${JSON.stringify(issue.input)} is not a Kubernetes quantity (such as 250m or 128Mi)` });
+  .refine(isQuantity, {
+    error: (issue) => `${JSON.stringify(issue.input)} is not a Kubernetes quantity (such as 250m or 128Mi)`,
+  });
 const cpuMemory = z.strictObject({ cpu: quantity.optional(), memory: quantity.optional() });
 const containerResources = z.strictObject({ requests: cpuMemory.optional(), limits: cpuMemory.optional() });
 
@@ -75,7 +82,9 @@ export const RestartRequestSchema = z.object({
   revision: z.string().min(1),
   containers: z
     .record(z.string().max(63), z.string().min(1).max(256))
-    .refine((c) => Object.keys(c).length > 0 && Object.keys(c).length <= 64, { message: 'must name 1 to 64 containers' }),
+    .refine((c) => Object.keys(c).length > 0 && Object.keys(c).length <= 64, {
+      message: 'must name 1 to 64 containers',
+    }),
 });
 
 /** `apps.tailor.dev/resize-status`: the node agent's answer. */
@@ -89,7 +98,8 @@ export const ResizeStatusSchema = z.object({
 });
 
 /** The outcome of reading one annotation: absent, a value that fits, or why it does not. */
-export type AnnotationValue<T> = { ok: true; value: T } | { ok: false; error: string } | { ok: false; error: undefined };
+export type AnnotationValue<T> =
+  { ok: true; value: T } | { ok: false; error: string } | { ok: false; error: undefined };
 
 /**
  * Reads annotation `name` as JSON checked against `schema`. Absent → `{ok: false, error:

@@ -4,7 +4,12 @@
 // crds/apps.tailor.dev_clonesets.yaml is the source of truth for validation; these types mirror
 // it field for field (OpenKruise CloneSet names). Times are RFC 3339 strings, as they arrive in
 // the JSON of a custom object (the client does not turn them into Date for custom resources).
-import type { V1LabelSelector, V1ObjectMeta, V1PersistentVolumeClaimSpec, V1PodTemplateSpec } from '@kubernetes/client-node';
+import type {
+  V1LabelSelector,
+  V1ObjectMeta,
+  V1PersistentVolumeClaimSpec,
+  V1PodTemplateSpec,
+} from '@kubernetes/client-node';
 
 // ---- API identity -------------------------------------------------------------------------
 
@@ -56,10 +61,14 @@ const TAILOR_PREFIX = 'apps.tailor.dev/';
  * The lifecycle state decides which pods are deleted: copied, it would bypass the disruption budget.
  */
 export const isTailorOwnedLabel = (key: string): boolean =>
-  key === LABEL_CONTROLLER_REVISION_HASH || key === LABEL_INSTANCE_ID || key === LABEL_SPECIFIED_DELETE || key.startsWith(LIFECYCLE_PREFIX);
+  key === LABEL_CONTROLLER_REVISION_HASH ||
+  key === LABEL_INSTANCE_ID ||
+  key === LABEL_SPECIFIED_DELETE ||
+  key.startsWith(LIFECYCLE_PREFIX);
 
 /** Pod annotation keys only Tailor (or its agent) writes: control annotations, never taken from a template. */
-export const isTailorOwnedAnnotation = (key: string): boolean => key.startsWith(TAILOR_PREFIX) || key.startsWith(LIFECYCLE_PREFIX);
+export const isTailorOwnedAnnotation = (key: string): boolean =>
+  key.startsWith(TAILOR_PREFIX) || key.startsWith(LIFECYCLE_PREFIX);
 
 /** Readiness gate and pod condition type, False during an in-place update that restarts containers. */
 export const CONDITION_INPLACE_UPDATE_READY = 'apps.tailor.dev/InPlaceUpdateReady';
@@ -118,7 +127,8 @@ export interface VolumeClaimTemplate {
 // ---- Lifecycle hooks (Kruise's CloneSet spec.lifecycle) ---------------------------------------
 
 /** The values of LABEL_LIFECYCLE_STATE. */
-export type LifecycleState = 'PreparingNormal' | 'Normal' | 'PreparingUpdate' | 'Updating' | 'Updated' | 'PreparingDelete';
+export type LifecycleState =
+  'PreparingNormal' | 'Normal' | 'PreparingUpdate' | 'Updating' | 'Updated' | 'PreparingDelete';
 export const LifecycleStates = {
   PreparingNormal: 'PreparingNormal',
   Normal: 'Normal',

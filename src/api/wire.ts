@@ -5,7 +5,13 @@ import type * as k8s from '@kubernetes/client-node';
 import type { CloneSet } from './types.js';
 
 /** A client-node model type as it travels on the wire: Date fields arrive as RFC 3339 strings. */
-export type Wire<T> = T extends Date ? string : T extends (infer U)[] ? Wire<U>[] : T extends object ? { [K in keyof T]: Wire<T[K]> } : T;
+export type Wire<T> = T extends Date
+  ? string
+  : T extends (infer U)[]
+    ? Wire<U>[]
+    : T extends object
+      ? { [K in keyof T]: Wire<T[K]> }
+      : T;
 
 export type Pod = Wire<k8s.V1Pod>;
 export type Node = Wire<k8s.V1Node>;

@@ -165,7 +165,8 @@ async function readV1(root: string, path: string): Promise<CgroupReading> {
     cpuQuota: parseInteger(quota, file(cpu, 'cpu.cfs_quota_us')),
     cpuPeriod: parseInteger(period, file(cpu, 'cpu.cfs_period_us')),
     memoryLimitInBytes: parseV1Limit(limit, file(memory, 'memory.limit_in_bytes')),
-    memorySwapLimitInBytes: memsw === undefined ? undefined : parseV1Limit(memsw, file(memory, 'memory.memsw.limit_in_bytes')),
+    memorySwapLimitInBytes:
+      memsw === undefined ? undefined : parseV1Limit(memsw, file(memory, 'memory.memsw.limit_in_bytes')),
     memoryUsageInBytes: parseInteger(usage, file(memory, 'memory.usage_in_bytes')),
   };
 }
@@ -227,7 +228,11 @@ export interface ContainerCgroupOptions extends CgroupFsOptions {
  * host PID namespace, unlike /proc/<pid>/cgroup, the fallback when the spec has no path (it also
  * gives the path the process is actually in; parseProcCgroup reads it).
  */
-export async function containerCgroupPath(client: CriClient, containerId: string, options: ContainerCgroupOptions = {}): Promise<string> {
+export async function containerCgroupPath(
+  client: CriClient,
+  containerId: string,
+  options: ContainerCgroupOptions = {},
+): Promise<string> {
   const { info } = await client.containerStatus(containerId, { verbose: true });
   const parsed = parseContainerdInfo(info);
   const specPath = parsed.runtimeSpec?.linux?.cgroupsPath;

@@ -21,7 +21,8 @@ function checkCgroupPath(path: string): void {
   if (path.includes('\0')) throw new CgroupPathError(`cgroup path ${JSON.stringify(path)} contains a NUL byte`);
   if (!path.startsWith('/')) throw new CgroupPathError(`cgroup path ${JSON.stringify(path)} is not absolute`);
   for (const segment of path.split('/')) {
-    if (segment === '..' || segment === '.') throw new CgroupPathError(`cgroup path ${JSON.stringify(path)} has a "${segment}" segment`);
+    if (segment === '..' || segment === '.')
+      throw new CgroupPathError(`cgroup path ${JSON.stringify(path)} has a "${segment}" segment`);
   }
 }
 

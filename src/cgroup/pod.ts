@@ -35,7 +35,12 @@ export function podCgroupPath(uid: string, qos: QosClass, driver: CgroupDriver =
 /** The names the kubelet gives a pod's own cgroup: pod<uid> (cgroupfs), kubepods[-<qos>]-pod<uid_>.slice (systemd). */
 function podCgroupNames(uid: string): string[] {
   const id = uid.replaceAll('-', '_');
-  return [`pod${uid}`, `kubepods-pod${id}.slice`, `kubepods-burstable-pod${id}.slice`, `kubepods-besteffort-pod${id}.slice`];
+  return [
+    `pod${uid}`,
+    `kubepods-pod${id}.slice`,
+    `kubepods-burstable-pod${id}.slice`,
+    `kubepods-besteffort-pod${id}.slice`,
+  ];
 }
 
 /**
@@ -107,17 +112,24 @@ async function readMemsw(file: string): Promise<bigint | undefined> {
  * under <root>/….
  * Throws an Error naming the file (cause: the fs error) when the kernel refuses a value.
  */
-export async function writePodCgroup(path: string, values: Partial<PodCgroupValues>, options: PodCgroupOptions): Promise<void> {
+export async function writePodCgroup(
+  path: string,
+  values: Partial<PodCgroupValues>,
+  options: PodCgroupOptions,
+): Promise<void> {
   if (options.version === 2) await writeV2(path, values, options);
   else await writeV1(path, values, options.root);
 }
 
 async function writeV2(path: string, values: Partial<PodCgroupValues>, options: PodCgroupOptions): Promise<void> {
   const dir = cgroupDir(options.root, undefined, path);
-  if (values.memoryLimitInBytes !== undefined) await write(cgroupFile(dir, 'memory.max'), memoryMaxValue(values.memoryLimitInBytes));
-  if (values.cpuShares !== undefined) await write(cgroupFile(dir, 'cpu.weight'), sharesToCpuWeight(values.cpuShares).toString());
+  if (values.memoryLimitInBytes !== undefined)
+    await write(cgroupFile(dir, 'memory.max'), memoryMaxValue(values.memoryLimitInBytes));
+  if (values.cpuShares !== undefined)
+    await write(cgroupFile(dir, 'cpu.weight'), sharesToCpuWeight(values.cpuShares).toString());
   if (values.cpuQuota !== undefined || values.cpuPeriod !== undefined) {
-    const current = values.cpuQuota === undefined || values.cpuPeriod === undefined ? await readCgroup(path, options) : undefined;
+    const current =
+      values.cpuQuota === undefined || values.cpuPeriod === undefined ? await readCgroup(path, options) : undefined;
     await write(
       cgroupFile(dir, 'cpu.max'),
       cpuMaxValue(values.cpuQuota ?? current?.cpuQuota ?? -1n, values.cpuPeriod ?? current?.cpuPeriod),
@@ -127,7 +139,8 @@ async function writeV2(path: string, values: Partial<PodCgroupValues>, options: 
 
 async function writeV1(path: string, values: Partial<PodCgroupValues>, root: string): Promise<void> {
   const cpu = cgroupDir(root, 'cpu', path);
-  if (values.memoryLimitInBytes !== undefined) await writeV1MemoryLimit(cgroupDir(root, 'memory', path), values.memoryLimitInBytes);
+  if (values.memoryLimitInBytes !== undefined)
+    await writeV1MemoryLimit(cgroupDir(root, 'memory', path), values.memoryLimitInBytes);
   if (values.cpuShares !== undefined) await write(cgroupFile(cpu, 'cpu.shares'), values.cpuShares.toString());
   if (values.cpuPeriod !== undefined) await write(cgroupFile(cpu, 'cpu.cfs_period_us'), values.cpuPeriod.toString());
   if (values.cpuQuota !== undefined)
@@ -151,5 +164,7 @@ async function writeV1MemoryLimit(memory: string, value: bigint): Promise<void> 
  */
 export async function detectSwapController(root: string, version: CgroupVersion): Promise<boolean> {
   if (version === 1) return exists(join(root, 'memory', 'memory.memsw.limit_in_bytes'));
-  return (await exists(join(root, 'kubepods', 'memory.swap.max'))) || exists(join(root, 'kubepods.slice', 'memory.swap.max'));
+  return (
+    (await exists(join(root, 'kubepods', 'memory.swap.max'))) || exists(join(root, 'kubepods.slice', 'memory.swap.max'))
+  );
 }

@@ -37,7 +37,8 @@ export interface AgentFlags {
   nodeCredentials: string;
 }
 
-const address = (flag: string): string | undefined => (flag === '0' ? undefined : flag.startsWith(':') ? `0.0.0.0${flag}` : flag);
+const address = (flag: string): string | undefined =>
+  flag === '0' ? undefined : flag.startsWith(':') ? `0.0.0.0${flag}` : flag;
 
 export async function runAgent(flags: AgentFlags): Promise<number> {
   if (flags.nodeName === '') throw new Error('--node-name must not be empty');
@@ -60,7 +61,8 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
         'or start the agent with --allow-missing-admission-policy to run without them',
     );
   }
-  if (problems.length > 0) logger.warn('running without enforced admission policies (--allow-missing-admission-policy)');
+  if (problems.length > 0)
+    logger.warn('running without enforced admission policies (--allow-missing-admission-policy)');
 
   const cgroupVersion = await detectCgroupVersion(flags.cgroupRoot);
   const swapControllerAvailable = await detectSwapController(flags.cgroupRoot, cgroupVersion);

@@ -35,7 +35,8 @@ export interface ControllerFlags {
   imagePrepullTimeout: number;
 }
 
-const address = (flag: string): string | undefined => (flag === '0' ? undefined : flag.startsWith(':') ? `0.0.0.0${flag}` : flag);
+const address = (flag: string): string | undefined =>
+  flag === '0' ? undefined : flag.startsWith(':') ? `0.0.0.0${flag}` : flag;
 
 export async function runController(flags: ControllerFlags): Promise<number> {
   const logger = createLogger(flags.logLevel, { component: 'tailor-controller' });

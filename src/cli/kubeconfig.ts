@@ -31,7 +31,13 @@ export interface Connection {
   basic?: { username: string; password: string };
 }
 
-const CLUSTER_KEYS = new Set(['server', 'certificate-authority', 'certificate-authority-data', 'insecure-skip-tls-verify', 'extensions']);
+const CLUSTER_KEYS = new Set([
+  'server',
+  'certificate-authority',
+  'certificate-authority-data',
+  'insecure-skip-tls-verify',
+  'extensions',
+]);
 const USER_KEYS = new Set([
   'client-certificate',
   'client-certificate-data',
@@ -62,7 +68,8 @@ export function connectionOf(config: unknown, dir: string): Connection | undefin
   const cluster = find(c.clusters, context['cluster'], 'cluster');
   const user = context['user'] === undefined ? {} : find(c.users, context['user'], 'user');
   if (!cluster || !user) return undefined;
-  if (Object.keys(cluster).some((k) => !CLUSTER_KEYS.has(k)) || Object.keys(user).some((k) => !USER_KEYS.has(k))) return undefined;
+  if (Object.keys(cluster).some((k) => !CLUSTER_KEYS.has(k)) || Object.keys(user).some((k) => !USER_KEYS.has(k)))
+    return undefined;
   const server = str(cluster['server']);
   if (!server) return undefined;
   const path = (p: unknown): string | undefined => {
@@ -185,7 +192,8 @@ export class NodeIdentityAuth implements KubeAuth {
       const text = readFileSync(this.pemFile, 'utf8');
       const cert = (text.match(PEM_CERTIFICATE) ?? []).join('');
       const key = PEM_PRIVATE_KEY.exec(text)?.[0];
-      if (cert === '' || key === undefined) throw new Error(`${this.pemFile} does not hold a PEM certificate and private key`);
+      if (cert === '' || key === undefined)
+        throw new Error(`${this.pemFile} does not hold a PEM certificate and private key`);
       this.pem = { cert, key, readAt: now };
     }
     return this.pem;

@@ -43,15 +43,34 @@ program
   .option('--leader-election-id <name>', 'name of the Lease', 'tailor-controller')
   .option('--metrics-bind-address <addr>', 'Prometheus metrics address; "0" disables', ':8080')
   .option('--health-probe-bind-address <addr>', '/healthz and /readyz address; "0" disables', ':8081')
-  .addOption(new Option('--resize-backend <backend>', 'how resizes are applied').choices(['auto', 'kubelet', 'agent']).default('auto'))
+  .addOption(
+    new Option('--resize-backend <backend>', 'how resizes are applied')
+      .choices(['auto', 'kubelet', 'agent'])
+      .default('auto'),
+  )
   .addOption(new Option('--log-level <level>', 'log level').choices(['debug', 'info', 'warn', 'error']).default('info'))
   .option('--shutdown-grace-period <duration>', 'time in-flight work gets to finish on SIGTERM', duration, 30_000)
-  .option('--resync-period <duration>', 'reconcile every CloneSet at least this often, even with no change; 0 disables', duration, 600_000)
+  .option(
+    '--resync-period <duration>',
+    'reconcile every CloneSet at least this often, even with no change; 0 disables',
+    duration,
+    600_000,
+  )
   .option('--lease-duration <duration>', 'leader election: how long a Lease is valid without renewal', duration, 15_000)
-  .option('--renew-deadline <duration>', 'leader election: the leader stops leading if it has not renewed within this', duration, 10_000)
+  .option(
+    '--renew-deadline <duration>',
+    'leader election: the leader stops leading if it has not renewed within this',
+    duration,
+    10_000,
+  )
   .option('--retry-period <duration>', 'leader election: time between attempts to acquire or renew', duration, 2_000)
   .option('--request-timeout <duration>', 'deadline of every API request', duration, 30_000)
-  .option('--watch-stall-timeout <duration>', 'relist when a watch delivers nothing (not even a bookmark) for this long', duration, 300_000)
+  .option(
+    '--watch-stall-timeout <duration>',
+    'relist when a watch delivers nothing (not even a bookmark) for this long',
+    duration,
+    300_000,
+  )
   .option(
     '--image-prepull-timeout <duration>',
     "how long a pod's drain waits for its node's agent to pull new images; 0 never waits",

@@ -11,7 +11,15 @@ import { readFileSync } from 'node:fs';
 import { parseDuration } from '../api/duration.js';
 import { ExitCodes, oneLine, type ConnectionOptions } from './verbs/common.js';
 import { complete } from './verbs/complete.js';
-import { bashScript, SHELLS, zshScript, type ArgKind, type OptionSpec, type ValueKind, type VerbSpec } from './verbs/completion.js';
+import {
+  bashScript,
+  SHELLS,
+  zshScript,
+  type ArgKind,
+  type OptionSpec,
+  type ValueKind,
+  type VerbSpec,
+} from './verbs/completion.js';
 import { history, type HistoryOptions } from './verbs/history.js';
 import { setPaused } from './verbs/pause.js';
 import { restart } from './verbs/restart.js';
@@ -37,7 +45,9 @@ const parseInterval = (value: string): number => {
 /** A revision number: a positive integer, as the history lists them. */
 export function parseRevision(value: string): number {
   if (!/^\d+$/.test(value.trim()) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
-    throw new InvalidArgumentError(`"${value}" is not a revision number (a positive integer; see kubectl tailor history <clone>)`);
+    throw new InvalidArgumentError(
+      `"${value}" is not a revision number (a positive integer; see kubectl tailor history <clone>)`,
+    );
   }
   return Number(value);
 }
@@ -59,7 +69,9 @@ function parseShell(value: string): string {
 
 function version(): string {
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version?: string;
+    };
     return pkg.version ?? 'unknown';
   } catch {
     return 'unknown';
@@ -137,7 +149,10 @@ Examples:
   )
     .option('--revision <n>', "print this revision's pod template", parseRevision)
     .option('-o, --output <format>', 'with --revision: yaml (default) or json', parseOutput)
-    .addHelpText('after', `${EXIT_STATUS}\n\nExamples:\n  kubectl tailor history web\n  kubectl tailor history web --revision 2`)
+    .addHelpText(
+      'after',
+      `${EXIT_STATUS}\n\nExamples:\n  kubectl tailor history web\n  kubectl tailor history web --revision 2`,
+    )
     .action(act((clone: string, opts: HistoryOptions) => history(clone, opts)));
 
   withCluster(
@@ -147,16 +162,24 @@ Examples:
       .argument('<clone>', 'CloneSet name'),
   )
     .option('--to-revision <n>', 'the revision to roll back to; 0 or none: the previous one', parseToRevision)
-    .addHelpText('after', `${EXIT_STATUS}\n\nExamples:\n  kubectl tailor undo web\n  kubectl tailor undo web --to-revision 2`)
+    .addHelpText(
+      'after',
+      `${EXIT_STATUS}\n\nExamples:\n  kubectl tailor undo web\n  kubectl tailor undo web --to-revision 2`,
+    )
     .action(act((clone: string, opts: UndoOptions) => undo(clone, opts)));
 
   withCluster(
-    program.command('pause').description("pause a CloneSet's rollout (spec.updateStrategy.paused)").argument('<clone>', 'CloneSet name'),
+    program
+      .command('pause')
+      .description("pause a CloneSet's rollout (spec.updateStrategy.paused)")
+      .argument('<clone>', 'CloneSet name'),
   )
     .addHelpText('after', EXIT_STATUS)
     .action(act((clone: string, opts: ConnectionOptions) => setPaused(clone, true, opts)));
 
-  withCluster(program.command('resume').description("resume a paused CloneSet's rollout").argument('<clone>', 'CloneSet name'))
+  withCluster(
+    program.command('resume').description("resume a paused CloneSet's rollout").argument('<clone>', 'CloneSet name'),
+  )
     .addHelpText('after', EXIT_STATUS)
     .action(act((clone: string, opts: ConnectionOptions) => setPaused(clone, false, opts)));
 

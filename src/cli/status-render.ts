@@ -20,7 +20,11 @@ export function renderProgress(view: StatusView, width = 20): string {
 /** One line for logs, printed on each change when the output is not a terminal. */
 export function renderSummaryLine(view: StatusView): string {
   const resize = resizeCounts(view.resize);
-  return [`${view.name}: ${renderProgress(view, 10)}`, resize ? `resize ${resize}` : undefined, `${view.verdict}: ${view.message}`]
+  return [
+    `${view.name}: ${renderProgress(view, 10)}`,
+    resize ? `resize ${resize}` : undefined,
+    `${view.verdict}: ${view.message}`,
+  ]
     .filter(Boolean)
     .join('; ');
 }
@@ -59,7 +63,15 @@ export function renderStatus(view: StatusView, options: RenderOptions = {}): str
     const rows = [['POD', 'REVISION', 'UPDATED', 'READY', 'IN-PLACE', 'RESIZE', 'NOTE']];
     for (const p of shown) {
       const note = [p.resizeDetail, p.problem].filter(Boolean).join('; ');
-      rows.push([p.name, p.revision || '-', p.updated ? 'yes' : 'no', p.ready ? 'yes' : 'no', p.inPlace, p.resize, note]);
+      rows.push([
+        p.name,
+        p.revision || '-',
+        p.updated ? 'yes' : 'no',
+        p.ready ? 'yes' : 'no',
+        p.inPlace,
+        p.resize,
+        note,
+      ]);
     }
     out.push('', ...table(rows));
     if (view.pods.length > shown.length) out.push(`... and ${view.pods.length - shown.length} more pod(s)`);

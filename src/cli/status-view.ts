@@ -4,7 +4,12 @@
 // Pure: no I/O, no clock (`now` comes in), no process state. Must not: render text, decide exit
 // codes, poll, or write to a terminal (plugin.ts does).
 import { defaultUpdateStrategy } from '../api/defaults.js';
-import { LABEL_CONTROLLER_REVISION_HASH, RESIZE_STATES, type CloneSetCondition, type ResizeState } from '../api/types.js';
+import {
+  LABEL_CONTROLLER_REVISION_HASH,
+  RESIZE_STATES,
+  type CloneSetCondition,
+  type ResizeState,
+} from '../api/types.js';
 import { podCountsAsReady, whyPodCannotStart } from '../cloneset/pods.js';
 import { readUpdateState } from '../inplace/plan.js';
 import { readinessGateCondition } from '../inplace/readiness-gate.js';
@@ -105,7 +110,8 @@ function inPlaceState(pod: Pod): InPlaceState {
   const gate = readinessGateCondition(pod);
   if (gate?.status === 'False') return 'Updating';
   const state = readUpdateState(pod);
-  if (gate?.status === 'True' && state && state.revision === pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH]) return 'Done';
+  if (gate?.status === 'True' && state && state.revision === pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH])
+    return 'Done';
   return '-';
 }
 
@@ -165,12 +171,18 @@ function readPods(pods: readonly Pod[], cloneSet: string, updateRevision: string
 
 function resizeDetail(view: ReturnType<typeof podResizeView>, now: number): string {
   const age = view.since ? formatAge(now - Date.parse(view.since)) : undefined;
-  const said = [view.reason && view.reason !== view.state ? view.reason : undefined, view.message].filter(Boolean).join(': ');
+  const said = [view.reason && view.reason !== view.state ? view.reason : undefined, view.message]
+    .filter(Boolean)
+    .join(': ');
   return [said, age ? `for ${age}` : undefined].filter(Boolean).join(', ');
 }
 
 /** A True condition of `type` as a blocker. */
-function conditionBlocker(status: WireStatus, type: string, transient: (reason: string) => boolean): Blocker | undefined {
+function conditionBlocker(
+  status: WireStatus,
+  type: string,
+  transient: (reason: string) => boolean,
+): Blocker | undefined {
   const c = condition(status.conditions, type);
   if (c?.status !== 'True') return undefined;
   const reason = c.reason ?? type;
@@ -182,7 +194,12 @@ function conditionBlocker(status: WireStatus, type: string, transient: (reason: 
  * updates, ResizeBlocked, RolloutBlocked (may clear when pods turn ready), Infeasible resizes the
  * strategy waits on, a missed progress deadline.
  */
-function findBlockers(status: WireStatus, waitsOnInfeasible: boolean, reading: PodReading, resize: Record<ResizeState, number>): Blocker[] {
+function findBlockers(
+  status: WireStatus,
+  waitsOnInfeasible: boolean,
+  reading: PodReading,
+  resize: Record<ResizeState, number>,
+): Blocker[] {
   const blockers = [
     conditionBlocker(status, 'FailedUpdate', (reason) => reason !== 'NotInPlaceUpdatable'),
     conditionBlocker(status, 'ResizeBlocked', () => false),
@@ -197,7 +214,12 @@ function findBlockers(status: WireStatus, waitsOnInfeasible: boolean, reading: P
     for (const p of [...reading.infeasible, ...fromStatus]) {
       if (seen.has(p.name) || named(p.name)) continue;
       seen.add(p.name);
-      blockers.push({ source: `pod ${p.name}`, reason: 'Infeasible', message: `resize Infeasible: ${p.message}`, transient: false });
+      blockers.push({
+        source: `pod ${p.name}`,
+        reason: 'Infeasible',
+        message: `resize Infeasible: ${p.message}`,
+        transient: false,
+      });
     }
     if (blockers.length === 0 && resize.Infeasible > 0) {
       blockers.push({
@@ -233,11 +255,14 @@ interface Progress {
 /** Still moving: what the rollout waits for, first thing first. */
 function progressMessage(p: Progress, resize: Record<ResizeState, number>): string {
   const pausedNote = p.paused ? 'rollout paused (updateStrategy.paused); ' : '';
-  if (p.replicas < p.desired) return `${pausedNote}waiting for rollout to finish: ${p.replicas} of ${p.desired} pods exist`;
-  if (p.updated < p.target) return `${pausedNote}waiting for rollout to finish: ${p.updated} of ${p.target} pods updated`;
+  if (p.replicas < p.desired)
+    return `${pausedNote}waiting for rollout to finish: ${p.replicas} of ${p.desired} pods exist`;
+  if (p.updated < p.target)
+    return `${pausedNote}waiting for rollout to finish: ${p.updated} of ${p.target} pods updated`;
   if (p.updatedReady < p.target)
     return `${pausedNote}waiting for rollout to finish: ${p.updatedReady} of ${p.target} updated pods are ready`;
-  if (p.replicas > p.desired) return `waiting for rollout to finish: ${p.replicas - p.desired} old pod(s) pending termination`;
+  if (p.replicas > p.desired)
+    return `waiting for rollout to finish: ${p.replicas - p.desired} old pod(s) pending termination`;
   if (p.unfinishedResizes > 0)
     return `waiting for ${p.unfinishedResizes} resize(s) to finish (${resizeCounts(resize) || 'node not caught up'})`;
   return `waiting for rollout to finish: ${p.updatedReady} of ${p.replicas} updated pods are ready`;
@@ -254,21 +279,30 @@ function largerResizeCounts(
     Deferred: fromStatus?.deferred,
     Infeasible: fromStatus?.infeasible,
   };
-  return Object.fromEntries(RESIZE_STATES.map((state) => [state, Math.max(fromPods[state], counted[state] ?? 0)])) as Record<
-    ResizeState,
-    number
-  >;
+  return Object.fromEntries(
+    RESIZE_STATES.map((state) => [state, Math.max(fromPods[state], counted[state] ?? 0)]),
+  ) as Record<ResizeState, number>;
 }
 
 /** A failed scale first; Infeasible pods the strategy will recreate last. */
-function addWarnings(warnings: string[], failedScale: CloneSetCondition | undefined, toBeRecreated: readonly { name: string }[]): void {
+function addWarnings(
+  warnings: string[],
+  failedScale: CloneSetCondition | undefined,
+  toBeRecreated: readonly { name: string }[],
+): void {
   if (failedScale?.status === 'True')
     warnings.unshift(`FailedScale (${failedScale.reason ?? 'FailedScale'}): ${failedScale.message ?? ''}`);
   for (const p of toBeRecreated)
-    warnings.push(`pod ${p.name}: resize Infeasible; resizeStrategy.onInfeasible Recreate replaces the pod with the new resources`);
+    warnings.push(
+      `pod ${p.name}: resize Infeasible; resizeStrategy.onInfeasible Recreate replaces the pod with the new resources`,
+    );
 }
 
-function progressOf(status: WireStatus, spec: Pick<Progress, 'desired' | 'target' | 'paused'>, unfinishedResizes: number): Progress {
+function progressOf(
+  status: WireStatus,
+  spec: Pick<Progress, 'desired' | 'target' | 'paused'>,
+  unfinishedResizes: number,
+): Progress {
   return {
     ...spec,
     replicas: status.replicas ?? 0,
@@ -295,17 +329,26 @@ function decideVerdict(
 ): { verdict: Verdict; message: string } {
   const generation = cs.metadata?.generation ?? 0;
   const observed = cs.status?.observedGeneration ?? 0;
-  if (cs.status === undefined) return { verdict: 'progressing', message: 'waiting for the controller to report status' };
+  if (cs.status === undefined)
+    return { verdict: 'progressing', message: 'waiting for the controller to report status' };
   if (observed < generation)
     return {
       verdict: 'progressing',
       message: `waiting for the controller to observe generation ${generation} (status is for ${observed})`,
     };
   if (blockers.length > 0) {
-    return { verdict: 'blocked', message: blockers.map((b) => `${b.source} (${b.reason})${b.message ? `: ${b.message}` : ''}`).join('; ') };
+    return {
+      verdict: 'blocked',
+      message: blockers.map((b) => `${b.source} (${b.reason})${b.message ? `: ${b.message}` : ''}`).join('; '),
+    };
   }
   const { desired, target, replicas, updatedReady } = p;
-  if (replicas === desired && updatedReady >= target && (target < desired || updatedReady === replicas) && p.unfinishedResizes === 0) {
+  if (
+    replicas === desired &&
+    updatedReady >= target &&
+    (target < desired || updatedReady === replicas) &&
+    p.unfinishedResizes === 0
+  ) {
     const revision = shortRevision(cs.status.updateRevision ?? '', cs.metadata?.name ?? '');
     const message =
       target < desired
@@ -337,7 +380,11 @@ export function buildStatusView(cs: WireCloneSet, pods: readonly Pod[], now: num
   const resize = largerResizeCounts(reading.resize, statusResize);
 
   const blockers = stale ? [] : findBlockers(status, waitsOnInfeasible, reading, resize);
-  addWarnings(warnings, stale ? undefined : condition(status.conditions, 'FailedScale'), waitsOnInfeasible ? [] : reading.infeasible);
+  addWarnings(
+    warnings,
+    stale ? undefined : condition(status.conditions, 'FailedScale'),
+    waitsOnInfeasible ? [] : reading.infeasible,
+  );
   const progress = progressOf(
     status,
     { desired, target, paused },

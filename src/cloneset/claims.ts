@@ -20,7 +20,8 @@ export const claimName = (templateName: string, cloneSetName: string, instanceId
 
 const templatesOf = (cs: WireCloneSet): readonly VolumeClaimTemplate[] => cs.spec?.volumeClaimTemplates ?? [];
 
-const instanceIdOf = (obj: { metadata?: { labels?: Record<string, string> } }): string => obj.metadata?.labels?.[LABEL_INSTANCE_ID] ?? '';
+const instanceIdOf = (obj: { metadata?: { labels?: Record<string, string> } }): string =>
+  obj.metadata?.labels?.[LABEL_INSTANCE_ID] ?? '';
 
 /**
  * The hash of the templates' names and specs ('' when there are none), independent of their
@@ -28,7 +29,9 @@ const instanceIdOf = (obj: { metadata?: { labels?: Record<string, string> } }): 
  */
 export function claimTemplatesHash(templates: readonly VolumeClaimTemplate[]): string {
   if (templates.length === 0) return '';
-  const named = templates.map((t) => ({ name: t.metadata.name, spec: t.spec })).sort((a, b) => (a.name < b.name ? -1 : 1));
+  const named = templates
+    .map((t) => ({ name: t.metadata.name, spec: t.spec }))
+    .sort((a, b) => (a.name < b.name ? -1 : 1));
   return createHash('sha256').update(canonicalJSON(named)).digest('hex').slice(0, 16);
 }
 
@@ -67,7 +70,10 @@ export function withClaimVolumes(pod: Pod, cs: WireCloneSet): Pod {
     ...pod,
     metadata: {
       ...pod.metadata,
-      annotations: { ...pod.metadata?.annotations, [ANNOTATION_VOLUME_CLAIM_TEMPLATES_HASH]: claimTemplatesHash(templates) },
+      annotations: {
+        ...pod.metadata?.annotations,
+        [ANNOTATION_VOLUME_CLAIM_TEMPLATES_HASH]: claimTemplatesHash(templates),
+      },
     },
     spec: { containers: [], ...pod.spec, volumes: [...claimVolumes, ...others] },
   };
@@ -129,7 +135,13 @@ export function planClaims(input: ClaimPlanInput): ClaimPlan {
   }
   const orphaned = claims.filter((c) => instanceIdOf(c) !== '' && !liveIds.has(instanceIdOf(c)));
   if (input.cloneSet.spec?.scaleStrategy?.disablePVCReuse === true) {
-    return { reuseIds: [], claimIds, heldCreates: 0, deleteWithPod, deleteNow: orphaned.map((c) => c.metadata?.name ?? '').sort() };
+    return {
+      reuseIds: [],
+      claimIds,
+      heldCreates: 0,
+      deleteWithPod,
+      deleteNow: orphaned.map((c) => c.metadata?.name ?? '').sort(),
+    };
   }
   const freeIds = [...new Set(orphaned.map(instanceIdOf))].sort();
   return {

@@ -65,19 +65,36 @@ export class PlanExecutor {
       else events.event(e.on === 'cloneset' ? cs : e.on, e.type, e.reason, e.message);
     }
     const attempts = new Attempts(signal);
-    const byKind = <K extends Intent['kind']>(kind: K): Of<K>[] => plan.intents.filter((i): i is Of<K> => i.kind === kind);
+    const byKind = <K extends Intent['kind']>(kind: K): Of<K>[] =>
+      plan.intents.filter((i): i is Of<K> => i.kind === kind);
 
     for (const { pod } of byKind('release')) {
-      await attempts.run(Conditions.FailedUpdate, EventReasons.FailedUpdate, `release pod ${pod.metadata?.name}`, [], async () => {
-        await this.pods.release(cs, pod);
-        events.event(cs, 'Normal', EventReasons.ReleasedPod, `pod ${pod.metadata?.name} no longer matches the selector; released`);
-      });
+      await attempts.run(
+        Conditions.FailedUpdate,
+        EventReasons.FailedUpdate,
+        `release pod ${pod.metadata?.name}`,
+        [],
+        async () => {
+          await this.pods.release(cs, pod);
+          events.event(
+            cs,
+            'Normal',
+            EventReasons.ReleasedPod,
+            `pod ${pod.metadata?.name} no longer matches the selector; released`,
+          );
+        },
+      );
     }
     const creates = byKind('create');
     if (creates.length > 0) {
       await attempts.run(Conditions.FailedScale, EventReasons.FailedCreate, 'create pods', [], async () => {
         const names = await this.pods.create(cs, key, creates, plan.instanceIdsInUse, claims);
-        events.event(cs, 'Normal', EventReasons.SuccessfulCreate, `created ${names.length} pod(s): ${names.join(', ')}`);
+        events.event(
+          cs,
+          'Normal',
+          EventReasons.SuccessfulCreate,
+          `created ${names.length} pod(s): ${names.join(', ')}`,
+        );
       });
     }
     for (const { pod, reason, message } of byKind('delete')) {
@@ -101,7 +118,9 @@ export class PlanExecutor {
     });
     const inFlight = new PQueue({ concurrency: IN_PLACE_WRITES_AT_ONCE });
     await inFlight.addAll(
-      writes.map((w) => () => attempts.run(Conditions.FailedUpdate, EventReasons.FailedUpdate, w.what, [w.name], w.run)),
+      writes.map(
+        (w) => () => attempts.run(Conditions.FailedUpdate, EventReasons.FailedUpdate, w.what, [w.name], w.run),
+      ),
     );
     return attempts.failures;
   }
@@ -145,7 +164,10 @@ export class PlanExecutor {
     try {
       if (notReady) await this.markNotReady(pod, state, notReady);
       const patched = await this.deps.client.patch<Pod>(podPath(pod), patch, 'strategic');
-      this.deps.podExpectations?.expectResourceVersion(pod.metadata?.uid ?? '', patched.metadata?.resourceVersion ?? '');
+      this.deps.podExpectations?.expectResourceVersion(
+        pod.metadata?.uid ?? '',
+        patched.metadata?.resourceVersion ?? '',
+      );
     } catch (err) {
       if (!isNotFound(err)) throw new Error(`moving pod ${pod.metadata?.name} to ${state} failed`, { cause: err });
     }
@@ -154,10 +176,18 @@ export class PlanExecutor {
   /** The planned InPlaceUpdateReady False (`condition`) of a pod a hook holds in `state`. */
   private async markNotReady(pod: Pod, state: string, condition: GateWrite): Promise<void> {
     try {
-      const patched = await this.deps.client.patch<Pod>(`${podPath(pod)}/status`, { status: { conditions: [condition] } }, 'strategic');
-      this.deps.podExpectations?.expectResourceVersion(pod.metadata?.uid ?? '', patched.metadata?.resourceVersion ?? '');
+      const patched = await this.deps.client.patch<Pod>(
+        `${podPath(pod)}/status`,
+        { status: { conditions: [condition] } },
+        'strategic',
+      );
+      this.deps.podExpectations?.expectResourceVersion(
+        pod.metadata?.uid ?? '',
+        patched.metadata?.resourceVersion ?? '',
+      );
     } catch (err) {
-      if (!isNotFound(err)) throw new Error(`marking pod ${pod.metadata?.name} not ready for ${state} failed`, { cause: err });
+      if (!isNotFound(err))
+        throw new Error(`marking pod ${pod.metadata?.name} not ready for ${state} failed`, { cause: err });
     }
   }
 }
@@ -188,7 +218,13 @@ class Attempts {
       const names = err instanceof PodControlError ? [...volatile, ...err.podNames] : volatile;
       const info = describeFailure(what, cause, names);
       if (!this.failures.some((f) => f.condition === condition)) {
-        this.failures.push({ condition, reason: eventReason, message: info.message, permanent: info.permanent, cause: err });
+        this.failures.push({
+          condition,
+          reason: eventReason,
+          message: info.message,
+          permanent: info.permanent,
+          cause: err,
+        });
       }
     }
   }

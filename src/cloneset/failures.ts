@@ -38,7 +38,8 @@ function isPermanent(err: KubeApiError): boolean {
   if (err.statusCode === 400 || err.statusCode === 422) return true;
   const message = err.status?.message ?? '';
   const terminating =
-    /being terminated/.test(message) || err.status?.details?.causes?.some((c) => c.reason === 'NamespaceTerminating') === true;
+    /being terminated/.test(message) ||
+    err.status?.details?.causes?.some((c) => c.reason === 'NamespaceTerminating') === true;
   if (err.statusCode === 403 && terminating) return true;
   return err.statusCode === 404 && err.method === 'POST';
 }

@@ -21,7 +21,13 @@ export function onlyStatusChanged(old: KubeObject, next: KubeObject): boolean {
   const b = next.metadata;
   if (a?.resourceVersion === b?.resourceVersion) return false;
   const watched = (m: typeof a): string =>
-    JSON.stringify([m?.generation, m?.labels ?? {}, m?.annotations ?? {}, m?.finalizers ?? [], m?.deletionTimestamp ?? null]);
+    JSON.stringify([
+      m?.generation,
+      m?.labels ?? {},
+      m?.annotations ?? {},
+      m?.finalizers ?? [],
+      m?.deletionTimestamp ?? null,
+    ]);
   return watched(a) === watched(b);
 }
 
@@ -53,7 +59,8 @@ export const POD_EVENT_WINDOW_MAX_MS = 50;
  * round reads every pod of the CloneSet, so a big CloneSet gathers more changes into each round:
  * nothing to speak of at 10 pods (0.5 ms), 50 ms at 1,000.
  */
-export const podEventWindowMs = (pods: number): number => Math.min(POD_EVENT_WINDOW_MAX_MS, pods * POD_EVENT_WINDOW_PER_POD_MS);
+export const podEventWindowMs = (pods: number): number =>
+  Math.min(POD_EVENT_WINDOW_MAX_MS, pods * POD_EVENT_WINDOW_PER_POD_MS);
 
 /**
  * A pod's changes wake its controlling CloneSet (old and new owner on an update) and tell the

@@ -53,7 +53,8 @@ export const excludesPreparingDelete = (cs: {
   readonly metadata?: { readonly labels?: Readonly<Record<string, string>> };
   readonly spec: { readonly scaleStrategy?: { readonly excludePreparingDelete?: boolean } };
 }): boolean =>
-  cs.spec.scaleStrategy?.excludePreparingDelete === true || cs.metadata?.labels?.[LABEL_SCALING_EXCLUDE_PREPARING_DELETE] === 'true';
+  cs.spec.scaleStrategy?.excludePreparingDelete === true ||
+  cs.metadata?.labels?.[LABEL_SCALING_EXCLUDE_PREPARING_DELETE] === 'true';
 
 export const marksPodNotReady = (lifecycle: CloneSetLifecycle | undefined): boolean =>
   !!lifecycle?.preDelete?.markPodNotReady || !!lifecycle?.inPlaceUpdate?.markPodNotReady;
@@ -93,7 +94,9 @@ export function refreshedLifecycleState(
     case LifecycleStates.Updating:
       return facts.inPlaceUpdateDone ? afterUpdate() : undefined;
     case LifecycleStates.Updated:
-      return !lifecycle?.inPlaceUpdate || isAllHooked(lifecycle.inPlaceUpdate, pod) ? LifecycleStates.Normal : undefined;
+      return !lifecycle?.inPlaceUpdate || isAllHooked(lifecycle.inPlaceUpdate, pod)
+        ? LifecycleStates.Normal
+        : undefined;
     default:
       return undefined;
   }

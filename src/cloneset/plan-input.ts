@@ -38,7 +38,11 @@ export interface PrePullInput {
 export function prePullFor(input: PlanInput, pod: Pod, revision: string): PrePullTarget | undefined {
   const report = input.prePull?.reports.get(pod.spec?.nodeName ?? '');
   if (input.prePull === undefined || report === undefined) return undefined;
-  return { report, revisionCreatedAt: input.prePull.revisionCreatedAt.get(revision), timeoutMs: input.prePull.timeoutMs };
+  return {
+    report,
+    revisionCreatedAt: input.prePull.revisionCreatedAt.get(revision),
+    timeoutMs: input.prePull.timeoutMs,
+  };
 }
 
 const NO_EVIDENCE: NodeResizeEvidence = { kubeletResizes: undefined, why: 'no pod on the node tells' };

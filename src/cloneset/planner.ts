@@ -83,7 +83,10 @@ export const CREATES_PER_ROUND = 500;
 
 export function planReconcile(input: PlanInput): Plan {
   const round = observe(input);
-  const scale = planScale({ ...round.rollout, lifecycleMarksNotReady: marksPodNotReady(input.cloneSet.spec.lifecycle) });
+  const scale = planScale({
+    ...round.rollout,
+    lifecycleMarksNotReady: marksPodNotReady(input.cloneSet.spec.lifecycle),
+  });
   round.conditions[Conditions.FailedScale] = null;
   if (scale.cancelDelete.length > 0) planCancelDeletes(round, scale);
   else if (scale.create > 0) planCreates(round, scale);
@@ -134,10 +137,18 @@ function observe(input: PlanInput): Round {
     }
     pods.push(pod);
     const problem = updateStateProblem(pod);
-    if (problem) events.push({ on: pod, type: 'Warning', reason: EventReasons.InvalidAnnotation, message: `${problem}; read as absent` });
+    if (problem)
+      events.push({
+        on: pod,
+        type: 'Warning',
+        reason: EventReasons.InvalidAnnotation,
+        message: `${problem}; read as absent`,
+      });
   }
   const lifecycle = cs.spec.lifecycle;
-  const summaries = pods.map((p) => summarizePod(p, { minReadySeconds: cs.spec.minReadySeconds ?? 0, now, podsToDelete, lifecycle }));
+  const summaries = pods.map((p) =>
+    summarizePod(p, { minReadySeconds: cs.spec.minReadySeconds ?? 0, now, podsToDelete, lifecycle }),
+  );
   const summaryByName = new Map(summaries.map((s) => [s.name, s]));
   const rollout: RolloutInput = {
     replicas,
@@ -218,7 +229,8 @@ function planScaleDown(round: Round, scale: ScalePlan): void {
   for (const pod of round.pods.filter((p) => victims.has(nameOf(p)))) {
     const step = deletionStep(round.cs.spec.lifecycle, pod);
     if (step !== 'delete') {
-      if (step === 'prepare') moveLifecycle(round, pod, 'PreparingDelete', { markNotReady: !!preDelete?.markPodNotReady });
+      if (step === 'prepare')
+        moveLifecycle(round, pod, 'PreparingDelete', { markNotReady: !!preDelete?.markPodNotReady });
       round.budget.used += disruptionCost(round.summaryOf(pod));
       continue;
     }
@@ -245,7 +257,12 @@ function planUpdates(round: Round): void {
   round.intents.push(...podUpdates.intents);
   round.events.push(...podUpdates.events);
   round.wakeAt = earliest(round.wakeAt, podUpdates.wakeAt);
-  setTransition(round, Conditions.FailedUpdate, EventReasons.NotInPlaceUpdatable, notInPlaceUpdatable(podUpdates.blockedFields));
+  setTransition(
+    round,
+    Conditions.FailedUpdate,
+    EventReasons.NotInPlaceUpdatable,
+    notInPlaceUpdatable(podUpdates.blockedFields),
+  );
   const blocked = rolloutBlocked(round);
   setTransition(round, Conditions.RolloutBlocked, EventReasons.RolloutBlocked, blocked.condition);
   round.wakeAt = earliest(round.wakeAt, blocked.wakeAt === Infinity ? undefined : blocked.wakeAt);
@@ -260,7 +277,12 @@ function planResizeOutcomes(round: Round): void {
   const { admitted, held } = allocate(round.budget.total - round.budget.used, wanted, (r) => round.summaryOf(r.pod));
   for (const { pod, reason } of admitted) {
     round.budget.used += disruptionCost(round.summaryOf(pod));
-    round.intents.push({ kind: 'delete', pod, reason: 'ResizeRecreate', message: `recreated with its new resources: ${reason}` });
+    round.intents.push({
+      kind: 'delete',
+      pod,
+      reason: 'ResizeRecreate',
+      message: `recreated with its new resources: ${reason}`,
+    });
     const message = `pod ${nameOf(pod)} is recreated with its new resources: ${reason}`;
     round.events.push({ on: 'cloneset', type: 'Warning', reason: EventReasons.ResizeRecreate, message });
   }
@@ -272,7 +294,8 @@ function planResizeOutcomes(round: Round): void {
   const lines = [
     ...tracking.blocked.map((b) => `${nameOf(b.pod)}: ${b.reason}${b.message ? ` (${b.message})` : ''}`),
     ...held.map(
-      (h) => `${nameOf(h.pod)}: ${h.reason}, recreate waits for maxUnavailable ${round.maxUnavailable} (out of service: ${outOfService})`,
+      (h) =>
+        `${nameOf(h.pod)}: ${h.reason}, recreate waits for maxUnavailable ${round.maxUnavailable} (out of service: ${outOfService})`,
     ),
   ];
   const infeasible = [...tracking.blocked, ...held].some((b) => b.reason === 'Infeasible');
@@ -303,9 +326,19 @@ function planUpkeep(round: Round): void {
     if (written.has(nameOf(pod))) continue;
     // A hook that marks the pod not ready holds the gate False every round, not only at the move.
     const state = lifecycleStateOf(pod);
-    if (heldNotReady(lifecycle, state) && !pod.metadata?.deletionTimestamp && readinessGateCondition(pod)?.status !== 'False') {
+    if (
+      heldNotReady(lifecycle, state) &&
+      !pod.metadata?.deletionTimestamp &&
+      readinessGateCondition(pod)?.status !== 'False'
+    ) {
       const at = rfc3339Seconds(round.input.now);
-      round.intents.push({ kind: 'holdNotReady', pod, state: state as LifecycleState, at, notReady: notReadyWrite(state, at) });
+      round.intents.push({
+        kind: 'holdNotReady',
+        pod,
+        state: state as LifecycleState,
+        at,
+        notReady: notReadyWrite(state, at),
+      });
       continue;
     }
     let settlement = settleInPlaceUpdate(pod, selected.has(nameOf(pod)));
@@ -313,7 +346,9 @@ function planUpkeep(round: Round): void {
     if (settlement === 'undrain' && heldNotReady(lifecycle, state)) settlement = 'none';
     if (settlement === 'complete' || settlement === 'undrain') round.intents.push({ kind: 'settle', pod, settlement });
     // The next container batch of a pod still at the revision it is updated to (decision 0021).
-    const podTemplate = round.input.revisions.templates.get(pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '');
+    const podTemplate = round.input.revisions.templates.get(
+      pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '',
+    );
     const nextBatch =
       settlement === 'pending' && !selected.has(nameOf(pod))
         ? planNextContainerBatch(pod, podTemplate, round.input.now, backendOf(round.input, pod))
@@ -325,7 +360,8 @@ function planUpkeep(round: Round): void {
       const overdueAt = (update ? restartRequestedAt(update) : NaN) + RESTART_OVERDUE_MS;
       if (overdueAt > round.input.now) round.wakeAt = earliest(round.wakeAt, overdueAt);
     }
-    if (!pod.metadata?.deletionTimestamp && needsReadinessGateCondition(pod)) round.intents.push({ kind: 'markGateReady', pod });
+    if (!pod.metadata?.deletionTimestamp && needsReadinessGateCondition(pod))
+      round.intents.push({ kind: 'markGateReady', pod });
   }
 }
 

@@ -157,7 +157,9 @@ export function trimPod(pod: Pod): Pod {
       // Pod-level resources as the kubelet applied them (Kubernetes >= 1.36; not yet in client-node's types).
       ...podLevelStatus(status),
       ...(status.containerStatuses ? { containerStatuses: status.containerStatuses.map(containerStatus) } : {}),
-      ...(status.initContainerStatuses ? { initContainerStatuses: status.initContainerStatuses.map(containerStatus) } : {}),
+      ...(status.initContainerStatuses
+        ? { initContainerStatuses: status.initContainerStatuses.map(containerStatus) }
+        : {}),
     };
   }
   return trimmed;

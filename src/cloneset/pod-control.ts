@@ -55,10 +55,13 @@ export class PodControl {
         .map((w, i) => withClaimVolumes(newPod(cs, w.revision, w.template, ids[first + i]!), cs));
       next += slice.length;
       const results = await Promise.allSettled(slice.map((pod) => this.createWithClaims(cs, pod)));
-      const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [{ name: names[first + i]!, err: r.reason as unknown }] : []));
+      const failed = results.flatMap((r, i) =>
+        r.status === 'rejected' ? [{ name: names[first + i]!, err: r.reason as unknown }] : [],
+      );
       if (failed.length > 0) {
         // The cache will never see pods that were not created: stop expecting them.
-        for (const name of [...failed.map((f) => f.name), ...names.slice(next)]) this.expectations.observeCreation(key, name);
+        for (const name of [...failed.map((f) => f.name), ...names.slice(next)])
+          this.expectations.observeCreation(key, name);
         throw new PodControlError('creating pods failed', names, { cause: failed[0]!.err });
       }
     }
@@ -94,10 +97,13 @@ export class PodControl {
     const name = pod.metadata?.name ?? '';
     this.expectations.expectDeletions(key, [name]);
     try {
-      await this.client.delete(`/api/v1/namespaces/${pod.metadata?.namespace}/pods/${name}`, { preconditions: { uid: pod.metadata?.uid } });
+      await this.client.delete(`/api/v1/namespaces/${pod.metadata?.namespace}/pods/${name}`, {
+        preconditions: { uid: pod.metadata?.uid },
+      });
     } catch (err) {
       this.expectations.observeDeletion(key, name);
-      if (!isNotFound(err) && !isConflict(err)) throw new PodControlError(`deleting pod ${name} failed`, [name], { cause: err });
+      if (!isNotFound(err) && !isConflict(err))
+        throw new PodControlError(`deleting pod ${name} failed`, [name], { cause: err });
     }
   }
 

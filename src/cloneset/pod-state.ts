@@ -73,7 +73,8 @@ export function countsAsAvailable(pod: PodSummary): boolean {
 }
 
 /** Ready as the scale-down budget sees it: counts as ready and its lifecycle is Normal. */
-export const countsAsReadyToDelete = (pod: PodSummary): boolean => countsAsReady(pod) && lifecycleAllowsAvailable(pod.lifecycleState);
+export const countsAsReadyToDelete = (pod: PodSummary): boolean =>
+  countsAsReady(pod) && lifecycleAllowsAvailable(pod.lifecycleState);
 
 /** No pod names: the default of podsToDelete. */
 export const NONE: ReadonlySet<string> = new Set();
@@ -133,7 +134,8 @@ function laterOrUnknownFirst(a: number | undefined, b: number | undefined): numb
 }
 
 /** Only decides between two ready pods: the one ready for the shorter time comes first. */
-const readyShorterFirst: Comparator = (a, b) => (a.ready && b.ready ? laterOrUnknownFirst(a.readySince, b.readySince) : 0);
+const readyShorterFirst: Comparator = (a, b) =>
+  a.ready && b.ready ? laterOrUnknownFirst(a.readySince, b.readySince) : 0;
 const newerFirst: Comparator = (a, b) => laterOrUnknownFirst(a.createdAt, b.createdAt);
 /** Not a Kubernetes rule: makes ties deterministic. */
 const byName: Comparator = (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);

@@ -60,7 +60,8 @@ export function planPodUpdates(
     : Math.min(NON_DISRUPTIVE_MOVES_PER_ROUND, update.expectedUpdatedReplicas - onTarget - update.toUpdate.length);
   for (const pod of pods) {
     // A pod whose lifecycle state moves this round is written once: its update waits a round.
-    if (pod.metadata?.deletionTimestamp || revisionOf(pod) === update.targetRevision || lifecycleMoves.has(nameOf(pod))) continue;
+    if (pod.metadata?.deletionTimestamp || revisionOf(pod) === update.targetRevision || lifecycleMoves.has(nameOf(pod)))
+      continue;
     const picked = selected.has(nameOf(pod));
     if (!picked && nonDisruptive <= 0) continue;
     if (picked && !pod.spec?.nodeName) {
@@ -74,7 +75,12 @@ export function planPodUpdates(
     }
     const step = stepFor(input, pod, update.targetRevision);
     if (!picked) {
-      if (step.kind !== 'patch' || Object.keys(step.diff.images).length > 0 || Object.keys(step.diff.restarts).length > 0) continue;
+      if (
+        step.kind !== 'patch' ||
+        Object.keys(step.diff.images).length > 0 ||
+        Object.keys(step.diff.restarts).length > 0
+      )
+        continue;
       nonDisruptive--;
     }
     const held = heldByLifecycle(input, pod, step, picked);
@@ -93,7 +99,12 @@ export function planPodUpdates(
             message: `recreated: ${step.reason}`,
             batchPod: nameOf(pod),
           });
-        out.intents.push({ kind: 'delete', pod, reason: fallback ? 'RecreateFallback' : 'RecreateUpdate', message: step.reason });
+        out.intents.push({
+          kind: 'delete',
+          pod,
+          reason: fallback ? 'RecreateFallback' : 'RecreateUpdate',
+          message: step.reason,
+        });
         break;
       }
       case 'blocked':
@@ -136,7 +147,9 @@ function heldByLifecycle(input: PlanInput, pod: Pod, step: InPlaceStep, picked: 
   if (step.kind === 'recreate') {
     const deletion = deletionStep(lifecycle, pod);
     if (deletion === 'delete') return undefined;
-    return deletion === 'wait' ? 'wait' : move('PreparingDelete', { markNotReady: !!lifecycle?.preDelete?.markPodNotReady });
+    return deletion === 'wait'
+      ? 'wait'
+      : move('PreparingDelete', { markNotReady: !!lifecycle?.preDelete?.markPodNotReady });
   }
   if (step.kind !== 'drain' && step.kind !== 'wait' && step.kind !== 'patch') return undefined;
   const gate = inPlaceUpdateGate(lifecycle, pod);
@@ -145,7 +158,10 @@ function heldByLifecycle(input: PlanInput, pod: Pod, step: InPlaceStep, picked: 
   // moved outside the pick by a change that restarts nothing waits for its turn.
   if (gate.kind === 'hold' || !picked) return 'wait';
   const hook = lifecycle?.inPlaceUpdate;
-  return move('PreparingUpdate', { markNotReady: !!hook?.markPodNotReady, ...(gate.restoreHook && hook ? { restoreHook: hook } : {}) });
+  return move('PreparingUpdate', {
+    markNotReady: !!hook?.markPodNotReady,
+    ...(gate.restoreHook && hook ? { restoreHook: hook } : {}),
+  });
 }
 
 /**
@@ -159,7 +175,10 @@ function withUpdatingState(
 ): Extract<InPlaceStep, { kind: 'patch' }> {
   // Updating (not available) only for a pod the budget picked.
   if (!input.cloneSet.spec.lifecycle?.inPlaceUpdate || !picked) return step;
-  const metadata = (step.patch.metadata ?? {}) as { labels?: Record<string, string>; annotations?: Record<string, string> };
+  const metadata = (step.patch.metadata ?? {}) as {
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   const patch = {
     ...step.patch,
     metadata: {

@@ -67,7 +67,8 @@ export function summarizePod(
   const facts = podFacts(pod);
   const available =
     facts.ready &&
-    (options.minReadySeconds <= 0 || (facts.readySince !== undefined && options.now - facts.readySince >= options.minReadySeconds * 1000));
+    (options.minReadySeconds <= 0 ||
+      (facts.readySince !== undefined && options.now - facts.readySince >= options.minReadySeconds * 1000));
   const specifiedDelete = facts.specifiedDelete || (options.podsToDelete?.has(facts.name) ?? false);
   const preDeleteHooked = isHooked(options.lifecycle?.preDelete, pod);
   // The usual round (no minReadySeconds wait, no podsToDelete, no preDelete hook) reads the pod's own facts as they are.
@@ -132,7 +133,10 @@ export function newInstanceIds(count: number, inUse: ReadonlySet<string>, random
   const taken = new Set(inUse);
   const ids: string[] = [];
   while (ids.length < count) {
-    const id = Array.from(random(INSTANCE_ID_LENGTH), (b) => INSTANCE_ID_ALPHABET[b % INSTANCE_ID_ALPHABET.length]).join('');
+    const id = Array.from(
+      random(INSTANCE_ID_LENGTH),
+      (b) => INSTANCE_ID_ALPHABET[b % INSTANCE_ID_ALPHABET.length],
+    ).join('');
     if (taken.has(id)) continue;
     taken.add(id);
     ids.push(id);
@@ -145,10 +149,17 @@ export function newInstanceIds(count: number, inUse: ReadonlySet<string>, random
  * but a CloneSet stored before a rule may still hold them, and a pod must not be born with a forged
  * resize request, update state or lifecycle state.
  */
-const withoutKeys = (map: Record<string, string> | undefined, owned: (key: string) => boolean): Record<string, string> =>
-  Object.fromEntries(Object.entries(map ?? {}).filter(([key]) => !owned(key)));
+const withoutKeys = (
+  map: Record<string, string> | undefined,
+  owned: (key: string) => boolean,
+): Record<string, string> => Object.fromEntries(Object.entries(map ?? {}).filter(([key]) => !owned(key)));
 
-export function newPod(cloneSet: WireCloneSet, revisionName: string, template: Wire<k8s.V1PodTemplateSpec>, instanceId: string): Pod {
+export function newPod(
+  cloneSet: WireCloneSet,
+  revisionName: string,
+  template: Wire<k8s.V1PodTemplateSpec>,
+  instanceId: string,
+): Pod {
   const name = `${cloneSet.metadata?.name}-${instanceId}`;
   const spec = withReadinessGate(structuredClone<NonNullable<Pod['spec']>>(template.spec ?? { containers: [] }));
   return {

@@ -127,7 +127,9 @@ export function decideReadiness(status: CloneSetStatus, facts: ReadinessFacts): 
   if (moves) {
     // A refusal that retrying may fix (quota, conflict): the work is still under way, and says so.
     const retrying = FAILURE_TYPES.map(find).find((x) => x?.status === 'True');
-    const message = retrying ? `${moves.message}; retrying: ${retrying.message ?? retrying.reason ?? retrying.type}` : moves.message;
+    const message = retrying
+      ? `${moves.message}; retrying: ${retrying.message ?? retrying.reason ?? retrying.type}`
+      : moves.message;
     return { reconciling: { status: 'True', reason: moves.reason, message: clip(message) }, stalled: NOT_STALLED };
   }
   return { reconciling: { status: 'False', ...whyNothingMoves(c) }, stalled: NOT_STALLED };
@@ -138,13 +140,20 @@ const rolloutMessage = (c: Counts): string =>
 
 /** The work still under way, if any. */
 function whatMoves(c: Counts, status: CloneSetStatus, find: Find): Verdict | undefined {
-  const scalingUp: Verdict = { reason: ReconcilingReasons.Scaling, message: `scaling up: ${c.replicas} of ${c.desired} pods exist` };
+  const scalingUp: Verdict = {
+    reason: ReconcilingReasons.Scaling,
+    message: `scaling up: ${c.replicas} of ${c.desired} pods exist`,
+  };
   // New pods of a CloneSet whose rollout is done are a scale, not a rollout (they start updated).
   if (c.replicas < c.desired && !c.rolloutOpen) return scalingUp;
-  if (!c.held && c.updated < c.target) return { reason: ReconcilingReasons.RolloutInProgress, message: rolloutMessage(c) };
+  if (!c.held && c.updated < c.target)
+    return { reason: ReconcilingReasons.RolloutInProgress, message: rolloutMessage(c) };
   if (c.replicas < c.desired) return scalingUp;
   if (c.replicas > c.desired) {
-    return { reason: ReconcilingReasons.Scaling, message: `scaling down: ${c.replicas} pods exist, ${c.desired} wanted` };
+    return {
+      reason: ReconcilingReasons.Scaling,
+      message: `scaling down: ${c.replicas} pods exist, ${c.desired} wanted`,
+    };
   }
   const settling = becomingAvailable(c, find);
   if (settling) return settling;
@@ -167,7 +176,9 @@ function becomingAvailable(c: Counts, find: Find): Verdict | undefined {
   const before = find(Types.Reconciling);
   const kept = before?.status === 'True' ? before.reason : undefined;
   const reason =
-    kept === ReconcilingReasons.RolloutInProgress || kept === ReconcilingReasons.Scaling ? kept : ReconcilingReasons.PodsUnavailable;
+    kept === ReconcilingReasons.RolloutInProgress || kept === ReconcilingReasons.Scaling
+      ? kept
+      : ReconcilingReasons.PodsUnavailable;
   const rollout = reason === ReconcilingReasons.RolloutInProgress && rolloutSettling;
   return { reason, message: rollout ? rolloutMessage(c) : `${c.available} of ${c.desired} pods available` };
 }
@@ -176,19 +187,27 @@ function becomingAvailable(c: Counts, find: Find): Verdict | undefined {
 function whyNothingMoves(c: Counts): Verdict {
   const left = c.desired - c.updated;
   const older = `${left} of ${c.desired} pods at older revisions`;
-  if (left > 0 && c.paused) return { reason: ReconcilingReasons.Paused, message: `updateStrategy.paused holds ${older}` };
+  if (left > 0 && c.paused)
+    return { reason: ReconcilingReasons.Paused, message: `updateStrategy.paused holds ${older}` };
   if (left > 0 && c.onDelete) {
-    return { reason: ReconcilingReasons.OnDelete, message: `updateStrategy.type OnDelete keeps ${older} until they are deleted` };
+    return {
+      reason: ReconcilingReasons.OnDelete,
+      message: `updateStrategy.type OnDelete keeps ${older} until they are deleted`,
+    };
   }
   if (left > 0) return { reason: ReconcilingReasons.PartitionHeld, message: `updateStrategy.partition holds ${older}` };
-  return { reason: ReconcilingReasons.Complete, message: `all ${c.desired} pods run revision ${c.revision} and are available` };
+  return {
+    reason: ReconcilingReasons.Complete,
+    message: `all ${c.desired} pods run revision ${c.revision} and are available`,
+  };
 }
 
 /** A failure condition whose reason says retrying cannot help. */
 function refusedForGood(find: Find): Verdict | undefined {
   for (const type of FAILURE_TYPES) {
     const c = find(type);
-    if (c?.status === 'True' && PERMANENT_REFUSALS.has(c.reason ?? '')) return { reason: type, message: clip(c.message ?? type) };
+    if (c?.status === 'True' && PERMANENT_REFUSALS.has(c.reason ?? ''))
+      return { reason: type, message: clip(c.message ?? type) };
   }
   return undefined;
 }

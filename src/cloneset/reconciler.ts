@@ -162,7 +162,8 @@ export class CloneSetReconciler {
     if (failures.length > 0) {
       // One event when a refusal starts or changes, like its condition; the retries stay quiet.
       for (const f of failures)
-        if (!alreadyReported(cs, f.condition, f.message)) this.deps.events.event(stored, 'Warning', f.reason, f.message);
+        if (!alreadyReported(cs, f.condition, f.message))
+          this.deps.events.event(stored, 'Warning', f.reason, f.message);
       throw reconcileFailure(failures);
     }
     if (pruneError !== undefined) throw new Error('pruning ControllerRevisions failed', { cause: pruneError });
@@ -220,7 +221,8 @@ export class CloneSetReconciler {
     now: number,
   ): Promise<{ status: CloneSetStatus; wakeAt: number | undefined }> {
     const written: ConditionWrites = { [Conditions.FailedRevision]: null };
-    for (const f of failures) written[f.condition] = { status: 'True', reason: conditionReason(f.permanent), message: f.message };
+    for (const f of failures)
+      written[f.condition] = { status: 'True', reason: conditionReason(f.permanent), message: f.message };
     // A refusal folded in may stall the CloneSet (or say what a moving rollout retries).
     const status = withReadiness(withConditions(plan.status, written, now), readinessFacts(cs.spec), now);
     if (sameStatus(cs.status, status)) {
@@ -254,9 +256,17 @@ export class CloneSetReconciler {
     info: { message: string; permanent: boolean; reason?: string },
     err: unknown,
   ): Promise<never> {
-    const condition = { status: 'True' as const, reason: info.reason ?? conditionReason(info.permanent), message: info.message };
+    const condition = {
+      status: 'True' as const,
+      reason: info.reason ?? conditionReason(info.permanent),
+      message: info.message,
+    };
     const now = this.now();
-    const status = withReadiness(withConditions(cs.status ?? {}, { [type]: condition }, now), readinessFacts(cs.spec), now);
+    const status = withReadiness(
+      withConditions(cs.status ?? {}, { [type]: condition }, now),
+      readinessFacts(cs.spec),
+      now,
+    );
     if (!alreadyReported(cs, type, info.message)) this.deps.events.event(stored, 'Warning', eventReason, info.message);
     await this.writeStatus(stored, cs, status);
     throw reconcileFailure([{ ...info, cause: err }]);
@@ -311,7 +321,8 @@ const ownedBy = (cs: DefaultedWireCloneSet): string => ownedIndexValue(cs.metada
 const alreadyReported = (cs: DefaultedWireCloneSet, type: string, message: string): boolean =>
   cs.status?.conditions?.some((c) => c.type === type && c.status === 'True' && c.message === message) === true;
 
-const conditionReason = (permanent: boolean): string => (permanent ? ConditionReasons.ApiRejected : ConditionReasons.ApiRefused);
+const conditionReason = (permanent: boolean): string =>
+  permanent ? ConditionReasons.ApiRejected : ConditionReasons.ApiRefused;
 
 function reconcileFailure(failures: readonly Pick<Failure, 'message' | 'permanent' | 'cause'>[]): Error {
   const message = failures.map((f) => f.message).join('; ');

@@ -18,11 +18,17 @@ const REFUSAL_REASONS: ReadonlySet<string> = new Set([ConditionReasons.ApiRefuse
 
 /** The CloneSet says the API server refuses its pod writes. */
 export const writesRefused = (cs: WireCloneSet): boolean =>
-  (cs.status?.conditions ?? []).some((c) => REFUSAL_CONDITIONS.has(c.type) && c.status === 'True' && REFUSAL_REASONS.has(c.reason ?? ''));
+  (cs.status?.conditions ?? []).some(
+    (c) => REFUSAL_CONDITIONS.has(c.type) && c.status === 'True' && REFUSAL_REASONS.has(c.reason ?? ''),
+  );
 
 /** Keeps what the handler compares: the spec (a quota's status is rewritten with every pod). */
 export const trimAdmissionLimit = (obj: AdmissionLimit): AdmissionLimit => ({
-  metadata: { name: obj.metadata?.name, namespace: obj.metadata?.namespace, resourceVersion: obj.metadata?.resourceVersion },
+  metadata: {
+    name: obj.metadata?.name,
+    namespace: obj.metadata?.namespace,
+    resourceVersion: obj.metadata?.resourceVersion,
+  },
   spec: obj.spec,
 });
 

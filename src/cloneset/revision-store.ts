@@ -131,7 +131,11 @@ export class RevisionStore {
     const client = this.client;
     const ns = cs.metadata?.namespace ?? 'default';
     const owned = this.revisions.byIndex(OWNER_INDEX, ownedIndexValue(cs.metadata?.namespace, cs.metadata?.uid));
-    const summaries: RevisionSummary[] = owned.map((r) => ({ name: r.metadata?.name ?? '', revision: r.revision, data: digestOf(r) }));
+    const summaries: RevisionSummary[] = owned.map((r) => ({
+      name: r.metadata?.name ?? '',
+      revision: r.revision,
+      data: digestOf(r),
+    }));
     const digest = this.digestOfTemplate(cs);
     const equal = findEqualRevision(summaries, digest);
     let updateRevision: string;
@@ -158,7 +162,9 @@ export class RevisionStore {
         });
       } catch (err) {
         if (!isAlreadyExists(err)) throw err;
-        const existing = await client.get<ControllerRevision>(`/apis/apps/v1/namespaces/${ns}/controllerrevisions/${updateRevision}`);
+        const existing = await client.get<ControllerRevision>(
+          `/apis/apps/v1/namespaces/${ns}/controllerrevisions/${updateRevision}`,
+        );
         if (templateDigest(existing.data?.template) !== digest) {
           // A different template already holds this name: bump collisionCount and try again.
           await client.patch(
@@ -175,7 +181,10 @@ export class RevisionStore {
     const byName = new Map(owned.map((r) => [r.metadata?.name ?? '', r]));
     const stored = cs.status?.currentRevision;
     const currentRevision = stored && (stored === updateRevision || byName.has(stored)) ? stored : updateRevision;
-    const running = new Set([currentRevision, ...pods.map((p) => p.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '')]);
+    const running = new Set([
+      currentRevision,
+      ...pods.map((p) => p.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? ''),
+    ]);
     for (const name of running) {
       const r = byName.get(name);
       if (r === undefined || templates.has(name)) continue;

@@ -45,7 +45,11 @@ export function findEqualRevision(revisions: readonly RevisionSummary[], data: s
 }
 
 /** Old revisions to delete: oldest first, keeping `limit` that no pod or status still uses. */
-export function revisionsToPrune(revisions: readonly RevisionSummary[], live: ReadonlySet<string>, limit: number): string[] {
+export function revisionsToPrune(
+  revisions: readonly RevisionSummary[],
+  live: ReadonlySet<string>,
+  limit: number,
+): string[] {
   const history = revisions.filter((r) => !live.has(r.name)).sort((a, b) => a.revision - b.revision);
   return history.slice(0, Math.max(0, history.length - limit)).map((r) => r.name);
 }

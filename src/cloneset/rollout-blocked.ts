@@ -43,7 +43,9 @@ const STUCK_AFTER_MS = 30_000;
 function stuck(pod: Pod, now: number): { now: boolean; at?: number } {
   if (whyStuck(pod, now) !== undefined) return { now: true };
   const ready = podCondition(pod, 'Ready');
-  const since = Date.parse((ready?.status === 'False' ? ready.lastTransitionTime : undefined) ?? pod.metadata?.creationTimestamp ?? '');
+  const since = Date.parse(
+    (ready?.status === 'False' ? ready.lastTransitionTime : undefined) ?? pod.metadata?.creationTimestamp ?? '',
+  );
   if (Number.isNaN(since)) return { now: true };
   const at = since + STUCK_AFTER_MS;
   return at <= now ? { now: true } : { now: false, at };
@@ -61,7 +63,8 @@ export function rolloutBlocked(round: BlockedRound): { condition: ConditionWrite
   const onTarget = (p: Pod): boolean => round.summaryOf(p).revision === update.targetRevision;
   const pending = live.filter((p) => !onTarget(p)).length;
   const wanted = update.expectedUpdatedReplicas - live.filter(onTarget).length;
-  if (movesNoPod(round.cs.spec.updateStrategy) || update.toUpdate.length > 0 || pending === 0 || wanted <= 0) return { condition: null };
+  if (movesNoPod(round.cs.spec.updateStrategy) || update.toUpdate.length > 0 || pending === 0 || wanted <= 0)
+    return { condition: null };
   // A pod mid in-place update is the rollout at work, unless it will not start without help (an
   // image that cannot be pulled): then it is what holds the rollout, and the user must see it.
   const out = live.filter((p) => {
@@ -83,7 +86,11 @@ export function rolloutBlocked(round: BlockedRound): { condition: ConditionWrite
     return why === undefined ? nameOf(p) : `${nameOf(p)} (${why.slice(0, 300)})`;
   });
   const more = stuckPods.length - described.length;
-  const names = [...described, ...(more > 0 ? [`${more} more`] : []), ...(missing > 0 ? [`${missing} pod(s) not yet created`] : [])];
+  const names = [
+    ...described,
+    ...(more > 0 ? [`${more} more`] : []),
+    ...(missing > 0 ? [`${missing} pod(s) not yet created`] : []),
+  ];
   return {
     condition: {
       status: 'True',

@@ -6,7 +6,14 @@
 // the caller creates in slow-start batches, deletes, and records expectations. It must not also
 // plan an update in a round where this plan is not empty (see update.ts).
 
-import { activePods, countsAsReadyToDelete, isPreparingDelete, isSpecifiedDelete, rankForDeletion, type PodSummary } from './pod-state.js';
+import {
+  activePods,
+  countsAsReadyToDelete,
+  isPreparingDelete,
+  isSpecifiedDelete,
+  rankForDeletion,
+  type PodSummary,
+} from './pod-state.js';
 import { calculateDiffs, countsAsUpdatedWhenScaling, type RolloutInput } from './update.js';
 
 /** What scaling needs beyond the rollout arithmetic's input. */
@@ -58,7 +65,12 @@ function withinReadyBudget(victims: readonly PodSummary[], readyBudget: number):
  * share of the current revision) no longer needs; then update-revision pods. So surge pods left
  * over after an update are removed from the old revision and the updated count is kept.
  */
-function chooseVictims(pods: readonly PodSummary[], updateRevision: string, total: number, atCurrentRevision: number): PodSummary[] {
+function chooseVictims(
+  pods: readonly PodSummary[],
+  updateRevision: string,
+  total: number,
+  atCurrentRevision: number,
+): PodSummary[] {
   const isUpdated = countsAsUpdatedWhenScaling(updateRevision);
   const notUpdated = rankForDeletion(pods.filter((p) => !isUpdated(p)));
   const updated = rankForDeletion(pods.filter(isUpdated));
@@ -70,7 +82,12 @@ function chooseVictims(pods: readonly PodSummary[], updateRevision: string, tota
  * PreparingDelete pods that replicas wants back (not specified for deletion), while pods are
  * missing; none when a hook marks pods not ready (their readiness would not come back).
  */
-function takenBack(input: ScaleInput, pods: readonly PodSummary[], preDeleting: readonly PodSummary[], plannedDeletes: number): string[] {
+function takenBack(
+  input: ScaleInput,
+  pods: readonly PodSummary[],
+  preDeleting: readonly PodSummary[],
+  plannedDeletes: number,
+): string[] {
   if (input.lifecycleMarksNotReady === true) return [];
   let missing = input.replicas - pods.length + plannedDeletes;
   const names: string[] = [];

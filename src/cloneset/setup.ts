@@ -20,7 +20,12 @@ import { cloneSetHandler, podEventWindowMs, podHandler } from './handlers.js';
 import { trimNodeForPrePull, wakeOnPrePullReport } from './prepull-nodes.js';
 import { trimPod } from './pod-cache.js';
 import { trimClaim, type Claim } from './claims.js';
-import { trimAdmissionLimit, wakeRefusedOnLimitChange, writesRefused, type AdmissionLimit } from './refusal-handlers.js';
+import {
+  trimAdmissionLimit,
+  wakeRefusedOnLimitChange,
+  writesRefused,
+  type AdmissionLimit,
+} from './refusal-handlers.js';
 import { InPlaceMetrics } from '../inplace/metrics.js';
 import { ResizeMetrics } from '../resize/metrics.js';
 
@@ -48,7 +53,12 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
   });
   // Only pods Tailor created carry the instance-id label: the cache stays small on big clusters,
   // and it holds only the fields the controller reads (pod-cache.ts).
-  const pods = manager.informer<Pod>({ name: 'pods', path: `/api/v1${scope}/pods`, labelSelector: LABEL_INSTANCE_ID, transform: trimPod });
+  const pods = manager.informer<Pod>({
+    name: 'pods',
+    path: `/api/v1${scope}/pods`,
+    labelSelector: LABEL_INSTANCE_ID,
+    transform: trimPod,
+  });
   // Revisions are cached as digests, not templates (revision-store.ts trimRevision); listed a few at
   // a time, since each may be as large as a CloneSet, so no one page blocks the event loop long.
   const revisions = manager.informer<ControllerRevision>({
@@ -60,12 +70,18 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
   });
   // A refused CloneSet is woken when what refused it changes (refusal-handlers.ts).
   const admissionLimits = ['resourcequotas', 'limitranges'].map((resource) =>
-    manager.informer<AdmissionLimit>({ name: resource, path: `/api/v1${scope}/${resource}`, transform: trimAdmissionLimit }),
+    manager.informer<AdmissionLimit>({
+      name: resource,
+      path: `/api/v1${scope}/${resource}`,
+      transform: trimAdmissionLimit,
+    }),
   );
   // Nodes, for the agents' image pre-pull reports only (prepull-nodes.ts keeps nothing else).
   const prePullTimeoutMs = options.imagePrePullTimeoutMs ?? DEFAULT_PREPULL_TIMEOUT_MS;
   const nodes =
-    prePullTimeoutMs > 0 ? manager.informer<Node>({ name: 'nodes', path: '/api/v1/nodes', transform: trimNodeForPrePull }) : undefined;
+    prePullTimeoutMs > 0
+      ? manager.informer<Node>({ name: 'nodes', path: '/api/v1/nodes', transform: trimNodeForPrePull })
+      : undefined;
   // The claims of spec.volumeClaimTemplates carry the instance-id label too (claims.ts); the
   // cache keeps their names, labels and owners (trimClaim).
   const claims = manager.informer<Claim>({
@@ -99,7 +115,10 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
     logger: options.logger,
     resize: { backend: options.resizeBackend ?? 'auto', metrics: new ResizeMetrics(manager.metrics.registry) },
     ...(nodes ? { prePull: { nodes, timeoutMs: prePullTimeoutMs } } : {}),
-    inPlace: { updater: new InPlaceUpdater(manager.client, manager.events, podExpectations, inPlaceMetrics), metrics: inPlaceMetrics },
+    inPlace: {
+      updater: new InPlaceUpdater(manager.client, manager.events, podExpectations, inPlaceMetrics),
+      metrics: inPlaceMetrics,
+    },
   });
   const controller = manager.controller({
     name: 'cloneset',
@@ -119,7 +138,8 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
   revisions.addHandler(enqueueOwner(queue, CLONESET_OWNER));
   // A claim gone or going frees its instance id for a replacement (claims.ts).
   claims.addHandler(enqueueOwner(queue, CLONESET_OWNER));
-  const refusedIn = (namespace: string): string[] => cloneSets.byIndex(NAMESPACE_INDEX, namespace).filter(writesRefused).map(objectKey);
+  const refusedIn = (namespace: string): string[] =>
+    cloneSets.byIndex(NAMESPACE_INDEX, namespace).filter(writesRefused).map(objectKey);
   // A node's pre-pull report changed: its pods' CloneSets may drain now.
   nodes?.addHandler(wakeOnPrePullReport(queue, (node) => pods.byIndex(NODE_INDEX, node)));
   for (const limits of admissionLimits) limits.addHandler(wakeRefusedOnLimitChange(queue, refusedIn));

@@ -4,7 +4,12 @@
 // Pure: the clock comes in as an argument. The reconciler writes the result only when it
 // differs from what is stored. Must not: decide scale or update actions.
 import { rfc3339Seconds } from '../api/time.js';
-import { CloneSetConditionTypes, type CloneSetCondition, type CloneSetResizeStatus, type CloneSetStatus } from '../api/types.js';
+import {
+  CloneSetConditionTypes,
+  type CloneSetCondition,
+  type CloneSetResizeStatus,
+  type CloneSetStatus,
+} from '../api/types.js';
 import type { ConditionWrite, ConditionWrites } from './intents.js';
 import { countsAsAvailable, countsAsReady, isActive, type PodSummary } from './pod-state.js';
 import { canonicalJSON } from '../api/json.js';
@@ -53,7 +58,8 @@ export function computeStatus(input: StatusInput): CloneSetStatus {
   if (status.updatedReplicas === status.replicas && status.replicas === input.replicas) {
     status.currentRevision = input.updateRevision;
   }
-  const conditions = withConditions({ conditions: input.previous?.conditions ?? [] }, input.conditions, input.now).conditions ?? [];
+  const conditions =
+    withConditions({ conditions: input.previous?.conditions ?? [] }, input.conditions, input.now).conditions ?? [];
   status.conditions = progressing(conditions, status, input);
   return status;
 }
@@ -92,8 +98,10 @@ export const NO_PROGRESS_DEADLINE = 2147483647;
  */
 function progressing(conditions: CloneSetCondition[], status: CloneSetStatus, input: StatusInput): CloneSetCondition[] {
   const deadline = input.progressDeadlineSeconds;
-  if (deadline === undefined || deadline === NO_PROGRESS_DEADLINE) return conditions.filter((c) => c.type !== 'Progressing');
-  const set = (wanted: ConditionWrite): CloneSetCondition[] => setCondition(conditions, 'Progressing', wanted, input.now);
+  if (deadline === undefined || deadline === NO_PROGRESS_DEADLINE)
+    return conditions.filter((c) => c.type !== 'Progressing');
+  const set = (wanted: ConditionWrite): CloneSetCondition[] =>
+    setCondition(conditions, 'Progressing', wanted, input.now);
   const replicas = input.replicas;
   const updatedAvailable = status.updatedAvailableReplicas ?? 0;
   const expected = status.expectedUpdatedReplicas ?? replicas;
@@ -123,7 +131,8 @@ function progressing(conditions: CloneSetCondition[], status: CloneSetStatus, in
     reason: ProgressingReasons.DeadlineExceeded,
     message: `CloneSet revision ${status.updateRevision} has timed out progressing`,
   } as const;
-  if (!newRevision && old?.reason === ProgressingReasons.DeadlineExceeded && old.status === 'False') return set(exceeded);
+  if (!newRevision && old?.reason === ProgressingReasons.DeadlineExceeded && old.status === 'False')
+    return set(exceeded);
   if (old?.reason === ProgressingReasons.Updated.reason && old.status === 'True' && !moved) {
     const lastProgress = Date.parse(old.lastUpdateTime ?? old.lastTransitionTime ?? '');
     if (input.now - lastProgress > deadline * 1000) return set(exceeded);
@@ -161,7 +170,11 @@ export const STATUS_GATHER_MS = 500;
  * or a failure), else once the change has been gathered for STATUS_GATHER_MS and the last write
  * is STATUS_COUNTS_INTERVAL_MS old. Both bounds keep the write within a second of `differsSince`.
  */
-export function statusWriteAt(clock: { lastWriteAt?: number | undefined; differsSince: number }, urgent: boolean, now: number): number {
+export function statusWriteAt(
+  clock: { lastWriteAt?: number | undefined; differsSince: number },
+  urgent: boolean,
+  now: number,
+): number {
   if (urgent) return now;
   return Math.max(clock.differsSince + STATUS_GATHER_MS, (clock.lastWriteAt ?? -Infinity) + STATUS_COUNTS_INTERVAL_MS);
 }
@@ -176,21 +189,31 @@ export function statusWriteAt(clock: { lastWriteAt?: number | undefined; differs
 export function statusChangeIsUrgent(previous: CloneSetStatus | undefined, next: CloneSetStatus): boolean {
   const p = previous ?? {};
   if (p.observedGeneration !== next.observedGeneration || p.currentRevision !== next.currentRevision) return true;
-  if (p.updateRevision !== next.updateRevision || p.collisionCount !== next.collisionCount || p.labelSelector !== next.labelSelector)
+  if (
+    p.updateRevision !== next.updateRevision ||
+    p.collisionCount !== next.collisionCount ||
+    p.labelSelector !== next.labelSelector
+  )
     return true;
   const signature = (conditions: readonly CloneSetCondition[] | undefined): string =>
     (conditions ?? [])
-      .map((c) => [c.type, c.status, c.reason ?? '', COUNTING_CONDITIONS.has(c.type) ? '' : (c.message ?? '')].join('\u0000'))
+      .map((c) =>
+        [c.type, c.status, c.reason ?? '', COUNTING_CONDITIONS.has(c.type) ? '' : (c.message ?? '')].join('\u0000'),
+      )
       .sort()
       .join('\n');
   return signature(p.conditions) !== signature(next.conditions);
 }
 
 /** Conditions whose messages carry counts (readiness-conditions.ts): a message change alone is a count change. */
-const COUNTING_CONDITIONS: ReadonlySet<string> = new Set([CloneSetConditionTypes.Reconciling, CloneSetConditionTypes.Stalled]);
+const COUNTING_CONDITIONS: ReadonlySet<string> = new Set([
+  CloneSetConditionTypes.Reconciling,
+  CloneSetConditionTypes.Stalled,
+]);
 
 /** Status equality ignoring key order. */
-export const sameStatus = (a: CloneSetStatus | undefined, b: CloneSetStatus): boolean => canonicalJSON(a ?? {}) === canonicalJSON(b);
+export const sameStatus = (a: CloneSetStatus | undefined, b: CloneSetStatus): boolean =>
+  canonicalJSON(a ?? {}) === canonicalJSON(b);
 
 /** When the Progressing deadline would pass, for a requeue; undefined when no deadline applies. */
 export function progressDeadlineAt(status: CloneSetStatus, deadlineSeconds: number | undefined): number | undefined {

@@ -43,7 +43,8 @@ const hasPriorities = (strategy: UpdatePriorityStrategy | undefined): strategy i
 /** The sum of the weights of the terms whose selector matches. */
 export function weightOf(strategy: UpdatePriorityStrategy, labels: Labels): number {
   let weight = 0;
-  for (const term of strategy.weightPriority ?? []) if (matchesSelector(labels, term.matchSelector)) weight += term.weight;
+  for (const term of strategy.weightPriority ?? [])
+    if (matchesSelector(labels, term.matchSelector)) weight += term.weight;
   return weight;
 }
 
@@ -86,7 +87,11 @@ export function comparePriority(strategy: UpdatePriorityStrategy, a: Labels, b: 
 }
 
 /** `candidates` stably sorted by priority. */
-export function sortByPriority<T>(candidates: readonly T[], strategy: UpdatePriorityStrategy, labelsOf: (item: T) => Labels): T[] {
+export function sortByPriority<T>(
+  candidates: readonly T[],
+  strategy: UpdatePriorityStrategy,
+  labelsOf: (item: T) => Labels,
+): T[] {
   return [...candidates].sort((a, b) => comparePriority(strategy, labelsOf(a), labelsOf(b)));
 }
 
@@ -126,7 +131,12 @@ interface ScatterGroups {
 /** Groups of one matched and one unmatched share each, as many as the smaller side has members. */
 function evenGroups(matched: number, unmatched: number): ScatterGroups {
   const groups = Math.min(matched, unmatched);
-  return { groups, matchedPerGroup: Math.round(matched / groups), unmatchedPerGroup: Math.round(unmatched / groups), unmatchedLead: 0 };
+  return {
+    groups,
+    matchedPerGroup: Math.round(matched / groups),
+    unmatchedPerGroup: Math.round(unmatched / groups),
+    unmatchedLead: 0,
+  };
 }
 
 /**
@@ -134,12 +144,21 @@ function evenGroups(matched: number, unmatched: number): ScatterGroups {
  * unmatched pods per matched one than the candidates: then the whole CloneSet's sizes are used,
  * and the unmatched candidates those groups leave over go first.
  */
-function scatterGroups(totalMatched: number, totalUnmatched: number, candidateMatched: number, candidateUnmatched: number): ScatterGroups {
+function scatterGroups(
+  totalMatched: number,
+  totalUnmatched: number,
+  candidateMatched: number,
+  candidateUnmatched: number,
+): ScatterGroups {
   const candidateGroups = evenGroups(candidateMatched, candidateUnmatched);
   // Compared in single precision, as Kruise compares them, so a tie is decided alike.
-  if (Math.fround(totalUnmatched / totalMatched) >= Math.fround(candidateUnmatched / candidateMatched)) return candidateGroups;
+  if (Math.fround(totalUnmatched / totalMatched) >= Math.fround(candidateUnmatched / candidateMatched))
+    return candidateGroups;
   const whole = evenGroups(totalMatched, totalUnmatched);
-  const groups = Math.min(Math.trunc(candidateMatched / whole.matchedPerGroup), Math.trunc(candidateUnmatched / whole.unmatchedPerGroup));
+  const groups = Math.min(
+    Math.trunc(candidateMatched / whole.matchedPerGroup),
+    Math.trunc(candidateUnmatched / whole.unmatchedPerGroup),
+  );
   return { ...whole, groups, unmatchedLead: candidateUnmatched - groups * whole.unmatchedPerGroup };
 }
 
@@ -148,7 +167,12 @@ function scatterGroups(totalMatched: number, totalUnmatched: number, candidateMa
  * interleaved in groups with the others, and the last matched candidate goes to the very end.
  * Left alone when either side has fewer than two candidates. `all` is every active pod.
  */
-export function scatterByTerm<T>(term: UpdateScatterTerm, all: readonly T[], candidates: readonly T[], labelsOf: (item: T) => Labels): T[] {
+export function scatterByTerm<T>(
+  term: UpdateScatterTerm,
+  all: readonly T[],
+  candidates: readonly T[],
+  labelsOf: (item: T) => Labels,
+): T[] {
   const matched = candidates.filter((c) => matches(labelsOf(c), term));
   const unmatched = candidates.filter((c) => !matches(labelsOf(c), term));
   if (matched.length <= 1 || unmatched.length <= 1) return [...candidates];
@@ -203,8 +227,11 @@ export function orderForUpdate(
 ): PodSummary[] {
   if (order === undefined) return [...candidates];
   const labelsOf = (pod: PodSummary): Labels => order.labelsOf(pod.name);
-  let ordered = hasPriorities(order.priorityStrategy) ? sortByPriority(candidates, order.priorityStrategy, labelsOf) : [...candidates];
-  if (order.scatterStrategy && order.scatterStrategy.length > 0) ordered = scatter(order.scatterStrategy, all, ordered, labelsOf);
+  let ordered = hasPriorities(order.priorityStrategy)
+    ? sortByPriority(candidates, order.priorityStrategy, labelsOf)
+    : [...candidates];
+  if (order.scatterStrategy && order.scatterStrategy.length > 0)
+    ordered = scatter(order.scatterStrategy, all, ordered, labelsOf);
   const free = ordered.filter((p) => disruptionCost(p) === 0);
   const costly = ordered.filter((p) => disruptionCost(p) !== 0);
   let nextFree = 0;

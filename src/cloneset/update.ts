@@ -84,7 +84,8 @@ export function resolvePartition(partition: IntOrString | undefined, replicas: n
  */
 export function resolveRolloutLimits(spec: RolloutSpec): RolloutLimits {
   const { replicas } = spec;
-  const maxSurge = spec.maxSurge === undefined || spec.paused === true ? 0 : resolveIntOrPercent(spec.maxSurge, replicas, true);
+  const maxSurge =
+    spec.maxSurge === undefined || spec.paused === true ? 0 : resolveIntOrPercent(spec.maxSurge, replicas, true);
   return {
     partition: resolvePartition(spec.partition, replicas),
     maxSurge,
@@ -206,7 +207,8 @@ export function calculateDiffs(input: RolloutInput, purpose: 'scale' | 'update' 
   const { partition, maxSurge, maxUnavailable, scaleMaxUnavailable } = resolveRolloutLimits(input);
 
   const pods = activePods(input.pods);
-  const isUpdated = purpose === 'scale' ? countsAsUpdatedWhenScaling(updateRevision) : (p: PodSummary) => p.revision === updateRevision;
+  const isUpdated =
+    purpose === 'scale' ? countsAsUpdatedWhenScaling(updateRevision) : (p: PodSummary) => p.revision === updateRevision;
   const updated = countRevision(pods.filter(isUpdated), podsToDelete);
   const old = countRevision(
     pods.filter((p) => !isUpdated(p)),
@@ -222,7 +224,15 @@ export function calculateDiffs(input: RolloutInput, purpose: 'scale' | 'update' 
     updateNewDiff = Math.min(updateNewDiff, 0);
   }
 
-  const surge = surgeToUse(maxSurge, maxUnavailable, totalUnavailable, updated.toDelete, old.toDelete, updateOldDiff, updateNewDiff);
+  const surge = surgeToUse(
+    maxSurge,
+    maxUnavailable,
+    totalUnavailable,
+    updated.toDelete,
+    old.toDelete,
+    updateOldDiff,
+    updateNewDiff,
+  );
   const expectedTotal = replicas + surge.total;
   const expectedOld = partition + surge.atCurrentRevision;
   const toDelete = updated.toDelete + old.toDelete;
@@ -291,7 +301,9 @@ export interface UpdatePlan {
  * revision), minus pods still inside an in-place update grace period.
  */
 function candidatesFor(pods: readonly PodSummary[], input: RolloutInput, forward: boolean): PodSummary[] {
-  return pods.filter((p) => (p.revision === input.updateRevision) !== forward && p.inPlaceGracePending !== true && !isPreparingDelete(p));
+  return pods.filter(
+    (p) => (p.revision === input.updateRevision) !== forward && p.inPlaceGracePending !== true && !isPreparingDelete(p),
+  );
 }
 
 /**
@@ -337,7 +349,12 @@ function limitCandidates(
  */
 export function planUpdate(input: RolloutInput): UpdatePlan {
   const expectedUpdatedReplicas = input.replicas - resolvePartition(input.partition, input.replicas);
-  const idle: UpdatePlan = { toUpdate: [], targetRevision: input.updateRevision, expectedUpdatedReplicas, budgetUsed: 0 };
+  const idle: UpdatePlan = {
+    toUpdate: [],
+    targetRevision: input.updateRevision,
+    expectedUpdatedReplicas,
+    budgetUsed: 0,
+  };
   if (input.paused === true) return idle;
 
   const diffs = calculateDiffs(input);

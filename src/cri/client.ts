@@ -72,12 +72,19 @@ const serviceCache = new Map<string, protoLoader.ServiceDefinition>();
 function loadService(protoPath: string): protoLoader.ServiceDefinition {
   const cached = serviceCache.get(protoPath);
   if (cached !== undefined) return cached;
-  const definition = protoLoader.loadSync(protoPath, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
+  const definition = protoLoader.loadSync(protoPath, {
+    keepCase: true,
+    longs: String,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
   // One method table for both services: their rpc names do not overlap.
   let service: protoLoader.ServiceDefinition = {};
   for (const name of SERVICES) {
     const part = definition[name];
-    if (part === undefined || !isServiceDefinition(part)) throw new Error(`CRI: ${protoPath} does not define service ${name}`);
+    if (part === undefined || !isServiceDefinition(part))
+      throw new Error(`CRI: ${protoPath} does not define service ${name}`);
     service = { ...service, ...part };
   }
   serviceCache.set(protoPath, service);
@@ -126,13 +133,18 @@ export class CriClient {
   }
 
   async version(options?: CallOptions): Promise<VersionInfo> {
-    const r = await this.call<{ version: string; runtime_name: string; runtime_version: string; runtime_api_version: string }>(
-      'Version',
-      { version: 'v1' },
-      {},
-      options,
-    );
-    return { version: r.version, runtimeName: r.runtime_name, runtimeVersion: r.runtime_version, runtimeApiVersion: r.runtime_api_version };
+    const r = await this.call<{
+      version: string;
+      runtime_name: string;
+      runtime_version: string;
+      runtime_api_version: string;
+    }>('Version', { version: 'v1' }, {}, options);
+    return {
+      version: r.version,
+      runtimeName: r.runtime_name,
+      runtimeVersion: r.runtime_version,
+      runtimeApiVersion: r.runtime_api_version,
+    };
   }
 
   /** Stop with a grace period in seconds (0 = kill at once). The call's deadline grows by the grace period. */
@@ -152,7 +164,12 @@ export class CriClient {
    * client's (or the call's) deadline, so the runtime's own timeout answers first. A command that
    * ran resolves whatever its exit code.
    */
-  async execSync(containerId: string, cmd: readonly string[], timeoutSeconds: number, options?: CallOptions): Promise<ExecSyncResult> {
+  async execSync(
+    containerId: string,
+    cmd: readonly string[],
+    timeoutSeconds: number,
+    options?: CallOptions,
+  ): Promise<ExecSyncResult> {
     const timeoutMs = (options?.timeoutMs ?? this.timeoutMs) + timeoutSeconds * 1000;
     const r = await this.call<{ stdout: Uint8Array; stderr: Uint8Array; exit_code: number }>(
       'ExecSync',
@@ -164,11 +181,19 @@ export class CriClient {
   }
 
   async listContainers(filter?: ContainerFilter, options?: CallOptions): Promise<Container[]> {
-    const r = await this.call<{ containers: WireContainer[] }>('ListContainers', { filter: containerFilterToWire(filter) }, {}, options);
+    const r = await this.call<{ containers: WireContainer[] }>(
+      'ListContainers',
+      { filter: containerFilterToWire(filter) },
+      {},
+      options,
+    );
     return r.containers.map(containerFromWire);
   }
 
-  async containerStatus(containerId: string, options: CallOptions & { verbose?: boolean } = {}): Promise<ContainerStatusResult> {
+  async containerStatus(
+    containerId: string,
+    options: CallOptions & { verbose?: boolean } = {},
+  ): Promise<ContainerStatusResult> {
     const r = await this.call<{ status: WireContainerStatus | null; info: WireMap }>(
       'ContainerStatus',
       { container_id: containerId, verbose: options.verbose ?? false },
@@ -197,7 +222,12 @@ export class CriClient {
 
   /** The image's ID when the runtime has it, else undefined. */
   async imageStatus(image: string, options?: CallOptions): Promise<string | undefined> {
-    const r = await this.call<{ image: { id: string } | null }>('ImageStatus', { image: { image } }, { image }, options);
+    const r = await this.call<{ image: { id: string } | null }>(
+      'ImageStatus',
+      { image: { image } },
+      { image },
+      options,
+    );
     return r.image?.id || undefined;
   }
 
@@ -220,11 +250,22 @@ export class CriClient {
   }
 
   protected emptyReply(call: string, subject: CallSubject): CriError {
-    return new CriError({ call, code: 'Internal', details: 'the runtime replied without a status', endpoint: this.endpoint, ...subject });
+    return new CriError({
+      call,
+      code: 'Internal',
+      details: 'the runtime replied without a status',
+      endpoint: this.endpoint,
+      ...subject,
+    });
   }
 
   /** One unary RPC with the client's deadline and error mapping; the cri tier's test client adds its RPCs through it. */
-  protected call<Res = object>(name: string, request: object, subject: CallSubject, options?: CallOptions): Promise<Res> {
+  protected call<Res = object>(
+    name: string,
+    request: object,
+    subject: CallSubject,
+    options?: CallOptions,
+  ): Promise<Res> {
     const fail = (code: CriCode, details: string, cause?: unknown): CriError =>
       new CriError({ call: name, code, details, endpoint: this.endpoint, cause, ...subject });
     if (this.closed) return Promise.reject(fail('Unavailable', 'the client is closed'));

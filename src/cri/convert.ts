@@ -54,7 +54,11 @@ export function milliCpuToQuota(milliCpu: bigint, period: bigint = QUOTA_PERIOD)
   return quota < MIN_QUOTA_PERIOD ? MIN_QUOTA_PERIOD : quota;
 }
 
-function quantityOf(list: Readonly<Record<string, string>> | undefined, name: string, what: string): bigint | undefined {
+function quantityOf(
+  list: Readonly<Record<string, string>> | undefined,
+  name: string,
+  what: string,
+): bigint | undefined {
   const text = list?.[name];
   if (text === undefined) return undefined;
   try {
@@ -90,7 +94,10 @@ function quantityOf(list: Readonly<Record<string, string>> | undefined, name: st
  * Not carried over: oom_score_adj, hugepages, MemoryQoS (memory.min/high), memory.oom.group and
  * the CPUCFSQuotaPeriod gate (custom periods) — none of them change with a cpu/memory resize.
  */
-export function toLinuxResources(resources: ContainerResourceRequirements, options: ConvertOptions = {}): CpuMemoryResources {
+export function toLinuxResources(
+  resources: ContainerResourceRequirements,
+  options: ConvertOptions = {},
+): CpuMemoryResources {
   const cpuRequest = quantityOf(resources.requests, 'cpu', 'requests');
   const cpuLimit = quantityOf(resources.limits, 'cpu', 'limits') ?? 0n;
   const memoryLimit = quantityOf(resources.limits, 'memory', 'limits') ?? 0n;

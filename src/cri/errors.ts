@@ -43,7 +43,12 @@ const CODE_NAMES: readonly CriCode[] = [
 ];
 
 /** Codes after which the same call may succeed later: the runtime is down, slow or busy. */
-const RETRYABLE: ReadonlySet<CriCode> = new Set<CriCode>(['Unavailable', 'DeadlineExceeded', 'ResourceExhausted', 'Aborted']);
+const RETRYABLE: ReadonlySet<CriCode> = new Set<CriCode>([
+  'Unavailable',
+  'DeadlineExceeded',
+  'ResourceExhausted',
+  'Aborted',
+]);
 
 export function criCodeName(code: number): CriCode {
   return CODE_NAMES[code] ?? 'Unknown';
@@ -82,7 +87,9 @@ export class CriError extends Error {
             ? ` (image ${init.image})`
             : '';
     const hint = RETRYABLE.has(init.code) ? ' (retryable)' : '';
-    super(`CRI ${init.call}${subject} on ${init.endpoint}: ${init.code}: ${init.details}${hint}`, { cause: init.cause });
+    super(`CRI ${init.call}${subject} on ${init.endpoint}: ${init.code}: ${init.details}${hint}`, {
+      cause: init.cause,
+    });
     this.call = init.call;
     this.code = init.code;
     this.details = init.details;

@@ -59,7 +59,8 @@ export interface WireContainerStatus {
   resources: { linux: Required<WireResources> | null } | null;
 }
 
-export const big = (v: WireInt64 | undefined | null): bigint => (v === undefined || v === null || v === '' ? 0n : BigInt(v));
+export const big = (v: WireInt64 | undefined | null): bigint =>
+  v === undefined || v === null || v === '' ? 0n : BigInt(v);
 
 export function resourcesToWire(r: Partial<LinuxContainerResources>): WireResources {
   const wire: WireResources = {};

@@ -115,7 +115,10 @@ export function batchWrites(
     if (fields.length > 0) changed[name] = fields;
   }
   const rest = later.flat();
-  const record = [...(base.containerBatchesRecord ?? []), ...(batch.length > 0 ? [{ timestamp, containers: [...batch] }] : [])];
+  const record = [
+    ...(base.containerBatchesRecord ?? []),
+    ...(batch.length > 0 ? [{ timestamp, containers: [...batch] }] : []),
+  ];
   const state: InPlaceUpdateState = {
     ...base,
     lastContainerImageIDs: {
@@ -124,7 +127,9 @@ export function batchWrites(
     },
     lastRestartCounts: {
       ...base.lastRestartCounts,
-      ...Object.fromEntries(statuses.filter((s) => s.name in images || s.name in toStop).map((s) => [s.name, s.restartCount ?? 0])),
+      ...Object.fromEntries(
+        statuses.filter((s) => s.name in images || s.name in toStop).map((s) => [s.name, s.restartCount ?? 0]),
+      ),
     },
     changed,
   };

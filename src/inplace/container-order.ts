@@ -58,7 +58,8 @@ function containerPriorities(
   containers: readonly Container[],
   annotations: Readonly<Record<string, string>> | undefined,
 ): number[] | undefined {
-  const annotation = annotations?.[ANNOTATION_CONTAINER_LAUNCH_PRIORITY] ?? annotations?.[KRUISE_ANNOTATION_CONTAINER_LAUNCH_PRIORITY];
+  const annotation =
+    annotations?.[ANNOTATION_CONTAINER_LAUNCH_PRIORITY] ?? annotations?.[KRUISE_ANNOTATION_CONTAINER_LAUNCH_PRIORITY];
   if (annotation === LAUNCH_PRIORITY_ORDERED) return containers.map((_, i) => -i);
   const priorities = containers.map((c) => envPriority(c));
   return new Set(priorities).size > 1 ? priorities : undefined;

@@ -67,7 +67,15 @@ function freezeDiff(diff: TemplateDiff): TemplateDiff {
 }
 
 function computeDiff(from: PodTemplate, to: PodTemplate): TemplateDiff {
-  const diff: TemplateDiff = { images: {}, resources: {}, labels: {}, annotations: {}, recreateOnly: [], sidecars: [], restarts: {} };
+  const diff: TemplateDiff = {
+    images: {},
+    resources: {},
+    labels: {},
+    annotations: {},
+    recreateOnly: [],
+    sidecars: [],
+    restarts: {},
+  };
   // Tailor's own keys are never moved from a template to a pod (api/types.ts isTailorOwnedLabel).
   diff.labels = mapDiff(from.metadata?.labels, to.metadata?.labels, isTailorOwnedLabel);
   diff.annotations = mapDiff(from.metadata?.annotations, to.metadata?.annotations, isTailorOwnedAnnotation);
@@ -116,7 +124,8 @@ export function restartingMetadata(
   const picked = { labels: {} as Record<string, string>, annotations: {} as Record<string, string> };
   const pick = (kind: 'labels' | 'annotations', key: string | undefined): void => {
     const changed = diff[kind];
-    for (const [k, v] of Object.entries(changed)) if ((key === undefined || k === key) && v !== null) picked[kind][k] = v;
+    for (const [k, v] of Object.entries(changed))
+      if ((key === undefined || k === key) && v !== null) picked[kind][k] = v;
   };
   if (RESTARTED_AT_ANNOTATION in diff.annotations) pick('annotations', RESTARTED_AT_ANNOTATION);
   else {
@@ -164,7 +173,12 @@ function diffContainerList(
   });
 }
 
-function diffContainer(list: 'containers' | 'initContainers', prev: Container, next: Container, diff: TemplateDiff): void {
+function diffContainer(
+  list: 'containers' | 'initContainers',
+  prev: Container,
+  next: Container,
+  diff: TemplateDiff,
+): void {
   const keys = new Set([...Object.keys(prev), ...Object.keys(next)]) as Set<keyof Container>;
   for (const key of keys) {
     if (same(prev[key], next[key])) continue;

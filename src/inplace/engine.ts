@@ -31,7 +31,13 @@ export class InPlaceUpdater {
     const time = rfc3339Seconds(this.now());
     await this.patchStatus(pod, [
       readinessGateWrite('False', time, { reason: PodConditionReasons.InPlaceUpdateStarted, message }),
-      { type: 'Ready', status: 'False', reason: PodConditionReasons.InPlaceUpdateStarted, message, lastTransitionTime: time },
+      {
+        type: 'Ready',
+        status: 'False',
+        reason: PodConditionReasons.InPlaceUpdateStarted,
+        message,
+        lastTransitionTime: time,
+      },
     ]);
     // No event here: the pod's InPlaceUpdateReady condition says it, and every write counts.
     this.metrics?.updates.inc({ result: 'started' });
@@ -45,7 +51,8 @@ export class InPlaceUpdater {
     // No event per pod: the patch and the pod's InPlaceUpdateReady condition say it; the CloneSet
     // hears of it, batched, when the update completes (every write counts at 1,000 pods).
     // A later container batch is part of an update counted when it completes.
-    if (!step.nextBatch && Object.keys(step.diff.images).length === 0) this.metrics?.updates.inc({ result: 'succeeded' });
+    if (!step.nextBatch && Object.keys(step.diff.images).length === 0)
+      this.metrics?.updates.inc({ result: 'succeeded' });
   }
 
   /**
@@ -53,7 +60,10 @@ export class InPlaceUpdater {
    * A refusal for good at admission (Kubernetes ≥ 1.36: the node cannot fit it) is the resize's
    * outcome, recorded on the pod by the patch that follows; any other refusal fails the write.
    */
-  private async resize(pod: Pod, resize: Record<string, unknown>): Promise<{ generation?: number; refusal?: ResizeRefusal }> {
+  private async resize(
+    pod: Pod,
+    resize: Record<string, unknown>,
+  ): Promise<{ generation?: number; refusal?: ResizeRefusal }> {
     try {
       const resized = await this.client.patch<Pod>(`${podPath(pod)}/resize`, resize, 'strategic');
       const generation = resized.metadata?.generation;
@@ -74,7 +84,9 @@ export class InPlaceUpdater {
     await this.patchStatus(pod, [
       readinessGateWrite('True', time, {
         reason: completed ? PodConditionReasons.InPlaceUpdateCompleted : PodConditionReasons.InPlaceUpdateCancelled,
-        message: completed ? 'every changed container restarted with its new image' : 'the update no longer applies; nothing was restarted',
+        message: completed
+          ? 'every changed container restarted with its new image'
+          : 'the update no longer applies; nothing was restarted',
       }),
     ]);
     this.metrics?.updates.inc({ result: completed ? 'succeeded' : 'reverted' });
@@ -96,7 +108,12 @@ export class InPlaceUpdater {
     if (resize) await this.client.patch<Pod>(`${podPath(pod)}/resize`, resize, 'strategic');
     const patched = await this.client.patch<Pod>(
       podPath(pod),
-      { metadata: { uid: pod.metadata?.uid, annotations: { [ANNOTATION_RESIZE_REQUEST]: null, [ANNOTATION_RESIZE_STATUS]: null } } },
+      {
+        metadata: {
+          uid: pod.metadata?.uid,
+          annotations: { [ANNOTATION_RESIZE_REQUEST]: null, [ANNOTATION_RESIZE_STATUS]: null },
+        },
+      },
       'merge',
     );
     this.expectations.expectResourceVersion(pod.metadata?.uid ?? '', patched.metadata?.resourceVersion ?? '');

@@ -71,7 +71,8 @@ export interface UpdateTarget {
 /** The next step to move a pod selected for update to the target revision. */
 export function planInPlaceUpdate(pod: Pod, t: UpdateTarget): InPlaceStep {
   const diff = diffTemplates(t.podTemplate, t.targetTemplate);
-  const restarts = Object.keys(diff.images).length > 0 || Object.keys(diff.restarts).length > 0 || resizeRestarts(pod, diff);
+  const restarts =
+    Object.keys(diff.images).length > 0 || Object.keys(diff.restarts).length > 0 || resizeRestarts(pod, diff);
   const blocking = [...diff.recreateOnly, ...resizeBlockers(pod, diff, t, restarts)];
   if (t.strategy === 'ReCreate') return { kind: 'recreate', reason: 'updateStrategy.type is ReCreate' };
   if (blocking.length > 0) {
@@ -86,7 +87,9 @@ export function planInPlaceUpdate(pod: Pod, t: UpdateTarget): InPlaceStep {
       const verdict = t.prePull && images.length > 0 ? prePullVerdict(images, t.prePull, t.now) : undefined;
       if (verdict?.wait === true) return { kind: 'wait', untilMs: verdict.untilMs };
       const notPrePulled = verdict?.notPrePulled.length ? { notPrePulled: verdict.notPrePulled } : {};
-      const what = [...new Set([...Object.keys(diff.images), ...Object.keys(diff.restarts), ...Object.keys(diff.resources)])].join(', ');
+      const what = [
+        ...new Set([...Object.keys(diff.images), ...Object.keys(diff.restarts), ...Object.keys(diff.resources)]),
+      ].join(', ');
       return { kind: 'drain', message: `in-place update to revision ${t.targetRevision}: ${what}`, ...notPrePulled };
     }
     if (podCondition(pod, 'Ready')?.status === 'True') return { kind: 'wait' };
@@ -127,7 +130,8 @@ export function planInPlaceUpdate(pod: Pod, t: UpdateTarget): InPlaceStep {
 }
 
 /** What the pod's kubelet reports of pod-level resources (status.resources, Kubernetes ≥ 1.36). */
-const podLevelStatus = (pod: Pod): Resources | undefined => (pod.status as { resources?: Resources } | undefined)?.resources;
+const podLevelStatus = (pod: Pod): Resources | undefined =>
+  (pod.status as { resources?: Resources } | undefined)?.resources;
 
 /**
  * Cpu/memory changes that cannot be a resize here: no resize on the node; a sidecar's or the
@@ -136,17 +140,23 @@ const podLevelStatus = (pod: Pod): Resources | undefined => (pod.status as { res
  */
 function resizeBlockers(pod: Pod, diff: TemplateDiff, t: UpdateTarget, restarts: boolean): string[] {
   const sidecars = new Set(diff.sidecars);
-  const path = (name: string): string => `spec.${sidecars.has(name) ? 'initContainers' : 'containers'}[${name}].resources`;
+  const path = (name: string): string =>
+    `spec.${sidecars.has(name) ? 'initContainers' : 'containers'}[${name}].resources`;
   const names = Object.keys(diff.resources);
   const paths = [...names.map(path), ...(diff.podResources ? ['spec.resources'] : [])];
   if (paths.length === 0) return [];
   if (!t.resize.supported) return paths.map((p) => `${p} (${t.resize.reason ?? 'cannot resize in place'})`);
   const blocked: string[] = [];
   if (t.resize.via === 'agent') {
-    const notForAgent = [...names.filter((n) => sidecars.has(n)).map(path), ...(diff.podResources ? ['spec.resources'] : [])];
+    const notForAgent = [
+      ...names.filter((n) => sidecars.has(n)).map(path),
+      ...(diff.podResources ? ['spec.resources'] : []),
+    ];
     blocked.push(...notForAgent.map((p) => `${p} (the node agent resizes containers only)`));
   } else if (diff.podResources && podLevelStatus(pod) === undefined) {
-    blocked.push("spec.resources (this node's kubelet does not resize pod-level resources in place; Kubernetes >= 1.36 does)");
+    blocked.push(
+      "spec.resources (this node's kubelet does not resize pod-level resources in place; Kubernetes >= 1.36 does)",
+    );
   }
   if (blocked.length > 0) return blocked;
   const resizedSoFar = (done: ReadonlySet<string>, podLevel: Resources | undefined): { resources?: Resources }[] => {
@@ -211,9 +221,13 @@ function containerWork(pod: Pod, diff: TemplateDiff, t: UpdateTarget): Container
   const templateContainer = (name: string): Container | undefined =>
     template?.containers?.find((c) => c.name === name) ?? template?.initContainers?.find((c) => c.name === name);
   return {
-    images: Object.fromEntries(Object.entries(diff.images).filter(([name, image]) => containerNamed(pod, name)?.image !== image)),
+    images: Object.fromEntries(
+      Object.entries(diff.images).filter(([name, image]) => containerNamed(pod, name)?.image !== image),
+    ),
     resources: { ...diff.resources },
-    restarts: Object.fromEntries(Object.keys(diff.restarts).map((name) => [name, restartingMetadata(templateContainer(name), diff)])),
+    restarts: Object.fromEntries(
+      Object.keys(diff.restarts).map((name) => [name, restartingMetadata(templateContainer(name), diff)]),
+    ),
   };
 }
 
@@ -245,7 +259,9 @@ export function planNextContainerBatch(
   const batches = containerBatches(template?.spec ?? pod.spec ?? {}, pod.metadata?.annotations ?? {}, remaining);
   // A name the template no longer holds still goes, last, so no work is left waiting for good.
   const placed = new Set(batches.flat());
-  const [batch = [], ...later] = [...batches, remaining.filter((name) => !placed.has(name))].filter((b) => b.length > 0);
+  const [batch = [], ...later] = [...batches, remaining.filter((name) => !placed.has(name))].filter(
+    (b) => b.length > 0,
+  );
   const writes = batchWrites(pod, work, { batch, later }, state, { via, timestamp: new Date(now).toISOString() });
   const sidecarNames = new Set((pod.spec?.initContainers ?? []).map((c) => c.name));
   const diff: TemplateDiff = {
@@ -286,7 +302,10 @@ function batchContainerDone(pod: Pod, state: InPlaceUpdateState, name: string): 
  * generation it produced, or the API server's refusal. Both live in the update state the patch
  * records, so the pod alone tells the resize's fate (resize/state.ts reads it).
  */
-export function withResizeOutcome(patch: PodPatch, outcome: { generation?: number; refusal?: ResizeRefusal }): PodPatch {
+export function withResizeOutcome(
+  patch: PodPatch,
+  outcome: { generation?: number; refusal?: ResizeRefusal },
+): PodPatch {
   const metadata = patch['metadata'] as { annotations?: Record<string, string> } | undefined;
   const text = metadata?.annotations?.[ANNOTATION_INPLACE_UPDATE_STATE];
   if (!metadata || text === undefined) return patch;
@@ -295,7 +314,10 @@ export function withResizeOutcome(patch: PodPatch, outcome: { generation?: numbe
   if (outcome.refusal) state.resizeRefused = outcome.refusal;
   return {
     ...patch,
-    metadata: { ...metadata, annotations: { ...metadata.annotations, [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(state) } },
+    metadata: {
+      ...metadata,
+      annotations: { ...metadata.annotations, [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(state) },
+    },
   };
 }
 
@@ -343,7 +365,8 @@ export function restartOverdue(pod: Pod, now: number): string | undefined {
   return `containers ${waiting.join(', ')} wait to be restarted by the node agent (is tailor agent running on node ${pod.spec?.nodeName ?? '?'}?)`;
 }
 
-const containerStatus = (pod: Pod, name: string): Wire<k8s.V1ContainerStatus> | undefined => statusesOf(pod).find((c) => c.name === name);
+const containerStatus = (pod: Pod, name: string): Wire<k8s.V1ContainerStatus> | undefined =>
+  statusesOf(pod).find((c) => c.name === name);
 
 /** The container restarted since the update recorded its restart count. */
 const restartCountRose = (pod: Pod, state: InPlaceUpdateState, name: string): boolean =>

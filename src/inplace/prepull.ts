@@ -46,7 +46,11 @@ export function prePullVerdict(images: readonly string[], target: PrePullTarget,
       const deadline = (target.revisionCreatedAt ?? now) + ACK_GRACE_MS;
       if (now < deadline) waitUntil(deadline);
       else
-        notPrePulled.push({ image, reason: EventReasons.ImagePrePullTimedOut, message: `the node's agent did not start pulling ${image}` });
+        notPrePulled.push({
+          image,
+          reason: EventReasons.ImagePrePullTimedOut,
+          message: `the node's agent did not start pulling ${image}`,
+        });
     } else if (pull.state === 'Failed') {
       notPrePulled.push({
         image,

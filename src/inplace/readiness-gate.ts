@@ -18,7 +18,10 @@ const hasGate = (spec: PodSpec | undefined): boolean =>
 /** The spec with the gate among its readiness gates, once; a gate the template already names is kept as it is. */
 export function withReadinessGate(spec: PodSpec): PodSpec {
   if (hasGate(spec)) return spec;
-  return { ...spec, readinessGates: [...(spec.readinessGates ?? []), { conditionType: CONDITION_INPLACE_UPDATE_READY }] };
+  return {
+    ...spec,
+    readinessGates: [...(spec.readinessGates ?? []), { conditionType: CONDITION_INPLACE_UPDATE_READY }],
+  };
 }
 
 /** The gate's condition on the pod, if it has been written. */

@@ -11,7 +11,12 @@ import type { ResizeView } from './view.js';
 
 export function agentResizeView(pod: Pod, request: Parsed<ResizeRequest>): ResizeView {
   if (!request.ok) {
-    return { state: 'Proposed', reason: ResizeViewReasons.InvalidRequest, message: request.error ?? 'no resize request', done: false };
+    return {
+      state: 'Proposed',
+      reason: ResizeViewReasons.InvalidRequest,
+      message: request.error ?? 'no resize request',
+      done: false,
+    };
   }
   const status = readResizeStatus(pod);
   if (!status.ok) {
@@ -35,7 +40,13 @@ export function agentResizeView(pod: Pod, request: Parsed<ResizeRequest>): Resiz
   }
   if (s.state === '') return { done: true };
   if (s.reason === AgentVerdicts.KubeletResizes) {
-    return { state: 'Proposed', reason: s.reason, ...(s.message ? { message: s.message } : {}), since: s.since, done: false };
+    return {
+      state: 'Proposed',
+      reason: s.reason,
+      ...(s.message ? { message: s.message } : {}),
+      since: s.since,
+      done: false,
+    };
   }
   return {
     state: s.state,

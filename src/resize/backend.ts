@@ -29,8 +29,9 @@ function kubeletPredatesResize(node: Node | undefined): string | undefined {
 }
 
 const runningContainers = (pod: Pod): number =>
-  [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].filter((s) => s.state?.running !== undefined)
-    .length;
+  [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].filter(
+    (s) => s.state?.running !== undefined,
+  ).length;
 
 /**
  * What one pod says about its node's kubelet: a running container that reports its resources says
@@ -82,7 +83,10 @@ export function agentSaysKubeletResizes(pod: Pod): boolean {
   const request = readResizeRequest(pod);
   const status = readResizeStatus(pod);
   return (
-    request.ok && status.ok && status.value.revision === request.value.revision && status.value.reason === AgentVerdicts.KubeletResizes
+    request.ok &&
+    status.ok &&
+    status.value.revision === request.value.revision &&
+    status.value.reason === AgentVerdicts.KubeletResizes
   );
 }
 

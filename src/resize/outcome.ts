@@ -55,7 +55,11 @@ const kubeletSays = (view: Readonly<ResizeView>): string =>
  * nextCheckAt one timeout from now, and the caller should supply `since` from its own record
  * (e.g. the previous status.resize entry of the pod while the state is unchanged).
  */
-export function decideResizeOutcome(view: Readonly<ResizeView>, strategy: ResizeOutcomeStrategy, now: number): ResizeOutcome {
+export function decideResizeOutcome(
+  view: Readonly<ResizeView>,
+  strategy: ResizeOutcomeStrategy,
+  now: number,
+): ResizeOutcome {
   if (view.done || view.state === undefined) return { action: 'none' };
 
   switch (view.state) {

@@ -18,6 +18,7 @@ export type PolicyContainer = Pick<Wire<k8s.V1Container>, 'resizePolicy'>;
  */
 export function restartRequired(container: PolicyContainer, changedResources: readonly ResizableResource[]): boolean {
   return changedResources.some(
-    (resource) => container.resizePolicy?.find((p) => p.resourceName === resource)?.restartPolicy === 'RestartContainer',
+    (resource) =>
+      container.resizePolicy?.find((p) => p.resourceName === resource)?.restartPolicy === 'RestartContainer',
   );
 }

@@ -26,7 +26,8 @@ function amount(value: string): Amount {
 }
 
 const isPositive = (a: Amount): boolean => a === 'invalid' || a > 0n;
-const add = (a: Amount | undefined, b: Amount): Amount => (a === undefined ? b : a === 'invalid' || b === 'invalid' ? 'invalid' : a + b);
+const add = (a: Amount | undefined, b: Amount): Amount =>
+  a === undefined ? b : a === 'invalid' || b === 'invalid' ? 'invalid' : a + b;
 
 /**
  * The rule: only cpu and memory quantities above zero count. BestEffort when no container has any

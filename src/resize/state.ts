@@ -110,33 +110,50 @@ function describeDifference(spec: Resources | undefined, actual: Resources | und
  * Containers a resize can touch, paired with their status: regular containers and sidecars
  * (restartable init containers); plain init containers cannot be resized and are left out.
  */
-function resizableContainerStatuses(pod: Pod): { name: string; spec: Resources | undefined; status: ContainerStatus | undefined }[] {
+function resizableContainerStatuses(
+  pod: Pod,
+): { name: string; spec: Resources | undefined; status: ContainerStatus | undefined }[] {
   const statuses = new Map<string, ContainerStatus>();
   for (const s of pod.status?.initContainerStatuses ?? []) statuses.set(`init/${s.name}`, s);
   for (const s of pod.status?.containerStatuses ?? []) statuses.set(`main/${s.name}`, s);
   return [
-    ...sidecarContainers(pod.spec).map((c) => ({ name: c.name, spec: c.resources, status: statuses.get(`init/${c.name}`) })),
-    ...(pod.spec?.containers ?? []).map((c) => ({ name: c.name, spec: c.resources, status: statuses.get(`main/${c.name}`) })),
+    ...sidecarContainers(pod.spec).map((c) => ({
+      name: c.name,
+      spec: c.resources,
+      status: statuses.get(`init/${c.name}`),
+    })),
+    ...(pod.spec?.containers ?? []).map((c) => ({
+      name: c.name,
+      spec: c.resources,
+      status: statuses.get(`main/${c.name}`),
+    })),
   ];
 }
 
 /** Pod-level resources as the kubelet applied them (status.resources, Kubernetes ≥ 1.36). */
-const podLevelStatus = (pod: Pod): Resources | undefined => (pod.status as { resources?: Resources } | undefined)?.resources;
+const podLevelStatus = (pod: Pod): Resources | undefined =>
+  (pod.status as { resources?: Resources } | undefined)?.resources;
 
 /** The first container (or the pod's own resources) reported other than its spec, or undefined when none is. */
 function firstDifference(pod: Pod): string | undefined {
   const podLevel = podLevelStatus(pod);
-  if (pod.spec?.resources !== undefined && podLevel !== undefined && !resourcesEquivalent(pod.spec.resources, podLevel)) {
+  if (
+    pod.spec?.resources !== undefined &&
+    podLevel !== undefined &&
+    !resourcesEquivalent(pod.spec.resources, podLevel)
+  ) {
     return `pod-level resources: ${describeDifference(pod.spec.resources, podLevel)}`;
   }
   for (const c of resizableContainerStatuses(pod)) {
     if (c.status?.resources === undefined) continue;
-    if (!resourcesEquivalent(c.spec, c.status.resources)) return `container ${c.name}: ${describeDifference(c.spec, c.status.resources)}`;
+    if (!resourcesEquivalent(c.spec, c.status.resources))
+      return `container ${c.name}: ${describeDifference(c.spec, c.status.resources)}`;
   }
   return undefined;
 }
 
-const reportsResources = (pod: Pod): boolean => resizableContainerStatuses(pod).some((c) => c.status?.resources !== undefined);
+const reportsResources = (pod: Pod): boolean =>
+  resizableContainerStatuses(pod).some((c) => c.status?.resources !== undefined);
 
 function activeCondition(pod: Pod, type: string): Condition | undefined {
   const condition = podCondition(pod, type);
@@ -199,7 +216,8 @@ function resizeViewOf(pod: Pod): ResizeView {
     // A verdict is about the latest resize once it observed the generation that resize produced;
     // a later patch of the same update (the image) raises the generation without a new resize.
     const judgedFrom = update?.resizeGeneration ?? generation;
-    const stale = judgedFrom !== undefined && pending.observedGeneration !== undefined && pending.observedGeneration < judgedFrom;
+    const stale =
+      judgedFrom !== undefined && pending.observedGeneration !== undefined && pending.observedGeneration < judgedFrom;
     if (stale) {
       return view('Proposed', {
         reason: ResizeViewReasons.NotObserved,
@@ -212,13 +230,20 @@ function resizeViewOf(pod: Pod): ResizeView {
     return view(state, { reason: pending.reason, message: pending.message, since: pending.lastTransitionTime });
   }
   if (inProgress) {
-    return view('InProgress', { reason: inProgress.reason, message: inProgress.message, since: inProgress.lastTransitionTime });
+    return view('InProgress', {
+      reason: inProgress.reason,
+      message: inProgress.message,
+      since: inProgress.lastTransitionTime,
+    });
   }
 
   const legacy = pod.status?.resize;
   if (legacy) {
     if (isResizeState(legacy)) return view(legacy, {});
-    return view('Deferred', { reason: legacy, message: `status.resize is ${JSON.stringify(legacy)}, read as Deferred` });
+    return view('Deferred', {
+      reason: legacy,
+      message: `status.resize is ${JSON.stringify(legacy)}, read as Deferred`,
+    });
   }
 
   const difference = firstDifference(pod);

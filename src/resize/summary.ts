@@ -31,7 +31,9 @@ export function summarizeResizes(entries: readonly ResizeSummaryEntry[]): CloneS
     if (view.since) pod.since = view.since;
     unfinished.push({ pod, key: sinceKey(view.since) });
   }
-  unfinished.sort((a, b) => (a.key === b.key ? (a.pod.name < b.pod.name ? -1 : a.pod.name > b.pod.name ? 1 : 0) : a.key < b.key ? -1 : 1));
+  unfinished.sort((a, b) =>
+    a.key === b.key ? (a.pod.name < b.pod.name ? -1 : a.pod.name > b.pod.name ? 1 : 0) : a.key < b.key ? -1 : 1,
+  );
 
   const status: CloneSetResizeStatus = {
     resizing: counts.Proposed + counts.InProgress + counts.Deferred,

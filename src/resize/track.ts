@@ -56,9 +56,14 @@ export function trackResizes(
     const outcome = decideResizeOutcome(view, strategy, now);
     if (outcome.action === 'recreate') result.recreate.push({ pod, reason: outcome.reason ?? `resize ${view.state}` });
     if (outcome.action === 'blocked') {
-      result.blocked.push({ pod, reason: outcome.reason ?? view.state ?? 'Blocked', message: outcome.message ?? view.message ?? '' });
+      result.blocked.push({
+        pod,
+        reason: outcome.reason ?? view.state ?? 'Blocked',
+        message: outcome.message ?? view.message ?? '',
+      });
     }
-    if (outcome.nextCheckAt !== undefined) result.nextCheckAt = Math.min(result.nextCheckAt ?? Infinity, outcome.nextCheckAt);
+    if (outcome.nextCheckAt !== undefined)
+      result.nextCheckAt = Math.min(result.nextCheckAt ?? Infinity, outcome.nextCheckAt);
   }
   return result;
 }

@@ -28,7 +28,10 @@ export class KubeApiError extends Error {
     const detail = statusCode === 0 && cause instanceof Error ? `(${cause.message})` : '';
     // A refused write was never sent, so "no response" would mislead.
     const outcome = statusCode || (cause instanceof WriteRefusedError ? cause.message : `no response ${detail}`);
-    super(`${method} ${path}: ${outcome} ${status?.reason ?? ''} ${status?.message ?? ''}`.replace(/\s+/g, ' ').trim(), options);
+    super(
+      `${method} ${path}: ${outcome} ${status?.reason ?? ''} ${status?.message ?? ''}`.replace(/\s+/g, ' ').trim(),
+      options,
+    );
     this.name = 'KubeApiError';
   }
   get reason(): string | undefined {

@@ -122,7 +122,9 @@ export class Controller {
 
   constructor(options: ControllerOptions) {
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {
-      throw new RangeError(`controller ${options.name}: concurrency must be an integer >= 1, got ${String(options.concurrency)}`);
+      throw new RangeError(
+        `controller ${options.name}: concurrency must be an integer >= 1, got ${String(options.concurrency)}`,
+      );
     }
     this.name = options.name;
     this.#concurrency = options.concurrency;

@@ -92,7 +92,10 @@ export class EventRecorder {
     }
     if (this.writes.size >= this.maxQueuedWrites) {
       this.dropped++;
-      this.options.logger.debug({ reason, object: meta.name, queued: this.writes.size }, 'event dropped: too many waiting to be written');
+      this.options.logger.debug(
+        { reason, object: meta.name, queued: this.writes.size },
+        'event dropped: too many waiting to be written',
+      );
       return;
     }
     const namespace = meta.namespace ?? 'default';
@@ -109,7 +112,9 @@ export class EventRecorder {
     };
     // The failure handler is attached at once: a rejection left for later would be unhandled
     // and end the process.
-    this.writes.add(write).catch((err: unknown) => this.options.logger.warn({ err, reason, object: meta.name }, 'could not record event'));
+    this.writes
+      .add(write)
+      .catch((err: unknown) => this.options.logger.warn({ err, reason, object: meta.name }, 'could not record event'));
   }
 
   /**

@@ -189,7 +189,10 @@ export function isResourceVersionAtLeast(seen: string, expected: string): boolea
   return order === undefined || order >= 0;
 }
 
-function createExpiringCache<V extends object | string>(kind: ExpectationKind, options: ExpectationsOptions): LRUCache<string, V> {
+function createExpiringCache<V extends object | string>(
+  kind: ExpectationKind,
+  options: ExpectationsOptions,
+): LRUCache<string, V> {
   const ttlMs = options.ttlMs ?? DEFAULT_EXPECTATIONS_TTL_MS;
   if (!Number.isFinite(ttlMs) || ttlMs <= 0) {
     throw new RangeError(`expectations ttlMs must be a finite number > 0, got ${String(options.ttlMs)}`);

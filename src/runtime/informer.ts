@@ -83,7 +83,8 @@ export class Informer<T extends KubeObject> {
   }
 
   addIndex(name: string, fn: IndexFunc<T>): void {
-    if (this.state.phase !== 'idle') throw new Error(`informer ${this.options.name}: add index "${name}" before start()`);
+    if (this.state.phase !== 'idle')
+      throw new Error(`informer ${this.options.name}: add index "${name}" before start()`);
     this.store.addIndex(name, fn);
   }
 
@@ -189,7 +190,10 @@ export class Informer<T extends KubeObject> {
       case 'scheduleRetry': {
         const delayMs = this.backoff.next();
         clearTimeout(this.retryTimer);
-        this.retryTimer = setTimeout(() => this.send({ type: 'retryDue', attempt: effect.attempt, now: Date.now() }), delayMs);
+        this.retryTimer = setTimeout(
+          () => this.send({ type: 'retryDue', attempt: effect.attempt, now: Date.now() }),
+          delayMs,
+        );
         log.debug({ informer: this.options.name, delayMs }, 'backing off');
         return;
       }
@@ -216,7 +220,10 @@ export class Informer<T extends KubeObject> {
         this.watchAbort?.abort();
         return;
       case 'log':
-        log[effect.level]({ informer: this.options.name, ...(effect.error === undefined ? {} : { err: effect.error }) }, effect.msg);
+        log[effect.level](
+          { informer: this.options.name, ...(effect.error === undefined ? {} : { err: effect.error }) },
+          effect.msg,
+        );
         return;
     }
   }
@@ -354,7 +361,8 @@ export class Informer<T extends KubeObject> {
 }
 
 /** Pods by the node they are bound to. */
-export const byNodeName: IndexFunc<{ spec?: { nodeName?: string } }> = (obj) => (obj.spec?.nodeName ? [obj.spec.nodeName] : []);
+export const byNodeName: IndexFunc<{ spec?: { nodeName?: string } }> = (obj) =>
+  obj.spec?.nodeName ? [obj.spec.nodeName] : [];
 
 function safeParse(text: string): { message?: string } {
   try {

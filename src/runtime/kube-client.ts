@@ -116,7 +116,8 @@ export class KubeClient {
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     this.server = new URL(cluster.server);
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
-    if (!(this.requestTimeoutMs > 0)) throw new RangeError(`requestTimeoutMs must be > 0, got ${this.requestTimeoutMs}`);
+    if (!(this.requestTimeoutMs > 0))
+      throw new RangeError(`requestTimeoutMs must be > 0, got ${this.requestTimeoutMs}`);
     this.maxSockets = options.maxSockets ?? 64;
     if (!(Number.isInteger(this.maxSockets) && this.maxSockets > 0))
       throw new RangeError(`maxSockets must be a positive integer, got ${this.maxSockets}`);
@@ -150,7 +151,13 @@ export class KubeClient {
     return this.json<T>('POST', path, { body, ...call });
   }
 
-  async patch<T>(path: string, body: unknown, type: PatchType, query?: RequestOptions['query'], call?: CallOptions): Promise<T> {
+  async patch<T>(
+    path: string,
+    body: unknown,
+    type: PatchType,
+    query?: RequestOptions['query'],
+    call?: CallOptions,
+  ): Promise<T> {
     return this.json<T>('PATCH', path, { body, contentType: patchContentType[type], query, ...call });
   }
 
@@ -249,7 +256,8 @@ export class KubeClient {
         untilHeaders.dispose();
         // From here the stream lives as long as the caller wants (a plain request's json() holds
         // its own deadline around the body); a later abort ends the stream with the reason.
-        const endStream = (): void => void res.destroy(streamSignal.reason instanceof Error ? streamSignal.reason : new Error('aborted'));
+        const endStream = (): void =>
+          void res.destroy(streamSignal.reason instanceof Error ? streamSignal.reason : new Error('aborted'));
         if (streamSignal.aborted) endStream();
         else {
           streamSignal.addEventListener('abort', endStream, { once: true });

@@ -40,7 +40,11 @@ type ElectorState = 'new' | 'candidate' | 'leading' | 'stopped';
 const microTime = (d: Date): string => d.toISOString().replace('Z', '000Z');
 
 /** Checks client-go's nesting of the three durations; throws a RangeError naming the rule broken. */
-export function validateLeaderElectionTimings(leaseDurationMs: number, renewDeadlineMs: number, retryPeriodMs: number): void {
+export function validateLeaderElectionTimings(
+  leaseDurationMs: number,
+  renewDeadlineMs: number,
+  retryPeriodMs: number,
+): void {
   for (const [name, value] of [
     ['lease duration', leaseDurationMs],
     ['renew deadline', renewDeadlineMs],
@@ -122,7 +126,9 @@ export class LeaderElector {
     if (this.state !== 'leading') return new Error(`not the leader of lease ${lease} (${this.state})`);
     const overdueMs = this.now() - this.leadingUntil;
     if (overdueMs >= 0) {
-      return new Error(`lease ${lease} not renewed within ${this.renewDeadlineMs} ms (${Math.round(overdueMs)} ms overdue)`);
+      return new Error(
+        `lease ${lease} not renewed within ${this.renewDeadlineMs} ms (${Math.round(overdueMs)} ms overdue)`,
+      );
     }
     return undefined;
   }
@@ -209,9 +215,14 @@ export class LeaderElector {
     this.state = 'stopped';
     clearTimeout(this.retryTimer);
     clearTimeout(this.deadlineTimer);
-    const reason = new Error(`leader election: lease ${this.options.name} not renewed within ${this.renewDeadlineMs} ms`);
+    const reason = new Error(
+      `leader election: lease ${this.options.name} not renewed within ${this.renewDeadlineMs} ms`,
+    );
     this.roundAbort.abort(reason);
-    this.options.logger.error({ identity: this.options.identity, lease: this.options.name }, 'lost the lease; stopping');
+    this.options.logger.error(
+      { identity: this.options.identity, lease: this.options.name },
+      'lost the lease; stopping',
+    );
     this.options.onStoppedLeading();
   }
 
@@ -256,7 +267,10 @@ export class LeaderElector {
     try {
       const written = await client.patch<Lease>(
         this.path,
-        { metadata: { resourceVersion: lease.metadata?.resourceVersion }, spec: this.spec(identity, acquireTime, now, transitions) },
+        {
+          metadata: { resourceVersion: lease.metadata?.resourceVersion },
+          spec: this.spec(identity, acquireTime, now, transitions),
+        },
         'merge',
         undefined,
         call,
@@ -300,7 +314,8 @@ export class LeaderElector {
       );
       log.info({ lease: this.options.name }, 'released the lease');
     } catch (err) {
-      if (isConflict(err)) log.warn({ lease: this.options.name }, 'not releasing the lease: it changed since this process last wrote it');
+      if (isConflict(err))
+        log.warn({ lease: this.options.name }, 'not releasing the lease: it changed since this process last wrote it');
       else log.warn({ err, lease: this.options.name }, 'could not release the lease');
     }
   }

@@ -22,7 +22,10 @@ export interface ManagerOptions {
   component: string;
   metricsAddress?: string;
   healthAddress?: string;
-  leaderElection?: Pick<LeaderElectionOptions, 'namespace' | 'name' | 'identity' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'>;
+  leaderElection?: Pick<
+    LeaderElectionOptions,
+    'namespace' | 'name' | 'identity' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'
+  >;
   shutdownGraceMs?: number;
   metrics?: RuntimeMetrics;
   /** Re-deliver every cached object to the informers' handlers this often; 0 disables. Default 10 min. */
@@ -61,7 +64,8 @@ export class Manager {
    */
   constructor(private readonly options: ManagerOptions) {
     this.metrics = options.metrics ?? new RuntimeMetrics();
-    const observe = (method: string, code: string, host: string): void => this.metrics.restClientRequestsTotal.inc({ method, code, host });
+    const observe = (method: string, code: string, host: string): void =>
+      this.metrics.restClientRequestsTotal.inc({ method, code, host });
     const timeout = options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs };
     const leaderElected = options.leaderElection !== undefined;
     this.client = new KubeClient(options.kubeConfig, observe, {
@@ -118,7 +122,8 @@ export class Manager {
     const log = this.options.logger;
     const { metricsAddress, healthAddress } = this.options;
     this.metrics.startEventLoopMonitor();
-    if (metricsAddress) this.endpoints.push(new HttpEndpoints({ address: metricsAddress, registry: this.metrics.registry }));
+    if (metricsAddress)
+      this.endpoints.push(new HttpEndpoints({ address: metricsAddress, registry: this.metrics.registry }));
     if (healthAddress) {
       this.endpoints.push(
         new HttpEndpoints({
@@ -167,7 +172,9 @@ export class Manager {
           const reason = new Error(`lost the lease ${le.namespace}/${le.name}`);
           this.client.fence(reason);
           for (const c of this.controllers)
-            c.cancel(reason).catch((err: unknown) => this.options.logger.error({ err }, 'stopping a controller failed'));
+            c.cancel(reason).catch((err: unknown) =>
+              this.options.logger.error({ err }, 'stopping a controller failed'),
+            );
           this.lostLease?.();
         },
       });
@@ -214,7 +221,8 @@ export class Manager {
     const grace = this.options.shutdownGraceMs ?? 30_000;
     log.info({ graceMs: grace }, 'shutting down');
     if (this.controllersStarted) await Promise.all(this.controllers.map((c) => c.stop(grace)));
-    for (const hook of this.shutdownHooks) await hook().catch((err: unknown) => log.warn({ err }, 'a shutdown hook failed'));
+    for (const hook of this.shutdownHooks)
+      await hook().catch((err: unknown) => log.warn({ err }, 'a shutdown hook failed'));
     await Promise.all(this.informers.map((i) => i.stop()));
     await this.events.flush();
     await this.elector?.stop();

@@ -7,14 +7,19 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { RECONCILE_OUTCOMES, type ControllerMetricsFactory, type ReconcileMetrics, type ReconcileOutcome } from './controller.js';
+import {
+  RECONCILE_OUTCOMES,
+  type ControllerMetricsFactory,
+  type ReconcileMetrics,
+  type ReconcileOutcome,
+} from './controller.js';
 import type { ExpectationKind } from './expectations.js';
 import type { WorkQueueMetrics } from './workqueue.js';
 
 // controller-runtime's buckets for controller_runtime_reconcile_time_seconds.
 const RECONCILE_TIME_BUCKETS = [
-  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5,
-  4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75,
+  2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
 ];
 
 // controller-runtime's workqueue buckets: ExponentialBuckets(10e-9, 10, 12), spelled out so the
@@ -190,7 +195,8 @@ export class RuntimeMetrics implements ControllerMetricsFactory {
       labelNames: ['space'],
       registers,
       collect() {
-        for (const s of getHeapSpaceStatistics()) this.set({ space: s.space_name.replace(/_space$/, '') }, s.space_used_size);
+        for (const s of getHeapSpaceStatistics())
+          this.set({ space: s.space_name.replace(/_space$/, '') }, s.space_used_size);
       },
     });
   }

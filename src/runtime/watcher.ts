@@ -50,7 +50,13 @@ export type WatcherInput =
   | { readonly type: 'watchEvent'; readonly attempt: number; readonly resourceVersion?: string }
   /** The server ended the watch cleanly (its timeoutSeconds). */
   | { readonly type: 'watchClosed'; readonly attempt: number; readonly now: number }
-  | { readonly type: 'watchFailed'; readonly attempt: number; readonly gone: boolean; readonly error: unknown; readonly now: number }
+  | {
+      readonly type: 'watchFailed';
+      readonly attempt: number;
+      readonly gone: boolean;
+      readonly error: unknown;
+      readonly now: number;
+    }
   | { readonly type: 'watchdogFired'; readonly attempt: number }
   | { readonly type: 'retryDue'; readonly attempt: number; readonly now: number }
   | { readonly type: 'relistDue' }
@@ -110,7 +116,12 @@ function watch(from: WatcherState, resourceVersion: string, now: number, extra: 
   };
 }
 
-function backOff(from: WatcherState, then: 'list' | 'watch', resourceVersion: string, extra: WatcherEffect[]): Transition {
+function backOff(
+  from: WatcherState,
+  then: 'list' | 'watch',
+  resourceVersion: string,
+  extra: WatcherEffect[],
+): Transition {
   const attempt = attemptOf(from) + 1;
   return {
     state: { phase: 'backingOff', attempt, then, resourceVersion, synced: syncedOf(from) },
@@ -142,12 +153,18 @@ function stepListing(state: Extract<WatcherState, { phase: 'listing' }>, input: 
     return watch(state, input.resourceVersion, input.now, [...extra, { kind: 'armRelist' }]);
   }
   if (input.type === 'listFailed') {
-    return backOff(state, 'list', '', [{ kind: 'log', level: 'warn', msg: 'list failed; retrying', error: input.error }]);
+    return backOff(state, 'list', '', [
+      { kind: 'log', level: 'warn', msg: 'list failed; retrying', error: input.error },
+    ]);
   }
   return stay(state);
 }
 
-function stepWatching(state: Extract<WatcherState, { phase: 'watching' }>, input: WatcherInput, config: WatcherConfig): Transition {
+function stepWatching(
+  state: Extract<WatcherState, { phase: 'watching' }>,
+  input: WatcherInput,
+  config: WatcherConfig,
+): Transition {
   if (input.type === 'relistDue') {
     return list(state, 'periodic', [{ kind: 'abortWatch' }, { kind: 'disarmWatchdog' }]);
   }
@@ -182,7 +199,11 @@ function stepWatching(state: Extract<WatcherState, { phase: 'watching' }>, input
       if (input.gone && input.now - state.since < config.minWatchMs) {
         return backOff(state, 'list', state.resourceVersion, [
           { kind: 'disarmWatchdog' },
-          { kind: 'log', level: 'warn', msg: 'resourceVersion expired (410 Gone) as soon as the watch opened; relisting after a backoff' },
+          {
+            kind: 'log',
+            level: 'warn',
+            msg: 'resourceVersion expired (410 Gone) as soon as the watch opened; relisting after a backoff',
+          },
         ]);
       }
       if (input.gone) {

@@ -5,7 +5,18 @@ import { describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import yaml from 'js-yaml';
-import { EVERYTHING_ON, find, kubeconformBin, lint, must, objects, type Obj, render, schemaDir, schemaReleases } from './render.js';
+import {
+  EVERYTHING_ON,
+  find,
+  kubeconformBin,
+  lint,
+  must,
+  objects,
+  type Obj,
+  render,
+  schemaDir,
+  schemaReleases,
+} from './render.js';
 
 interface Container {
   name: string;
@@ -55,7 +66,17 @@ describe('the rendered manifests against the Kubernetes schemas (kubeconform, st
     // ServiceMonitor is prometheus-operator's kind, not Kubernetes': its shape is asserted below.
     const r = spawnSync(
       kubeconformBin(),
-      ['-strict', '-summary', '-kubernetes-version', release, '-schema-location', schemaDir(), '-skip', 'ServiceMonitor', '-'],
+      [
+        '-strict',
+        '-summary',
+        '-kubernetes-version',
+        release,
+        '-schema-location',
+        schemaDir(),
+        '-skip',
+        'ServiceMonitor',
+        '-',
+      ],
       { input: rendered.stdout, encoding: 'utf8' },
     );
     expect(`${r.stdout}${r.stderr}`).toMatch(/Invalid: 0, Errors: 0/);
@@ -118,7 +139,9 @@ describe('the default values', () => {
     const d = controller(objs);
     expect(d.metadata.namespace).toBe('tailor-system');
     expect((d.spec as { replicas: number }).replicas).toBe(2);
-    expect(container(d).args).toEqual(expect.arrayContaining(['--leader-elect', '--leader-election-namespace=tailor-system']));
+    expect(container(d).args).toEqual(
+      expect.arrayContaining(['--leader-elect', '--leader-election-namespace=tailor-system']),
+    );
     expect(container(d).image).toBe('tailor.local/tailor:0.1.0');
     expect(container(agent(objs)).image).toBe('tailor.local/tailor:0.1.0');
   });
@@ -144,7 +167,11 @@ describe('the default values', () => {
       capabilities: { drop: ['ALL'] },
     });
     for (const key of ['hostNetwork', 'hostPID', 'hostIPC']) expect(spec[key]).toBeUndefined();
-    expect(spec.volumes?.map((v) => v.hostPath?.path)).toEqual(['/run/containerd', '/sys/fs/cgroup', '/var/lib/kubelet/pki']);
+    expect(spec.volumes?.map((v) => v.hostPath?.path)).toEqual([
+      '/run/containerd',
+      '/sys/fs/cgroup',
+      '/var/lib/kubelet/pki',
+    ]);
     const mounts = container(agent(objs)).volumeMounts ?? [];
     expect(mounts.filter((m) => m.readOnly).map((m) => m.name)).toEqual(['cri-socket-dir', 'kubelet-pki']);
     expect(container(agent(objs)).args).toContain('--node-credentials=/var/lib/kubelet/pki/kubelet-client-current.pem');
@@ -188,7 +215,9 @@ describe('values', () => {
     expect(np.spec).toMatchObject({
       ingress: [{ ports: [{ port: 'health' }] }, { from: on.networkPolicy.metricsFrom, ports: [{ port: 'metrics' }] }],
     });
-    expect(must(objs, 'NetworkPolicy', 'tailor-agent').spec).toMatchObject({ ingress: [{ ports: [{ port: 'health' }] }] });
+    expect(must(objs, 'NetworkPolicy', 'tailor-agent').spec).toMatchObject({
+      ingress: [{ ports: [{ port: 'health' }] }],
+    });
     const image = `registry.example.com/tailor:0.1.0@sha256:${'a'.repeat(64)}`;
     for (const w of [d, a]) {
       expect(container(w).image).toBe(image);
@@ -211,15 +240,24 @@ describe('values', () => {
     });
     expect((d.spec as { replicas: number }).replicas).toBe(3);
     expect(container(d).args).toEqual(
-      expect.arrayContaining(['--cloneset-selector=!tailor.dev/test', '--workers=8', '--log-level=debug', '--resync-period=5m']),
+      expect.arrayContaining([
+        '--cloneset-selector=!tailor.dev/test',
+        '--workers=8',
+        '--log-level=debug',
+        '--resync-period=5m',
+      ]),
     );
     expect(container(d).command).toContain('--max-old-space-size=768');
-    expect(must(objs, 'ServiceAccount', 'tailor-controller').metadata.annotations).toEqual({ 'example.com/role': 'tailor' });
+    expect(must(objs, 'ServiceAccount', 'tailor-controller').metadata.annotations).toEqual({
+      'example.com/role': 'tailor',
+    });
     for (const o of objs) expect(o.metadata.labels?.['team']).toBe('platform');
   });
 
   it('crds.enabled=false leaves the CRD out; crds.keep=false lets an uninstall delete it', () => {
-    expect(find(objects({ crds: { enabled: false } }), 'CustomResourceDefinition', 'clonesets.apps.tailor.dev')).toBeUndefined();
+    expect(
+      find(objects({ crds: { enabled: false } }), 'CustomResourceDefinition', 'clonesets.apps.tailor.dev'),
+    ).toBeUndefined();
     const crd = must(objects({ crds: { keep: false } }), 'CustomResourceDefinition', 'clonesets.apps.tailor.dev');
     expect(crd.metadata.annotations?.['helm.sh/resource-policy']).toBeUndefined();
   });

@@ -11,7 +11,10 @@ export const NAMESPACE = 'tailor-system';
 
 const tool = (name: string): string => {
   const value = process.env[`TAILOR_CHART_${name}`];
-  if (!value) throw new Error(`TAILOR_CHART_${name} is not set: run the chart tier through Jest (its global setup builds the tools)`);
+  if (!value)
+    throw new Error(
+      `TAILOR_CHART_${name} is not set: run the chart tier through Jest (its global setup builds the tools)`,
+    );
   return value;
 };
 export const helmBin = (): string => tool('HELM');
@@ -50,7 +53,9 @@ function withValues<T>(values: object, run: (args: string[]) => T): T {
 /** helm template with these values (namespace tailor-system unless named). */
 export function render(values: object = {}, namespace = NAMESPACE): Rendered {
   return withValues(values, (args) => {
-    const r = spawnSync(helmBin(), ['template', 'tailor', CHART, '--namespace', namespace, ...args], { encoding: 'utf8' });
+    const r = spawnSync(helmBin(), ['template', 'tailor', CHART, '--namespace', namespace, ...args], {
+      encoding: 'utf8',
+    });
     const ok = r.status === 0;
     const objects = ok ? (yaml.loadAll(r.stdout) as (Obj | null)[]).filter((o): o is Obj => o !== null) : [];
     return { ok, stdout: r.stdout, stderr: r.stderr, objects };
@@ -67,7 +72,9 @@ export function objects(values: object = {}): Obj[] {
 /** helm lint --strict with these values. */
 export function lint(values: object = {}): { ok: boolean; output: string } {
   return withValues(values, (args) => {
-    const r = spawnSync(helmBin(), ['lint', '--strict', CHART, '--namespace', NAMESPACE, ...args], { encoding: 'utf8' });
+    const r = spawnSync(helmBin(), ['lint', '--strict', CHART, '--namespace', NAMESPACE, ...args], {
+      encoding: 'utf8',
+    });
     return { ok: r.status === 0, output: `${r.stdout}${r.stderr}` };
   });
 }
@@ -86,7 +93,12 @@ export const EVERYTHING_ON = {
   crds: { enabled: true, keep: true },
   createNamespace: true,
   commonLabels: { team: 'platform' },
-  image: { repository: 'registry.example.com/tailor', tag: '0.1.0', digest: `sha256:${'a'.repeat(64)}`, pullPolicy: 'Always' },
+  image: {
+    repository: 'registry.example.com/tailor',
+    tag: '0.1.0',
+    digest: `sha256:${'a'.repeat(64)}`,
+    pullPolicy: 'Always',
+  },
   imagePullSecrets: [{ name: 'regcred' }],
   controller: {
     replicas: 3,
@@ -103,7 +115,9 @@ export const EVERYTHING_ON = {
             weight: 100,
             podAffinityTerm: {
               topologyKey: 'kubernetes.io/hostname',
-              labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'tailor', 'app.kubernetes.io/component': 'controller' } },
+              labelSelector: {
+                matchLabels: { 'app.kubernetes.io/name': 'tailor', 'app.kubernetes.io/component': 'controller' },
+              },
             },
           },
         ],

@@ -34,11 +34,26 @@ const Mi = 1024n * 1024n;
 const HELD_MIB = 40n;
 const LONG_CALL = { timeoutMs: 60_000 };
 
-const INITIAL: ContainerResourceRequirements = { requests: { cpu: '250m', memory: '64Mi' }, limits: { cpu: '500m', memory: '128Mi' } };
-const GROWN: ContainerResourceRequirements = { requests: { cpu: '1', memory: '64Mi' }, limits: { cpu: '2', memory: '256Mi' } };
-const SHRUNK: ContainerResourceRequirements = { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '96Mi' } };
-const GROWN_AGAIN: ContainerResourceRequirements = { requests: { cpu: '1500m', memory: '64Mi' }, limits: { cpu: '3', memory: '320Mi' } };
-const BELOW_USAGE: ContainerResourceRequirements = { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '200m', memory: '32Mi' } };
+const INITIAL: ContainerResourceRequirements = {
+  requests: { cpu: '250m', memory: '64Mi' },
+  limits: { cpu: '500m', memory: '128Mi' },
+};
+const GROWN: ContainerResourceRequirements = {
+  requests: { cpu: '1', memory: '64Mi' },
+  limits: { cpu: '2', memory: '256Mi' },
+};
+const SHRUNK: ContainerResourceRequirements = {
+  requests: { cpu: '100m', memory: '64Mi' },
+  limits: { cpu: '200m', memory: '96Mi' },
+};
+const GROWN_AGAIN: ContainerResourceRequirements = {
+  requests: { cpu: '1500m', memory: '64Mi' },
+  limits: { cpu: '3', memory: '320Mi' },
+};
+const BELOW_USAGE: ContainerResourceRequirements = {
+  requests: { cpu: '100m', memory: '32Mi' },
+  limits: { cpu: '200m', memory: '32Mi' },
+};
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -105,7 +120,10 @@ describe('CRI adapter against a real containerd', () => {
   beforeAll(async () => {
     const endpoint = process.env.TAILOR_CRI_ENDPOINT;
     if (endpoint === undefined) privateRuntime = await startPrivateContainerd();
-    client = new TestCriClient(endpoint ?? privateRuntime?.endpoint, { initialReconnectBackoffMs: 100, maxReconnectBackoffMs: 500 });
+    client = new TestCriClient(endpoint ?? privateRuntime?.endpoint, {
+      initialReconnectBackoffMs: 100,
+      maxReconnectBackoffMs: 500,
+    });
     version = await detectCgroupVersion(CGROUP_ROOT);
     convert = {
       cgroupVersion: version,
@@ -126,7 +144,11 @@ describe('CRI adapter against a real containerd', () => {
       image: { image: 'tailor.local/busybox:v1' },
       // /dev/shm is the sandbox's tmpfs: the 40 MiB stay charged to this container's memory cgroup
       // and cannot be reclaimed (no swap), so usage stays at or above 40 MiB.
-      command: ['/bin/sh', '-c', `dd if=/dev/zero of=/dev/shm/hold bs=1M count=${HELD_MIB} && while true; do sleep 1; done`],
+      command: [
+        '/bin/sh',
+        '-c',
+        `dd if=/dev/zero of=/dev/shm/hold bs=1M count=${HELD_MIB} && while true; do sleep 1; done`,
+      ],
       labels,
       logPath: 'main.log',
       linux: { resources: toLinuxResources(INITIAL, convert) },
@@ -228,18 +250,38 @@ describe('CRI adapter against a real containerd', () => {
 
   test('a container ID the runtime does not know gives a NotFound CriError that names the container', async () => {
     const missing = 'f'.repeat(64);
-    const viaAdapter = await applyContainerResources(client, missing, target(GROWN), { readCurrent }).catch((e: unknown) => e);
+    const viaAdapter = await applyContainerResources(client, missing, target(GROWN), { readCurrent }).catch(
+      (e: unknown) => e,
+    );
     expect(viaAdapter).toBeInstanceOf(CriError);
-    expect(viaAdapter).toMatchObject({ call: 'ContainerStatus', containerId: missing, code: 'NotFound', retryable: false });
+    expect(viaAdapter).toMatchObject({
+      call: 'ContainerStatus',
+      containerId: missing,
+      code: 'NotFound',
+      retryable: false,
+    });
     const direct = await client.updateContainerResources(missing, target(GROWN)).catch((e: unknown) => e);
-    expect(direct).toMatchObject({ call: 'UpdateContainerResources', containerId: missing, code: 'NotFound', retryable: false });
+    expect(direct).toMatchObject({
+      call: 'UpdateContainerResources',
+      containerId: missing,
+      code: 'NotFound',
+      retryable: false,
+    });
     expect((direct as Error).message).toContain(`(container ${missing})`);
     expect((direct as CriError).details).toMatch(/not found/);
   });
 
   test('execSync runs a command in the container and returns its output and exit code (a preStop exec hook)', async () => {
-    const r = await client.execSync(containerId, ['/bin/sh', '-c', 'echo out; echo err >&2; touch /tmp/hooked; exit 3'], 10);
-    expect([Buffer.from(r.stdout).toString(), Buffer.from(r.stderr).toString(), r.exitCode]).toEqual(['out\n', 'err\n', 3]);
+    const r = await client.execSync(
+      containerId,
+      ['/bin/sh', '-c', 'echo out; echo err >&2; touch /tmp/hooked; exit 3'],
+      10,
+    );
+    expect([Buffer.from(r.stdout).toString(), Buffer.from(r.stderr).toString(), r.exitCode]).toEqual([
+      'out\n',
+      'err\n',
+      3,
+    ]);
     const again = await client.execSync(containerId, ['/bin/ls', '/tmp/hooked'], 10);
     expect(again.exitCode).toBe(0);
   });
@@ -254,7 +296,9 @@ describe('CRI adapter against a real containerd', () => {
   test('an aborted signal cancels an execSync call at once, as Canceled', async () => {
     const abort = new AbortController();
     const started = Date.now();
-    const call = client.execSync(containerId, ['/bin/sleep', '30'], 30, { signal: abort.signal }).catch((e: unknown) => e);
+    const call = client
+      .execSync(containerId, ['/bin/sleep', '30'], 30, { signal: abort.signal })
+      .catch((e: unknown) => e);
     setTimeout(() => abort.abort(new Error('the agent stops')), 300);
     expect(await call).toMatchObject({ name: 'CriError', call: 'ExecSync', code: 'Canceled' });
     expect(Date.now() - started).toBeLessThan(2_000);
@@ -269,25 +313,35 @@ describe('CRI adapter against a real containerd', () => {
     const err = await absent.updateContainerResources(containerId, target(GROWN)).catch((e: unknown) => e);
     absent.close();
     expect(Date.now() - started).toBeLessThan(2_000);
-    expect(err).toMatchObject({ name: 'CriError', call: 'UpdateContainerResources', containerId, code: 'Unavailable', retryable: true });
+    expect(err).toMatchObject({
+      name: 'CriError',
+      call: 'UpdateContainerResources',
+      containerId,
+      code: 'Unavailable',
+      retryable: true,
+    });
     expect((err as Error).message).toContain(socket);
   });
 
   test('a stopped containerd gives retryable errors and the same client works again once it is back', async () => {
     if (privateRuntime === undefined) return; // a shared runtime is not ours to stop
     await privateRuntime.stop();
-    const down = await applyContainerResources(client, containerId, target(GROWN), { readCurrent }).catch((e: unknown) => e);
+    const down = await applyContainerResources(client, containerId, target(GROWN), { readCurrent }).catch(
+      (e: unknown) => e,
+    );
     expect(down).toMatchObject({ name: 'CriError', code: 'Unavailable', retryable: true, containerId });
     expectFiles(await cgroupFiles(), target(SHRUNK));
 
     await privateRuntime.start();
     let result: Awaited<ReturnType<typeof applyContainerResources>> | undefined;
     for (let i = 0; i < 50 && result === undefined; i++) {
-      result = await applyContainerResources(client, containerId, target(GROWN), { readCurrent }).catch(async (err: unknown) => {
-        if (!(err instanceof CriError && err.retryable)) throw err;
-        await sleep(200);
-        return undefined;
-      });
+      result = await applyContainerResources(client, containerId, target(GROWN), { readCurrent }).catch(
+        async (err: unknown) => {
+          if (!(err instanceof CriError && err.retryable)) throw err;
+          await sleep(200);
+          return undefined;
+        },
+      );
     }
     expect(result).toMatchObject({ outcome: 'Applied', actuated: true });
     expectFiles(await cgroupFiles(), target(GROWN));

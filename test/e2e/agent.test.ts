@@ -10,13 +10,22 @@
 // restored afterwards.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
-import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
+import {
+  activePods,
+  cloneSetManifest,
+  cloneSetPath,
+  waitForCloneSet,
+  waitForReady,
+} from '../support/fixtures/cloneset.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { grantPodPatch } from '../support/cluster/rbac.js';
 import { eventually, kubectl, podCgroupFile, sizedContainer } from '../support/cluster/testbed.js';
 
 const profile = (gates: string): void => {
-  execFileSync('bash', ['hack/cluster.sh', 'up', 'full'], { stdio: 'pipe', env: { ...process.env, FEATURE_GATES: gates } });
+  execFileSync('bash', ['hack/cluster.sh', 'up', 'full'], {
+    stdio: 'pipe',
+    env: { ...process.env, FEATURE_GATES: gates },
+  });
 };
 
 beforeAll(() => {
@@ -24,7 +33,11 @@ beforeAll(() => {
   // (the chart with hack/dev-values.yaml: the image, RBAC, CRI socket and cgroup mounts are what is under test).
   execFileSync('bash', ['hack/dev.sh'], {
     stdio: 'pipe',
-    env: { ...process.env, FEATURE_GATES: 'InPlacePodVerticalScaling=false', KUBECONFIG: process.env.TAILOR_KUBECONFIG },
+    env: {
+      ...process.env,
+      FEATURE_GATES: 'InPlacePodVerticalScaling=false',
+      KUBECONFIG: process.env.TAILOR_KUBECONFIG,
+    },
   });
 }, 300_000);
 const { client, ns } = controllerTestBed('agent-e2e');
@@ -36,13 +49,21 @@ describe('resize through the node agent', () => {
   it('resizes 3 pods through CRI with no restart, kubelet-identical cgroups, and status.resize settling', async () => {
     await client.create(
       cloneSetPath(ns),
-      cloneSetManifest('web', { replicas: 3, updateStrategy: { type: 'InPlaceIfPossible' } }, { containers: [container('100m', '64Mi')] }),
+      cloneSetManifest(
+        'web',
+        { replicas: 3, updateStrategy: { type: 'InPlaceIfPossible' } },
+        { containers: [container('100m', '64Mi')] },
+      ),
     );
     await waitForReady(client, ns, 'web', 3, 120_000);
     const before = await activePods(client, ns, 'web');
     expect(before.every((p) => p.status?.containerStatuses?.[0]?.resources === undefined)).toBe(true);
 
-    await client.patch(cloneSetPath(ns, 'web'), { spec: { template: { spec: { containers: [container('200m', '128Mi')] } } } }, 'merge');
+    await client.patch(
+      cloneSetPath(ns, 'web'),
+      { spec: { template: { spec: { containers: [container('200m', '128Mi')] } } } },
+      'merge',
+    );
     const done = await waitForCloneSet(
       client,
       ns,
@@ -53,8 +74,12 @@ describe('resize through the node agent', () => {
         (cs.status?.resize?.resizing ?? 1) === 0 &&
         pods.every(
           (p) =>
-            (JSON.parse(p.metadata?.annotations?.['apps.tailor.dev/resize-status'] ?? '{}') as { state?: string; revision?: string })
-              .revision === cs.status?.updateRevision,
+            (
+              JSON.parse(p.metadata?.annotations?.['apps.tailor.dev/resize-status'] ?? '{}') as {
+                state?: string;
+                revision?: string;
+              }
+            ).revision === cs.status?.updateRevision,
         ),
       120_000,
     );
@@ -113,8 +138,8 @@ describe('resize through the node agent', () => {
           (cs.status?.resize?.resizing ?? 1) === 0 &&
           pods.every(
             (p) =>
-              (JSON.parse(p.metadata?.annotations?.['apps.tailor.dev/resize-status'] ?? '{}') as { revision?: string }).revision ===
-              cs.status?.updateRevision,
+              (JSON.parse(p.metadata?.annotations?.['apps.tailor.dev/resize-status'] ?? '{}') as { revision?: string })
+                .revision === cs.status?.updateRevision,
           ),
         120_000,
       );
@@ -164,9 +189,22 @@ describe('resize through the node agent', () => {
       ),
     );
     await waitForReady(client, ns, 'big', 1, 120_000);
-    await client.patch(cloneSetPath(ns, 'big'), { spec: { template: { spec: { containers: [container('500', '32Mi')] } } } }, 'merge');
-    const cs = await waitForCloneSet(client, ns, 'big', 'Infeasible', (c) => c.status?.resize?.infeasible === 1, 60_000);
+    await client.patch(
+      cloneSetPath(ns, 'big'),
+      { spec: { template: { spec: { containers: [container('500', '32Mi')] } } } },
+      'merge',
+    );
+    const cs = await waitForCloneSet(
+      client,
+      ns,
+      'big',
+      'Infeasible',
+      (c) => c.status?.resize?.infeasible === 1,
+      60_000,
+    );
     expect(cs.status?.conditions?.find((c) => c.type === 'ResizeBlocked')?.status).toBe('True');
-    await eventually('pod still running', async () => ((await activePods(client, ns, 'big')).length === 1 ? true : undefined));
+    await eventually('pod still running', async () =>
+      (await activePods(client, ns, 'big')).length === 1 ? true : undefined,
+    );
   });
 });

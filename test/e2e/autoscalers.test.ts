@@ -11,7 +11,14 @@ import { describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../src/api/wire.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { RESIZE_WITHOUT_RESTART, sizedContainer } from '../support/cluster/testbed.js';
-import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
+import {
+  activePods,
+  cloneSetManifest,
+  cloneSetPath,
+  readCloneSet,
+  waitForCloneSet,
+  waitForReady,
+} from '../support/fixtures/cloneset.js';
 
 const { client, ns } = controllerTestBed('autoscalers-e2e');
 
@@ -28,7 +35,9 @@ describe('autoscalers', () => {
         scaleTargetRef: { apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'hpa' },
         minReplicas: 3,
         maxReplicas: 5,
-        metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }],
+        metrics: [
+          { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } },
+        ],
       },
     });
     const cs = await waitForReady(client, ns, 'hpa', 3, 180_000);
@@ -68,7 +77,14 @@ describe('autoscalers', () => {
       const pod = pods.find((p) => p.metadata?.name === name);
       return JSON.stringify(actualLimitsOf(pod)) === JSON.stringify(recommended);
     };
-    await waitForCloneSet(client, ns, 'vpa', 'the kubelet to actuate the recommendation', (_cs, pods) => resized(pods), 120_000);
+    await waitForCloneSet(
+      client,
+      ns,
+      'vpa',
+      'the kubelet to actuate the recommendation',
+      (_cs, pods) => resized(pods),
+      120_000,
+    );
 
     // Tailor leaves the drift alone: no revert, nothing pending in status.resize, no ResizeBlocked.
     await new Promise((r) => setTimeout(r, 10_000));
@@ -77,7 +93,10 @@ describe('autoscalers', () => {
     expect(settled.status?.conditions?.find((c) => c.type === 'ResizeBlocked')?.status).not.toBe('True');
     let pods = await activePods(client, ns, 'vpa');
     expect(limitsOf(pods.find((p) => p.metadata?.name === name))).toEqual(recommended);
-    expect(limitsOf(pods.find((p) => p.metadata?.name === other?.metadata?.name))).toEqual({ cpu: '100m', memory: '64Mi' });
+    expect(limitsOf(pods.find((p) => p.metadata?.name === other?.metadata?.name))).toEqual({
+      cpu: '100m',
+      memory: '64Mi',
+    });
 
     // An image rollout keeps the autoscaler's values: the template's resources did not change.
     await client.patch(

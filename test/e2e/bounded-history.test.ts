@@ -17,7 +17,13 @@ import { ensureCrd } from '../support/cluster/crd.js';
 import { createTestNamespace, loadTestKubeConfig } from '../support/cluster/kube.js';
 import { startNodeAgent, type NodeAgent } from '../support/cluster/node-agent.js';
 import { eventually } from '../support/cluster/testbed.js';
-import { freePort, killAllControllers, leaseHolder, startControllerProcess, type ControllerProcess } from '../support/fault/controllers.js';
+import {
+  freePort,
+  killAllControllers,
+  leaseHolder,
+  startControllerProcess,
+  type ControllerProcess,
+} from '../support/fault/controllers.js';
 import { cloneSetManifest, cloneSetPath, waitForReady } from '../support/fixtures/cloneset.js';
 
 const client = new KubeClient(loadTestKubeConfig());
@@ -68,7 +74,13 @@ beforeAll(async () => {
         name: `big-history-${n}`,
         labels: { app: 'big', [LABEL_CLONESET]: 'big' },
         ownerReferences: [
-          { apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'big', uid: big.metadata.uid, controller: true },
+          {
+            apiVersion: 'apps.tailor.dev/v1alpha1',
+            kind: 'CloneSet',
+            name: 'big',
+            uid: big.metadata.uid,
+            controller: true,
+          },
         ],
       },
       revision: n,
@@ -98,7 +110,9 @@ describe('a CloneSet with 100 revisions at the CRD bounds beside a neighbour tha
     await eventually(
       'the controller to record the newest revision',
       async () => {
-        const list = await client.list(`/apis/apps/v1/namespaces/${ns}/controllerrevisions`, { labelSelector: `${LABEL_CLONESET}=big` });
+        const list = await client.list(`/apis/apps/v1/namespaces/${ns}/controllerrevisions`, {
+          labelSelector: `${LABEL_CLONESET}=big`,
+        });
         return list.items.length === REVISIONS ? true : undefined;
       },
       120_000,

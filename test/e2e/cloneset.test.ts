@@ -3,7 +3,13 @@
 // `kubectl scale clone`, and are garbage-collected when the CloneSet is deleted.
 import { describe, expect, it } from '@jest/globals';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
-import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
+import {
+  activePods,
+  cloneSetManifest,
+  cloneSetPath,
+  waitForCloneSet,
+  waitForReady,
+} from '../support/fixtures/cloneset.js';
 import { eventually, kubectl } from '../support/cluster/testbed.js';
 
 const { client, ns } = controllerTestBed('cloneset-e2e');
@@ -51,6 +57,8 @@ describe('a CloneSet on a real kubelet', () => {
     expect(columns.split('\n')[0]).toMatch(/DESIRED\s+UPDATED\s+UPDATED_READY\s+READY/);
 
     kubectl(['-n', ns, 'delete', 'clone', 'web', '--wait=true']);
-    await eventually('pods garbage-collected', async () => ((await activePods(client, ns, 'web')).length === 0 ? true : undefined));
+    await eventually('pods garbage-collected', async () =>
+      (await activePods(client, ns, 'web')).length === 0 ? true : undefined,
+    );
   });
 });

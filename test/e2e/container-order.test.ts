@@ -22,7 +22,13 @@ import type { Pod } from '../../src/api/wire.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { startNodeAgent, type NodeAgent } from '../support/cluster/node-agent.js';
 import { eventually, RUN_UNTIL_TERM } from '../support/cluster/testbed.js';
-import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, type TestCloneSet } from '../support/fixtures/cloneset.js';
+import {
+  activePods,
+  cloneSetManifest,
+  cloneSetPath,
+  readCloneSet,
+  type TestCloneSet,
+} from '../support/fixtures/cloneset.js';
 import { consistentlyEqual, eventuallyEqual } from '../support/fixtures/gomega.js';
 import {
   progressingAvailable as available,
@@ -75,13 +81,19 @@ function prioritizedCloneSet(name: string): TestCloneSet {
   });
   const cs = cloneSetManifest(
     name,
-    { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible' }, minReadySeconds: 10, progressDeadlineSeconds: TEN_MINUTES },
+    {
+      replicas: 1,
+      updateStrategy: { type: 'InPlaceIfPossible' },
+      minReadySeconds: 10,
+      progressDeadlineSeconds: TEN_MINUTES,
+    },
     { containers: [container('nginx'), redis], terminationGracePeriodSeconds: 3 },
   );
   return cs;
 }
 
-const status = async (name: string): Promise<NonNullable<TestCloneSet['status']>> => (await readCloneSet(client, ns, name)).status ?? {};
+const status = async (name: string): Promise<NonNullable<TestCloneSet['status']>> =>
+  (await readCloneSet(client, ns, name)).status ?? {};
 const progressing = (name: string) => () => progressingWithoutTime(client, ns, name);
 const onlyPod = async (name: string): Promise<Pod> => {
   const pods = await activePods(client, ns, name);
@@ -115,7 +127,13 @@ async function createAndUpdate(cs: TestCloneSet, change: (cs: TestCloneSet) => v
   expect(created.spec.updateStrategy?.type).toBe('InPlaceIfPossible');
   await eventuallyEqual('Progressing', progressing(name), updating, 120 * SECOND, 3 * SECOND);
   await eventuallyEqual('status.replicas', async () => (await status(name)).replicas ?? 0, 1, 3 * SECOND, SECOND);
-  await eventuallyEqual('status.readyReplicas', async () => (await status(name)).readyReplicas ?? 0, 1, 120 * SECOND, 3 * SECOND);
+  await eventuallyEqual(
+    'status.readyReplicas',
+    async () => (await status(name)).readyReplicas ?? 0,
+    1,
+    120 * SECOND,
+    3 * SECOND,
+  );
   await eventuallyEqual('Progressing', progressing(name), available, 120 * SECOND, 3 * SECOND);
   expect(await activePods(client, ns, name)).toHaveLength(1);
 
@@ -173,7 +191,13 @@ describe('CloneSet in-place update with container priorities (Kruise e2e)', () =
           (p) => containerStatus(p, 'nginx')?.lastState?.terminated?.finishedAt,
           (p) => containerStatus(p, 'redis')?.state?.running?.startedAt,
         );
-      await eventuallyEqual('nginx stopped after new redis has started 10 s', nginxStoppedAfterRedisReady, true, 30 * SECOND, SECOND);
+      await eventuallyEqual(
+        'nginx stopped after new redis has started 10 s',
+        nginxStoppedAfterRedisReady,
+        true,
+        30 * SECOND,
+        SECOND,
+      );
 
       const batches = updateState(pod).containerBatchesRecord ?? [];
       expect(batches.map((b) => b.containers)).toEqual([['redis'], ['nginx']]);
@@ -193,7 +217,11 @@ describe('CloneSet in-place update with container priorities (Kruise e2e)', () =
         async () => (await redisOf())?.lastState?.terminated ?? undefined,
         60 * SECOND,
       );
-      await eventually('redis to wait (it cannot start)', async () => (await redisOf())?.state?.waiting ?? undefined, 60 * SECOND);
+      await eventually(
+        'redis to wait (it cannot start)',
+        async () => (await redisOf())?.state?.waiting ?? undefined,
+        60 * SECOND,
+      );
 
       const pod = await onlyPod(name);
       expect(containerStatus(pod, 'nginx')?.restartCount).toBe(0);
@@ -209,7 +237,10 @@ describe('CloneSet in-place update with container priorities (Kruise e2e)', () =
 });
 
 /** Kruise's cloneset.go case: the template annotation `config`, read by redis's env through the downward API. */
-function configReadingCloneSet(name: string, extra: { nginx?: Record<string, unknown>; minReadySeconds?: number } = {}): TestCloneSet {
+function configReadingCloneSet(
+  name: string,
+  extra: { nginx?: Record<string, unknown>; minReadySeconds?: number } = {},
+): TestCloneSet {
   const redis = container('redis', {
     env: [
       { name: 'KRUISE_CONTAINER_PRIORITY', value: '10' },
@@ -253,8 +284,18 @@ describe('CloneSet in-place update with container priorities orders restarts fro
       expect(containerStatus(pod, 'nginx')?.restartCount).toBe(1);
       expect(containerStatus(pod, 'redis')?.restartCount).toBe(1);
       const nginxStoppedAfterRedisReady = (): Promise<boolean> =>
-        stoppedTenSecondsAfter(name, (p) => containerStatus(p, 'nginx')?.lastState?.terminated?.finishedAt, redisStarted);
-      await eventuallyEqual('nginx stopped after new redis has started 10 s', nginxStoppedAfterRedisReady, true, 30 * SECOND, SECOND);
+        stoppedTenSecondsAfter(
+          name,
+          (p) => containerStatus(p, 'nginx')?.lastState?.terminated?.finishedAt,
+          redisStarted,
+        );
+      await eventuallyEqual(
+        'nginx stopped after new redis has started 10 s',
+        nginxStoppedAfterRedisReady,
+        true,
+        30 * SECOND,
+        SECOND,
+      );
       expect((updateState(pod).containerBatchesRecord ?? []).map((b) => b.containers)).toEqual([['redis'], ['nginx']]);
     },
     CASE_TIMEOUT,
@@ -296,25 +337,36 @@ function resourceEqual(spec: Resources | undefined, actual: Resources | undefine
   if (!spec || !actual) return spec === actual;
   return (['requests', 'limits'] as const).every(
     (part) =>
-      spec[part] === undefined || (['cpu', 'memory'] as const).every((r) => quantity(spec[part]?.[r]) === quantity(actual[part]?.[r])),
+      spec[part] === undefined ||
+      (['cpu', 'memory'] as const).every((r) => quantity(spec[part]?.[r]) === quantity(actual[part]?.[r])),
   );
 }
 /** Kruise's checkPodResource: every container but redis has resources other than before, and every container runs its spec's. */
 function resourcesChangedAndActuated(pod: Pod, before: Record<string, Resources | undefined>): boolean {
   const spec = pod.spec?.containers ?? [];
   if (spec.some((c) => c.name !== 'redis' && resourceEqual(c.resources, before[c.name]))) return false;
-  return (pod.status?.containerStatuses ?? []).every((s) => resourceEqual(spec.find((c) => c.name === s.name)?.resources, s.resources));
+  return (pod.status?.containerStatuses ?? []).every((s) =>
+    resourceEqual(spec.find((c) => c.name === s.name)?.resources, s.resources),
+  );
 }
 const resourcesOf = (pod: Pod): Record<string, Resources | undefined> =>
   Object.fromEntries((pod.spec?.containers ?? []).map((c) => [c.name, c.resources]));
 
 /** Kruise's testUpdateResource opening: created, one pod ready; its nginx container ID and resources. */
-async function createReady(cs: TestCloneSet): Promise<{ nginxId: string; before: Record<string, Resources | undefined> }> {
+async function createReady(
+  cs: TestCloneSet,
+): Promise<{ nginxId: string; before: Record<string, Resources | undefined> }> {
   const name = cs.metadata?.name ?? '';
   const created = await client.create<TestCloneSet>(cloneSetPath(ns), cs);
   expect(created.spec.updateStrategy?.type).toBe('InPlaceIfPossible');
   await eventuallyEqual('status.replicas', async () => (await status(name)).replicas ?? 0, 1, 3 * SECOND, SECOND);
-  await eventuallyEqual('status.readyReplicas', async () => (await status(name)).readyReplicas ?? 0, 1, 60 * SECOND, 3 * SECOND);
+  await eventuallyEqual(
+    'status.readyReplicas',
+    async () => (await status(name)).readyReplicas ?? 0,
+    1,
+    60 * SECOND,
+    3 * SECOND,
+  );
   const pod = await onlyPod(name);
   return { nginxId: containerStatus(pod, 'nginx')?.containerID ?? '', before: resourcesOf(pod) };
 }
@@ -363,7 +415,10 @@ describe.each(RESIZE_POLICIES)(
         const cs = cloneSetManifest(
           name,
           { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible' } },
-          { containers: [container('nginx', { resources: OLD_RESOURCES, resizePolicy }), redis], terminationGracePeriodSeconds: 3 },
+          {
+            containers: [container('nginx', { resources: OLD_RESOURCES, resizePolicy }), redis],
+            terminationGracePeriodSeconds: 3,
+          },
         );
         const { nginxId, before } = await createReady(cs);
 
@@ -377,12 +432,20 @@ describe.each(RESIZE_POLICIES)(
         expect(containerStatus(pod, 'redis')?.restartCount).toBe(1);
         await eventuallyEqual(
           'nginx stopped after new redis has started 10 s',
-          () => stoppedTenSecondsAfter(name, (p) => containerStatus(p, 'nginx')?.lastState?.terminated?.finishedAt, redisStarted),
+          () =>
+            stoppedTenSecondsAfter(
+              name,
+              (p) => containerStatus(p, 'nginx')?.lastState?.terminated?.finishedAt,
+              redisStarted,
+            ),
           true,
           30 * SECOND,
           SECOND,
         );
-        expect((updateState(pod).containerBatchesRecord ?? []).map((b) => b.containers)).toEqual([['redis'], ['nginx']]);
+        expect((updateState(pod).containerBatchesRecord ?? []).map((b) => b.containers)).toEqual([
+          ['redis'],
+          ['nginx'],
+        ]);
         expect(resourcesChangedAndActuated(await onlyPod(name), before)).toBe(true);
       },
       VPA_CASE_TIMEOUT,
@@ -392,7 +455,9 @@ describe.each(RESIZE_POLICIES)(
       'in-place update two container image, resource and env from metadata with priorities',
       async () => {
         const name = 'vpa-metadata-priorities';
-        const { nginxId, before } = await createReady(configReadingCloneSet(name, { nginx: { resources: OLD_RESOURCES, resizePolicy } }));
+        const { nginxId, before } = await createReady(
+          configReadingCloneSet(name, { nginx: { resources: OLD_RESOURCES, resizePolicy } }),
+        );
 
         await updateClone(name, (c) => {
           nginxImageAndResources(c);
@@ -408,7 +473,10 @@ describe.each(RESIZE_POLICIES)(
           30 * SECOND,
           SECOND,
         );
-        expect((updateState(pod).containerBatchesRecord ?? []).map((b) => b.containers)).toEqual([['redis'], ['nginx']]);
+        expect((updateState(pod).containerBatchesRecord ?? []).map((b) => b.containers)).toEqual([
+          ['redis'],
+          ['nginx'],
+        ]);
         expect(resourcesChangedAndActuated(await onlyPod(name), before)).toBe(true);
       },
       VPA_CASE_TIMEOUT,
@@ -466,7 +534,10 @@ describe('CloneSet in-place update of a native sidecar and the app (decision 002
     'updates the sidecar first and the app only once the new sidecar is ready',
     async () => {
       const name = 'sidecar-first';
-      const mesh = container('mesh', { restartPolicy: 'Always', lifecycle: { postStart: { exec: { command: ['sleep', '10'] } } } });
+      const mesh = container('mesh', {
+        restartPolicy: 'Always',
+        lifecycle: { postStart: { exec: { command: ['sleep', '10'] } } },
+      });
       const cs = cloneSetManifest(
         name,
         { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible' }, progressDeadlineSeconds: TEN_MINUTES },
@@ -498,7 +569,13 @@ describe('CloneSet in-place update of a native sidecar and the app (decision 002
           (p) => containerStatus(p, 'app')?.lastState?.terminated?.finishedAt,
           (p) => meshStatus(p)?.state?.running?.startedAt,
         );
-      await eventuallyEqual('app stopped after the new sidecar has started 10 s', appStoppedAfterMeshReady, true, 30 * SECOND, SECOND);
+      await eventuallyEqual(
+        'app stopped after the new sidecar has started 10 s',
+        appStoppedAfterMeshReady,
+        true,
+        30 * SECOND,
+        SECOND,
+      );
       expect((updateState(pod).containerBatchesRecord ?? []).map((b) => b.containers)).toEqual([['mesh'], ['app']]);
     },
     CASE_TIMEOUT,

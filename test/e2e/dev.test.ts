@@ -22,22 +22,32 @@ interface Lease {
 }
 
 const leaseHolder = async (): Promise<string> =>
-  (await client.get<Lease>('/apis/coordination.k8s.io/v1/namespaces/tailor-system/leases/tailor-controller')).spec?.holderIdentity ?? '';
+  (await client.get<Lease>('/apis/coordination.k8s.io/v1/namespaces/tailor-system/leases/tailor-controller')).spec
+    ?.holderIdentity ?? '';
 
 describe('make dev', () => {
   it('runs the controller in the cluster, which updates and resizes the sample in place and survives losing its leader', async () => {
-    execFileSync('bash', ['hack/dev.sh'], { stdio: 'pipe', env: { ...process.env, KUBECONFIG: process.env.TAILOR_KUBECONFIG } });
-    const deployment = await client.get<Deployment>('/apis/apps/v1/namespaces/tailor-system/deployments/tailor-controller');
+    execFileSync('bash', ['hack/dev.sh'], {
+      stdio: 'pipe',
+      env: { ...process.env, KUBECONFIG: process.env.TAILOR_KUBECONFIG },
+    });
+    const deployment = await client.get<Deployment>(
+      '/apis/apps/v1/namespaces/tailor-system/deployments/tailor-controller',
+    );
     expect(deployment.status?.availableReplicas).toBe(2);
     const agent = await client.get<{ status?: { numberReady?: number; desiredNumberScheduled?: number } }>(
       '/apis/apps/v1/namespaces/tailor-system/daemonsets/tailor-agent',
     );
     expect(agent.status?.numberReady).toBe(agent.status?.desiredNumberScheduled);
-    const nodes = await client.list<{ metadata?: { name?: string } }>('/api/v1/nodes', { labelSelector: '!tailor.dev/fake-node' });
+    const nodes = await client.list<{ metadata?: { name?: string } }>('/api/v1/nodes', {
+      labelSelector: '!tailor.dev/fake-node',
+    });
     const agentPods = await client.list<Pod>('/api/v1/namespaces/tailor-system/pods', {
       labelSelector: 'app.kubernetes.io/component=agent',
     });
-    expect(agentPods.items.map((p) => p.spec?.nodeName).sort()).toEqual(nodes.items.map((n) => n.metadata?.name).sort());
+    expect(agentPods.items.map((p) => p.spec?.nodeName).sort()).toEqual(
+      nodes.items.map((n) => n.metadata?.name).sort(),
+    );
     expect(nodes.items).toHaveLength(Number(process.env.NODES ?? 3));
     await waitForReady(client, ns, 'web', 3, 120_000);
     const uids = new Set((await activePods(client, ns, 'web')).map((p) => p.metadata?.uid));
@@ -46,21 +56,28 @@ describe('make dev', () => {
     const current = (await readCloneSet(client, ns, 'web')).spec.template.spec?.containers[0]?.image;
     const next = current === 'tailor.local/busybox:v2' ? 'tailor.local/busybox:v1' : 'tailor.local/busybox:v2';
     const setImage = (image: string): Promise<unknown> =>
-      client.patch(cloneSetPath(ns, 'web'), [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: image }], 'json');
+      client.patch(
+        cloneSetPath(ns, 'web'),
+        [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: image }],
+        'json',
+      );
     await setImage(next);
     await waitForCloneSet(
       client,
       ns,
       'web',
       `all pods on ${next}`,
-      (cs, pods) => cs.status?.updatedReadyReplicas === 3 && pods.every((p) => p.status?.containerStatuses?.[0]?.image === next),
+      (cs, pods) =>
+        cs.status?.updatedReadyReplicas === 3 && pods.every((p) => p.status?.containerStatuses?.[0]?.image === next),
       180_000,
     );
     expect(new Set((await activePods(client, ns, 'web')).map((p) => p.metadata?.uid))).toEqual(uids);
 
     // A resize, through pods/resize.
     const cpu =
-      (await readCloneSet(client, ns, 'web')).spec.template.spec?.containers[0]?.resources?.limits?.['cpu'] === '300m' ? '250m' : '300m';
+      (await readCloneSet(client, ns, 'web')).spec.template.spec?.containers[0]?.resources?.limits?.['cpu'] === '300m'
+        ? '250m'
+        : '300m';
     await client.patch(
       cloneSetPath(ns, 'web'),
       [{ op: 'replace', path: '/spec/template/spec/containers/0/resources/limits/cpu', value: cpu }],
@@ -96,7 +113,8 @@ describe('make dev', () => {
       ns,
       'web',
       'rollout finished after the handover',
-      (cs, pods) => cs.status?.updatedReadyReplicas === 3 && pods.every((p) => p.status?.containerStatuses?.[0]?.image === current),
+      (cs, pods) =>
+        cs.status?.updatedReadyReplicas === 3 && pods.every((p) => p.status?.containerStatuses?.[0]?.image === current),
       180_000,
     );
     expect(new Set((await activePods(client, ns, 'web')).map((p) => p.metadata?.uid))).toEqual(uids);

@@ -53,7 +53,12 @@ const work = mkdtempSync(join(tmpdir(), 'tailor-helm-e2e-'));
 let helmBin = '';
 
 interface Meta {
-  metadata?: { uid?: string; generation?: number; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata?: {
+    uid?: string;
+    generation?: number;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
 }
 interface Deployment extends Meta {
   spec?: { template?: { spec?: { containers?: { command?: string[] }[] } } };
@@ -77,7 +82,10 @@ interface HelmRun {
 function helm(args: string[]): Promise<HelmRun> {
   const startedAt = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(helmBin, args, { env: { ...process.env, KUBECONFIG: kubeconfigPath() }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(helmBin, args, {
+      env: { ...process.env, KUBECONFIG: kubeconfigPath() },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -125,12 +133,17 @@ function appCloneSet(name: string, replicas: number, cpu: string): TestCloneSet 
 /** Pod UID -> restart count of the CloneSet's pods. */
 async function restarts(app: string): Promise<Map<string, number>> {
   return new Map(
-    (await activePods(client, ns, app)).map((p) => [p.metadata?.uid ?? '', p.status?.containerStatuses?.[0]?.restartCount ?? -1]),
+    (await activePods(client, ns, app)).map((p) => [
+      p.metadata?.uid ?? '',
+      p.status?.containerStatuses?.[0]?.restartCount ?? -1,
+    ]),
   );
 }
 
 /** Polls `probe` every 100 ms until stopped; the first moment it held, and what `note` saw on the way. */
-function observe(probe: () => Promise<{ done: boolean; note?: string }>): { stop(): Promise<{ doneAt?: number; notes: string[] }> } {
+function observe(probe: () => Promise<{ done: boolean; note?: string }>): {
+  stop(): Promise<{ doneAt?: number; notes: string[] }>;
+} {
   let stopped = false;
   let doneAt: number | undefined;
   const notes: string[] = [];
@@ -172,7 +185,8 @@ let takeOwnership = false;
 
 beforeAll(async () => {
   let started = Date.now();
-  helmBin = /^HELM=(.*)$/m.exec(execFileSync('bash', ['hack/build-chart-tools.sh', 'helm'], { encoding: 'utf8' }))?.[1] ?? '';
+  helmBin =
+    /^HELM=(.*)$/m.exec(execFileSync('bash', ['hack/build-chart-tools.sh', 'helm'], { encoding: 'utf8' }))?.[1] ?? '';
   expect(helmBin).not.toBe('');
   // The image the chart's pods run (tailor.local/tailor:dev, never pulled on the bed): the code
   // under test, as make dev builds it.
@@ -185,7 +199,9 @@ beforeAll(async () => {
     prior = { kind: 'release', values };
     started = Date.now();
     await helm(['uninstall', RELEASE, '-n', SYSTEM, '--wait', '--timeout', '3m']);
-    record(`make dev's release uninstalled for the test in ${seconds(Date.now() - started)} (installed again afterwards)`);
+    record(
+      `make dev's release uninstalled for the test in ${seconds(Date.now() - started)} (installed again afterwards)`,
+    );
   } else if (await exists(DEPLOYMENT)) {
     prior = { kind: 'unmanaged' }; // an older make dev's kubectl apply -k
   }
@@ -195,17 +211,32 @@ beforeAll(async () => {
   // older make dev applied with kubectl), so a changed CRD field has another manager, with which
   // Helm's server-side apply conflicts otherwise.
   const crd = await client.get<Crd>(CRD).catch(() => undefined);
-  takeOwnership = prior.kind === 'unmanaged' || (crd !== undefined && crd.metadata?.annotations?.['meta.helm.sh/release-name'] !== RELEASE);
+  takeOwnership =
+    prior.kind === 'unmanaged' ||
+    (crd !== undefined && crd.metadata?.annotations?.['meta.helm.sh/release-name'] !== RELEASE);
   await createTestNamespace(client, ns);
 }, 600_000);
 
 afterAll(async () => {
   await helmOk(['uninstall', APP, '-n', ns, '--wait']);
   await client.delete(`/api/v1/namespaces/${ns}`).catch(() => undefined);
-  if (await helmOk(['status', RELEASE, '-n', SYSTEM])) await helm(['uninstall', RELEASE, '-n', SYSTEM, '--wait', '--timeout', '3m']);
+  if (await helmOk(['status', RELEASE, '-n', SYSTEM]))
+    await helm(['uninstall', RELEASE, '-n', SYSTEM, '--wait', '--timeout', '3m']);
   const started = Date.now();
   if (prior.kind === 'release') {
-    await helm(['install', RELEASE, CHART, '-n', SYSTEM, '-f', prior.values, '--force-conflicts', '--wait', '--timeout', '5m']);
+    await helm([
+      'install',
+      RELEASE,
+      CHART,
+      '-n',
+      SYSTEM,
+      '-f',
+      prior.values,
+      '--force-conflicts',
+      '--wait',
+      '--timeout',
+      '5m',
+    ]);
     record(`make dev's release installed again with its own values in ${seconds(Date.now() - started)}`);
   } else if (prior.kind === 'unmanaged') {
     await helm([
@@ -222,7 +253,9 @@ afterAll(async () => {
       '--timeout',
       '5m',
     ]);
-    record(`the earlier kubectl-applied Tailor replaced by a release with the bed's values in ${seconds(Date.now() - started)}`);
+    record(
+      `the earlier kubectl-applied Tailor replaced by a release with the bed's values in ${seconds(Date.now() - started)}`,
+    );
   }
   rmSync(work, { recursive: true, force: true });
   client.close();
@@ -260,7 +293,9 @@ describe('Tailor installed with its Helm chart', () => {
     expect(crd.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('Helm');
     expect((await helm(['status', RELEASE, '-n', SYSTEM, '-o', 'json'])).stdout).toMatch(/"status":\s*"deployed"/);
     const controllers = (
-      await client.list<Pod>(`/api/v1/namespaces/${SYSTEM}/pods`, { labelSelector: 'app.kubernetes.io/component=controller' })
+      await client.list<Pod>(`/api/v1/namespaces/${SYSTEM}/pods`, {
+        labelSelector: 'app.kubernetes.io/component=controller',
+      })
     ).items;
     const holder = await eventually('a controller to hold the Lease', async () => {
       const h = (await client.get<{ spec?: { holderIdentity?: string } }>(LEASE)).spec?.holderIdentity;
@@ -279,9 +314,11 @@ describe('Tailor installed with its Helm chart', () => {
     const before = await restarts('steady');
     expect(before.size).toBe(3);
     const oldControllers = new Set(
-      (await client.list<Pod>(`/api/v1/namespaces/${SYSTEM}/pods`, { labelSelector: 'app.kubernetes.io/component=controller' })).items.map(
-        (p) => p.metadata?.uid,
-      ),
+      (
+        await client.list<Pod>(`/api/v1/namespaces/${SYSTEM}/pods`, {
+          labelSelector: 'app.kubernetes.io/component=controller',
+        })
+      ).items.map((p) => p.metadata?.uid),
     );
     const generation = (await client.get<Deployment>(DEPLOYMENT)).metadata?.generation ?? 0;
 
@@ -322,7 +359,9 @@ describe('Tailor installed with its Helm chart', () => {
     expect(deployment.spec?.template?.spec?.containers?.[0]?.command).toContain('--max-old-space-size=480');
     // The old pods may still be terminating (their grace period); none of them is running.
     const controllers = (
-      await client.list<Pod>(`/api/v1/namespaces/${SYSTEM}/pods`, { labelSelector: 'app.kubernetes.io/component=controller' })
+      await client.list<Pod>(`/api/v1/namespaces/${SYSTEM}/pods`, {
+        labelSelector: 'app.kubernetes.io/component=controller',
+      })
     ).items.filter((p) => !p.metadata?.deletionTimestamp);
     expect(controllers).toHaveLength(2);
     expect(controllers.filter((p) => oldControllers.has(p.metadata?.uid))).toEqual([]);
@@ -368,7 +407,9 @@ describe('Tailor installed with its Helm chart', () => {
     const install = await helm(['install', APP, APP_CHART, '-n', ns, '--wait', '--timeout', '3m']);
     let cs = await readCloneSet(client, ns, APP);
     let seen = await watch.stop();
-    process.stdout.write(`helm install of the app chart, the CloneSet as polled while helm waited:\n  ${seen.notes.join('\n  ')}\n`);
+    process.stdout.write(
+      `helm install of the app chart, the CloneSet as polled while helm waited:\n  ${seen.notes.join('\n  ')}\n`,
+    );
     record(
       `helm install --wait of a chart with a CloneSet of 3 (ready ${READY_AFTER_S} s after start): ${seconds(install.ms)}; rollout done ${
         seen.doneAt === undefined
@@ -424,7 +465,9 @@ describe('Tailor installed with its Helm chart', () => {
     const pods = new Map([...(await restarts('steady')), ...(await restarts(APP))]);
     const run = await helm(['uninstall', RELEASE, '-n', SYSTEM, '--wait', '--timeout', '3m']);
     record(`helm uninstall --wait of Tailor: ${seconds(run.ms)}`);
-    expect(run.stdout).toMatch(/kept due to the resource policy:\s*\n.*CustomResourceDefinition.*clonesets\.apps\.tailor\.dev/);
+    expect(run.stdout).toMatch(
+      /kept due to the resource policy:\s*\n.*CustomResourceDefinition.*clonesets\.apps\.tailor\.dev/,
+    );
     for (const path of [
       DEPLOYMENT,
       DAEMONSET,

@@ -5,7 +5,13 @@
 import { describe, expect, it } from '@jest/globals';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import type { Pod } from '../../src/api/wire.js';
-import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
+import {
+  activePods,
+  cloneSetManifest,
+  cloneSetPath,
+  waitForCloneSet,
+  waitForReady,
+} from '../support/fixtures/cloneset.js';
 import { PodWatch } from '../support/cluster/pod-watch.js';
 import { kubectl } from '../support/cluster/testbed.js';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -48,7 +54,9 @@ describe('in-place image update on a real kubelet', () => {
     const leftEndpoints = new Map<string, number>();
     const poll = setInterval(() => {
       client
-        .list<Slice>(`/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`, { labelSelector: 'kubernetes.io/service-name=web' })
+        .list<Slice>(`/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`, {
+          labelSelector: 'kubernetes.io/service-name=web',
+        })
         .then((slices) => {
           for (const e of slices.items.flatMap((s) => s.endpoints ?? [])) {
             const name = e.targetRef?.name ?? '';
@@ -76,7 +84,8 @@ describe('in-place image update on a real kubelet', () => {
       'web',
       'all pods on v2 and ready',
       (cs, pods) =>
-        cs.status?.updatedReadyReplicas === 4 && pods.every((p) => p.status?.containerStatuses?.[0]?.image?.endsWith('busybox:v2')),
+        cs.status?.updatedReadyReplicas === 4 &&
+        pods.every((p) => p.status?.containerStatuses?.[0]?.image?.endsWith('busybox:v2')),
       180_000,
     );
     // The kubelet's status reconcile runs every 10 s: a Ready it disagrees with would flip back

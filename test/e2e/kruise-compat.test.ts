@@ -33,7 +33,13 @@ import type { CloneSetCondition } from '../../src/api/types.js';
 import type { Pod } from '../../src/api/wire.js';
 import { KubeApiError } from '../../src/runtime/api-error.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
-import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, type TestCloneSet } from '../support/fixtures/cloneset.js';
+import {
+  activePods,
+  cloneSetManifest,
+  cloneSetPath,
+  readCloneSet,
+  type TestCloneSet,
+} from '../support/fixtures/cloneset.js';
 import { startNodeAgent, type NodeAgent } from '../support/cluster/node-agent.js';
 import { CONTAINERD_SOCKET, eventually, RUN_UNTIL_TERM } from '../support/cluster/testbed.js';
 import { consistentlyEqual, eventuallyEqual } from '../support/fixtures/gomega.js';
@@ -112,7 +118,8 @@ async function createCloneSet(cs: TestCloneSet): Promise<TestCloneSet> {
 }
 
 /** Kruise's UpdateCloneSet (kruise-tester.ts). */
-const updateCloneSet = (name: string, change: (cs: TestCloneSet) => void): Promise<void> => updateCloneSetIn(client, ns, name, change);
+const updateCloneSet = (name: string, change: (cs: TestCloneSet) => void): Promise<void> =>
+  updateCloneSetIn(client, ns, name, change);
 
 type Progressing = Omit<CloneSetCondition, 'lastTransitionTime' | 'lastUpdateTime'>;
 
@@ -126,9 +133,24 @@ async function progressing(name: string): Promise<Progressing | undefined> {
   return withoutTime;
 }
 
-const available: Progressing = { type: 'Progressing', status: 'True', reason: 'CloneSetAvailable', message: 'CloneSet is available' };
-const updating: Progressing = { type: 'Progressing', status: 'True', reason: 'CloneSetUpdated', message: 'CloneSet is progressing' };
-const paused: Progressing = { type: 'Progressing', status: 'True', reason: 'CloneSetPaused', message: 'CloneSet is paused' };
+const available: Progressing = {
+  type: 'Progressing',
+  status: 'True',
+  reason: 'CloneSetAvailable',
+  message: 'CloneSet is available',
+};
+const updating: Progressing = {
+  type: 'Progressing',
+  status: 'True',
+  reason: 'CloneSetUpdated',
+  message: 'CloneSet is progressing',
+};
+const paused: Progressing = {
+  type: 'Progressing',
+  status: 'True',
+  reason: 'CloneSetPaused',
+  message: 'CloneSet is paused',
+};
 const partitionAvailable: Progressing = {
   type: 'Progressing',
   status: 'True',
@@ -156,7 +178,9 @@ const observedGeneration = (name: string) => async () => {
 
 /** Kruise's ListPodsForCloneSet: pods not being deleted, by name. */
 async function listPods(name: string): Promise<Pod[]> {
-  return (await activePods(client, ns, name)).sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
+  return (await activePods(client, ns, name)).sort((a, b) =>
+    (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''),
+  );
 }
 const podNames = (pods: Pod[]): string[] => pods.map((p) => p.metadata?.name ?? '');
 const podPath = (name: string): string => `/api/v1/namespaces/${ns}/pods/${name}`;
@@ -232,7 +256,13 @@ describe('CloneSet Creating', () => {
         10 * SECOND,
         SECOND,
       );
-      await eventuallyEqual('Progressing', () => progressing('unschedulable'), deadlineExceeded(updateRevision), 20 * SECOND, 3 * SECOND);
+      await eventuallyEqual(
+        'Progressing',
+        () => progressing('unschedulable'),
+        deadlineExceeded(updateRevision),
+        20 * SECOND,
+        3 * SECOND,
+      );
 
       await updateCloneSet('unschedulable', (c) => {
         delete podSpec(c).schedulerName;
@@ -323,7 +353,9 @@ describe('CloneSet Scaling', () => {
         (a, b) => Date.parse(a.metadata?.creationTimestamp ?? '') - Date.parse(b.metadata?.creationTimestamp ?? ''),
       );
       for (let i = 1; i < count; i++) {
-        const readySince = Date.parse(pods[i - 1]?.status?.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime ?? '');
+        const readySince = Date.parse(
+          pods[i - 1]?.status?.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime ?? '',
+        );
         const gap = Date.parse(pods[i]?.metadata?.creationTimestamp ?? '') - readySince;
         expect(gap).toBeGreaterThanOrEqual(10 * SECOND);
         expect(gap).toBeLessThanOrEqual(12 * SECOND);
@@ -358,7 +390,11 @@ describe('CloneSet Scaling', () => {
       const oldPods = await listPods('specified');
       expect(oldPods).toHaveLength(3);
       const specified = podNames(oldPods)[0] ?? '';
-      await client.patch(podPath(specified), { metadata: { labels: { 'apps.tailor.dev/specified-delete': 'true' } } }, 'strategic');
+      await client.patch(
+        podPath(specified),
+        { metadata: { labels: { 'apps.tailor.dev/specified-delete': 'true' } } },
+        'strategic',
+      );
 
       await eventuallyEqual('the specified pod gone', () => podGone(specified), true, 30 * SECOND, SECOND);
       await eventuallyEqual('status.replicas', replicas('specified'), 3, 3 * SECOND, 3 * SECOND);
@@ -423,7 +459,13 @@ describe('CloneSet Updating', () => {
       });
       await eventuallyEqual('generation observed', observedGeneration('same-image-id'), true, 10 * SECOND, 3 * SECOND);
       await eventuallyEqual('Progressing', () => progressing('same-image-id'), updating, 120 * SECOND, 3 * SECOND);
-      await eventuallyEqual('status.updatedReadyReplicas', updatedReadyReplicas('same-image-id'), 1, 120 * SECOND, 3 * SECOND);
+      await eventuallyEqual(
+        'status.updatedReadyReplicas',
+        updatedReadyReplicas('same-image-id'),
+        1,
+        120 * SECOND,
+        3 * SECOND,
+      );
 
       const after = await listPods('same-image-id');
       expect(after).toHaveLength(1);
@@ -452,7 +494,13 @@ describe('CloneSet Updating', () => {
       });
       await eventuallyEqual('Progressing', () => progressing('env-label'), updating, 120 * SECOND, 3 * SECOND);
       await eventuallyEqual('generation observed', observedGeneration('env-label'), true, 10 * SECOND, 3 * SECOND);
-      await eventuallyEqual('status.updatedReadyReplicas', updatedReadyReplicas('env-label'), 1, 180 * SECOND, 3 * SECOND);
+      await eventuallyEqual(
+        'status.updatedReadyReplicas',
+        updatedReadyReplicas('env-label'),
+        1,
+        180 * SECOND,
+        3 * SECOND,
+      );
 
       const after = await listPods('env-label');
       expect(after).toHaveLength(1);
@@ -484,7 +532,13 @@ describe('CloneSet Updating', () => {
       });
       await eventuallyEqual('Progressing', () => progressing('env-annotation'), updating, 120 * SECOND, 3 * SECOND);
       await eventuallyEqual('generation observed', observedGeneration('env-annotation'), true, 10 * SECOND, 3 * SECOND);
-      await eventuallyEqual('status.updatedReadyReplicas', updatedReadyReplicas('env-annotation'), 1, 120 * SECOND, 3 * SECOND);
+      await eventuallyEqual(
+        'status.updatedReadyReplicas',
+        updatedReadyReplicas('env-annotation'),
+        1,
+        120 * SECOND,
+        3 * SECOND,
+      );
       await eventuallyEqual('Progressing', () => progressing('env-annotation'), available, 120 * SECOND, 3 * SECOND);
 
       const pods = await listPods('env-annotation');
@@ -508,11 +562,29 @@ describe('CloneSet Updating', () => {
       await eventuallyEqual('Progressing', () => progressing('partition'), updating, 120 * SECOND, 3 * SECOND);
       await eventuallyEqual('generation observed', observedGeneration('partition'), true, 10 * SECOND, 3 * SECOND);
       await eventuallyEqual('status.updatedReplicas', updatedReplicas('partition'), 1, 120 * SECOND, 3 * SECOND);
-      await eventuallyEqual('Progressing', () => progressing('partition'), partitionAvailable, 120 * SECOND, 3 * SECOND);
+      await eventuallyEqual(
+        'Progressing',
+        () => progressing('partition'),
+        partitionAvailable,
+        120 * SECOND,
+        3 * SECOND,
+      );
 
       await sleep(10 * SECOND);
-      await eventuallyEqual('status.updatedReplicas after 10 s', updatedReplicas('partition'), 1, 120 * SECOND, 3 * SECOND);
-      await eventuallyEqual('status.updatedReadyReplicas', updatedReadyReplicas('partition'), 1, 120 * SECOND, 3 * SECOND);
+      await eventuallyEqual(
+        'status.updatedReplicas after 10 s',
+        updatedReplicas('partition'),
+        1,
+        120 * SECOND,
+        3 * SECOND,
+      );
+      await eventuallyEqual(
+        'status.updatedReadyReplicas',
+        updatedReadyReplicas('partition'),
+        1,
+        120 * SECOND,
+        3 * SECOND,
+      );
       await eventuallyEqual(
         'status.expectedUpdatedReplicas',
         async () => (await status('partition')()).expectedUpdatedReplicas,

@@ -35,7 +35,8 @@ const CASE_TIMEOUT = 420_000;
 // Each case's pods go with it (finalizers a case left on are taken off first).
 afterEach(async () => {
   for (const pod of (await client.list<Pod>(`/api/v1/namespaces/${ns}/pods`)).items) {
-    if (pod.metadata?.finalizers?.length) await client.patch(podPath(pod.metadata.name ?? ''), { metadata: { finalizers: null } }, 'merge');
+    if (pod.metadata?.finalizers?.length)
+      await client.patch(podPath(pod.metadata.name ?? ''), { metadata: { finalizers: null } }, 'merge');
   }
   await client.delete(cloneSetPath(ns));
   const left = async (): Promise<number> => (await client.list<Pod>(`/api/v1/namespaces/${ns}/pods`)).items.length;
@@ -49,10 +50,12 @@ const stateOf = (pod: Pod | undefined): string | undefined => pod?.metadata?.lab
 const listPods = async (name: string): Promise<Pod[]> =>
   (await activePods(client, ns, name)).sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
 const podNames = (pods: readonly Pod[]): string[] => pods.map((p) => p.metadata?.name ?? '');
-const status = async (name: string): Promise<NonNullable<TestCloneSet['status']>> => (await readCloneSet(client, ns, name)).status ?? {};
+const status = async (name: string): Promise<NonNullable<TestCloneSet['status']>> =>
+  (await readCloneSet(client, ns, name)).status ?? {};
 
 const progressing = (name: string): Promise<Progressing | undefined> => progressingWithoutTime(client, ns, name);
-const update = (name: string, change: (cs: TestCloneSet) => void): Promise<void> => updateCloneSet(client, ns, name, change);
+const update = (name: string, change: (cs: TestCloneSet) => void): Promise<void> =>
+  updateCloneSet(client, ns, name, change);
 const gone = (name: string) => (): Promise<boolean> => podGone(client, ns, name);
 
 /** Gomega's Eventually(read, within).Should(Equal(expected)). */
@@ -96,7 +99,12 @@ async function startWithPreDeleteHook(name: string, labels: Record<string, strin
 }
 
 const expectPreparingDelete = (pod: string): Promise<void> =>
-  eventuallyEqual('the specified pod', async () => stateOf(await client.get<Pod>(podPath(pod))), 'PreparingDelete', 10 * SECOND);
+  eventuallyEqual(
+    'the specified pod',
+    async () => stateOf(await client.get<Pod>(podPath(pod))),
+    'PreparingDelete',
+    10 * SECOND,
+  );
 
 /** The hook lets go of the specified pod: it is deleted and replaced, the two others stay. */
 async function releaseAndExpectReplaced(name: string, specified: string, oldPods: readonly Pod[]): Promise<void> {
@@ -120,16 +128,31 @@ describe('CloneSet lifecycle hooks (Kruise e2e)', () => {
       await client.create(cloneSetPath(ns), cs);
 
       // The pod is ready, but its lifecycle stays PreparingNormal: never available.
-      await eventuallyEqual('status.readyReplicas', async () => (await status('prenormal')).readyReplicas ?? 0, 1, 120 * SECOND);
+      await eventuallyEqual(
+        'status.readyReplicas',
+        async () => (await status('prenormal')).readyReplicas ?? 0,
+        1,
+        120 * SECOND,
+      );
       const { updateRevision } = await status('prenormal');
-      await eventuallyEqual('Progressing', () => progressing('prenormal'), deadlineExceeded(updateRevision), 120 * SECOND);
+      await eventuallyEqual(
+        'Progressing',
+        () => progressing('prenormal'),
+        deadlineExceeded(updateRevision),
+        120 * SECOND,
+      );
       const pods = await listPods('prenormal');
       expect(pods.map(stateOf)).toEqual(['PreparingNormal']);
 
       // The hook is satisfied: the pod becomes Normal.
       const name = podNames(pods)[0] ?? '';
       await client.patch(podPath(name), { metadata: { finalizers: [finalizer] } }, 'merge');
-      await eventuallyEqual('the lifecycle state', async () => (await listPods('prenormal')).map(stateOf), ['Normal'], 120 * SECOND);
+      await eventuallyEqual(
+        'the lifecycle state',
+        async () => (await listPods('prenormal')).map(stateOf),
+        ['Normal'],
+        120 * SECOND,
+      );
 
       await client.patch(podPath(name), { metadata: { finalizers: null } }, 'merge');
       await eventuallyEqual(
@@ -150,20 +173,40 @@ describe('CloneSet lifecycle hooks (Kruise e2e)', () => {
       cs.spec.progressDeadlineSeconds = 8;
       await client.create(cloneSetPath(ns), cs);
 
-      await eventuallyEqual('status.replicas', async () => (await status('unschedulable')).replicas ?? 0, 1, 120 * SECOND);
+      await eventuallyEqual(
+        'status.replicas',
+        async () => (await status('unschedulable')).replicas ?? 0,
+        1,
+        120 * SECOND,
+      );
       const pending = async (): Promise<string | undefined> => {
         const pod = (await listPods('unschedulable'))[0];
         return pod?.status?.phase === 'Pending' ? stateOf(pod) : '';
       };
       await consistentlyEqual('the pending pod', pending, 'PreparingNormal', 10 * SECOND);
       const { updateRevision } = await status('unschedulable');
-      await eventuallyEqual('Progressing', () => progressing('unschedulable'), deadlineExceeded(updateRevision), 20 * SECOND);
+      await eventuallyEqual(
+        'Progressing',
+        () => progressing('unschedulable'),
+        deadlineExceeded(updateRevision),
+        20 * SECOND,
+      );
 
       await update('unschedulable', (c) => {
         delete (c.spec.template.spec as { schedulerName?: string }).schedulerName;
       });
-      await eventuallyEqual('status.readyReplicas', async () => (await status('unschedulable')).readyReplicas ?? 0, 1, 120 * SECOND);
-      await eventuallyEqual('the lifecycle state', async () => (await listPods('unschedulable')).map(stateOf), ['Normal'], 120 * SECOND);
+      await eventuallyEqual(
+        'status.readyReplicas',
+        async () => (await status('unschedulable')).readyReplicas ?? 0,
+        1,
+        120 * SECOND,
+      );
+      await eventuallyEqual(
+        'the lifecycle state',
+        async () => (await listPods('unschedulable')).map(stateOf),
+        ['Normal'],
+        120 * SECOND,
+      );
       await eventuallyEqual('Progressing', () => progressing('unschedulable'), available, 120 * SECOND);
     },
     CASE_TIMEOUT,
@@ -173,7 +216,9 @@ describe('CloneSet lifecycle hooks (Kruise e2e)', () => {
     'specific scale down with lifecycle and then scale up, when scalingExcludePreparingDelete is enabled',
     async () => {
       // As Kruise's e2e enables it: the CloneSet label (here in Tailor's domain; the field works the same).
-      const oldPods = await startWithPreDeleteHook('scale-down', { 'apps.tailor.dev/cloneset-scaling-exclude-preparing-delete': 'true' });
+      const oldPods = await startWithPreDeleteHook('scale-down', {
+        'apps.tailor.dev/cloneset-scaling-exclude-preparing-delete': 'true',
+      });
       const specified = podNames(oldPods)[0] ?? '';
       await update('scale-down', (c) => {
         c.spec.replicas = 2;
@@ -203,7 +248,12 @@ describe('CloneSet lifecycle hooks (Kruise e2e)', () => {
       await client.patch(podPath(specified), { metadata: { labels: { [LABEL_SPECIFIED_DELETE]: 'true' } } }, 'merge');
       await expectPreparingDelete(specified);
       // Counted while the hook holds it: no pod is created beside it.
-      await consistentlyEqual('status.replicas', async () => (await status('specific-delete')).replicas ?? 0, 3, 5 * SECOND);
+      await consistentlyEqual(
+        'status.replicas',
+        async () => (await status('specific-delete')).replicas ?? 0,
+        3,
+        5 * SECOND,
+      );
       await eventuallyEqual('Progressing', () => progressing('specific-delete'), updating, 30 * SECOND);
       await releaseAndExpectReplaced('specific-delete', specified, oldPods);
     },
@@ -214,7 +264,11 @@ describe('CloneSet lifecycle hooks (Kruise e2e)', () => {
     'CloneSet regard preparing-update pod as update when scaling',
     async () => {
       const hookLabel = 'preparing-update-hook';
-      const cs = newCloneSet('preparing-update', 2, { type: 'InPlaceIfPossible', maxUnavailable: '50%', partition: '99%' });
+      const cs = newCloneSet('preparing-update', 2, {
+        type: 'InPlaceIfPossible',
+        maxUnavailable: '50%',
+        partition: '99%',
+      });
       cs.spec.lifecycle = { inPlaceUpdate: { labelsHandler: { [hookLabel]: 'true' } } };
       cs.spec.template.metadata!.labels![hookLabel] = 'true';
       cs.spec.minReadySeconds = 10;
@@ -222,7 +276,12 @@ describe('CloneSet lifecycle hooks (Kruise e2e)', () => {
       const created = await client.create<TestCloneSet>(cloneSetPath(ns), cs);
       expect(created.spec.updateStrategy?.type).toBe('InPlaceIfPossible');
 
-      await eventuallyEqual('status.readyReplicas', async () => (await status('preparing-update')).readyReplicas ?? 0, 2, 120 * SECOND);
+      await eventuallyEqual(
+        'status.readyReplicas',
+        async () => (await status('preparing-update')).readyReplicas ?? 0,
+        2,
+        120 * SECOND,
+      );
       await eventuallyEqual('Progressing', () => progressing('preparing-update'), available, 120 * SECOND);
       expect(await listPods('preparing-update')).toHaveLength(2);
 
@@ -263,7 +322,12 @@ describe('CloneSet lifecycle hooks (Kruise e2e)', () => {
       expect(await counts()).toEqual([0, 2, 1]);
 
       const { updateRevision } = await status('preparing-update');
-      await eventuallyEqual('Progressing', () => progressing('preparing-update'), deadlineExceeded(updateRevision), 180 * SECOND);
+      await eventuallyEqual(
+        'Progressing',
+        () => progressing('preparing-update'),
+        deadlineExceeded(updateRevision),
+        180 * SECOND,
+      );
       const condition = await progressing('preparing-update');
 
       // Scaled up, the new pod is at the current revision too.

@@ -68,9 +68,17 @@ const spread = (app: string): Record<string, unknown> => ({
 });
 
 const countByNode = (pods: readonly Pod[]): Record<string, number> =>
-  pods.reduce<Record<string, number>>((acc, p) => ({ ...acc, [p.spec?.nodeName ?? '']: (acc[p.spec?.nodeName ?? ''] ?? 0) + 1 }), {});
+  pods.reduce<Record<string, number>>(
+    (acc, p) => ({ ...acc, [p.spec?.nodeName ?? '']: (acc[p.spec?.nodeName ?? ''] ?? 0) + 1 }),
+    {},
+  );
 
-async function createSpread(name: string, replicas: number, maxUnavailable: number, extra: Record<string, unknown> = {}): Promise<Pod[]> {
+async function createSpread(
+  name: string,
+  replicas: number,
+  maxUnavailable: number,
+  extra: Record<string, unknown> = {},
+): Promise<Pod[]> {
   const manifest = cloneSetManifest(
     name,
     { replicas, updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable } },
@@ -89,7 +97,8 @@ function rolledOut(name: string, replicas: number, timeoutMs = 120_000) {
     ns,
     name,
     `all ${replicas} pods updated and ready`,
-    (cs, pods) => cs.status?.updatedReadyReplicas === replicas && cs.status.replicas === replicas && pods.length === replicas,
+    (cs, pods) =>
+      cs.status?.updatedReadyReplicas === replicas && cs.status.replicas === replicas && pods.length === replicas,
     timeoutMs,
   );
 }
@@ -118,7 +127,12 @@ describe('a rollout over three nodes', () => {
       affinity: {
         nodeAffinity: {
           preferredDuringSchedulingIgnoredDuringExecution: [
-            { weight: 100, preference: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [SMALL_NODE] }] } },
+            {
+              weight: 100,
+              preference: {
+                matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [SMALL_NODE] }],
+              },
+            },
           ],
         },
       },
@@ -136,7 +150,11 @@ describe('a rollout over three nodes', () => {
     expect(first?.spec?.nodeName).toBe(SMALL_NODE);
 
     // 1.5 CPUs: more than the small node's allocatable 1, less than another node's 2.
-    await client.patch(cloneSetPath(ns, name), { spec: { template: { spec: { containers: [main('1500m')] } } } }, 'merge');
+    await client.patch(
+      cloneSetPath(ns, name),
+      { spec: { template: { spec: { containers: [main('1500m')] } } } },
+      'merge',
+    );
     const moved = await eventually(
       'the pod recreated on a node with room, Ready',
       async () => {
@@ -149,7 +167,9 @@ describe('a rollout over three nodes', () => {
     );
     expect(moved.spec?.nodeName).not.toBe(SMALL_NODE);
     expect(moved.spec?.containers?.[0]?.resources?.requests?.['cpu']).toBe('1500m');
-    const events = await client.list<{ reason?: string; involvedObject?: { name?: string } }>(`/api/v1/namespaces/${ns}/events`);
+    const events = await client.list<{ reason?: string; involvedObject?: { name?: string } }>(
+      `/api/v1/namespaces/${ns}/events`,
+    );
     expect(events.items.some((e) => e.involvedObject?.name === name && e.reason === 'ResizeRecreate')).toBe(true);
   });
 
@@ -168,7 +188,15 @@ describe('a rollout over three nodes', () => {
       );
       await run(
         kubeBinary('kubectl'),
-        ['--kubeconfig', kubeconfigPath(), 'drain', 'tailor-node-2', '--ignore-daemonsets', `--pod-selector=app=drain`, '--timeout=180s'],
+        [
+          '--kubeconfig',
+          kubeconfigPath(),
+          'drain',
+          'tailor-node-2',
+          '--ignore-daemonsets',
+          `--pod-selector=app=drain`,
+          '--timeout=180s',
+        ],
         { timeout: 200_000 },
       );
       await rolledOut('drain', 6, 180_000);

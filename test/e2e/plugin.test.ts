@@ -13,7 +13,14 @@ import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { KubeClient } from '../../src/runtime/kube-client.js';
-import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
+import {
+  activePods,
+  cloneSetManifest,
+  cloneSetPath,
+  readCloneSet,
+  waitForCloneSet,
+  waitForReady,
+} from '../support/fixtures/cloneset.js';
 import { startController, type RunningController } from '../support/cluster/controller.js';
 import { ensureCrd } from '../support/cluster/crd.js';
 import { kubeconfigPath, loadTestKubeConfig } from '../support/cluster/kube.js';
@@ -65,7 +72,8 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv = {}, timeo
 }
 
 const tailor = (...args: string[]): Promise<Run> => run(process.execPath, [plugin, ...args]);
-const status = (name: string, ...args: string[]): Promise<Run> => tailor('status', name, '-n', ns, '--kubeconfig', kubeconfig, ...args);
+const status = (name: string, ...args: string[]): Promise<Run> =>
+  tailor('status', name, '-n', ns, '--kubeconfig', kubeconfig, ...args);
 const lines = (text: string): string[] => text.split('\n').filter(Boolean);
 
 beforeAll(async () => {
@@ -77,7 +85,9 @@ beforeAll(async () => {
   }
   await ensureCrd(client);
   await client.create('/api/v1/namespaces', { metadata: { name: ns } });
-  await eventually('default service account', () => client.get(`/api/v1/namespaces/${ns}/serviceaccounts/default`).catch(() => undefined));
+  await eventually('default service account', () =>
+    client.get(`/api/v1/namespaces/${ns}/serviceaccounts/default`).catch(() => undefined),
+  );
   controller = startController(kc, ns);
 }, 180_000);
 
@@ -109,7 +119,9 @@ describe('kubectl tailor status', () => {
 
     expect(result).toMatchObject({ code: 0, stderr: '' });
     // Not a terminal: one summary line per change, then kubectl rollout status' last line.
-    expect(lines(result.stdout).at(-1)).toMatch(/^clone "web" successfully rolled out: 2 of 2 pods run revision \S+ and are ready$/);
+    expect(lines(result.stdout).at(-1)).toMatch(
+      /^clone "web" successfully rolled out: 2 of 2 pods run revision \S+ and are ready$/,
+    );
     expect(
       lines(result.stdout)
         .slice(0, -1)
@@ -142,7 +154,11 @@ describe('kubectl tailor status', () => {
       ),
     );
     await waitForReady(client, ns, 'big', 1, 120_000);
-    await client.patch(cloneSetPath(ns, 'big'), { spec: { template: { spec: { containers: [container('500')] } } } }, 'merge');
+    await client.patch(
+      cloneSetPath(ns, 'big'),
+      { spec: { template: { spec: { containers: [container('500')] } } } },
+      'merge',
+    );
 
     const result = await status('big', '--timeout', '120s');
 
@@ -158,14 +174,21 @@ describe('kubectl tailor status', () => {
     // A paused rollout with a change pending never finishes by itself.
     await client.patch(
       cloneSetPath(ns, 'web'),
-      { spec: { updateStrategy: { paused: true }, template: { spec: { containers: [container('50m', 'tailor.local/busybox:v1')] } } } },
+      {
+        spec: {
+          updateStrategy: { paused: true },
+          template: { spec: { containers: [container('50m', 'tailor.local/busybox:v1')] } },
+        },
+      },
       'merge',
     );
     const started = Date.now();
     const result = await status('web', '--timeout', '3s', '--interval', '500ms');
     expect(result.code).toBe(2);
     expect(Date.now() - started).toBeLessThan(30_000);
-    expect(lines(result.stderr)).toEqual([expect.stringMatching(/^error: timed out after 3s waiting for clone "web": /)]);
+    expect(lines(result.stderr)).toEqual([
+      expect.stringMatching(/^error: timed out after 3s waiting for clone "web": /),
+    ]);
     expect(result.stdout).toContain('Status: progressing');
   });
 
@@ -173,11 +196,15 @@ describe('kubectl tailor status', () => {
     const unknown = await status('nope');
     expect(unknown.code).toBe(3);
     expect(unknown.stdout).toBe('');
-    expect(lines(unknown.stderr)).toEqual([`error: CloneSet "nope" not found in namespace "${ns}" (CloneSets there: big, web)`]);
+    expect(lines(unknown.stderr)).toEqual([
+      `error: CloneSet "nope" not found in namespace "${ns}" (CloneSets there: big, web)`,
+    ]);
 
     const wrongNs = await tailor('status', 'web', '-n', `${ns}-missing`, '--kubeconfig', kubeconfig);
     expect(wrongNs.code).toBe(3);
-    expect(lines(wrongNs.stderr)).toEqual([`error: namespace "${ns}-missing" not found (pass the CloneSet's namespace with -n)`]);
+    expect(lines(wrongNs.stderr)).toEqual([
+      `error: namespace "${ns}-missing" not found (pass the CloneSet's namespace with -n)`,
+    ]);
 
     const dead = join(scratch, 'dead.kubeconfig');
     writeFileSync(
@@ -186,7 +213,9 @@ describe('kubectl tailor status', () => {
     );
     const noCluster = await tailor('status', 'web', '--kubeconfig', dead);
     expect(noCluster.code).toBe(3);
-    expect(lines(noCluster.stderr)).toEqual([expect.stringMatching(/^error: cannot reach the cluster at https:\/\/127\.0\.0\.1:1: /)]);
+    expect(lines(noCluster.stderr)).toEqual([
+      expect.stringMatching(/^error: cannot reach the cluster at https:\/\/127\.0\.0\.1:1: /),
+    ]);
 
     const usage = await tailor('status');
     expect(usage.code).toBe(3);
@@ -195,8 +224,10 @@ describe('kubectl tailor status', () => {
 });
 
 describe('kubectl tailor rollout verbs', () => {
-  const verb = (name: string, ...args: string[]): Promise<Run> => tailor(name, ...args, '-n', ns, '--kubeconfig', kubeconfig);
-  const podUids = async (name: string): Promise<string[]> => (await activePods(client, ns, name)).map((p) => p.metadata?.uid ?? '').sort();
+  const verb = (name: string, ...args: string[]): Promise<Run> =>
+    tailor(name, ...args, '-n', ns, '--kubeconfig', kubeconfig);
+  const podUids = async (name: string): Promise<string[]> =>
+    (await activePods(client, ns, name)).map((p) => p.metadata?.uid ?? '').sort();
   /** The history table's rows: revision, name, status, change. */
   const rows = (text: string): string[][] =>
     lines(text)
@@ -225,7 +256,13 @@ describe('kubectl tailor rollout verbs', () => {
   }, 300_000);
 
   it('history lists the revisions in order with what each changed, and prints one revision', async () => {
-    const cs = await waitForCloneSet(client, ns, 'app', 'revisions settled', (c) => c.status?.currentRevision === c.status?.updateRevision);
+    const cs = await waitForCloneSet(
+      client,
+      ns,
+      'app',
+      'revisions settled',
+      (c) => c.status?.currentRevision === c.status?.updateRevision,
+    );
     const result = await verb('history', 'app');
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(lines(result.stdout)[0]).toMatch(/^REVISION\s+NAME\s+STATUS\s+CHANGE$/);
@@ -255,7 +292,9 @@ describe('kubectl tailor rollout verbs', () => {
 
     const refused = await verb('undo', 'app', '--to-revision', '9');
     expect(refused.code).toBe(3);
-    expect(lines(refused.stderr)).toEqual(['error: cannot roll back clone "app": revision 9 not found (revisions: 1, 2)']);
+    expect(lines(refused.stderr)).toEqual([
+      'error: cannot roll back clone "app": revision 9 not found (revisions: 1, 2)',
+    ]);
 
     const result = await verb('undo', 'app');
     expect(result).toMatchObject({ code: 0, stderr: '' });
@@ -266,7 +305,10 @@ describe('kubectl tailor rollout verbs', () => {
     expect((await status('app', '--timeout', '120s')).code).toBe(0);
     expect(await podUids('app')).toEqual(uids);
     const pods = await activePods(client, ns, 'app');
-    expect(pods.map((p) => p.spec?.containers[0]?.image)).toEqual(['tailor.local/busybox:v1', 'tailor.local/busybox:v1']);
+    expect(pods.map((p) => p.spec?.containers[0]?.image)).toEqual([
+      'tailor.local/busybox:v1',
+      'tailor.local/busybox:v1',
+    ]);
 
     // The controller reused revision 1's ControllerRevision and made it the newest: no new name.
     // Revision 2 is now the oldest listed, so nothing precedes it to diff against.
@@ -295,7 +337,10 @@ describe('kubectl tailor rollout verbs', () => {
     await waitForCloneSet(client, ns, 'app', 'the paused change observed', () => true);
     await new Promise((r) => setTimeout(r, 3000));
     const held = await activePods(client, ns, 'app');
-    expect(held.map((p) => p.spec?.containers[0]?.image)).toEqual(['tailor.local/busybox:v1', 'tailor.local/busybox:v1']);
+    expect(held.map((p) => p.spec?.containers[0]?.image)).toEqual([
+      'tailor.local/busybox:v1',
+      'tailor.local/busybox:v1',
+    ]);
 
     const resumed = await verb('resume', 'app');
     expect(resumed.code).toBe(0);
@@ -359,10 +404,14 @@ describe('kubectl tailor rollout verbs', () => {
       const unknown = await verb(name, 'nope');
       expect(unknown.code).toBe(3);
       expect(unknown.stdout).toBe('');
-      expect(lines(unknown.stderr)).toEqual([`error: CloneSet "nope" not found in namespace "${ns}" (CloneSets there: app, big, web)`]);
+      expect(lines(unknown.stderr)).toEqual([
+        `error: CloneSet "nope" not found in namespace "${ns}" (CloneSets there: app, big, web)`,
+      ]);
     }
     const wrongNs = await tailor('pause', 'app', '-n', `${ns}-missing`, '--kubeconfig', kubeconfig);
     expect(wrongNs.code).toBe(3);
-    expect(lines(wrongNs.stderr)).toEqual([`error: namespace "${ns}-missing" not found (pass the CloneSet's namespace with -n)`]);
+    expect(lines(wrongNs.stderr)).toEqual([
+      `error: namespace "${ns}-missing" not found (pass the CloneSet's namespace with -n)`,
+    ]);
   });
 });

@@ -11,7 +11,13 @@ import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { eventually } from '../support/cluster/testbed.js';
-import { cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady, type TestCloneSet } from '../support/fixtures/cloneset.js';
+import {
+  cloneSetManifest,
+  cloneSetPath,
+  waitForCloneSet,
+  waitForReady,
+  type TestCloneSet,
+} from '../support/fixtures/cloneset.js';
 
 const { client, ns } = controllerTestBed('readers-e2e');
 const HEALTH = resolve(process.cwd(), 'config/argocd/health.lua');
@@ -28,11 +34,19 @@ beforeAll(() => {
 
 const verdictsOf = async (name: string): Promise<Verdicts> => {
   const cs = await client.get<TestCloneSet>(cloneSetPath(ns, name));
-  return JSON.parse(execFileSync(verdictsBinary, [HEALTH], { input: JSON.stringify(cs), encoding: 'utf8' })) as Verdicts;
+  return JSON.parse(
+    execFileSync(verdictsBinary, [HEALTH], { input: JSON.stringify(cs), encoding: 'utf8' }),
+  ) as Verdicts;
 };
 
 /** Waits until both tools give the wanted verdicts; prints them. */
-async function expectVerdicts(step: string, name: string, argocd: string, kstatus: string, timeoutMs = 120_000): Promise<void> {
+async function expectVerdicts(
+  step: string,
+  name: string,
+  argocd: string,
+  kstatus: string,
+  timeoutMs = 120_000,
+): Promise<void> {
   let last: Verdicts | undefined;
   try {
     await eventually(
@@ -72,7 +86,12 @@ describe("Argo CD's and kstatus's verdicts through a CloneSet's life", () => {
       cloneSetManifest(
         name,
         // minReadySeconds keeps each updated pod unavailable for a while, so the rollout is seen moving.
-        { replicas: 3, minReadySeconds: 5, progressDeadlineSeconds: 30, updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } },
+        {
+          replicas: 3,
+          minReadySeconds: 5,
+          progressDeadlineSeconds: 30,
+          updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 },
+        },
         { containers: [container('tailor.local/busybox:v1')] },
       ),
     );
@@ -86,7 +105,8 @@ describe("Argo CD's and kstatus's verdicts through a CloneSet's life", () => {
       ns,
       name,
       'the edit observed, the rollout moving',
-      (cs) => cs.status?.observedGeneration === cs.metadata?.generation && (cs.status?.updatedAvailableReplicas ?? 0) < 3,
+      (cs) =>
+        cs.status?.observedGeneration === cs.metadata?.generation && (cs.status?.updatedAvailableReplicas ?? 0) < 3,
       30_000,
     );
     await expectVerdicts('image rollout in progress', name, 'Progressing', 'InProgress', 10_000);
@@ -95,7 +115,14 @@ describe("Argo CD's and kstatus's verdicts through a CloneSet's life", () => {
     await expectVerdicts('rollout done', name, 'Healthy', 'Current');
 
     await setImage(name, 'tailor.local/busybox:v1', { partition: 2 });
-    await waitForCloneSet(client, ns, name, 'one pod updated, two held', (cs) => cs.status?.updatedAvailableReplicas === 1, 180_000);
+    await waitForCloneSet(
+      client,
+      ns,
+      name,
+      'one pod updated, two held',
+      (cs) => cs.status?.updatedAvailableReplicas === 1,
+      180_000,
+    );
     await expectVerdicts('partition holding pods back', name, 'Suspended', 'Current');
 
     await client.patch(cloneSetPath(ns, name), { spec: { updateStrategy: { partition: 0, paused: true } } }, 'merge');
@@ -103,6 +130,12 @@ describe("Argo CD's and kstatus's verdicts through a CloneSet's life", () => {
 
     // An image the node does not have, never pulled (imagePullPolicy Never): the pod cannot start.
     await setImage(name, 'tailor.local/busybox:not-on-the-node', { paused: false, partition: 0 });
-    await expectVerdicts('an image that cannot start, past progressDeadlineSeconds', name, 'Degraded', 'Failed', 180_000);
+    await expectVerdicts(
+      'an image that cannot start, past progressDeadlineSeconds',
+      name,
+      'Degraded',
+      'Failed',
+      180_000,
+    );
   }, 900_000);
 });

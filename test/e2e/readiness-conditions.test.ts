@@ -14,7 +14,13 @@ import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { kubeBinary } from '../support/cluster/kube-version.js';
 import { kubeconfigPath } from '../support/cluster/kube.js';
 import { firstTime, RUN_UNTIL_TERM } from '../support/cluster/testbed.js';
-import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, type TestCloneSet } from '../support/fixtures/cloneset.js';
+import {
+  activePods,
+  cloneSetManifest,
+  cloneSetPath,
+  readCloneSet,
+  type TestCloneSet,
+} from '../support/fixtures/cloneset.js';
 
 const { client, ns } = controllerTestBed('kstatus');
 const NAME = 'walk';
@@ -31,7 +37,9 @@ const run = promisify(execFile);
  * this process): the README's commands with only the kubeconfig and namespace added.
  */
 async function kubectl(...args: string[]): Promise<string> {
-  const { stdout } = await run(kubeBinary('kubectl'), ['--kubeconfig', kubeconfigPath(), '-n', ns, ...args], { encoding: 'utf8' });
+  const { stdout } = await run(kubeBinary('kubectl'), ['--kubeconfig', kubeconfigPath(), '-n', ns, ...args], {
+    encoding: 'utf8',
+  });
   return stdout;
 }
 
@@ -47,10 +55,12 @@ const container = (image: string): Record<string, unknown> => ({
   resources: { requests: { cpu: '10m', memory: '16Mi' } },
 });
 
-const patch = (spec: Record<string, unknown>): Promise<unknown> => client.patch(cloneSetPath(ns, NAME), { spec }, 'merge');
+const patch = (spec: Record<string, unknown>): Promise<unknown> =>
+  client.patch(cloneSetPath(ns, NAME), { spec }, 'merge');
 const image = (value: string): Record<string, unknown> => ({ template: { spec: { containers: [container(value)] } } });
 
-const find = (cs: TestCloneSet, type: string): CloneSetCondition | undefined => cs.status?.conditions?.find((c) => c.type === type);
+const find = (cs: TestCloneSet, type: string): CloneSetCondition | undefined =>
+  cs.status?.conditions?.find((c) => c.type === type);
 const said = (c: CloneSetCondition | undefined): string => (c ? `${c.status}/${c.reason ?? ''}` : 'absent');
 /** Reconciling and Stalled as `status/reason`. */
 const readiness = (cs: TestCloneSet): { reconciling: string; stalled: string } => ({
@@ -65,7 +75,8 @@ async function observedCloneSet(timeoutMs = 30_000): Promise<TestCloneSet> {
   for (;;) {
     const cs = await readCloneSet(client, ns, NAME);
     if (observed(cs)) return cs;
-    if (Date.now() > deadline) throw new Error(`generation ${cs.metadata?.generation} not observed: ${JSON.stringify(cs.status)}`);
+    if (Date.now() > deadline)
+      throw new Error(`generation ${cs.metadata?.generation} not observed: ${JSON.stringify(cs.status)}`);
     await sleep(50);
   }
 }
@@ -102,7 +113,9 @@ afterAll(async () => {
 /** What the pods say: how many run `img` and are Ready. */
 const readyOn = (pods: Pod[], img: string): number =>
   pods.filter(
-    (p) => p.spec?.containers[0]?.image === img && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true,
+    (p) =>
+      p.spec?.containers[0]?.image === img &&
+      p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true,
   ).length;
 
 describe('Reconciling and Stalled through the six steps of issue 32', () => {
@@ -118,7 +131,11 @@ describe('Reconciling and Stalled through the six steps of issue 32', () => {
       cloneSetPath(ns),
       cloneSetManifest(
         NAME,
-        { replicas: 3, progressDeadlineSeconds: DEADLINE_SECONDS, updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } },
+        {
+          replicas: 3,
+          progressDeadlineSeconds: DEADLINE_SECONDS,
+          updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 },
+        },
         { containers: [container(V1)] },
       ),
     );
@@ -135,20 +152,31 @@ describe('Reconciling and Stalled through the six steps of issue 32', () => {
     cs = await observedCloneSet();
     record('2. image rollout in progress', cs);
     expect(readiness(cs)).toEqual({ reconciling: 'True/RolloutInProgress', stalled: 'False/NotStalled' });
-    expect(find(cs, 'Reconciling')?.message).toMatch(/^rolling out revision walk-\w+: \d of 3 pods updated, \d available$/);
+    expect(find(cs, 'Reconciling')?.message).toMatch(
+      /^rolling out revision walk-\w+: \d of 3 pods updated, \d available$/,
+    );
 
     // 3. Rollout done: Reconciling False within about a second of the last pod becoming ready.
-    const podsDone = await firstTime('every pod to run v2 and be ready', async () => readyOn(await activePods(client, ns, NAME), V2) === 3);
+    const podsDone = await firstTime(
+      'every pod to run v2 and be ready',
+      async () => readyOn(await activePods(client, ns, NAME), V2) === 3,
+    );
     const statusDone = await firstTime('Reconciling False', async () => {
       cs = await readCloneSet(client, ns, NAME);
       return find(cs, 'Reconciling')?.status === 'False';
     });
     const lag = Math.max(0, statusDone - podsDone) / 1000;
-    process.stdout.write(`[kstatus] Reconciling False ${lag.toFixed(2)} s after the last pod of the rollout was ready\n`);
+    process.stdout.write(
+      `[kstatus] Reconciling False ${lag.toFixed(2)} s after the last pod of the rollout was ready\n`,
+    );
     expect(lag).toBeLessThan(2.5);
     record('3. rollout done', cs);
     expect(readiness(cs)).toEqual({ reconciling: 'False/Complete', stalled: 'False/NotStalled' });
-    expect(find(cs, 'Progressing')).toMatchObject({ status: 'True', reason: 'CloneSetAvailable', message: 'CloneSet is available' });
+    expect(find(cs, 'Progressing')).toMatchObject({
+      status: 'True',
+      reason: 'CloneSetAvailable',
+      message: 'CloneSet is available',
+    });
 
     // Scale up by the scale subresource: Scaling, then Complete again.
     await kubectl('scale', `clone/${NAME}`, '--replicas=4');

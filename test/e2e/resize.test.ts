@@ -5,7 +5,14 @@
 import { describe, expect, it } from '@jest/globals';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import type { Pod } from '../../src/api/wire.js';
-import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
+import {
+  activePods,
+  cloneSetManifest,
+  cloneSetPath,
+  readCloneSet,
+  waitForCloneSet,
+  waitForReady,
+} from '../support/fixtures/cloneset.js';
 import { eventually, podCgroupFile, RESIZE_WITHOUT_RESTART, sizedContainer } from '../support/cluster/testbed.js';
 
 const { client, ns } = controllerTestBed('resize-e2e');
@@ -38,7 +45,11 @@ describe('in-place resize through the kubelet', () => {
         await new Promise((res) => setTimeout(res, 50));
       }
     })();
-    await client.patch(cloneSetPath(ns, 'web'), { spec: { template: { spec: { containers: [container('200m', '128Mi')] } } } }, 'merge');
+    await client.patch(
+      cloneSetPath(ns, 'web'),
+      { spec: { template: { spec: { containers: [container('200m', '128Mi')] } } } },
+      'merge',
+    );
     await waitForCloneSet(
       client,
       ns,
@@ -87,18 +98,25 @@ describe('in-place resize through the kubelet', () => {
     );
     await waitForReady(client, ns, 'big', 1, 120_000);
     const [pod] = await activePods(client, ns, 'big');
-    await client.patch(cloneSetPath(ns, 'big'), { spec: { template: { spec: { containers: [container('500', '32Mi')] } } } }, 'merge');
+    await client.patch(
+      cloneSetPath(ns, 'big'),
+      { spec: { template: { spec: { containers: [container('500', '32Mi')] } } } },
+      'merge',
+    );
     const cs = await waitForCloneSet(
       client,
       ns,
       'big',
       'Infeasible reported',
       (c) =>
-        c.status?.resize?.infeasible === 1 && (c.status.conditions ?? []).some((x) => x.type === 'ResizeBlocked' && x.status === 'True'),
+        c.status?.resize?.infeasible === 1 &&
+        (c.status.conditions ?? []).some((x) => x.type === 'ResizeBlocked' && x.status === 'True'),
       60_000,
     );
     expect(cs.status?.resize?.pods?.[0]).toMatchObject({ name: pod?.metadata?.name, state: 'Infeasible' });
-    expect(cs.status?.conditions?.find((c) => c.type === 'ResizeBlocked')?.message).toContain(pod?.metadata?.name ?? '?');
+    expect(cs.status?.conditions?.find((c) => c.type === 'ResizeBlocked')?.message).toContain(
+      pod?.metadata?.name ?? '?',
+    );
     const [still] = await activePods(client, ns, 'big');
     expect(still?.metadata?.uid).toBe(pod?.metadata?.uid);
   });
@@ -128,7 +146,8 @@ describe('in-place resize through the kubelet', () => {
       .reduce((sum, c) => sum + milli(c.resources?.requests?.['cpu']), 0);
     // Leave room for less than the resize: it fits the node in theory, not now.
     const filler = allocatableMilli - requested - 300;
-    if (filler <= 0) throw new Error(`node too busy for this test: ${requested}m of ${allocatableMilli}m cpu requested`);
+    if (filler <= 0)
+      throw new Error(`node too busy for this test: ${requested}m of ${allocatableMilli}m cpu requested`);
     await client.create(`/api/v1/namespaces/${ns}/pods`, {
       metadata: { name: 'filler' },
       spec: { terminationGracePeriodSeconds: 0, containers: [{ ...container(`${filler}m`, '16Mi'), name: 'filler' }] },
@@ -149,7 +168,8 @@ describe('in-place resize through the kubelet', () => {
       'deferred',
       'resize completed',
       (c, pods) =>
-        (c.status?.resize?.resizing ?? 1) === 0 && pods[0]?.status?.containerStatuses?.[0]?.resources?.requests?.['cpu'] === '600m',
+        (c.status?.resize?.resizing ?? 1) === 0 &&
+        pods[0]?.status?.containerStatuses?.[0]?.resources?.requests?.['cpu'] === '600m',
       120_000,
     );
     expect(done.status?.resize?.deferred).toBe(0);
@@ -165,11 +185,19 @@ describe('in-place resize through the kubelet', () => {
     });
     await client.create(
       cloneSetPath(ns),
-      cloneSetManifest('restart', { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible' } }, { containers: [restarting('64Mi')] }),
+      cloneSetManifest(
+        'restart',
+        { replicas: 1, updateStrategy: { type: 'InPlaceIfPossible' } },
+        { containers: [restarting('64Mi')] },
+      ),
     );
     await waitForReady(client, ns, 'restart', 1, 120_000);
     const [pod] = await activePods(client, ns, 'restart');
-    await client.patch(cloneSetPath(ns, 'restart'), { spec: { template: { spec: { containers: [restarting('128Mi')] } } } }, 'merge');
+    await client.patch(
+      cloneSetPath(ns, 'restart'),
+      { spec: { template: { spec: { containers: [restarting('128Mi')] } } } },
+      'merge',
+    );
     await waitForCloneSet(
       client,
       ns,
@@ -183,7 +211,9 @@ describe('in-place resize through the kubelet', () => {
     );
     const [after] = await activePods(client, ns, 'restart');
     expect(after?.metadata?.uid).toBe(pod?.metadata?.uid);
-    expect(after?.status?.containerStatuses?.[0]?.restartCount).toBe((pod?.status?.containerStatuses?.[0]?.restartCount ?? 0) + 1);
+    expect(after?.status?.containerStatuses?.[0]?.restartCount).toBe(
+      (pod?.status?.containerStatuses?.[0]?.restartCount ?? 0) + 1,
+    );
     // Completion is only reported for a pod that was drained (InPlaceUpdateReady False) first.
     const events = await client.list<{ reason?: string; message?: string; involvedObject?: { name?: string } }>(
       `/api/v1/namespaces/${ns}/events`,
@@ -191,7 +221,9 @@ describe('in-place resize through the kubelet', () => {
     expect(
       events.items.some(
         (e) =>
-          e.involvedObject?.name === 'restart' && e.reason === 'InPlaceUpdateCompleted' && e.message?.includes(pod?.metadata?.name ?? '?'),
+          e.involvedObject?.name === 'restart' &&
+          e.reason === 'InPlaceUpdateCompleted' &&
+          e.message?.includes(pod?.metadata?.name ?? '?'),
       ),
     ).toBe(true);
   });
@@ -207,13 +239,19 @@ describe('in-place resize through the kubelet', () => {
     );
     await waitForReady(client, ns, 'recreate', 1, 120_000);
     const [pod] = await activePods(client, ns, 'recreate');
-    await client.patch(cloneSetPath(ns, 'recreate'), { spec: { template: { spec: { containers: [container('500', '32Mi')] } } } }, 'merge');
+    await client.patch(
+      cloneSetPath(ns, 'recreate'),
+      { spec: { template: { spec: { containers: [container('500', '32Mi')] } } } },
+      'merge',
+    );
     const replacement = await eventually(
       'an unschedulable replacement',
       async () => {
         const pods = await activePods(client, ns, 'recreate');
         const fresh = pods.find((p) => p.metadata?.uid !== pod?.metadata?.uid);
-        const unschedulable = fresh?.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable');
+        const unschedulable = fresh?.status?.conditions?.some(
+          (c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable',
+        );
         return pods.length === 1 && unschedulable ? fresh : undefined;
       },
       90_000,
@@ -223,7 +261,9 @@ describe('in-place resize through the kubelet', () => {
       `/api/v1/namespaces/${ns}/events`,
     );
     expect(events.items.some((e) => e.involvedObject?.name === 'recreate' && e.reason === 'ResizeRecreate')).toBe(true);
-    expect(events.items.some((e) => e.involvedObject?.name === 'recreate' && e.reason === 'PodUnschedulable')).toBe(true);
+    expect(events.items.some((e) => e.involvedObject?.name === 'recreate' && e.reason === 'PodUnschedulable')).toBe(
+      true,
+    );
   });
 });
 

@@ -8,7 +8,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../src/api/wire.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
-import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
+import {
+  activePods,
+  cloneSetManifest,
+  cloneSetPath,
+  waitForCloneSet,
+  waitForReady,
+} from '../support/fixtures/cloneset.js';
 import { PodWatch } from '../support/cluster/pod-watch.js';
 import { startNodeAgent, type NodeAgent } from '../support/cluster/node-agent.js';
 import { eventually, kubectl, RUN_UNTIL_TERM } from '../support/cluster/testbed.js';
@@ -28,13 +34,28 @@ const restarts = (pod: Pod): number => pod.status?.containerStatuses?.[0]?.resta
 const restartAll = (name: string): Promise<unknown> =>
   client.patch(
     cloneSetPath(ns, name),
-    { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString() } } } } },
+    {
+      spec: {
+        template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString() } } },
+      },
+    },
     'merge',
   );
 /** The file the pods' preStop hooks write to, in an emptyDir that outlives the container's restart. */
 const HOOK_LOG = '/hooks/prestop.log';
 const hookLog = (pod: Pod): string =>
-  kubectl(['-n', ns, 'exec', pod.metadata?.name ?? '', '-c', 'main', '--', '/bin/sh', '-c', `cat ${HOOK_LOG} 2>/dev/null || true`]);
+  kubectl([
+    '-n',
+    ns,
+    'exec',
+    pod.metadata?.name ?? '',
+    '-c',
+    'main',
+    '--',
+    '/bin/sh',
+    '-c',
+    `cat ${HOOK_LOG} 2>/dev/null || true`,
+  ]);
 /** A container that runs until SIGTERM with `preStop` as its hook (a shell line), its log in an emptyDir. */
 const withHook = (preStop: string, grace: number): Record<string, unknown> => ({
   terminationGracePeriodSeconds: grace,
@@ -70,7 +91,11 @@ describe('restart in place', () => {
     try {
       await client.patch(
         cloneSetPath(ns, 'rr'),
-        { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString() } } } } },
+        {
+          spec: {
+            template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString() } } },
+          },
+        },
         'merge',
       );
       await waitForCloneSet(
@@ -155,7 +180,8 @@ describe('restart in place', () => {
     const hooksStarted = Date.now();
     await eventually(
       'every slow pod in its preStop hook',
-      async () => ((await activePods(client, ns, 'slowstop')).every((p) => hookLog(p) === 'start\n') ? true : undefined),
+      async () =>
+        (await activePods(client, ns, 'slowstop')).every((p) => hookLog(p) === 'start\n') ? true : undefined,
       60_000,
     );
     const quickStarted = Date.now();
@@ -226,7 +252,8 @@ describe('restart in place', () => {
       ns,
       'envmeta',
       'two pods labelled blue',
-      (cs, pods) => cs.status?.updatedReadyReplicas === 2 && pods.every((p) => p.metadata?.labels?.['track'] === 'blue'),
+      (cs, pods) =>
+        cs.status?.updatedReadyReplicas === 2 && pods.every((p) => p.metadata?.labels?.['track'] === 'blue'),
       180_000,
     );
     const before = new Map((await activePods(client, ns, 'envmeta')).map((p) => [p.metadata?.uid, restarts(p)]));
@@ -242,7 +269,9 @@ describe('restart in place', () => {
       'both pods restarted with track=green',
       (cs, pods) =>
         cs.status?.updatedReadyReplicas === 2 &&
-        pods.every((p) => p.metadata?.labels?.['track'] === 'green' && restarts(p) === (before.get(p.metadata?.uid) ?? -9) + 1),
+        pods.every(
+          (p) => p.metadata?.labels?.['track'] === 'green' && restarts(p) === (before.get(p.metadata?.uid) ?? -9) + 1,
+        ),
       180_000,
     );
     const pods = await activePods(client, ns, 'envmeta');

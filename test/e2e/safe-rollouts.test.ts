@@ -56,7 +56,9 @@ describe('an Infeasible resize on 4 pods with maxUnavailable 1', () => {
       const during = await activePods(client, ns, 'typo');
       expect(during.filter((p) => original.has(p.metadata?.uid)).length).toBe(3);
       watch.expectUnavailableAtMost(1);
-      process.stdout.write(`[safe-rollouts] worst moment while Infeasible: ${watch.maxUnavailable} of 4 pods out of service\n`);
+      process.stdout.write(
+        `[safe-rollouts] worst moment while Infeasible: ${watch.maxUnavailable} of 4 pods out of service\n`,
+      );
 
       // The fix: back to 50m. The three original pods resize back in place; the replacement that
       // never ran is replaced at no cost.
@@ -82,7 +84,9 @@ describe('an Infeasible resize on 4 pods with maxUnavailable 1', () => {
       const after = await activePods(client, ns, 'typo');
       expect(after.filter((p) => original.has(p.metadata?.uid)).length).toBe(3);
       watch.expectUnavailableAtMost(1);
-      process.stdout.write(`[safe-rollouts] worst moment overall (typo, then revert): ${watch.maxUnavailable} of 4 pods out of service\n`);
+      process.stdout.write(
+        `[safe-rollouts] worst moment overall (typo, then revert): ${watch.maxUnavailable} of 4 pods out of service\n`,
+      );
     } finally {
       watch.stop();
     }

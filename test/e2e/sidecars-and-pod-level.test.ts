@@ -4,7 +4,13 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../src/api/wire.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
-import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
+import {
+  activePods,
+  cloneSetManifest,
+  cloneSetPath,
+  waitForCloneSet,
+  waitForReady,
+} from '../support/fixtures/cloneset.js';
 import { RESIZE_WITHOUT_RESTART, RUN_UNTIL_TERM } from '../support/cluster/testbed.js';
 
 const { client, ns } = controllerTestBed('current-k8s');
@@ -32,7 +38,8 @@ const app = {
 
 const uids = (pods: Pod[]): Set<string> => new Set(pods.map((p) => p.metadata?.uid ?? ''));
 const restarts = (pod: Pod, name: string): number | undefined =>
-  [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])].find((s) => s.name === name)?.restartCount;
+  [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])].find((s) => s.name === name)
+    ?.restartCount;
 const status = (pod: Pod, name: string) =>
   [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])].find((s) => s.name === name);
 
@@ -73,7 +80,9 @@ describe('native sidecars in place', () => {
         pods.length === 3 &&
         pods.every((p) => status(p, 'mesh')?.resources?.limits?.['cpu'] === '200m'),
     );
-    process.stdout.write(`[current-k8s] sidecar cpu resize of 3 pods: ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+    process.stdout.write(
+      `[current-k8s] sidecar cpu resize of 3 pods: ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+    );
     const pods = await activePods(client, ns, 'mesh-cpu');
     expect(after.status?.updatedReplicas).toBe(3);
     expect(uids(pods)).toEqual(uids(before));
@@ -149,7 +158,11 @@ describe('pod-level resources', () => {
     await waitForReady(client, ns, 'pod-level', 3);
     const before = await activePods(client, ns, 'pod-level');
     const started = Date.now();
-    await client.patch(cloneSetPath(ns, 'pod-level'), { spec: { template: { spec: { resources: podLevel('400m') } } } }, 'merge');
+    await client.patch(
+      cloneSetPath(ns, 'pod-level'),
+      { spec: { template: { spec: { resources: podLevel('400m') } } } },
+      'merge',
+    );
     await waitForCloneSet(
       client,
       ns,

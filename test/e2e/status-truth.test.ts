@@ -48,7 +48,9 @@ describe('status follows the pods', () => {
       return (cs.status?.resize?.resizing ?? 0) === 0 && cs.status?.updatedReadyReplicas === 3;
     });
     const lagSeconds = Math.max(0, statusDone - podsDone) / 1000;
-    process.stdout.write(`[status-truth] status.resize settled ${lagSeconds.toFixed(2)} s after the last pod reported its resize\n`);
+    process.stdout.write(
+      `[status-truth] status.resize settled ${lagSeconds.toFixed(2)} s after the last pod reported its resize\n`,
+    );
     // 1 s of coalescing, the reconcile and the watch; it was 4.6 s with 5 s pacing.
     expect(lagSeconds).toBeLessThan(2.5);
   });
@@ -103,11 +105,21 @@ describe('status follows the pods', () => {
     const path = `/api/v1/namespaces/${ns}/resourcequotas/no-pods`;
     await firstTime(
       'the quota to be in force',
-      async () => (await client.get<{ status?: { hard?: Record<string, string> } }>(path)).status?.hard?.['pods'] === '0',
+      async () =>
+        (await client.get<{ status?: { hard?: Record<string, string> } }>(path)).status?.hard?.['pods'] === '0',
       60_000,
     );
-    await client.create(cloneSetPath(ns), cloneSetManifest('quota', { replicas: 2 }, { containers: [sizedContainer('10m', '16Mi')] }));
-    await waitForCloneSet(client, ns, 'quota', 'a FailedScale condition', (cs) => condition(cs, 'FailedScale') !== undefined);
+    await client.create(
+      cloneSetPath(ns),
+      cloneSetManifest('quota', { replicas: 2 }, { containers: [sizedContainer('10m', '16Mi')] }),
+    );
+    await waitForCloneSet(
+      client,
+      ns,
+      'quota',
+      'a FailedScale condition',
+      (cs) => condition(cs, 'FailedScale') !== undefined,
+    );
     await sleep(30_000);
     const lifted = Date.now();
     await client.delete(path);

@@ -38,7 +38,11 @@ function serverPod(name: string, node: string, extra: Partial<k8s.V1PodSpec> = {
           name: 'main',
           image: 'tailor.local/busybox:v1',
           imagePullPolicy: 'Never',
-          command: ['/bin/sh', '-c', 'mkdir -p /www && echo served-by-$(hostname) > /www/index.html && exec httpd -f -p 8080 -h /www'],
+          command: [
+            '/bin/sh',
+            '-c',
+            'mkdir -p /www && echo served-by-$(hostname) > /www/index.html && exec httpd -f -p 8080 -h /www',
+          ],
           readinessProbe: { exec: { command: ['/bin/cat', '/etc/tailor-release'] }, periodSeconds: 1 },
         },
       ],
@@ -82,12 +86,15 @@ describe('the full test bed', () => {
     const first = await core.readNamespacedPod({ namespace, name: `on-${nodes[0]}` });
     const id = first.status?.containerStatuses?.[0]?.containerID?.replace('containerd://', '') ?? '';
     await core.deleteNamespacedPod({ namespace, name: `on-${nodes[0]}` });
-    await eventually('container removed from containerd', async () => (containerdContainerIds(nodes[0]).includes(id) ? undefined : true));
+    await eventually('container removed from containerd', async () =>
+      containerdContainerIds(nodes[0]).includes(id) ? undefined : true,
+    );
   });
 
   it('lets pods on different nodes reach each other and the API server', async () => {
     const names = nodes.map((node) => `net-${node}`);
-    for (const [i, node] of nodes.entries()) await core.createNamespacedPod({ namespace, body: serverPod(names[i]!, node) });
+    for (const [i, node] of nodes.entries())
+      await core.createNamespacedPod({ namespace, body: serverPod(names[i]!, node) });
     const pods = await Promise.all(names.map(readyPod));
     for (const from of pods) {
       for (const to of pods) {
@@ -125,7 +132,10 @@ describe('the full test bed', () => {
   it('binds a claim of the default StorageClass to a volume on the node its pod was scheduled to', async () => {
     await core.createNamespacedPersistentVolumeClaim({
       namespace,
-      body: { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+      body: {
+        metadata: { name: 'data' },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+      },
     });
     const node = nodes.at(-1)!;
     const pod = serverPod('with-claim', node, {

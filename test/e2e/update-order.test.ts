@@ -63,13 +63,18 @@ async function rollOut(
 
   const watch = await PodWatch.start(client, ns, `app=${name}`, REPLICAS);
   try {
-    await client.patch(cloneSetPath(ns, name), { spec: { template: { spec: { containers: [container(V2)] } } } }, 'merge');
+    await client.patch(
+      cloneSetPath(ns, name),
+      { spec: { template: { spec: { containers: [container(V2)] } } } },
+      'merge',
+    );
     await waitForCloneSet(
       client,
       ns,
       name,
       'every pod on V2 and ready',
-      (cs, current) => cs.status?.updatedReadyReplicas === REPLICAS && current.every((p) => p.spec?.containers[0]?.image === V2),
+      (cs, current) =>
+        cs.status?.updatedReadyReplicas === REPLICAS && current.every((p) => p.spec?.containers[0]?.image === V2),
       180_000,
     );
     watch.expectUnavailableAtMost(1);
@@ -93,7 +98,12 @@ describe('update order on a real kubelet', () => {
           ],
         },
         // Weights 10, 0, 80 and 50: the pods sorted by name go 2, 3, 0, 1.
-        [{ 'order.test/tier': 'silver' }, {}, { 'order.test/tier': 'gold', 'order.test/canary': 'yes' }, { 'order.test/tier': 'gold' }],
+        [
+          { 'order.test/tier': 'silver' },
+          {},
+          { 'order.test/tier': 'gold', 'order.test/canary': 'yes' },
+          { 'order.test/tier': 'gold' },
+        ],
       );
       expect(left).toEqual([pods[2], pods[3], pods[0], pods[1]]);
     },

@@ -18,7 +18,13 @@ import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { createLocalStorage, type LocalStorage } from '../support/cluster/local-storage.js';
 import { eventuallyEqual } from '../support/fixtures/gomega.js';
 import { eventually } from '../support/cluster/testbed.js';
-import { activePods, cloneSetPath, deleteCloneSetsAndPods, readCloneSet, type TestCloneSet } from '../support/fixtures/cloneset.js';
+import {
+  activePods,
+  cloneSetPath,
+  deleteCloneSetsAndPods,
+  readCloneSet,
+  type TestCloneSet,
+} from '../support/fixtures/cloneset.js';
 import {
   progressingAvailable as available,
   newKruiseCloneSet,
@@ -44,7 +50,10 @@ afterEach(async () => {
   await client.delete(`/api/v1/namespaces/${ns}/persistentvolumeclaims`);
   await eventually(
     'the claims of the previous case to be gone',
-    async () => ((await client.list<Claim>(`/api/v1/namespaces/${ns}/persistentvolumeclaims`)).items.length === 0 ? true : undefined),
+    async () =>
+      (await client.list<Claim>(`/api/v1/namespaces/${ns}/persistentvolumeclaims`)).items.length === 0
+        ? true
+        : undefined,
     60 * SECOND,
   );
   await storage?.remove();
@@ -52,7 +61,12 @@ afterEach(async () => {
 }, 240_000);
 
 /** Kruise's NewCloneSet with its env, two 1Gi claim templates (of this file's class), minReadySeconds 10 and a 10-minute deadline. */
-function newCloneSet(name: string, replicas: number, updateStrategy: CloneSetUpdateStrategy, className: string): TestCloneSet {
+function newCloneSet(
+  name: string,
+  replicas: number,
+  updateStrategy: CloneSetUpdateStrategy,
+  className: string,
+): TestCloneSet {
   const cs = newKruiseCloneSet(name, replicas, { ...updateStrategy });
   cs.spec.template.spec!.containers[0]!.env = [{ name: 'test', value: 'foo' }];
   cs.spec.minReadySeconds = 10;
@@ -64,17 +78,22 @@ function newCloneSet(name: string, replicas: number, updateStrategy: CloneSetUpd
   return cs;
 }
 
-const idOf = (obj: { metadata?: { labels?: Record<string, string> } }): string => obj.metadata?.labels?.[LABEL_INSTANCE_ID] ?? '';
-const status = async (name: string): Promise<NonNullable<TestCloneSet['status']>> => (await readCloneSet(client, ns, name)).status ?? {};
+const idOf = (obj: { metadata?: { labels?: Record<string, string> } }): string =>
+  obj.metadata?.labels?.[LABEL_INSTANCE_ID] ?? '';
+const status = async (name: string): Promise<NonNullable<TestCloneSet['status']>> =>
+  (await readCloneSet(client, ns, name)).status ?? {};
 const progressing = (name: string): Promise<Progressing | undefined> => progressingWithoutTime(client, ns, name);
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
 /** Kruise's ListPVCForCloneSet: the namespace's claims not being deleted. */
 async function listClaims(): Promise<Claim[]> {
-  return (await client.list<Claim>(`/api/v1/namespaces/${ns}/persistentvolumeclaims`)).items.filter((c) => !c.metadata?.deletionTimestamp);
+  return (await client.list<Claim>(`/api/v1/namespaces/${ns}/persistentvolumeclaims`)).items.filter(
+    (c) => !c.metadata?.deletionTimestamp,
+  );
 }
 
-const controllerKindOf = (claim: Claim): string | undefined => claim.metadata?.ownerReferences?.find((r) => r.controller)?.kind;
+const controllerKindOf = (claim: Claim): string | undefined =>
+  claim.metadata?.ownerReferences?.find((r) => r.controller)?.kind;
 const storageOf = (claim: Claim): string | undefined => claim.spec?.resources?.requests?.storage;
 
 /** Kruise's "delete pod": the pods deleted as a user would, then, after 3 s, every pod updated and available again within 120 s. */
@@ -86,7 +105,11 @@ async function deletePodsAndWait(name: string, pods: readonly Pod[]): Promise<vo
 }
 
 /** Kruise's checks of the claims: 8, each of a pod of `ids`, named as `names` (or none of them), controlled by the CloneSet. */
-async function expectClaims(ids: ReadonlySet<string>, names: ReadonlySet<string | undefined>, sameNames: boolean): Promise<void> {
+async function expectClaims(
+  ids: ReadonlySet<string>,
+  names: ReadonlySet<string | undefined>,
+  sameNames: boolean,
+): Promise<void> {
   const claims = await listClaims();
   expect(claims).toHaveLength(8);
   for (const claim of claims) {
@@ -106,7 +129,13 @@ describe('OpenKruise v1.9.1 CloneSet volumeClaimTemplates cases', () => {
 
       await eventuallyEqual('Progressing (updated)', () => progressing(name), updating, 120 * SECOND, 3 * SECOND);
       await eventuallyEqual('status.replicas', async () => (await status(name)).replicas ?? 0, 4, 3 * SECOND, SECOND);
-      await eventuallyEqual('status.readyReplicas', async () => (await status(name)).readyReplicas ?? 0, 4, 120 * SECOND, 3 * SECOND);
+      await eventuallyEqual(
+        'status.readyReplicas',
+        async () => (await status(name)).readyReplicas ?? 0,
+        4,
+        120 * SECOND,
+        3 * SECOND,
+      );
 
       const pods = await activePods(client, ns, name);
       expect(pods).toHaveLength(4);
@@ -156,13 +185,21 @@ describe('OpenKruise v1.9.1 CloneSet volumeClaimTemplates cases', () => {
       /** Kruise's changeCloneSetAndWaitReady: change, wait until every pod is updated, ready and available. */
       async function changeAndWaitReady(change: (cs: TestCloneSet) => void): Promise<Seen> {
         await updateCloneSet(client, ns, name, change);
-        await eventuallyEqual('status.replicas', async () => (await status(name)).replicas ?? 0, replicas, 3 * SECOND, SECOND);
+        await eventuallyEqual(
+          'status.replicas',
+          async () => (await status(name)).replicas ?? 0,
+          replicas,
+          3 * SECOND,
+          SECOND,
+        );
         await sleep(3 * SECOND);
         await eventuallyEqual(
           'status.updatedReadyReplicas at the observed generation',
           async () => {
             const cs = await readCloneSet(client, ns, name);
-            return cs.status?.observedGeneration !== cs.metadata?.generation ? -1 : (cs.status?.updatedReadyReplicas ?? 0);
+            return cs.status?.observedGeneration !== cs.metadata?.generation
+              ? -1
+              : (cs.status?.updatedReadyReplicas ?? 0);
           },
           replicas,
           120 * SECOND,
@@ -190,7 +227,8 @@ describe('OpenKruise v1.9.1 CloneSet volumeClaimTemplates cases', () => {
       /** Kruise's checkPVCSize1 (data-vol1 2Gi, data-vol2 1Gi) and checkPVCSize2 (both 2Gi). */
       function expectSizes(seen: Seen, vol1: string, vol2: string): void {
         expect(seen.claims).toHaveLength(replicas * 2);
-        for (const claim of seen.claims) expect(storageOf(claim)).toBe(claim.metadata?.name?.includes('data-vol1') ? vol1 : vol2);
+        for (const claim of seen.claims)
+          expect(storageOf(claim)).toBe(claim.metadata?.name?.includes('data-vol1') ? vol1 : vol2);
       }
       const image = (tag: string, type: CloneSetUpdateStrategy['type']) => (cs: TestCloneSet) => {
         cs.spec.template.spec!.containers[0]!.image = `tailor.local/busybox:${tag}`;
@@ -232,7 +270,8 @@ describe('OpenKruise v1.9.1 CloneSet volumeClaimTemplates cases', () => {
       // inplace-only update strategy with image and vct changes -> in-place update with pvc no changes
       next = await changeAndWaitReady((cs) => {
         image('v1', 'InPlaceOnly')(cs);
-        for (const template of cs.spec.volumeClaimTemplates!) template.spec.resources = { requests: { storage: '3Gi' } };
+        for (const template of cs.spec.volumeClaimTemplates!)
+          template.spec.resources = { requests: { storage: '3Gi' } };
       });
       expectRecreated(seen, next, false);
       expectSizes(next, '2Gi', '2Gi');

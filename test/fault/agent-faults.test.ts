@@ -86,11 +86,16 @@ function agentPid(): number {
 }
 
 const resizeStatus = (p: Pod): { revision?: string; state?: string } =>
-  JSON.parse(p.metadata?.annotations?.['apps.tailor.dev/resize-status'] ?? '{}') as { revision?: string; state?: string };
+  JSON.parse(p.metadata?.annotations?.['apps.tailor.dev/resize-status'] ?? '{}') as {
+    revision?: string;
+    state?: string;
+  };
 
 /** The agent reports the pod's request applied (state '' at the requested revision). */
 const resizeApplied = (p: Pod): boolean => {
-  const request = JSON.parse(p.metadata?.annotations?.['apps.tailor.dev/resize-request'] ?? '{}') as { revision?: string };
+  const request = JSON.parse(p.metadata?.annotations?.['apps.tailor.dev/resize-request'] ?? '{}') as {
+    revision?: string;
+  };
   const status = resizeStatus(p);
   return request.revision !== undefined && status.revision === request.revision && status.state === '';
 };
@@ -131,12 +136,18 @@ async function resizeUnderWay(prefix: string): Promise<Resize & { thaw(): void }
   const held = holdComponent('containerd');
   const editedAt = Date.now();
   try {
-    await client.patch(cloneSetPath(ns, APP), { spec: { template: { spec: { containers: [sizedContainer('100m', '128Mi')] } } } }, 'merge');
+    await client.patch(
+      cloneSetPath(ns, APP),
+      { spec: { template: { spec: { containers: [sizedContainer('100m', '128Mi')] } } } },
+      'merge',
+    );
     await eventually(
       'the controller to ask for every resize',
       async () => {
         const pods = await activePods(client, ns, APP);
-        return pods.every((p) => p.metadata?.annotations?.['apps.tailor.dev/resize-request'] !== undefined) ? true : undefined;
+        return pods.every((p) => p.metadata?.annotations?.['apps.tailor.dev/resize-request'] !== undefined)
+          ? true
+          : undefined;
       },
       30_000,
     );
@@ -191,10 +202,18 @@ async function expectResizedInPlace(resize: Resize, cs: TestCloneSet): Promise<v
 }
 
 /** Ends a scenario: every pod resized, the recovery since `faultAt` recorded, nothing lost. */
-async function finishResize(resize: Resize, row: { scenario: string; faultAt: number; measured: string }): Promise<void> {
+async function finishResize(
+  resize: Resize,
+  row: { scenario: string; faultAt: number; measured: string },
+): Promise<void> {
   const cs = await resize.settled();
   const doneAt = Date.now();
-  recordRecovery({ scenario: row.scenario, measured: row.measured, recoveryMs: doneAt - row.faultAt, rolloutMs: doneAt - resize.editedAt });
+  recordRecovery({
+    scenario: row.scenario,
+    measured: row.measured,
+    recoveryMs: doneAt - row.faultAt,
+    rolloutMs: doneAt - resize.editedAt,
+  });
   await expectResizedInPlace(resize, cs);
 }
 
@@ -240,7 +259,11 @@ describe('a resize through the node agent under faults loses nothing', () => {
     } finally {
       resize.thaw();
     }
-    await finishResize(resize, { scenario: 'g. agent killed mid-resize', faultAt: killedAt, measured: 'agent killed → every pod resized' });
+    await finishResize(resize, {
+      scenario: 'g. agent killed mid-resize',
+      faultAt: killedAt,
+      measured: 'agent killed → every pod resized',
+    });
     expect(agentRestarts()).toBe(restartsBefore + 1);
   }, 300_000);
 });

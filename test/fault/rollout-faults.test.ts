@@ -17,7 +17,12 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { KubeClient } from '../../src/runtime/kube-client.js';
 import type { Pod } from '../../src/api/wire.js';
-import { freezeComponent, restartApiServer, restartComponent, waitForApiServerReady } from '../support/cluster/components.js';
+import {
+  freezeComponent,
+  restartApiServer,
+  restartComponent,
+  waitForApiServerReady,
+} from '../support/cluster/components.js';
 import { activePods, cloneSetPath, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
 import { ensureCrd } from '../support/cluster/crd.js';
 import {
@@ -30,7 +35,13 @@ import {
 } from '../support/fault/controllers.js';
 
 import { startFaultProxy, type FaultProxy } from '../support/fault/proxy.js';
-import { IMAGE_V2, RolloutRecorder, expectNothingLost, recordRecovery, slowReadyCloneSet } from '../support/fault/rollout.js';
+import {
+  IMAGE_V2,
+  RolloutRecorder,
+  expectNothingLost,
+  recordRecovery,
+  slowReadyCloneSet,
+} from '../support/fault/rollout.js';
 import { createTestNamespace, loadTestKubeConfig } from '../support/cluster/kube.js';
 import { eventually } from '../support/cluster/testbed.js';
 
@@ -111,7 +122,11 @@ async function rolloutUnderWay(ns: string): Promise<Rollout> {
   const before = new Set((await activePods(client, ns, APP)).map((p) => p.metadata?.uid ?? ''));
   const recorder = await RolloutRecorder.start(client, ns, APP);
   const startedAt = Date.now();
-  await client.patch(cloneSetPath(ns, APP), [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: IMAGE_V2 }], 'json');
+  await client.patch(
+    cloneSetPath(ns, APP),
+    [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: IMAGE_V2 }],
+    'json',
+  );
   await timeWhen('the first pod to be updated', () => recorder.podsAt(IMAGE_V2).length >= 1, 60_000);
   return {
     ns,
@@ -151,7 +166,11 @@ async function finish(
   const doneAt = await rollout.completed();
   rollout.recorder.stop();
   recordRecovery({ ...row, rolloutMs: doneAt - rollout.startedAt });
-  await expectNothingLost(client, rollout.ns, APP, rollout.recorder, { replicas: REPLICAS, before: rollout.before, deletedOnPurpose });
+  await expectNothingLost(client, rollout.ns, APP, rollout.recorder, {
+    replicas: REPLICAS,
+    before: rollout.before,
+    deletedOnPurpose,
+  });
 }
 
 describe('an in-place rollout under faults loses nothing', () => {
@@ -321,7 +340,11 @@ describe('an in-place rollout under faults loses nothing', () => {
         '5s',
       ],
     });
-    await eventually('the replica to hold the Lease', async () => ((await leaseHolder(ns)) === only.identity ? true : undefined), 30_000);
+    await eventually(
+      'the replica to hold the Lease',
+      async () => ((await leaseHolder(ns)) === only.identity ? true : undefined),
+      30_000,
+    );
     const rollout = await rolloutUnderWay(ns);
     const updatedBefore = rollout.recorder.podsAt(IMAGE_V2).length;
     proxy.freeze('open');
@@ -331,7 +354,11 @@ describe('an in-place rollout under faults loses nothing', () => {
       () => rollout.recorder.podsAt(IMAGE_V2).length > updatedBefore,
       90_000,
     );
-    await finish(rollout, { scenario: 'i. watches go silent', recoveryMs: progressAt - frozenAt, measured: 'the next pod updated' });
+    await finish(rollout, {
+      scenario: 'i. watches go silent',
+      recoveryMs: progressAt - frozenAt,
+      measured: 'the next pod updated',
+    });
     expect(only.messages).toContain('watch delivered nothing; relisting');
     expect(only.exit).toBeUndefined();
   }, 240_000);

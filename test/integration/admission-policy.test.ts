@@ -44,7 +44,13 @@ interface Answer {
 }
 
 /** A request sent as `as` (impersonated by the test bed's admin); the answer's code and message. */
-async function send(as: As, method: 'PATCH' | 'POST', path: string, payload: object, contentType: string): Promise<Answer> {
+async function send(
+  as: As,
+  method: 'PATCH' | 'POST',
+  path: string,
+  payload: object,
+  contentType: string,
+): Promise<Answer> {
   const opts: https.RequestOptions = {};
   await kc.applyToHTTPSOptions(opts);
   const server = new URL(kc.getCurrentCluster()?.server ?? '');
@@ -109,7 +115,12 @@ const bind = (
     as,
     'POST',
     via === 'pods/binding' ? `/api/v1/namespaces/${NS}/pods/${pod}/binding` : `/api/v1/namespaces/${NS}/bindings`,
-    { apiVersion: 'v1', kind: 'Binding', metadata: { name: pod, annotations }, target: { apiVersion: 'v1', kind: 'Node', name: node } },
+    {
+      apiVersion: 'v1',
+      kind: 'Binding',
+      metadata: { name: pod, annotations },
+      target: { apiVersion: 'v1', kind: 'Node', name: node },
+    },
     'application/json',
   );
 
@@ -126,7 +137,8 @@ interface Named {
   spec: Record<string, unknown>;
 }
 /** Every document of a file under config/policy. */
-const policyDocuments = (file: string): Named[] => loadAll(readFileSync(resolve(process.cwd(), 'config/policy', file), 'utf8')) as Named[];
+const policyDocuments = (file: string): Named[] =>
+  loadAll(readFileSync(resolve(process.cwd(), 'config/policy', file), 'utf8')) as Named[];
 
 beforeAll(async () => {
   await createTestNamespace(admin, NS);
@@ -140,7 +152,8 @@ beforeAll(async () => {
   await admin.create(`/api/v1/namespaces/${NS}/pods`, pod('on-b', 'node-b'));
 
   // Pending pods, and the right to bind pods in this namespace for the editor and the agent.
-  for (const name of ['pending-1', 'pending-2', 'pending-3', 'pending-4']) await admin.create(`/api/v1/namespaces/${NS}/pods`, pod(name));
+  for (const name of ['pending-1', 'pending-2', 'pending-3', 'pending-4'])
+    await admin.create(`/api/v1/namespaces/${NS}/pods`, pod(name));
   await admin.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, {
     metadata: { name: 'pod-bind' },
     rules: [{ apiGroups: [''], resources: ['pods/binding', 'bindings'], verbs: ['create'] }],
@@ -155,7 +168,8 @@ beforeAll(async () => {
   });
 
   // Two Nodes, and node patch for the editor and the agent (the policy narrows the agent).
-  for (const node of [NODE_A, NODE_B]) await admin.create('/api/v1/nodes', { metadata: { name: node, labels: { zone: 'z1' } } });
+  for (const node of [NODE_A, NODE_B])
+    await admin.create('/api/v1/nodes', { metadata: { name: node, labels: { zone: 'z1' } } });
   await admin.create('/apis/rbac.authorization.k8s.io/v1/clusterroles', {
     metadata: { name: `node-patch${SUFFIX}` },
     rules: [{ apiGroups: [''], resources: ['nodes', 'nodes/status'], verbs: ['get', 'patch'] }],
@@ -186,13 +200,17 @@ beforeAll(async () => {
   let probe = 0;
   await eventually(
     'the policy is enforced',
-    async () => ((await annotate({ user: EDITOR }, 'on-b', { [REQUEST]: `probe-${probe++}` })).code === 403 ? true : undefined),
+    async () =>
+      (await annotate({ user: EDITOR }, 'on-b', { [REQUEST]: `probe-${probe++}` })).code === 403 ? true : undefined,
     30_000,
   );
   await admin.patch(`/api/v1/namespaces/${NS}/pods/on-b`, { metadata: { annotations: { [REQUEST]: null } } }, 'merge');
   await eventually(
     'the binding policy is enforced',
-    async () => ((await bind({ user: AGENT, node: 'node-a' }, 'pods/binding', 'no-such-pod', 'node-a')).code === 403 ? true : undefined),
+    async () =>
+      (await bind({ user: AGENT, node: 'node-a' }, 'pods/binding', 'no-such-pod', 'node-a')).code === 403
+        ? true
+        : undefined,
     30_000,
   );
   await ensureCrd(admin);
@@ -200,11 +218,17 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const name of ['tailor-pod-annotations', 'tailor-pod-bindings', 'tailor-node-annotations']) {
-    await admin.delete(`/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${name}${SUFFIX}`).catch(() => undefined);
-    await admin.delete(`/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${name}${SUFFIX}`).catch(() => undefined);
+    await admin
+      .delete(`/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${name}${SUFFIX}`)
+      .catch(() => undefined);
+    await admin
+      .delete(`/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${name}${SUFFIX}`)
+      .catch(() => undefined);
   }
   for (const node of [NODE_A, NODE_B]) await admin.delete(`/api/v1/nodes/${node}`).catch(() => undefined);
-  await admin.delete(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/node-patch${SUFFIX}`).catch(() => undefined);
+  await admin
+    .delete(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/node-patch${SUFFIX}`)
+    .catch(() => undefined);
   await admin.delete(`/apis/rbac.authorization.k8s.io/v1/clusterroles/node-patch${SUFFIX}`).catch(() => undefined);
   await admin.delete(`/api/v1/namespaces/${NS}`).catch(() => undefined);
 }, 30_000);
@@ -217,8 +241,8 @@ const patchNode = (as: As, node: string, patch: object): Promise<Answer> =>
   send(as, 'PATCH', `/api/v1/nodes/${node}`, patch, 'application/merge-patch+json');
 
 const annotations = async (name: string): Promise<Record<string, string>> =>
-  (await admin.get<{ metadata?: { annotations?: Record<string, string> } }>(`/api/v1/namespaces/${NS}/pods/${name}`)).metadata
-    ?.annotations ?? {};
+  (await admin.get<{ metadata?: { annotations?: Record<string, string> } }>(`/api/v1/namespaces/${NS}/pods/${name}`))
+    .metadata?.annotations ?? {};
 
 describe('the admission policy for Tailor pod annotations', () => {
   // The type check is reported by kube-controller-manager's policy status controller: on the
@@ -245,15 +269,18 @@ describe('the admission policy for Tailor pod annotations', () => {
     ],
     [STATE, /apps\.tailor\.dev\/inplace-update-state may be set, changed or removed only by Tailor's controller/],
     [RESTART, /apps\.tailor\.dev\/restart-request may be set, changed or removed only by Tailor's controller/],
-  ])('refuses %s from a user who may patch pods, naming the annotation and who may write it', async (annotation, message) => {
-    const answer = await annotate({ user: EDITOR }, 'on-a', {
-      [annotation]: '{"revision":"forged","state":"","since":"2026-01-01T00:00:00Z","applied":{}}',
-    });
-    expect(answer.code).toBe(403);
-    expect(answer.message).toMatch(message);
-    expect(answer.message).toMatch(/ValidatingAdmissionPolicy/);
-    expect(await annotations('on-a')).not.toHaveProperty(annotation);
-  });
+  ])(
+    'refuses %s from a user who may patch pods, naming the annotation and who may write it',
+    async (annotation, message) => {
+      const answer = await annotate({ user: EDITOR }, 'on-a', {
+        [annotation]: '{"revision":"forged","state":"","since":"2026-01-01T00:00:00Z","applied":{}}',
+      });
+      expect(answer.code).toBe(403);
+      expect(answer.message).toMatch(message);
+      expect(answer.message).toMatch(/ValidatingAdmissionPolicy/);
+      expect(await annotations('on-a')).not.toHaveProperty(annotation);
+    },
+  );
 
   it('lets the same user change other annotations', async () => {
     expect((await annotate({ user: EDITOR }, 'on-a', { 'example.com/note': 'hello' })).code).toBe(200);
@@ -296,7 +323,9 @@ describe('the admission policy for Tailor pod annotations', () => {
   });
 
   it("refuses each Tailor account the other one's annotation", async () => {
-    expect((await annotate({ user: AGENT, node: 'node-a' }, 'on-a', { [REQUEST]: '{"revision":"r9"}' })).code).toBe(403);
+    expect((await annotate({ user: AGENT, node: 'node-a' }, 'on-a', { [REQUEST]: '{"revision":"r9"}' })).code).toBe(
+      403,
+    );
     expect((await annotate({ user: CONTROLLER }, 'on-a', { [STATUS]: '{"revision":"r9"}' })).code).toBe(403);
   });
 
@@ -325,7 +354,13 @@ describe('the node agent is fenced to its one annotation', () => {
     ['the image', { spec: { containers: [{ name: 'app', image: 'tailor.local/busybox:v2' }] } }],
     [
       'the owner references',
-      { metadata: { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: '00000000-0000-0000-0000-000000000001' }] } },
+      {
+        metadata: {
+          ownerReferences: [
+            { apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: '00000000-0000-0000-0000-000000000001' },
+          ],
+        },
+      },
     ],
     ['the finalizers', { metadata: { finalizers: ['example.com/hold'] } }],
   ])('refuses the agent changing %s of a pod on its own node, and the pod stays as it was', async (_, patch) => {
@@ -334,7 +369,9 @@ describe('the node agent is fenced to its one annotation', () => {
     const answer = await patchPod(agentOnA, 'on-a', patch, 'strategic-merge');
     expect(answer.code).toBe(403);
     expect(answer.message).toMatch(FENCE);
-    const after = await admin.get<{ metadata?: { resourceVersion?: string }; spec?: object }>(`/api/v1/namespaces/${NS}/pods/on-a`);
+    const after = await admin.get<{ metadata?: { resourceVersion?: string }; spec?: object }>(
+      `/api/v1/namespaces/${NS}/pods/on-a`,
+    );
     expect(after.metadata?.resourceVersion).toBe((before.metadata as { resourceVersion?: string }).resourceVersion);
     expect(after.spec).toEqual(before.spec);
   });
@@ -353,9 +390,11 @@ describe('the node agent is fenced to its one annotation', () => {
 
 describe("the node agent's image pre-pull report on its Node", () => {
   const agentOnA = { user: AGENT, node: NODE_A };
-  const report = (n: number): string => JSON.stringify({ [`img:v${n}`]: { state: 'Pulled', since: '2026-01-01T00:00:00Z' } });
+  const report = (n: number): string =>
+    JSON.stringify({ [`img:v${n}`]: { state: 'Pulled', since: '2026-01-01T00:00:00Z' } });
   const nodeAnnotations = async (node: string): Promise<Record<string, string>> =>
-    (await admin.get<{ metadata?: { annotations?: Record<string, string> } }>(`/api/v1/nodes/${node}`)).metadata?.annotations ?? {};
+    (await admin.get<{ metadata?: { annotations?: Record<string, string> } }>(`/api/v1/nodes/${node}`)).metadata
+      ?.annotations ?? {};
 
   it('lets the agent set, change and remove the report on its own Node', async () => {
     // The policy is compiled a moment after it is stored: the first write may come before it.
@@ -363,20 +402,32 @@ describe("the node agent's image pre-pull report on its Node", () => {
     await eventually(
       'the node policy is enforced',
       async () =>
-        (await patchNode({ user: EDITOR }, NODE_B, { metadata: { annotations: { [PULLED]: report(n++) } } })).code === 403
+        (await patchNode({ user: EDITOR }, NODE_B, { metadata: { annotations: { [PULLED]: report(n++) } } })).code ===
+        403
           ? true
           : undefined,
       30_000,
     );
-    expect(await patchNode(agentOnA, NODE_A, { metadata: { annotations: { [PULLED]: report(1) } } })).toMatchObject({ code: 200 });
+    expect(await patchNode(agentOnA, NODE_A, { metadata: { annotations: { [PULLED]: report(1) } } })).toMatchObject({
+      code: 200,
+    });
     expect(await nodeAnnotations(NODE_A)).toMatchObject({ [PULLED]: report(1) });
-    expect(await patchNode(agentOnA, NODE_A, { metadata: { annotations: { [PULLED]: null } } })).toMatchObject({ code: 200 });
+    expect(await patchNode(agentOnA, NODE_A, { metadata: { annotations: { [PULLED]: null } } })).toMatchObject({
+      code: 200,
+    });
     expect(await nodeAnnotations(NODE_A)).not.toHaveProperty(PULLED);
   });
 
-  const OWN_NODE_ONLY = /node agent may change only the annotation apps\.tailor\.dev\/pulled-images, and only on the\s+Node it runs on/;
+  const OWN_NODE_ONLY =
+    /node agent may change only the annotation apps\.tailor\.dev\/pulled-images, and only on the\s+Node it runs on/;
   it.each<[string, As, string, object, RegExp]>([
-    ['the report on another Node', agentOnA, NODE_B, { metadata: { annotations: { [PULLED]: report(2) } } }, OWN_NODE_ONLY],
+    [
+      'the report on another Node',
+      agentOnA,
+      NODE_B,
+      { metadata: { annotations: { [PULLED]: report(2) } } },
+      OWN_NODE_ONLY,
+    ],
     [
       'the report with a token that names no node',
       { user: AGENT },
@@ -385,7 +436,13 @@ describe("the node agent's image pre-pull report on its Node", () => {
       OWN_NODE_ONLY,
     ],
     ['a label of its own Node', agentOnA, NODE_A, { metadata: { labels: { zone: 'stolen' } } }, OWN_NODE_ONLY],
-    ['the taints of its own Node', agentOnA, NODE_A, { spec: { taints: [{ key: 'x', effect: 'NoSchedule' }] } }, OWN_NODE_ONLY],
+    [
+      'the taints of its own Node',
+      agentOnA,
+      NODE_A,
+      { spec: { taints: [{ key: 'x', effect: 'NoSchedule' }] } },
+      OWN_NODE_ONLY,
+    ],
     [
       'another annotation with the report',
       agentOnA,
@@ -412,11 +469,20 @@ describe("the node agent's image pre-pull report on its Node", () => {
       send(as, 'PATCH', `/api/v1/nodes/${NODE_A}/status`, patch, 'application/merge-patch+json');
     const forged = await viaStatus({ user: EDITOR }, { metadata: { annotations: { [PULLED]: report(6) } } });
     expect(forged.code).toBe(403);
-    expect(forged.message).toMatch(/apps\.tailor\.dev\/pulled-images may be set, changed or removed only by Tailor's node\s+agent/);
-    expect(await patchNode(agentOnA, NODE_A, { metadata: { annotations: { [PULLED]: report(7) } } })).toMatchObject({ code: 200 });
+    expect(forged.message).toMatch(
+      /apps\.tailor\.dev\/pulled-images may be set, changed or removed only by Tailor's node\s+agent/,
+    );
+    expect(await patchNode(agentOnA, NODE_A, { metadata: { annotations: { [PULLED]: report(7) } } })).toMatchObject({
+      code: 200,
+    });
     expect((await viaStatus({ user: EDITOR }, { metadata: { annotations: { [PULLED]: null } } })).code).toBe(403);
     expect(await nodeAnnotations(NODE_A)).toMatchObject({ [PULLED]: report(7) });
-    const condition = { type: 'ExampleProblem', status: 'False', reason: 'Fine', message: 'a status write as a kubelet makes' };
+    const condition = {
+      type: 'ExampleProblem',
+      status: 'False',
+      reason: 'Fine',
+      message: 'a status write as a kubelet makes',
+    };
     expect((await viaStatus({ user: EDITOR }, { status: { conditions: [condition] } })).code).toBe(200);
   });
 
@@ -430,9 +496,13 @@ describe('bindings cannot carry Tailor annotations onto a pod', () => {
     ['pods/binding', 'pending-1'],
     ['bindings', 'pending-2'],
   ])('refuses a %s that carries resize-request, naming it, and the pod stays unbound without it', async (via, name) => {
-    const answer = await bind({ user: EDITOR }, via, name, 'node-a', { [REQUEST]: '{"revision":"forged","containers":{}}' });
+    const answer = await bind({ user: EDITOR }, via, name, 'node-a', {
+      [REQUEST]: '{"revision":"forged","containers":{}}',
+    });
     expect(answer.code).toBe(403);
-    expect(answer.message).toMatch(/a binding may not carry annotations under apps\.tailor\.dev\/ .*: apps\.tailor\.dev\/resize-request/);
+    expect(answer.message).toMatch(
+      /a binding may not carry annotations under apps\.tailor\.dev\/ .*: apps\.tailor\.dev\/resize-request/,
+    );
     const got = await admin.get<{ spec?: { nodeName?: string }; metadata?: { annotations?: Record<string, string> } }>(
       `/api/v1/namespaces/${NS}/pods/${name}`,
     );
@@ -441,7 +511,9 @@ describe('bindings cannot carry Tailor annotations onto a pod', () => {
   });
 
   it('lets a binding without Tailor annotations through', async () => {
-    expect((await bind({ user: EDITOR }, 'pods/binding', 'pending-3', 'node-a', { 'example.com/a': 'b' })).code).toBe(201);
+    expect((await bind({ user: EDITOR }, 'pods/binding', 'pending-3', 'node-a', { 'example.com/a': 'b' })).code).toBe(
+      201,
+    );
     const got = await admin.get<{ spec?: { nodeName?: string } }>(`/api/v1/namespaces/${NS}/pods/pending-3`);
     expect(got.spec?.nodeName).toBe('node-a');
   });
@@ -463,7 +535,10 @@ describe('the CloneSet CRD', () => {
         replicas: 1,
         selector: { matchLabels: { app: 'smuggler' } },
         template: {
-          metadata: { labels: { app: 'smuggler' }, annotations: { [REQUEST]: '{"revision":"x","containers":{"app":{}}}' } },
+          metadata: {
+            labels: { app: 'smuggler' },
+            annotations: { [REQUEST]: '{"revision":"x","containers":{"app":{}}}' },
+          },
           spec: { containers: [{ name: 'app', image: 'tailor.local/busybox:v1' }] },
         },
       },
@@ -478,7 +553,10 @@ describe('the CloneSet CRD', () => {
       metadata: { name: 'plain' },
       spec: {
         ...cs.spec,
-        template: { ...cs.spec.template, metadata: { labels: { app: 'smuggler' }, annotations: { 'example.com/a': 'b' } } },
+        template: {
+          ...cs.spec.template,
+          metadata: { labels: { app: 'smuggler' }, annotations: { 'example.com/a': 'b' } },
+        },
       },
     };
     await expect(admin.create(`/apis/apps.tailor.dev/v1alpha1/namespaces/${NS}/clonesets`, ok)).resolves.toBeDefined();

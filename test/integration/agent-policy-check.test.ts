@@ -26,7 +26,8 @@ interface Named {
   metadata: { name: string };
   spec: Record<string, unknown>;
 }
-const documents = (file: string): Named[] => loadAll(readFileSync(resolve(process.cwd(), 'config/policy', file), 'utf8')) as Named[];
+const documents = (file: string): Named[] =>
+  loadAll(readFileSync(resolve(process.cwd(), 'config/policy', file), 'utf8')) as Named[];
 
 /** Creates the shipped policies and bindings with `suffix` after each name; returns what it created, for deletion. */
 async function install(suffix: string): Promise<string[]> {
@@ -51,7 +52,11 @@ afterAll(async () => {
   client.close();
 }, 30_000);
 
-const suffixed = REQUIRED_POLICIES.map((p) => ({ ...p, policy: `${p.policy}${SUFFIX}`, binding: `${p.binding}${SUFFIX}` }));
+const suffixed = REQUIRED_POLICIES.map((p) => ({
+  ...p,
+  policy: `${p.policy}${SUFFIX}`,
+  binding: `${p.binding}${SUFFIX}`,
+}));
 
 describe('the admission policy check', () => {
   it('finds policies that do not exist missing, naming each', async () => {

@@ -39,7 +39,9 @@ beforeAll(async () => {
   expect(applied.status).toBe(0);
 
   await createTestNamespace(admin, NS);
-  const dockerConfig = Buffer.from(JSON.stringify({ auths: { 'registry.example': { auth: 'dTpw' } } })).toString('base64');
+  const dockerConfig = Buffer.from(JSON.stringify({ auths: { 'registry.example': { auth: 'dTpw' } } })).toString(
+    'base64',
+  );
   for (const name of ['regcred', 'unreferenced', 'other-node-cred']) {
     await admin.create(`/api/v1/namespaces/${NS}/secrets`, {
       metadata: { name },
@@ -51,7 +53,11 @@ beforeAll(async () => {
   // node to the secrets its pods name.
   const pod = (name: string, nodeName: string, secret: string): object => ({
     metadata: { name },
-    spec: { nodeName, imagePullSecrets: [{ name: secret }], containers: [{ name: 'c', image: 'tailor.local/busybox:v1' }] },
+    spec: {
+      nodeName,
+      imagePullSecrets: [{ name: secret }],
+      containers: [{ name: 'c', image: 'tailor.local/busybox:v1' }],
+    },
   });
   await admin.create(`/api/v1/namespaces/${NS}/pods`, pod('on-node', NODE, 'regcred'));
   await admin.create(`/api/v1/namespaces/${NS}/pods`, pod('on-other-node', OTHER_NODE, 'other-node-cred'));
@@ -60,17 +66,27 @@ beforeAll(async () => {
 afterAll(async () => {
   await admin.delete(`/api/v1/namespaces/${NS}`).catch(() => undefined);
   if (createdRbac) {
-    kubectl(['delete', '--ignore-not-found', '-n', 'tailor-system', '-f', resolve(process.cwd(), 'config/agent/rbac.yaml')]);
+    kubectl([
+      'delete',
+      '--ignore-not-found',
+      '-n',
+      'tailor-system',
+      '-f',
+      resolve(process.cwd(), 'config/agent/rbac.yaml'),
+    ]);
   }
   admin.close();
   rmSync(scratch, { recursive: true, force: true });
 });
 
 describe("the node agent's service account", () => {
-  it.each(['kube-system', 'tailor-system', NS])('may not get secrets in %s (kubectl auth can-i answers no)', (namespace) => {
-    const answer = kubectl(['auth', 'can-i', 'get', 'secrets', '-n', namespace, `--as=${AGENT}`]);
-    expect(answer.stdout).toBe('no');
-  });
+  it.each(['kube-system', 'tailor-system', NS])(
+    'may not get secrets in %s (kubectl auth can-i answers no)',
+    (namespace) => {
+      const answer = kubectl(['auth', 'can-i', 'get', 'secrets', '-n', namespace, `--as=${AGENT}`]);
+      expect(answer.stdout).toBe('no');
+    },
+  );
 
   it('may not list or watch secrets cluster-wide', () => {
     for (const verb of ['list', 'watch']) {
@@ -117,7 +133,10 @@ describe("the agent's node identity (the kubelet's certificate, judged by the No
     ['the secret of a pod bound to another node', 'other-node-cred'],
     ['a secret in kube-system', 'anything'],
   ])('is refused %s', async (_what, name) => {
-    const path = name === 'anything' ? '/api/v1/namespaces/kube-system/secrets/anything' : `/api/v1/namespaces/${NS}/secrets/${name}`;
+    const path =
+      name === 'anything'
+        ? '/api/v1/namespaces/kube-system/secrets/anything'
+        : `/api/v1/namespaces/${NS}/secrets/${name}`;
     const err = await asNode.get(path).then(
       () => undefined,
       (e: unknown) => e,

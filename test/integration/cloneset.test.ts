@@ -5,7 +5,13 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { LABEL_CONTROLLER_REVISION_HASH } from '../../src/api/types.js';
 import type { Pod } from '../../src/api/wire.js';
-import { activePods, cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet } from '../support/fixtures/cloneset.js';
+import {
+  activePods,
+  cloneSetManifest,
+  cloneSetPath,
+  readCloneSet,
+  waitForCloneSet,
+} from '../support/fixtures/cloneset.js';
 import { FAKE_SCHEDULER } from '../support/cluster/fake-kubelet.js';
 import { PodWatch } from '../support/cluster/pod-watch.js';
 
@@ -22,7 +28,13 @@ const revisionOf = (p: Pod): string => p.metadata?.labels?.[LABEL_CONTROLLER_REV
 describe('CloneSet scaling', () => {
   it('scales from 0 to 5 and back down to 2, reporting status for each', async () => {
     await client.create(cloneSetPath(ns), cloneSetManifest('scale', { replicas: 0 }, fake));
-    await waitForCloneSet(client, ns, 'scale', 'replicas 0', (cs, pods) => pods.length === 0 && cs.status?.replicas === 0);
+    await waitForCloneSet(
+      client,
+      ns,
+      'scale',
+      'replicas 0',
+      (cs, pods) => pods.length === 0 && cs.status?.replicas === 0,
+    );
 
     await client.patch(cloneSetPath(ns, 'scale'), { spec: { replicas: 5 } }, 'merge');
     const five = await waitForCloneSet(client, ns, 'scale', '5 ready pods', allReady(5));
@@ -39,7 +51,9 @@ describe('CloneSet scaling', () => {
     await waitForCloneSet(client, ns, 'subresource', '1 ready pod', allReady(1));
     await client.patch(`${cloneSetPath(ns, 'subresource')}/scale`, { spec: { replicas: 3 } }, 'merge');
     await waitForCloneSet(client, ns, 'subresource', '3 ready pods', allReady(3));
-    const scale = await client.get<{ status: { replicas: number; selector: string } }>(`${cloneSetPath(ns, 'subresource')}/scale`);
+    const scale = await client.get<{ status: { replicas: number; selector: string } }>(
+      `${cloneSetPath(ns, 'subresource')}/scale`,
+    );
     expect(scale.status).toEqual({ replicas: 3, selector: 'app=subresource' });
   });
 });
@@ -48,7 +62,11 @@ describe('CloneSet ReCreate rollout', () => {
   it('with partition 2 of 5 moves exactly 3 pods to the new revision, never more than 1 unavailable', async () => {
     await client.create(
       cloneSetPath(ns),
-      cloneSetManifest('partition', { replicas: 5, updateStrategy: { type: 'ReCreate', partition: 2, maxUnavailable: 1 } }, fake),
+      cloneSetManifest(
+        'partition',
+        { replicas: 5, updateStrategy: { type: 'ReCreate', partition: 2, maxUnavailable: 1 } },
+        fake,
+      ),
     );
     const before = await waitForCloneSet(client, ns, 'partition', '5 ready pods', allReady(5));
     const watcher = await PodWatch.start(client, ns, 'app=partition', 5);
@@ -58,7 +76,14 @@ describe('CloneSet ReCreate rollout', () => {
         spec: {
           template: {
             spec: {
-              containers: [{ name: 'main', image: 'tailor.local/busybox:v2', imagePullPolicy: 'Never', command: ['/bin/sleep', '3600'] }],
+              containers: [
+                {
+                  name: 'main',
+                  image: 'tailor.local/busybox:v2',
+                  imagePullPolicy: 'Never',
+                  command: ['/bin/sleep', '3600'],
+                },
+              ],
             },
           },
         },
@@ -92,14 +117,27 @@ describe('CloneSet ReCreate rollout', () => {
         spec: {
           template: {
             spec: {
-              containers: [{ name: 'main', image: 'tailor.local/busybox:v1', imagePullPolicy: 'Never', command: ['/bin/sleep', '3600'] }],
+              containers: [
+                {
+                  name: 'main',
+                  image: 'tailor.local/busybox:v1',
+                  imagePullPolicy: 'Never',
+                  command: ['/bin/sleep', '3600'],
+                },
+              ],
             },
           },
         },
       },
       'merge',
     );
-    const rolledBack = await waitForCloneSet(client, ns, 'partition', 'rolled back', (c) => c.status?.updateRevision === original);
+    const rolledBack = await waitForCloneSet(
+      client,
+      ns,
+      'partition',
+      'rolled back',
+      (c) => c.status?.updateRevision === original,
+    );
     expect(rolledBack.status?.updateRevision).toBe(original);
   });
 
@@ -109,13 +147,25 @@ describe('CloneSet ReCreate rollout', () => {
     const shell = (image: string): Record<string, unknown> => ({
       ...fake,
       containers: [
-        { name: 'main', image, imagePullPolicy: 'Never', command: ['/bin/sh', '-c', 'sleep 3600 & wait; [ 1 < 2 ] && echo "<ok>"'] },
+        {
+          name: 'main',
+          image,
+          imagePullPolicy: 'Never',
+          command: ['/bin/sh', '-c', 'sleep 3600 & wait; [ 1 < 2 ] && echo "<ok>"'],
+        },
       ],
     });
-    await client.create(cloneSetPath(ns), cloneSetManifest('escaped', { replicas: 1 }, shell('tailor.local/busybox:v1')));
+    await client.create(
+      cloneSetPath(ns),
+      cloneSetManifest('escaped', { replicas: 1 }, shell('tailor.local/busybox:v1')),
+    );
     const first = await waitForCloneSet(client, ns, 'escaped', '1 ready pod', allReady(1));
     const original = first.status?.updateRevision;
-    await client.patch(cloneSetPath(ns, 'escaped'), { spec: { template: { spec: shell('tailor.local/busybox:v2') } } }, 'merge');
+    await client.patch(
+      cloneSetPath(ns, 'escaped'),
+      { spec: { template: { spec: shell('tailor.local/busybox:v2') } } },
+      'merge',
+    );
     await waitForCloneSet(
       client,
       ns,
@@ -123,10 +173,22 @@ describe('CloneSet ReCreate rollout', () => {
       'a new revision',
       (c) => !!c.status?.updateRevision && c.status.updateRevision !== original,
     );
-    await client.patch(cloneSetPath(ns, 'escaped'), { spec: { template: { spec: shell('tailor.local/busybox:v1') } } }, 'merge');
-    const back = await waitForCloneSet(client, ns, 'escaped', 'rolled back', (c) => c.status?.updateRevision === original);
+    await client.patch(
+      cloneSetPath(ns, 'escaped'),
+      { spec: { template: { spec: shell('tailor.local/busybox:v1') } } },
+      'merge',
+    );
+    const back = await waitForCloneSet(
+      client,
+      ns,
+      'escaped',
+      'rolled back',
+      (c) => c.status?.updateRevision === original,
+    );
     expect(back.status?.conditions?.find((c) => c.type === 'FailedRevision')).toBeUndefined();
-    const revision = await client.get<{ revision?: number }>(`/apis/apps/v1/namespaces/${ns}/controllerrevisions/${original}`);
+    const revision = await client.get<{ revision?: number }>(
+      `/apis/apps/v1/namespaces/${ns}/controllerrevisions/${original}`,
+    );
     expect(revision.revision).toBe(3);
   });
 
@@ -143,7 +205,14 @@ describe('CloneSet ReCreate rollout', () => {
       'merge',
     );
     // Stop as soon as the rollout has started, then start a fresh controller with an empty cache.
-    await waitForCloneSet(client, ns, 'restart', 'rollout started', (c) => (c.status?.updatedReplicas ?? 0) >= 1, 30_000);
+    await waitForCloneSet(
+      client,
+      ns,
+      'restart',
+      'rollout started',
+      (c) => (c.status?.updatedReplicas ?? 0) >= 1,
+      30_000,
+    );
     await restartController();
     await waitForCloneSet(
       client,

@@ -150,7 +150,10 @@ const invalid: InvalidCase[] = [
   {
     name: 'a partition of "150%"',
     mutate: (m) => updateStrategy(m, { partition: '150%' }),
-    expect: ['spec.updateStrategy.partition', 'partition must be an integer >= 0 or a percentage from "0%" to "100%", not "150%"'],
+    expect: [
+      'spec.updateStrategy.partition',
+      'partition must be an integer >= 0 or a percentage from "0%" to "100%", not "150%"',
+    ],
   },
   {
     name: 'a negative partition',
@@ -246,7 +249,10 @@ const invalid: InvalidCase[] = [
     mutate: (m) => {
       spec(m).scaleStrategy = { maxUnavailable: '10' };
     },
-    expect: ['spec.scaleStrategy.maxUnavailable', 'scaleStrategy.maxUnavailable must be an integer >= 0 or a percentage'],
+    expect: [
+      'spec.scaleStrategy.maxUnavailable',
+      'scaleStrategy.maxUnavailable must be an integer >= 0 or a percentage',
+    ],
   },
   {
     name: 'a progressDeadlineSeconds not above minReadySeconds',
@@ -288,7 +294,9 @@ const invalid: InvalidCase[] = [
   {
     name: 'a lifecycle hook with more than 16 labels',
     mutate: (m) => {
-      spec(m).lifecycle = { preDelete: { labelsHandler: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`hook-${i}`, 'true'])) } };
+      spec(m).lifecycle = {
+        preDelete: { labelsHandler: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`hook-${i}`, 'true'])) },
+      };
     },
     expect: ['spec.lifecycle.preDelete.labelsHandler', 'must have at most 16 items'],
   },
@@ -304,7 +312,10 @@ const invalid: InvalidCase[] = [
     mutate: (m) => {
       spec(m).lifecycle = { preNormal: { labelsHandler: { ['k'.repeat(318)]: 'true' } } };
     },
-    expect: ['spec.lifecycle.preNormal.labelsHandler', 'a labelsHandler key must be a label key of at most 317 characters'],
+    expect: [
+      'spec.lifecycle.preNormal.labelsHandler',
+      'a labelsHandler key must be a label key of at most 317 characters',
+    ],
   },
   {
     name: 'a lifecycle hook finalizer named twice',
@@ -323,7 +334,9 @@ const invalid: InvalidCase[] = [
   {
     name: 'more than 16 lifecycle hook finalizers',
     mutate: (m) => {
-      spec(m).lifecycle = { preDelete: { finalizersHandler: Array.from({ length: 17 }, (_, i) => `example.com/f${i}`) } };
+      spec(m).lifecycle = {
+        preDelete: { finalizersHandler: Array.from({ length: 17 }, (_, i) => `example.com/f${i}`) },
+      };
     },
     expect: ['spec.lifecycle.preDelete.finalizersHandler', 'must have at most 16 items'],
   },
@@ -404,7 +417,10 @@ const invalid: InvalidCase[] = [
   {
     name: 'a selector expression on the instance id',
     mutate: (m) => {
-      spec(m).selector = { matchLabels: { app: 'web' }, matchExpressions: [{ key: 'apps.tailor.dev/instance-id', operator: 'Exists' }] };
+      spec(m).selector = {
+        matchLabels: { app: 'web' },
+        matchExpressions: [{ key: 'apps.tailor.dev/instance-id', operator: 'Exists' }],
+      };
     },
     expect: ['spec.selector', 'selector must not use controller-revision-hash or apps.tailor.dev/instance-id'],
   },
@@ -418,7 +434,8 @@ const invalid: InvalidCase[] = [
   {
     name: 'a template label lifecycle.apps.tailor.dev/state',
     mutate: (m) => {
-      (template(m).metadata as { labels: Record<string, string> }).labels['lifecycle.apps.tailor.dev/state'] = 'PreparingDelete';
+      (template(m).metadata as { labels: Record<string, string> }).labels['lifecycle.apps.tailor.dev/state'] =
+        'PreparingDelete';
     },
     expect: ['spec.template.metadata.labels', 'labels under lifecycle.apps.tailor.dev/ (state) are Tailor'],
   },
@@ -440,7 +457,10 @@ const invalid: InvalidCase[] = [
           orderPriority: [{ orderedKey: 'rank' }],
         },
       }),
-    expect: ['spec.updateStrategy.priorityStrategy', 'priorityStrategy must set exactly one of weightPriority and orderPriority'],
+    expect: [
+      'spec.updateStrategy.priorityStrategy',
+      'priorityStrategy must set exactly one of weightPriority and orderPriority',
+    ],
   },
   {
     name: 'an empty priorityStrategy',
@@ -450,13 +470,17 @@ const invalid: InvalidCase[] = [
   {
     name: 'a priority weight above 100',
     mutate: (m) =>
-      updateStrategy(m, { priorityStrategy: { weightPriority: [{ weight: 101, matchSelector: { matchLabels: { zone: 'a' } } }] } }),
+      updateStrategy(m, {
+        priorityStrategy: { weightPriority: [{ weight: 101, matchSelector: { matchLabels: { zone: 'a' } } }] },
+      }),
     expect: ['spec.updateStrategy.priorityStrategy.weightPriority[0].weight', 'less than or equal to 100'],
   },
   {
     name: 'a negative priority weight',
     mutate: (m) =>
-      updateStrategy(m, { priorityStrategy: { weightPriority: [{ weight: -1, matchSelector: { matchLabels: { zone: 'a' } } }] } }),
+      updateStrategy(m, {
+        priorityStrategy: { weightPriority: [{ weight: -1, matchSelector: { matchLabels: { zone: 'a' } } }] },
+      }),
     expect: ['spec.updateStrategy.priorityStrategy.weightPriority[0].weight', 'greater than or equal to 0'],
   },
   {
@@ -474,7 +498,10 @@ const invalid: InvalidCase[] = [
     mutate: (m) =>
       updateStrategy(m, {
         priorityStrategy: {
-          weightPriority: Array.from({ length: 17 }, (_, i) => ({ weight: 1, matchSelector: { matchLabels: { zone: `z${i}` } } })),
+          weightPriority: Array.from({ length: 17 }, (_, i) => ({
+            weight: 1,
+            matchSelector: { matchLabels: { zone: `z${i}` } },
+          })),
         },
       }),
     expect: ['spec.updateStrategy.priorityStrategy.weightPriority', 'must have at most 16 items'],
@@ -502,7 +529,14 @@ let core: k8s.CoreV1Api;
 let custom: k8s.CustomObjectsApi;
 
 const create = (body: Manifest, dryRun?: string): Promise<Json> =>
-  custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NAMESPACE, plural: PLURAL, body, dryRun });
+  custom.createNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace: NAMESPACE,
+    plural: PLURAL,
+    body,
+    dryRun,
+  });
 
 const get = (name: string): Promise<Manifest> =>
   custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NAMESPACE, plural: PLURAL, name });
@@ -554,7 +588,9 @@ beforeAll(async () => {
   kc = loadTestKubeConfig();
   core = kc.makeApiClient(k8s.CoreV1Api);
   custom = kc.makeApiClient(k8s.CustomObjectsApi);
-  await core.createNamespace({ body: { metadata: { name: NAMESPACE, labels: { 'tailor.dev/test': 'crd-validation' } } } });
+  await core.createNamespace({
+    body: { metadata: { name: NAMESPACE, labels: { 'tailor.dev/test': 'crd-validation' } } },
+  });
   await applyCrd();
 }, 90_000);
 
@@ -568,19 +604,22 @@ describe('the CloneSet CRD', () => {
     expect(invalid.length).toBeGreaterThanOrEqual(14);
   });
 
-  it.each(invalid.map((c, i) => ({ ...c, index: i })))('rejects $name', async ({ mutate, expect: substrings, index }) => {
-    const manifest = valid(`invalid-${index}`);
-    mutate(manifest);
-    let failure: { code: number; message: string } | undefined;
-    try {
-      await create(manifest);
-    } catch (err) {
-      failure = apiError(err);
-    }
-    expect(failure).toBeDefined();
-    expect(failure?.code).toBe(422);
-    for (const s of substrings) expect(failure?.message).toContain(s);
-  });
+  it.each(invalid.map((c, i) => ({ ...c, index: i })))(
+    'rejects $name',
+    async ({ mutate, expect: substrings, index }) => {
+      const manifest = valid(`invalid-${index}`);
+      mutate(manifest);
+      let failure: { code: number; message: string } | undefined;
+      try {
+        await create(manifest);
+      } catch (err) {
+        failure = apiError(err);
+      }
+      expect(failure).toBeDefined();
+      expect(failure?.code).toBe(422);
+      for (const s of substrings) expect(failure?.message).toContain(s);
+    },
+  );
 
   it('rejects a change of selector on update', async () => {
     await create(valid('immutable'));
@@ -660,7 +699,9 @@ describe('the CloneSet CRD', () => {
       requests: { cpu: '100m', memory: '32Mi' },
       limits: { cpu: '200m', memory: '64Mi' },
     });
-    expect(storedTemplate.spec.containers[0]?.resizePolicy).toEqual([{ resourceName: 'cpu', restartPolicy: 'NotRequired' }]);
+    expect(storedTemplate.spec.containers[0]?.resizePolicy).toEqual([
+      { resourceName: 'cpu', restartPolicy: 'NotRequired' },
+    ]);
   });
 
   // Issue 32: Kruise Rollout's finalize step merge-patches partition to null; Kruise's webhook
@@ -683,7 +724,10 @@ describe('the CloneSet CRD', () => {
       mergePatch,
     )) as Manifest;
     expect(patched.spec.updateStrategy).toMatchObject({ type: 'InPlaceIfPossible', partition: 0 });
-    expect((await get('partition-null')).spec.updateStrategy).toMatchObject({ type: 'InPlaceIfPossible', partition: 0 });
+    expect((await get('partition-null')).spec.updateStrategy).toMatchObject({
+      type: 'InPlaceIfPossible',
+      partition: 0,
+    });
   });
 
   it('sets partition and the whole updateStrategy back to their defaults when a JSON patch removes them', async () => {
@@ -696,10 +740,12 @@ describe('the CloneSet CRD', () => {
         { group: GROUP, version: VERSION, namespace: NAMESPACE, plural: PLURAL, name: 'strategy-removed', body },
         jsonPatch,
       ) as Promise<Manifest>;
-    expect((await patch([{ op: 'remove', path: '/spec/updateStrategy/partition' }])).spec.updateStrategy).toMatchObject({
-      partition: 0,
-      maxUnavailable: 2,
-    });
+    expect((await patch([{ op: 'remove', path: '/spec/updateStrategy/partition' }])).spec.updateStrategy).toMatchObject(
+      {
+        partition: 0,
+        maxUnavailable: 2,
+      },
+    );
     const removed = await patch([{ op: 'remove', path: '/spec/updateStrategy' }]);
     expect(removed.spec.updateStrategy).toEqual({
       type: 'ReCreate',
@@ -719,7 +765,12 @@ describe('the CloneSet CRD', () => {
         namespace: NAMESPACE,
         plural: PLURAL,
         name: 'counters',
-        body: { status: { observedGeneration: 1, conditions: [{ type: 'FailedRevision', status: 'True', reason: 'ApiRefused' }] } },
+        body: {
+          status: {
+            observedGeneration: 1,
+            conditions: [{ type: 'FailedRevision', status: 'True', reason: 'ApiRefused' }],
+          },
+        },
       },
       mergePatch,
     );
@@ -771,7 +822,12 @@ describe('the CloneSet CRD', () => {
       maxSurge: '0%',
       paused: true,
       inPlaceUpdateStrategy: { gracePeriodSeconds: 10 },
-      resizeStrategy: { deferredTimeoutSeconds: 300, inProgressTimeoutSeconds: 120, onTimeout: 'Wait', onInfeasible: 'Wait' },
+      resizeStrategy: {
+        deferredTimeoutSeconds: 300,
+        inProgressTimeoutSeconds: 120,
+        onTimeout: 'Wait',
+        onInfeasible: 'Wait',
+      },
     });
     expect(stored.spec.progressDeadlineSeconds).toBe(600);
     expect(stored.spec.scaleStrategy).toEqual({ podsToDelete: ['full-abcde'], maxUnavailable: '50%' });
@@ -802,14 +858,19 @@ describe('the CloneSet CRD', () => {
     Object.assign(m.spec, { volumeClaimTemplates, scaleStrategy: { disablePVCReuse: true } });
     await create(m);
     const stored = await get('crd-claims');
-    expect([stored.spec.volumeClaimTemplates, stored.spec.scaleStrategy]).toEqual([volumeClaimTemplates, { disablePVCReuse: true }]);
+    expect([stored.spec.volumeClaimTemplates, stored.spec.scaleStrategy]).toEqual([
+      volumeClaimTemplates,
+      { disablePVCReuse: true },
+    ]);
   });
 
   it('accepts priorityStrategy and scatterStrategy as Kruise writes them and keeps them', async () => {
     const m = valid('crd-update-order');
     const order = {
       priorityStrategy: {
-        weightPriority: [{ weight: 100, matchSelector: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] } }],
+        weightPriority: [
+          { weight: 100, matchSelector: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] } },
+        ],
       },
       scatterStrategy: [
         { key: 'zone', value: 'a' },
@@ -848,7 +909,14 @@ describe('the CloneSet CRD', () => {
     // Issue 20.2: `kubectl scale` and an HPA write through /scale, and meet the same bound.
     const refused = await custom
       .patchNamespacedCustomObjectScale(
-        { group: GROUP, version: VERSION, namespace: NAMESPACE, plural: PLURAL, name: 'scaled', body: { spec: { replicas: 1_000_000 } } },
+        {
+          group: GROUP,
+          version: VERSION,
+          namespace: NAMESPACE,
+          plural: PLURAL,
+          name: 'scaled',
+          body: { spec: { replicas: 1_000_000 } },
+        },
         mergePatch,
       )
       .then(
@@ -891,7 +959,18 @@ describe('the CloneSet CRD', () => {
       k8s.setHeaderOptions('Accept', 'application/json;as=Table;v=v1;g=meta.k8s.io'),
     )) as { columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] };
     const names = table.columnDefinitions.map((c) => c.name);
-    expect(names).toEqual(['Name', 'DESIRED', 'UPDATED', 'UPDATED_READY', 'READY', 'RESIZING', 'INFEASIBLE', 'AGE', 'IMAGES', 'SELECTOR']);
+    expect(names).toEqual([
+      'Name',
+      'DESIRED',
+      'UPDATED',
+      'UPDATED_READY',
+      'READY',
+      'RESIZING',
+      'INFEASIBLE',
+      'AGE',
+      'IMAGES',
+      'SELECTOR',
+    ]);
     const cells = table.rows[0]?.cells ?? [];
     const cell = (name: string): unknown => cells[names.indexOf(name)];
     expect(cell('DESIRED')).toBe(1);

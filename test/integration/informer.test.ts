@@ -45,7 +45,12 @@ async function freshNamespace(prefix: string): Promise<string> {
 
 const cmPath = (ns: string, name?: string): string => `/api/v1/namespaces/${ns}/configmaps${name ? `/${name}` : ''}`;
 
-async function createConfigMap(ns: string, name: string, labels: Record<string, string>, data: Record<string, string>): Promise<ConfigMap> {
+async function createConfigMap(
+  ns: string,
+  name: string,
+  labels: Record<string, string>,
+  data: Record<string, string>,
+): Promise<ConfigMap> {
   return client.create<ConfigMap>(cmPath(ns), { metadata: { name, labels }, data });
 }
 
@@ -67,7 +72,11 @@ function summary(
 ): Record<string, { resourceVersion?: string; labels?: Record<string, string>; data?: Record<string, string> }> {
   const out: ReturnType<typeof summary> = {};
   for (const o of [...objects].sort((a, b) => objectKey(a).localeCompare(objectKey(b)))) {
-    out[objectKey(o)] = { resourceVersion: o.metadata?.resourceVersion, labels: o.metadata?.labels ?? {}, data: o.data ?? {} };
+    out[objectKey(o)] = {
+      resourceVersion: o.metadata?.resourceVersion,
+      labels: o.metadata?.labels ?? {},
+      data: o.data ?? {},
+    };
   }
   return out;
 }
@@ -126,7 +135,9 @@ interface StartOptions {
 async function startInformer(ns: string, options: StartOptions = {}): Promise<Started> {
   const { logger, messages } = capturingLogger();
   // Its own client: the informer's sockets are not shared with the test's writes.
-  const informerClient = new KubeClient(options.kubeConfig ?? kubeConfig, undefined, { requestTimeoutMs: options.requestTimeoutMs });
+  const informerClient = new KubeClient(options.kubeConfig ?? kubeConfig, undefined, {
+    requestTimeoutMs: options.requestTimeoutMs,
+  });
   informerClients.push(informerClient);
   const informer = new Informer<ConfigMap>({
     name: `configmaps-${ns}`,
@@ -137,7 +148,8 @@ async function startInformer(ns: string, options: StartOptions = {}): Promise<St
     ...(options.noEventTimeoutMs === undefined ? {} : { noEventTimeoutMs: options.noEventTimeoutMs }),
     logger,
   });
-  if (options.index) informer.addIndex('tier', (cm) => (cm.metadata?.labels?.['tier'] ? [cm.metadata.labels['tier']] : []));
+  if (options.index)
+    informer.addIndex('tier', (cm) => (cm.metadata?.labels?.['tier'] ? [cm.metadata.labels['tier']] : []));
   const mirror = new HandlerMirror();
   mirror.attach(informer);
   informers.push(informer);
@@ -150,7 +162,12 @@ async function startInformer(ns: string, options: StartOptions = {}): Promise<St
 const names = (objects: ConfigMap[]): string[] => objects.map((o) => o.metadata?.name ?? '').sort();
 
 /** Waits until the informer's cache (and the handlers' mirror of it) equals a fresh list. */
-async function converged(started: Started, ns: string, labelSelector?: string, timeoutMs = 90_000): Promise<ConfigMap[]> {
+async function converged(
+  started: Started,
+  ns: string,
+  labelSelector?: string,
+  timeoutMs = 90_000,
+): Promise<ConfigMap[]> {
   return eventually(
     'the informer cache to equal a fresh list',
     async () => {
@@ -276,7 +293,11 @@ describe('the informer when its watch silently stops delivering', () => {
     for (const name of ['keep', 'update-me', 'delete-me']) await createConfigMap(ns, name, {}, { v: '1' });
     const proxy = await startFaultProxy(kubeConfig);
     try {
-      const started = await startInformer(ns, { kubeConfig: proxy.kubeConfig, requestTimeoutMs: 3_000, noEventTimeoutMs: 4_000 });
+      const started = await startInformer(ns, {
+        kubeConfig: proxy.kubeConfig,
+        requestTimeoutMs: 3_000,
+        noEventTimeoutMs: 4_000,
+      });
       const { informer, mirror, messages } = started;
       await patchConfigMap(ns, 'keep', { data: { v: 'live' } });
       await eventually('the watch to deliver a change', async () =>
@@ -316,12 +337,15 @@ describe('the informer when the API server goes away', () => {
 
   it('survives the API server being stopped and restarted mid-watch and misses nothing', async () => {
     const ns = await freshNamespace('informer-restart');
-    for (const name of ['keep', 'update-me', 'delete-me', 'relabel-me']) await createConfigMap(ns, name, { tier: 'web' }, { v: '1' });
+    for (const name of ['keep', 'update-me', 'delete-me', 'relabel-me'])
+      await createConfigMap(ns, name, { tier: 'web' }, { v: '1' });
     const started = await startInformer(ns, { backoff: slowBackoff(), index: true });
     const { informer, mirror } = started;
     // The watch is live before the outage.
     await patchConfigMap(ns, 'keep', { data: { v: 'live' } });
-    await eventually('the watch to deliver a change', async () => (informer.get(`${ns}/keep`)?.data?.['v'] === 'live' ? true : undefined));
+    await eventually('the watch to deliver a change', async () =>
+      informer.get(`${ns}/keep`)?.data?.['v'] === 'live' ? true : undefined,
+    );
     let cacheWhenChanged: string[] = [];
 
     await restartApiServer({
@@ -358,7 +382,9 @@ describe('the informer when the API server goes away', () => {
     const started = await startInformer(ns, { backoff: slowBackoff() });
     const { informer, mirror, messages } = started;
     await patchConfigMap(ns, 'keep', { data: { v: 'live' } });
-    await eventually('the watch to deliver a change', async () => (informer.get(`${ns}/keep`)?.data?.['v'] === 'live' ? true : undefined));
+    await eventually('the watch to deliver a change', async () =>
+      informer.get(`${ns}/keep`)?.data?.['v'] === 'live' ? true : undefined,
+    );
     const resumeFrom = Number(informer.get(`${ns}/keep`)?.metadata?.resourceVersion);
     const relistsBefore = informer.relists;
     let compactedAt = 0;
@@ -399,7 +425,8 @@ interface EtcdResponse {
 async function etcd(path: string, body: unknown): Promise<EtcdResponse> {
   const response = await fetch(`${ETCD}${path}`, { method: 'POST', body: JSON.stringify(body) });
   const parsed = (await response.json()) as EtcdResponse;
-  if (!response.ok || parsed.error) throw new Error(`etcd ${path}: ${response.status} ${parsed.message ?? parsed.error ?? ''}`);
+  if (!response.ok || parsed.error)
+    throw new Error(`etcd ${path}: ${response.status} ${parsed.message ?? parsed.error ?? ''}`);
   return parsed;
 }
 

@@ -6,7 +6,13 @@ import { describe, expect, it } from '@jest/globals';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { CONDITION_INPLACE_UPDATE_READY } from '../../src/api/types.js';
 import type { Pod } from '../../src/api/wire.js';
-import { activePods, cloneSetManifest, cloneSetPath, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
+import {
+  activePods,
+  cloneSetManifest,
+  cloneSetPath,
+  waitForCloneSet,
+  waitForReady,
+} from '../support/fixtures/cloneset.js';
 import { FAKE_SCHEDULER } from '../support/cluster/fake-kubelet.js';
 import { PodWatch } from '../support/cluster/pod-watch.js';
 import { eventually } from '../support/cluster/testbed.js';
@@ -20,9 +26,18 @@ const main = (image: string, extra: Record<string, unknown> = {}): Record<string
   command: ['/bin/sleep', '3600'],
   ...extra,
 });
-const sidecar = { name: 'sidecar', image: 'tailor.local/busybox:v1', imagePullPolicy: 'Never', command: ['/bin/sleep', '3600'] };
+const sidecar = {
+  name: 'sidecar',
+  image: 'tailor.local/busybox:v1',
+  imagePullPolicy: 'Never',
+  command: ['/bin/sleep', '3600'],
+};
 
-async function createReady(name: string, replicas: number, updateStrategy: Record<string, unknown>): Promise<Map<string, Pod>> {
+async function createReady(
+  name: string,
+  replicas: number,
+  updateStrategy: Record<string, unknown>,
+): Promise<Map<string, Pod>> {
   await client.create(
     cloneSetPath(ns),
     cloneSetManifest(
@@ -88,8 +103,17 @@ describe('InPlaceIfPossible', () => {
 
   it('recreates pods for a change that cannot be made in place (env)', async () => {
     const before = await createReady('envchange', 2, { type: 'InPlaceIfPossible' });
-    await setContainers('envchange', [main('tailor.local/busybox:v1', { env: [{ name: 'COLOUR', value: 'blue' }] }), sidecar]);
-    await waitForCloneSet(client, ns, 'envchange', 'recreated', (cs, pods) => cs.status?.updatedReadyReplicas === 2 && pods.length === 2);
+    await setContainers('envchange', [
+      main('tailor.local/busybox:v1', { env: [{ name: 'COLOUR', value: 'blue' }] }),
+      sidecar,
+    ]);
+    await waitForCloneSet(
+      client,
+      ns,
+      'envchange',
+      'recreated',
+      (cs, pods) => cs.status?.updatedReadyReplicas === 2 && pods.length === 2,
+    );
     const after = await activePods(client, ns, 'envchange');
     expect(after.some((p) => before.has(p.metadata?.uid ?? ''))).toBe(false);
   });
@@ -111,7 +135,10 @@ describe('InPlaceIfPossible', () => {
   });
 
   it('converges without a restart when the template is reverted during the grace period', async () => {
-    const before = await createReady('grace', 1, { type: 'InPlaceIfPossible', inPlaceUpdateStrategy: { gracePeriodSeconds: 30 } });
+    const before = await createReady('grace', 1, {
+      type: 'InPlaceIfPossible',
+      inPlaceUpdateStrategy: { gracePeriodSeconds: 30 },
+    });
     await setContainers('grace', [main('tailor.local/busybox:v2'), sidecar]);
     await eventually('pod drained', async () => {
       const [pod] = await activePods(client, ns, 'grace');
@@ -139,8 +166,12 @@ describe('a new image that never becomes ready', () => {
     try {
       await setContainers('broken', [main('tailor.local/busybox:v2'), sidecar]);
       await eventually('RolloutBlocked event', async () => {
-        const events = await client.list<{ reason?: string; involvedObject?: { name?: string } }>(`/api/v1/namespaces/${ns}/events`);
-        return events.items.some((e) => e.involvedObject?.name === 'broken' && e.reason === 'RolloutBlocked') ? true : undefined;
+        const events = await client.list<{ reason?: string; involvedObject?: { name?: string } }>(
+          `/api/v1/namespaces/${ns}/events`,
+        );
+        return events.items.some((e) => e.involvedObject?.name === 'broken' && e.reason === 'RolloutBlocked')
+          ? true
+          : undefined;
       });
       const stuck = await activePods(client, ns, 'broken');
       expect(stuck.filter((p) => p.spec?.containers?.[0]?.image === 'tailor.local/busybox:v2')).toHaveLength(1);
@@ -164,7 +195,9 @@ describe('a new image that never becomes ready', () => {
 describe('the agent backend (a kubelet that cannot resize)', () => {
   it("sends cpu/memory in a resize-request annotation and follows the agent's answer in status.resize", async () => {
     const withResources = (cpu: string) =>
-      main('tailor.local/busybox:v1', { resources: { requests: { cpu, memory: '32Mi' }, limits: { cpu, memory: '32Mi' } } });
+      main('tailor.local/busybox:v1', {
+        resources: { requests: { cpu, memory: '32Mi' }, limits: { cpu, memory: '32Mi' } },
+      });
     await client.create(
       cloneSetPath(ns),
       cloneSetManifest(
@@ -177,7 +210,13 @@ describe('the agent backend (a kubelet that cannot resize)', () => {
     const before = new Set((await activePods(client, ns, 'agent')).map((p) => p.metadata?.uid));
     await setContainers('agent', [withResources('200m')]);
     // No agent answers here: the resize stays Proposed and says why.
-    const waiting = await waitForCloneSet(client, ns, 'agent', 'Proposed with NoAgentResponse', (cs) => cs.status?.resize?.proposed === 2);
+    const waiting = await waitForCloneSet(
+      client,
+      ns,
+      'agent',
+      'Proposed with NoAgentResponse',
+      (cs) => cs.status?.resize?.proposed === 2,
+    );
     expect(waiting.status?.resize?.pods?.[0]?.reason).toBe('NoAgentResponse');
     const pods = await activePods(client, ns, 'agent');
     expect(new Set(pods.map((p) => p.metadata?.uid))).toEqual(before);
@@ -194,21 +233,34 @@ describe('the agent backend (a kubelet that cannot resize)', () => {
         {
           metadata: {
             annotations: {
-              'apps.tailor.dev/resize-status': JSON.stringify({ revision: request.revision, state: '', since: new Date().toISOString() }),
+              'apps.tailor.dev/resize-status': JSON.stringify({
+                revision: request.revision,
+                state: '',
+                since: new Date().toISOString(),
+              }),
             },
           },
         },
         'merge',
       );
     }
-    await waitForCloneSet(client, ns, 'agent', 'resizes done', (cs) => cs.status?.resize?.resizing === 0 && !cs.status.resize.pods);
+    await waitForCloneSet(
+      client,
+      ns,
+      'agent',
+      'resizes done',
+      (cs) => cs.status?.resize?.resizing === 0 && !cs.status.resize.pods,
+    );
   });
 });
 
 describe('InPlaceOnly', () => {
   it('leaves pods untouched for an env change and names the field in a condition and an event', async () => {
     const before = await createReady('only', 2, { type: 'InPlaceOnly' });
-    await setContainers('only', [main('tailor.local/busybox:v1', { env: [{ name: 'COLOUR', value: 'blue' }] }), sidecar]);
+    await setContainers('only', [
+      main('tailor.local/busybox:v1', { env: [{ name: 'COLOUR', value: 'blue' }] }),
+      sidecar,
+    ]);
     const cs = await waitForCloneSet(
       client,
       ns,
@@ -226,7 +278,9 @@ describe('InPlaceOnly', () => {
       `/api/v1/namespaces/${ns}/events`,
     );
     expect(
-      events.items.some((e) => e.involvedObject?.name === 'only' && e.reason === 'NotInPlaceUpdatable' && e.message?.includes('env')),
+      events.items.some(
+        (e) => e.involvedObject?.name === 'only' && e.reason === 'NotInPlaceUpdatable' && e.message?.includes('env'),
+      ),
     ).toBe(true);
   });
 });

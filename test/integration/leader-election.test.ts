@@ -107,7 +107,11 @@ describe('two tailor controllers with --leader-elect', () => {
     }
     expect(handedOverAt).toBeGreaterThan(0);
     expect(handedOverAt - killedAt).toBeLessThan(20_000);
-    await eventually('the new leader to log it', async () => (follower.messages.includes('became leader') ? true : undefined), 5_000);
+    await eventually(
+      'the new leader to log it',
+      async () => (follower.messages.includes('became leader') ? true : undefined),
+      5_000,
+    );
     expect(follower.exit).toBeUndefined();
   }, 90_000);
 });
@@ -119,7 +123,11 @@ describe('a running tailor controller', () => {
   beforeAll(async () => {
     ns = await freshNamespace('tailor-le-single');
     controller = await startController('single', ns);
-    await eventually('the controller to hold the Lease', async () => ((await leaseHolder(ns)) === 'single' ? true : undefined), 30_000);
+    await eventually(
+      'the controller to hold the Lease',
+      async () => ((await leaseHolder(ns)) === 'single' ? true : undefined),
+      30_000,
+    );
   }, 60_000);
 
   it('serves controller-runtime metrics with values on /metrics', async () => {
@@ -202,7 +210,11 @@ describe('a replica whose cache cannot sync', () => {
     controller.queue.add('probe-key');
     const run = manager.run();
     try {
-      await eventually('the replica to hold the Lease', async () => ((await leaseHolder(ns)) === 'no-crd' ? true : undefined), 30_000);
+      await eventually(
+        'the replica to hold the Lease',
+        async () => ((await leaseHolder(ns)) === 'no-crd' ? true : undefined),
+        30_000,
+      );
       await sleep(3_000);
       expect(manager.isLeader()).toBe(true);
       expect(informer.hasSynced()).toBe(false);
@@ -274,9 +286,9 @@ describe('a leader cut off from the API server', () => {
       expect(cancelReason).toContain('lost the lease');
       expect(cancelledAt - frozenAt).toBeLessThanOrEqual(timings.renewDeadlineMs + 500);
       expect(stoppedAt).toBeLessThan(takenAt);
-      await expect(cutOff.client.create(`/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'late' } })).rejects.toThrow(
-        'lost the lease',
-      );
+      await expect(
+        cutOff.client.create(`/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'late' } }),
+      ).rejects.toThrow('lost the lease');
       await other.stop();
       expect(await otherRun).toBe('stopped');
     } finally {

@@ -3,13 +3,20 @@
 // (its request rate over 20 s stays under 2 per second), and it recovers once the refusal ends.
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
-import { cloneSetManifest, cloneSetPath, readCloneSet, waitForCloneSet, type TestCloneSet } from '../support/fixtures/cloneset.js';
+import {
+  cloneSetManifest,
+  cloneSetPath,
+  readCloneSet,
+  waitForCloneSet,
+  type TestCloneSet,
+} from '../support/fixtures/cloneset.js';
 import { FAKE_SCHEDULER } from '../support/cluster/fake-kubelet.js';
 
 const { client, ns, controllerRequests } = controllerTestBed('refusals', { fakeKubelet: true });
 const fake = { schedulerName: FAKE_SCHEDULER };
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
-const failedScale = (cs: TestCloneSet) => cs.status?.conditions?.find((c) => c.type === 'FailedScale' && c.status === 'True');
+const failedScale = (cs: TestCloneSet) =>
+  cs.status?.conditions?.find((c) => c.type === 'FailedScale' && c.status === 'True');
 
 interface EventList {
   items: { reason?: string; message?: string; count?: number; involvedObject?: { name?: string } }[];
@@ -48,7 +55,9 @@ async function refusePodCreates(): Promise<void> {
     metadata: { name: POLICY },
     spec: {
       failurePolicy: 'Fail',
-      matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] }] },
+      matchConstraints: {
+        resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] }],
+      },
       validations: [{ expression: 'false', message: 'pod creation refused by the test', reason: 'Forbidden' }],
     },
   });
@@ -76,14 +85,22 @@ describe('a CloneSet whose pod creates are refused', () => {
   it('backs off while an admission policy refuses creates, keeps one stable FailedScale message, and recovers when it goes', async () => {
     await refusePodCreates();
     await client.create(cloneSetPath(ns), cloneSetManifest('refused', { replicas: 3 }, fake));
-    const refused = await waitForCloneSet(client, ns, 'refused', 'a FailedScale condition', (cs) => failedScale(cs) !== undefined);
+    const refused = await waitForCloneSet(
+      client,
+      ns,
+      'refused',
+      'a FailedScale condition',
+      (cs) => failedScale(cs) !== undefined,
+    );
     expect(failedScale(refused)).toMatchObject({ reason: 'ApiRefused' });
     expect(failedScale(refused)?.message).toMatch(/^create pods: 403 Forbidden: .*pod creation refused by the test/);
 
     const { rate, messages } = await measure('refused', 20_000);
     expect(rate).toBeLessThan(2);
     expect(messages.size).toBe(1);
-    const events = await client.get<EventList>(`/api/v1/namespaces/${ns}/events`, { fieldSelector: 'reason=FailedCreate' });
+    const events = await client.get<EventList>(`/api/v1/namespaces/${ns}/events`, {
+      fieldSelector: 'reason=FailedCreate',
+    });
     expect(events.items.filter((e) => e.involvedObject?.name === 'refused')).toHaveLength(1);
 
     await client.delete(`/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${POLICY}`);
@@ -117,7 +134,13 @@ describe('a CloneSet whose pod creates are refused', () => {
       },
     );
     await client.create(cloneSetPath(ns), invalid);
-    const refused = await waitForCloneSet(client, ns, 'invalid', 'a FailedScale condition', (cs) => failedScale(cs) !== undefined);
+    const refused = await waitForCloneSet(
+      client,
+      ns,
+      'invalid',
+      'a FailedScale condition',
+      (cs) => failedScale(cs) !== undefined,
+    );
     expect(failedScale(refused)).toMatchObject({ reason: 'ApiRejected' });
     expect(failedScale(refused)?.message).toMatch(/422 Invalid: .*must be less than or equal to cpu limit/);
     const { rate } = await measure('invalid', 20_000);
@@ -147,13 +170,26 @@ describe('a CloneSet whose pod creates are refused', () => {
       ],
     };
     await client.create(cloneSetPath(ns), cloneSetManifest('limited', { replicas: 3 }, { ...fake, ...sized }));
-    const refused = await waitForCloneSet(client, ns, 'limited', 'a FailedScale condition', (cs) => failedScale(cs) !== undefined);
+    const refused = await waitForCloneSet(
+      client,
+      ns,
+      'limited',
+      'a FailedScale condition',
+      (cs) => failedScale(cs) !== undefined,
+    );
     expect(failedScale(refused)?.message).toMatch(/maximum cpu usage per Container is 10m/);
     const { rate } = await measure('limited', 30_000);
     expect(rate).toBeLessThan(2);
     const lifted = Date.now();
     await client.delete(`/api/v1/namespaces/${ns}/limitranges/tiny`);
-    await waitForCloneSet(client, ns, 'limited', '3 pods and no FailedScale', (cs, pods) => pods.length === 3 && !failedScale(cs), 90_000);
+    await waitForCloneSet(
+      client,
+      ns,
+      'limited',
+      '3 pods and no FailedScale',
+      (cs, pods) => pods.length === 3 && !failedScale(cs),
+      90_000,
+    );
     const healSeconds = (Date.now() - lifted) / 1000;
     process.stdout.write(`[refusals] limit range: healed ${healSeconds.toFixed(1)} s after it was deleted\n`);
     // Before, the backoff after 30 s of refusals (~30 s and growing) decided when it healed.

@@ -17,7 +17,12 @@ import { trimRevisionIdentity } from '../../src/agent/cache.js';
 import type { ControllerRevision as AgentRevision } from '../../src/agent/authorize.js';
 import { LABEL_CLONESET, LABEL_CONTROLLER_REVISION_HASH } from '../../src/api/types.js';
 import type { KubeObject, Pod, WireCloneSet } from '../../src/api/wire.js';
-import { OWNER_INDEX, RevisionStore, trimRevision, type ControllerRevision } from '../../src/cloneset/revision-store.js';
+import {
+  OWNER_INDEX,
+  RevisionStore,
+  trimRevision,
+  type ControllerRevision,
+} from '../../src/cloneset/revision-store.js';
 import { byControllerOf } from '../../src/runtime/handlers.js';
 import { CLONESET_OWNER } from '../../src/api/owner.js';
 import { Informer } from '../../src/runtime/informer.js';
@@ -55,7 +60,15 @@ async function createRevision(owner: { name: string; uid: string }, n: number, t
     metadata: {
       name: revisionName(owner, n),
       labels: { app: owner.name, [LABEL_CLONESET]: owner.name },
-      ownerReferences: [{ apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: owner.name, uid: owner.uid, controller: true }],
+      ownerReferences: [
+        {
+          apiVersion: 'apps.tailor.dev/v1alpha1',
+          kind: 'CloneSet',
+          name: owner.name,
+          uid: owner.uid,
+          controller: true,
+        },
+      ],
     },
     revision: n,
     data: { template },
@@ -69,7 +82,9 @@ const podOf = (owner: { name: string; uid: string }, n: number): Pod => ({
     namespace: NS,
     uid: `pod-${owner.name}`,
     labels: { [LABEL_CONTROLLER_REVISION_HASH]: revisionName(owner, n) },
-    ownerReferences: [{ apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: owner.name, uid: owner.uid, controller: true }],
+    ownerReferences: [
+      { apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: owner.name, uid: owner.uid, controller: true },
+    ],
   },
   spec: { nodeName: 'node-a', containers: [{ name: 'c0', image: 'old' }] },
   status: { phase: 'Running' },
@@ -120,7 +135,9 @@ beforeAll(async () => {
     labelSelector: `${LABEL_CLONESET}=${BIG.name}`,
   });
   storedBytes = cachedBytes(list.items);
-  process.stdout.write(`[revision-caches] ${REVISIONS} revisions of ${(storedBytes / REVISIONS / 1e6).toFixed(2)} MB stored\n`);
+  process.stdout.write(
+    `[revision-caches] ${REVISIONS} revisions of ${(storedBytes / REVISIONS / 1e6).toFixed(2)} MB stored\n`,
+  );
 }, 600_000);
 
 afterAll(async () => {

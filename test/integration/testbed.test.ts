@@ -37,7 +37,10 @@ describe('the control-plane test bed', () => {
       () => undefined,
     );
     try {
-      await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'probe' }, data: { colour: 'red' } } });
+      await core.createNamespacedConfigMap({
+        namespace,
+        body: { metadata: { name: 'probe' }, data: { colour: 'red' } },
+      });
       await core.patchNamespacedConfigMap(
         { namespace, name: 'probe', body: { data: { colour: 'blue' } } },
         k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),

@@ -45,12 +45,16 @@ export function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
 }
 
 /** Errors that waiting will not fix. */
-export const isFatal = (err: unknown): boolean => err instanceof KubeApiError && [400, 401, 403, 404].includes(err.statusCode);
+export const isFatal = (err: unknown): boolean =>
+  err instanceof KubeApiError && [400, 401, 403, 404].includes(err.statusCode);
 
 export const describeError = (err: unknown): string => {
   if (err instanceof KubeApiError) {
-    if (err.statusCode === 0) return `cannot reach the cluster: ${(err.cause as Error | undefined)?.message ?? err.message}`;
-    return err.status?.message ? `${err.status.reason ? `${err.status.reason}: ` : ''}${err.status.message}` : err.message;
+    if (err.statusCode === 0)
+      return `cannot reach the cluster: ${(err.cause as Error | undefined)?.message ?? err.message}`;
+    return err.status?.message
+      ? `${err.status.reason ? `${err.status.reason}: ` : ''}${err.status.message}`
+      : err.message;
   }
   return errorMessage(err);
 };
@@ -73,7 +77,9 @@ export async function explainNotFound(client: Reader, ns: string, name: string, 
       .filter(Boolean)
       .sort();
     others =
-      names.length > 0 ? ` (CloneSets there: ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', …' : ''})` : ' (it has no CloneSets)';
+      names.length > 0
+        ? ` (CloneSets there: ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', …' : ''})`
+        : ' (it has no CloneSets)';
   } catch {
     // A hint only.
   }
@@ -123,7 +129,11 @@ export async function connect(opts: ConnectionOptions, timeoutMs = READ_TIMEOUT_
 }
 
 /** Runs `work` on a fresh connection and closes it afterwards. */
-export async function withConnection<T>(opts: ConnectionOptions, work: (c: Connection) => Promise<T>, timeoutMs?: number): Promise<T> {
+export async function withConnection<T>(
+  opts: ConnectionOptions,
+  work: (c: Connection) => Promise<T>,
+  timeoutMs?: number,
+): Promise<T> {
   const connection = await connect(opts, timeoutMs);
   try {
     return await work(connection);

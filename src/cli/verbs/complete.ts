@@ -4,14 +4,24 @@
 // fails loudly: no cluster, no permission or a slow answer (over COMPLETION_TIMEOUT_MS) gives no
 // candidates. Must not: write to the cluster, or print anything but the answer.
 import { cloneSetPath, readCloneSet, withConnection, withDeadline } from './common.js';
-import { Directive, planCompletion, renderCompletion, withPrefix, type Candidate, type VerbSpec } from './completion.js';
+import {
+  Directive,
+  planCompletion,
+  renderCompletion,
+  withPrefix,
+  type Candidate,
+  type VerbSpec,
+} from './completion.js';
 import { readRevisions } from './history.js';
 import type { WireCloneSet } from '../../api/wire.js';
 
 /** A shell waits for the answer: beyond this, offering nothing beats hanging the prompt. */
 const COMPLETION_TIMEOUT_MS = 3000;
 
-async function lookUp(verbs: readonly VerbSpec[], words: readonly string[]): Promise<{ candidates: Candidate[]; directive: number }> {
+async function lookUp(
+  verbs: readonly VerbSpec[],
+  words: readonly string[],
+): Promise<{ candidates: Candidate[]; directive: number }> {
   const request = planCompletion(verbs, words);
   if (request.kind === 'candidates') return request;
   if (request.kind === 'files') return { candidates: [], directive: Directive.default };
@@ -27,7 +37,10 @@ async function lookUp(verbs: readonly VerbSpec[], words: readonly string[]): Pro
           }
           if (request.kind === 'clones') {
             const list = await client.list<WireCloneSet>(cloneSetPath(namespace));
-            return list.items.map((c) => ({ value: c.metadata?.name ?? '', description: `${c.spec?.replicas ?? 1} replicas` }));
+            return list.items.map((c) => ({
+              value: c.metadata?.name ?? '',
+              description: `${c.spec?.replicas ?? 1} replicas`,
+            }));
           }
           const cs = await readCloneSet(client, namespace, request.clone);
           const revisions = await readRevisions(client, namespace, cs);

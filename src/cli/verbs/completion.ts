@@ -40,7 +40,12 @@ export interface Candidate {
 export type CompletionRequest =
   | { kind: 'candidates'; candidates: Candidate[]; directive: number }
   | { kind: 'clones'; prefix: string; namespace?: string; kubeconfig?: string }
-  | { kind: 'namespaces'; prefix: string; kubeconfig?: string; /** `--namespace=` when completing inside one word. */ lead: string }
+  | {
+      kind: 'namespaces';
+      prefix: string;
+      kubeconfig?: string;
+      /** `--namespace=` when completing inside one word. */ lead: string;
+    }
   | { kind: 'revisions'; prefix: string; clone: string; namespace?: string; kubeconfig?: string; lead: string }
   | { kind: 'files' };
 
@@ -48,7 +53,8 @@ export const SHELLS = ['bash', 'zsh'];
 
 const nothing: CompletionRequest = { kind: 'candidates', candidates: [], directive: Directive.noFileComp };
 
-const findOption = (verb: VerbSpec | undefined, flag: string): OptionSpec | undefined => verb?.options.find((o) => o.flags.includes(flag));
+const findOption = (verb: VerbSpec | undefined, flag: string): OptionSpec | undefined =>
+  verb?.options.find((o) => o.flags.includes(flag));
 
 /** Candidates starting with `prefix`, in the order given. */
 export const withPrefix = (candidates: readonly Candidate[], prefix: string): Candidate[] =>
@@ -99,7 +105,11 @@ export function planCompletion(verbs: readonly VerbSpec[], words: readonly strin
     if (kind === 'file') return lead ? nothing : { kind: 'files' };
     if (kind === 'none') return nothing;
     const candidates = kind.choices.map((value) => ({ value: `${lead}${value}` }));
-    return { kind: 'candidates', candidates: withPrefix(candidates, `${lead}${prefix}`), directive: Directive.noFileComp };
+    return {
+      kind: 'candidates',
+      candidates: withPrefix(candidates, `${lead}${prefix}`),
+      directive: Directive.noFileComp,
+    };
   };
   if (pending) return valueOf(pending, partial, '');
   if (partial.startsWith('-') && !pastOptions) {
@@ -140,7 +150,9 @@ export function planCompletion(verbs: readonly VerbSpec[], words: readonly strin
 
 /** The answer kubectl reads: one candidate a line, descriptions after a tab, then `:<directive>`. */
 export function renderCompletion(candidates: readonly Candidate[], directive: number): string {
-  const lines = candidates.map((c) => (c.description ? `${c.value}\t${c.description.replace(/[\t\n]+/g, ' ')}` : c.value));
+  const lines = candidates.map((c) =>
+    c.description ? `${c.value}\t${c.description.replace(/[\t\n]+/g, ' ')}` : c.value,
+  );
   return `${[...lines, `:${directive}`].join('\n')}\n`;
 }
 

@@ -16,7 +16,14 @@ import {
   type ConnectionOptions,
   type Reader,
 } from './common.js';
-import { historyRows, ownedRevisions, renderHistory, revisionRole, type RevisionRecord, type WireControllerRevision } from './revisions.js';
+import {
+  historyRows,
+  ownedRevisions,
+  renderHistory,
+  revisionRole,
+  type RevisionRecord,
+  type WireControllerRevision,
+} from './revisions.js';
 import type { WireCloneSet } from '../../api/wire.js';
 
 export interface HistoryOptions extends ConnectionOptions {
@@ -35,11 +42,17 @@ export async function readRevisions(client: Reader, ns: string, cs: WireCloneSet
     );
     return ownedRevisions(list.items, cs.metadata?.uid);
   } catch (err) {
-    throw new PluginError(`cannot list the revisions of clone "${cs.metadata?.name}": ${describeError(err)}`, { cause: err });
+    throw new PluginError(`cannot list the revisions of clone "${cs.metadata?.name}": ${describeError(err)}`, {
+      cause: err,
+    });
   }
 }
 
-export async function history(name: string, opts: HistoryOptions, stdout: NodeJS.WritableStream = process.stdout): Promise<number> {
+export async function history(
+  name: string,
+  opts: HistoryOptions,
+  stdout: NodeJS.WritableStream = process.stdout,
+): Promise<number> {
   return withConnection(opts, async ({ client, namespace }) => {
     const cs = await readCloneSet(client, namespace, name);
     const revisions = await readRevisions(client, namespace, cs);

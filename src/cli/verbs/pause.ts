@@ -24,7 +24,9 @@ export async function setPaused(
   return withConnection(opts, async ({ client, namespace }) => {
     const cs = await readCloneSet(client, namespace, name);
     if ((cs.spec.updateStrategy?.paused ?? false) === paused) {
-      stdout.write(paused ? `clone "${name}" is already paused\n` : `clone "${name}" is not paused (nothing to resume)\n`);
+      stdout.write(
+        paused ? `clone "${name}" is already paused\n` : `clone "${name}" is not paused (nothing to resume)\n`,
+      );
       return 0;
     }
     try {

@@ -24,7 +24,10 @@ export interface RevisionRecord {
 }
 
 /** The revisions the CloneSet with this UID controls, oldest first. */
-export function ownedRevisions(items: readonly WireControllerRevision[], ownerUid: string | undefined): RevisionRecord[] {
+export function ownedRevisions(
+  items: readonly WireControllerRevision[],
+  ownerUid: string | undefined,
+): RevisionRecord[] {
   return items
     .filter((r) => ownerUid !== undefined && controllerOf(r, CLONESET_OWNER)?.uid === ownerUid)
     .map((r) => ({ name: r.metadata?.name ?? '', revision: r.revision ?? 0, template: r.data?.template ?? {} }))
@@ -47,7 +50,9 @@ const keyValues = (values: Record<string, unknown> | undefined): string =>
 /** cpu/memory as `cpu=100m memory=64Mi` when requests equal limits, else both named. */
 export function formatResources(r: { requests?: Record<string, unknown>; limits?: Record<string, unknown> }): string {
   if (canonicalJSON(r.requests ?? {}) === canonicalJSON(r.limits ?? {})) return keyValues(r.requests);
-  return [r.requests && `requests ${keyValues(r.requests)}`, r.limits && `limits ${keyValues(r.limits)}`].filter(Boolean).join(', ');
+  return [r.requests && `requests ${keyValues(r.requests)}`, r.limits && `limits ${keyValues(r.limits)}`]
+    .filter(Boolean)
+    .join(', ');
 }
 
 const mapChanges = (changes: Record<string, string | null>): string =>
@@ -109,7 +114,8 @@ function table(rows: string[][]): string[] {
 }
 
 export function renderHistory(name: string, rows: readonly HistoryRow[]): string[] {
-  if (rows.length === 0) return [`clone "${name}" has no revisions yet (the controller records the first one when it sees the CloneSet)`];
+  if (rows.length === 0)
+    return [`clone "${name}" has no revisions yet (the controller records the first one when it sees the CloneSet)`];
   return table([
     ['REVISION', 'NAME', 'STATUS', 'CHANGE'],
     ...rows.map((r) => [String(r.revision), r.name, r.role || '-', r.change || '-']),
@@ -117,7 +123,9 @@ export function renderHistory(name: string, rows: readonly HistoryRow[]): string
 }
 
 export type UndoTarget =
-  { kind: 'rollback'; target: RevisionRecord } | { kind: 'unchanged'; target: RevisionRecord } | { kind: 'refused'; message: string };
+  | { kind: 'rollback'; target: RevisionRecord }
+  | { kind: 'unchanged'; target: RevisionRecord }
+  | { kind: 'refused'; message: string };
 
 const listNumbers = (revisions: readonly RevisionRecord[]): string => revisions.map((r) => r.revision).join(', ');
 
@@ -128,17 +136,20 @@ const listNumbers = (revisions: readonly RevisionRecord[]): string => revisions.
  * spec already holds that template.
  */
 export function undoTarget(spec: PodTemplate, revisions: readonly RevisionRecord[], toRevision?: number): UndoTarget {
-  if (revisions.length === 0) return { kind: 'refused', message: 'it has no revisions yet (the controller records them)' };
+  if (revisions.length === 0)
+    return { kind: 'refused', message: 'it has no revisions yet (the controller records them)' };
   const specData = canonicalJSON(spec);
   let target: RevisionRecord | undefined;
   if (toRevision) {
     target = revisions.find((r) => r.revision === toRevision);
-    if (!target) return { kind: 'refused', message: `revision ${toRevision} not found (revisions: ${listNumbers(revisions)})` };
+    if (!target)
+      return { kind: 'refused', message: `revision ${toRevision} not found (revisions: ${listNumbers(revisions)})` };
   } else {
     const newestFirst = [...revisions].reverse();
     const current = newestFirst.find((r) => canonicalJSON(r.template) === specData);
     target = current ? newestFirst.find((r) => r.revision < current.revision) : newestFirst[0];
-    if (!target) return { kind: 'refused', message: `no revision before revision ${current?.revision} to roll back to` };
+    if (!target)
+      return { kind: 'refused', message: `no revision before revision ${current?.revision} to roll back to` };
   }
   return canonicalJSON(target.template) === specData ? { kind: 'unchanged', target } : { kind: 'rollback', target };
 }

@@ -165,7 +165,9 @@ export async function followStatus(name: string, ns: string, opts: StatusOptions
       view = buildStatusView(snapshot.cs, snapshot.pods, now());
     } catch (err) {
       if (err instanceof KubeApiError && err.statusCode === 404) {
-        return fail(view ? `CloneSet "${name}" in namespace "${ns}" was deleted` : await explainNotFound(client, ns, name, err));
+        return fail(
+          view ? `CloneSet "${name}" in namespace "${ns}" was deleted` : await explainNotFound(client, ns, name, err),
+        );
       }
       if (isFatal(err) || (!view && !opts.watch)) return fail(describeError(err));
       out.retrying(oneLine(describeError(err)));
@@ -206,7 +208,8 @@ export async function status(name: string, opts: StatusOptions): Promise<number>
   const connectTimeout = Math.min(READ_TIMEOUT_MS, opts.timeout || READ_TIMEOUT_MS);
   return withConnection(
     opts,
-    ({ client, namespace }) => followStatus(name, namespace, opts, { client, stdout: process.stdout, stderr: process.stderr }),
+    ({ client, namespace }) =>
+      followStatus(name, namespace, opts, { client, stdout: process.stdout, stderr: process.stderr }),
     connectTimeout,
   );
 }

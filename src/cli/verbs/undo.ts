@@ -35,7 +35,11 @@ async function generationMoved(client: Reader, ns: string, name: string, read: W
   }
 }
 
-export async function undo(name: string, opts: UndoOptions, stdout: NodeJS.WritableStream = process.stdout): Promise<number> {
+export async function undo(
+  name: string,
+  opts: UndoOptions,
+  stdout: NodeJS.WritableStream = process.stdout,
+): Promise<number> {
   return withConnection(opts, async ({ client, namespace }) => {
     const cs = await readCloneSet(client, namespace, name);
     const revisions = await readRevisions(client, namespace, cs);
@@ -43,7 +47,9 @@ export async function undo(name: string, opts: UndoOptions, stdout: NodeJS.Writa
     if (choice.kind === 'refused') throw new PluginError(`cannot roll back clone "${name}": ${choice.message}`);
     const { target } = choice;
     if (choice.kind === 'unchanged') {
-      stdout.write(`clone "${name}" skipped rollback: its template already is revision ${target.revision} (${target.name})\n`);
+      stdout.write(
+        `clone "${name}" skipped rollback: its template already is revision ${target.revision} (${target.name})\n`,
+      );
       return 0;
     }
     const change = summariseDiff(diffTemplates(cs.spec.template, target.template));
@@ -58,7 +64,10 @@ export async function undo(name: string, opts: UndoOptions, stdout: NodeJS.Writa
         isConflict(err) ||
         (err instanceof KubeApiError && err.statusCode === 422 && (await generationMoved(client, namespace, name, cs)))
       ) {
-        throw new PluginError(`clone "${name}" changed while rolling back (its spec has a new generation): run undo again`, { cause: err });
+        throw new PluginError(
+          `clone "${name}" changed while rolling back (its spec has a new generation): run undo again`,
+          { cause: err },
+        );
       }
       throw writeFailed(`rolling back clone "${name}"`, err);
     }

@@ -54,7 +54,11 @@ async function config(dir: string): Promise<string> {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function waitForCri(endpoint: string, ms: number): Promise<void> {
-  const client = new CriClient(endpoint, { timeoutMs: 1_000, initialReconnectBackoffMs: 100, maxReconnectBackoffMs: 300 });
+  const client = new CriClient(endpoint, {
+    timeoutMs: 1_000,
+    initialReconnectBackoffMs: 100,
+    maxReconnectBackoffMs: 300,
+  });
   const deadline = Date.now() + ms;
   try {
     for (;;) {
@@ -62,7 +66,8 @@ async function waitForCri(endpoint: string, ms: number): Promise<void> {
         await client.version();
         return;
       } catch (err) {
-        if (Date.now() > deadline) throw new Error(`private containerd at ${endpoint} did not answer within ${ms} ms`, { cause: err });
+        if (Date.now() > deadline)
+          throw new Error(`private containerd at ${endpoint} did not answer within ${ms} ms`, { cause: err });
         await sleep(100);
       }
     }
@@ -90,7 +95,8 @@ async function shimsOf(socket: string): Promise<number[]> {
     const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
     const args = cmdline.split('\0');
     const at = args.indexOf('-address');
-    if (args[0]?.endsWith('containerd-shim-runc-v2') === true && at >= 0 && args[at + 1] === socket) pids.push(Number(entry));
+    if (args[0]?.endsWith('containerd-shim-runc-v2') === true && at >= 0 && args[at + 1] === socket)
+      pids.push(Number(entry));
   }
   return pids;
 }
@@ -141,7 +147,16 @@ export async function startPrivateContainerd(): Promise<PrivateContainerd> {
   try {
     await start();
     const archive = join(dir, 'images.tar');
-    await run('ctr', ['--address', SHARED_CONTAINERD_SOCKET, '--namespace', 'k8s.io', 'images', 'export', archive, ...TEST_IMAGES]);
+    await run('ctr', [
+      '--address',
+      SHARED_CONTAINERD_SOCKET,
+      '--namespace',
+      'k8s.io',
+      'images',
+      'export',
+      archive,
+      ...TEST_IMAGES,
+    ]);
     await run('ctr', ['--address', socket, '--namespace', 'k8s.io', 'images', 'import', archive]);
   } catch (err) {
     await destroy();

@@ -28,7 +28,11 @@ export interface PodSandboxConfig {
   readonly linux?: {
     readonly cgroupParent?: string;
     readonly securityContext?: {
-      readonly namespaceOptions?: { readonly network?: NamespaceMode; readonly pid?: NamespaceMode; readonly ipc?: NamespaceMode };
+      readonly namespaceOptions?: {
+        readonly network?: NamespaceMode;
+        readonly pid?: NamespaceMode;
+        readonly ipc?: NamespaceMode;
+      };
     };
     readonly overhead?: Partial<LinuxContainerResources>;
     readonly resources?: Partial<LinuxContainerResources>;
@@ -84,7 +88,12 @@ interface WirePodSandbox {
 function sandboxConfigToWire(c: PodSandboxConfig): object {
   const linux = c.linux;
   return {
-    metadata: { name: c.metadata.name, uid: c.metadata.uid, namespace: c.metadata.namespace, attempt: c.metadata.attempt ?? 0 },
+    metadata: {
+      name: c.metadata.name,
+      uid: c.metadata.uid,
+      namespace: c.metadata.namespace,
+      attempt: c.metadata.attempt ?? 0,
+    },
     hostname: c.hostname ?? '',
     log_directory: c.logDirectory ?? '',
     labels: { ...(c.labels ?? {}) },
@@ -171,7 +180,11 @@ export class TestCriClient extends CriClient {
   ): Promise<string> {
     const r = await this.call<{ container_id: string }>(
       'CreateContainer',
-      { pod_sandbox_id: podSandboxId, config: containerConfigToWire(config), sandbox_config: sandboxConfigToWire(sandboxConfig) },
+      {
+        pod_sandbox_id: podSandboxId,
+        config: containerConfigToWire(config),
+        sandbox_config: sandboxConfigToWire(sandboxConfig),
+      },
       { podSandboxId },
       options,
     );

@@ -51,7 +51,8 @@ function alive(pid: number): boolean {
 
 function pidOf(name: string): number {
   const pid = Number(readFileSync(pidFileOf(name), 'utf8').trim());
-  if (!Number.isInteger(pid) || pid <= 1 || !alive(pid)) throw new Error(`${name} (pid file ${pidFileOf(name)}) is not running`);
+  if (!Number.isInteger(pid) || pid <= 1 || !alive(pid))
+    throw new Error(`${name} (pid file ${pidFileOf(name)}) is not running`);
   return pid;
 }
 
@@ -96,7 +97,10 @@ export function thawAll(): void {
 }
 
 /** SIGSTOPs `component` for `ms`, then SIGCONTs it; resolves with when it was stopped and continued. */
-export async function freezeComponent(component: Component, ms: number): Promise<{ stoppedAt: number; continuedAt: number }> {
+export async function freezeComponent(
+  component: Component,
+  ms: number,
+): Promise<{ stoppedAt: number; continuedAt: number }> {
   const { stoppedAt, thaw } = holdComponent(component, FIRST_NODE);
   try {
     await new Promise((r) => setTimeout(r, ms));
@@ -146,7 +150,8 @@ export async function restartComponent(
   const pid = pidOf(name);
   const launch = launchOf(pid);
   // A node's processes run in its network and mount namespaces, which outlive them.
-  const inNode = name === component ? [] : ['nsenter', `--net=/run/netns/${node}`, `--mount=/run/tailor/ns/${node}`, '--'];
+  const inNode =
+    name === component ? [] : ['nsenter', `--net=/run/netns/${node}`, `--mount=/run/tailor/ns/${node}`, '--'];
   process.kill(pid, options.signal ?? 'SIGTERM');
   await exitOf(pid, 20_000);
   const stoppedAt = Date.now();
@@ -156,7 +161,12 @@ export async function restartComponent(
     const log = openSync(resolve(clusterDir, `logs/${name}.log`), 'a');
     try {
       const [command, ...args] = [...inNode, ...launch.argv];
-      const child = spawn(command!, args, { cwd: launch.cwd, env: launch.env, detached: true, stdio: ['ignore', log, log] });
+      const child = spawn(command!, args, {
+        cwd: launch.cwd,
+        env: launch.env,
+        detached: true,
+        stdio: ['ignore', log, log],
+      });
       child.unref();
       writeFileSync(pidFileOf(name), `${child.pid}\n`);
     } finally {
@@ -220,7 +230,10 @@ async function repairRacedPidFile(): Promise<boolean> {
  * Resolves once the API server answers /readyz with 200 (polling every 100 ms); rejects with what
  * `failure()` returns as soon as it returns something (e.g. the start script failed).
  */
-export async function waitForApiServerReady(failure: () => unknown = () => undefined, timeoutMs = 120_000): Promise<void> {
+export async function waitForApiServerReady(
+  failure: () => unknown = () => undefined,
+  timeoutMs = 120_000,
+): Promise<void> {
   const client = new KubeClient(loadTestKubeConfig());
   const deadline = Date.now() + timeoutMs;
   try {
@@ -269,5 +282,7 @@ export async function restartApiServer(hooks: RestartHooks = {}): Promise<void> 
     await starting;
   }
   if (startError !== undefined)
-    throw startError instanceof Error ? startError : new Error(`kube-apiserver failed to start: ${JSON.stringify(startError)}`);
+    throw startError instanceof Error
+      ? startError
+      : new Error(`kube-apiserver failed to start: ${JSON.stringify(startError)}`);
 }

@@ -25,7 +25,10 @@ export interface ControllerTestBed {
  * `anyNode`: the namespace's pods may go to every node of the full bed (the node-level specs);
  * otherwise they stay on the first (createTestNamespace).
  */
-export function controllerTestBed(prefix: string, options: { fakeKubelet?: boolean; anyNode?: boolean } = {}): ControllerTestBed {
+export function controllerTestBed(
+  prefix: string,
+  options: { fakeKubelet?: boolean; anyNode?: boolean } = {},
+): ControllerTestBed {
   const kc = loadTestKubeConfig();
   const client = new KubeClient(kc);
   const ns = `${prefix}-${Date.now().toString(36)}`;

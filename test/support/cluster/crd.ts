@@ -10,7 +10,9 @@ const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
 export async function ensureCrd(client: KubeClient): Promise<void> {
   // A plain YAML parse: client-node's loadYaml would rename x-kubernetes-* keys into model fields.
-  const crd = load(readFileSync(resolve(process.cwd(), 'crds/apps.tailor.dev_clonesets.yaml'), 'utf8')) as { metadata: { name: string } };
+  const crd = load(readFileSync(resolve(process.cwd(), 'crds/apps.tailor.dev_clonesets.yaml'), 'utf8')) as {
+    metadata: { name: string };
+  };
   try {
     await client.create(CRD_PATH, crd);
   } catch (err) {
@@ -18,7 +20,9 @@ export async function ensureCrd(client: KubeClient): Promise<void> {
     await client.patch(`${CRD_PATH}/${crd.metadata.name}`, crd, 'merge');
   }
   await eventually('CRD established', async () => {
-    const got = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>(`${CRD_PATH}/${crd.metadata.name}`);
+    const got = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>(
+      `${CRD_PATH}/${crd.metadata.name}`,
+    );
     return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
   });
 }

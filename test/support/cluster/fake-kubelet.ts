@@ -116,7 +116,8 @@ export class FakeKubelet {
   private desiredStatus(pod: Pod): NonNullable<Pod['status']> {
     const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     const containersReady =
-      !this.unready.has(pod.metadata?.name ?? '') && !(pod.spec?.containers ?? []).some((c) => this.brokenImages.has(c.image ?? ''));
+      !this.unready.has(pod.metadata?.name ?? '') &&
+      !(pod.spec?.containers ?? []).some((c) => this.brokenImages.has(c.image ?? ''));
     const gates = (pod.spec?.readinessGates ?? []).map((g) => g.conditionType);
     const others = (pod.status?.conditions ?? []).filter((c) => !KUBELET_CONDITIONS.includes(c.type));
     const gatesTrue = gates.every((t) => others.some((c) => c.type === t && c.status === 'True'));

@@ -4,7 +4,8 @@ import * as k8s from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 
-export const kubeconfigPath = (): string => process.env.TAILOR_KUBECONFIG ?? resolve(process.cwd(), '.tailor/cluster/kubeconfig');
+export const kubeconfigPath = (): string =>
+  process.env.TAILOR_KUBECONFIG ?? resolve(process.cwd(), '.tailor/cluster/kubeconfig');
 
 export function loadTestKubeConfig(): k8s.KubeConfig {
   const path = kubeconfigPath();
@@ -29,7 +30,10 @@ export async function createTestNamespace(
   options: { anyNode?: boolean } = {},
 ): Promise<void> {
   const node = options.anyNode === true ? undefined : process.env.TAILOR_TEST_NODE;
-  const annotations = node === undefined ? undefined : { 'scheduler.alpha.kubernetes.io/node-selector': `kubernetes.io/hostname=${node}` };
+  const annotations =
+    node === undefined
+      ? undefined
+      : { 'scheduler.alpha.kubernetes.io/node-selector': `kubernetes.io/hostname=${node}` };
   await client.create('/api/v1/namespaces', { metadata: { name, ...(annotations ? { annotations } : {}) } });
   try {
     await client.create(`/api/v1/namespaces/${name}/serviceaccounts`, { metadata: { name: 'default' } });

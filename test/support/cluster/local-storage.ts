@@ -23,7 +23,12 @@ export interface LocalStorage {
   remove(): Promise<void>;
 }
 
-export async function createLocalStorage(client: KubeClient, className: string, volumes: number, capacity = '5Gi'): Promise<LocalStorage> {
+export async function createLocalStorage(
+  client: KubeClient,
+  className: string,
+  volumes: number,
+  capacity = '5Gi',
+): Promise<LocalStorage> {
   const dir = mkdtempSync(join(tmpdir(), `${className}-`));
   await client.create('/apis/storage.k8s.io/v1/storageclasses', {
     apiVersion: 'storage.k8s.io/v1',
@@ -56,7 +61,8 @@ export async function createLocalStorage(client: KubeClient, className: string, 
       const listed = await client.list<{ metadata?: { name?: string } }>('/api/v1/persistentvolumes', {
         labelSelector: `${STORAGE_LABEL}=${className}`,
       });
-      for (const pv of listed.items) await client.delete(`/api/v1/persistentvolumes/${pv.metadata?.name}`).catch(ignoreGone);
+      for (const pv of listed.items)
+        await client.delete(`/api/v1/persistentvolumes/${pv.metadata?.name}`).catch(ignoreGone);
       await client.delete(`/apis/storage.k8s.io/v1/storageclasses/${className}`).catch(ignoreGone);
       rmSync(dir, { recursive: true, force: true });
     },

@@ -37,8 +37,12 @@ export class PodWatch {
     w.transitions.length = 0;
     w.departures.length = 0;
     w.notReadySpells.clear();
-    await streamWatch<Pod>(client, path, { labelSelector, resourceVersion: initial.metadata?.resourceVersion }, w.abort.signal, (event) =>
-      w.record(event),
+    await streamWatch<Pod>(
+      client,
+      path,
+      { labelSelector, resourceVersion: initial.metadata?.resourceVersion },
+      w.abort.signal,
+      (event) => w.record(event),
     );
     return w;
   }
@@ -109,18 +113,27 @@ export class PodWatch {
     const revisionNow = gone ? undefined : meta.labels?.[LABEL_CONTROLLER_REVISION_HASH];
     if (revisionNow === undefined) this.revisions.delete(meta.name);
     else this.revisions.set(meta.name, revisionNow);
-    if (revisionBefore !== undefined && revisionBefore !== revisionNow) this.departures.push({ name: meta.name, revision: revisionBefore });
+    if (revisionBefore !== undefined && revisionBefore !== revisionNow)
+      this.departures.push({ name: meta.name, revision: revisionBefore });
     if (gone) this.ready.delete(meta.name);
-    else this.ready.set(meta.name, event.object.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false);
+    else
+      this.ready.set(
+        meta.name,
+        event.object.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+      );
     const now = this.ready.get(meta.name);
     this.trackSpell(meta.name, was, now);
     this.trackNode(meta.name, gone ? undefined : event.object.spec?.nodeName);
     const readyNow = [...this.ready.values()].filter(Boolean).length;
     this.maxUnavailableSeen = Math.max(this.maxUnavailableSeen, this.desired - readyNow);
     if (now !== was) {
-      const conditions = (event.object.status?.conditions ?? []).map((c) => `${c.type}=${c.status}${c.reason ? `(${c.reason})` : ''}`);
+      const conditions = (event.object.status?.conditions ?? []).map(
+        (c) => `${c.type}=${c.status}${c.reason ? `(${c.reason})` : ''}`,
+      );
       const at = ((Date.now() - this.started) / 1000).toFixed(2);
-      this.transitions.push(`+${at}s ${meta.name} ready=${now ?? 'gone'} unavailable=${this.desired - readyNow} ${conditions.join(' ')}`);
+      this.transitions.push(
+        `+${at}s ${meta.name} ready=${now ?? 'gone'} unavailable=${this.desired - readyNow} ${conditions.join(' ')}`,
+      );
     }
   }
 }

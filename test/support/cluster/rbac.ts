@@ -5,7 +5,11 @@ import type { KubeClient } from '../../../src/runtime/kube-client.js';
 export type Subject = { kind: 'User'; name: string } | { kind: 'ServiceAccount'; name: string; namespace: string };
 
 /** Grants `subjects` get/list/patch on pods in `ns` (Role and RoleBinding "pod-patch"). */
-export async function grantPodPatch(client: Pick<KubeClient, 'create'>, ns: string, subjects: readonly Subject[]): Promise<void> {
+export async function grantPodPatch(
+  client: Pick<KubeClient, 'create'>,
+  ns: string,
+  subjects: readonly Subject[],
+): Promise<void> {
   await client.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
     metadata: { name: 'pod-patch' },
     rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'patch'] }],

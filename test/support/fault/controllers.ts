@@ -70,14 +70,25 @@ export interface StartOptions {
 }
 
 /** Starts one replica and waits until it serves /healthz. */
-export async function startControllerProcess(identity: string, namespace: string, options: StartOptions = {}): Promise<ControllerProcess> {
+export async function startControllerProcess(
+  identity: string,
+  namespace: string,
+  options: StartOptions = {},
+): Promise<ControllerProcess> {
   const healthPort = await freePort();
   const metricsPort = options.metrics ? await freePort() : 0;
   const timings = options.timings ?? FAULT_TIMINGS;
   const timingArgs =
     timings === 'default'
       ? []
-      : ['--lease-duration', timings.leaseDuration, '--renew-deadline', timings.renewDeadline, '--retry-period', timings.retryPeriod];
+      : [
+          '--lease-duration',
+          timings.leaseDuration,
+          '--renew-deadline',
+          timings.renewDeadline,
+          '--retry-period',
+          timings.retryPeriod,
+        ];
   const child = spawn(
     process.execPath,
     [
@@ -131,7 +142,8 @@ export async function startControllerProcess(identity: string, namespace: string
   await eventually(
     `controller ${identity} to serve /healthz`,
     async () => {
-      if (proc.exit) throw new Error(`controller ${identity} exited ${JSON.stringify(proc.exit)}: ${stderr.join('\n')}`);
+      if (proc.exit)
+        throw new Error(`controller ${identity} exited ${JSON.stringify(proc.exit)}: ${stderr.join('\n')}`);
       return (await fetch(`http://127.0.0.1:${healthPort}/healthz`)).status === 200 ? true : undefined;
     },
     30_000,
@@ -148,7 +160,11 @@ export async function killAllControllers(): Promise<void> {
 }
 
 /** The Lease's holder: a name, '' when released, undefined when there is no Lease yet. */
-export async function leaseHolder(client: KubeClient, namespace: string, lease = FAULT_LEASE): Promise<string | undefined> {
+export async function leaseHolder(
+  client: KubeClient,
+  namespace: string,
+  lease = FAULT_LEASE,
+): Promise<string | undefined> {
   try {
     const got = await client.get<{ spec?: { holderIdentity?: string } }>(
       `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${lease}`,

@@ -107,7 +107,9 @@ export class RolloutRecorder {
 
   /** Pods whose spec already asks for `image`. */
   podsAt(image: string): string[] {
-    return [...this.pods.values()].filter((p) => !p.deleted && p.images[p.images.length - 1] === image).map((p) => p.name);
+    return [...this.pods.values()]
+      .filter((p) => !p.deleted && p.images[p.images.length - 1] === image)
+      .map((p) => p.name);
   }
 
   private record(type: string, pod: Pod): void {
@@ -117,7 +119,13 @@ export class RolloutRecorder {
     const restarts = pod.status?.containerStatuses?.[0]?.restartCount ?? 0;
     let h = this.pods.get(uid);
     if (!h) {
-      h = { name: pod.metadata?.name ?? '', images: [], firstRestartCount: restarts, lastRestartCount: restarts, deleted: false };
+      h = {
+        name: pod.metadata?.name ?? '',
+        images: [],
+        firstRestartCount: restarts,
+        lastRestartCount: restarts,
+        deleted: false,
+      };
       this.pods.set(uid, h);
     }
     if (h.images[h.images.length - 1] !== image) h.images.push(image);
@@ -163,7 +171,10 @@ export async function expectNothingLost(
   // No orphan: every pod with the app's label is controlled by this CloneSet.
   for (const pod of pods) {
     const owner = pod.metadata?.ownerReferences?.find((o) => o.controller);
-    expect({ pod: pod.metadata?.name, owner: owner?.uid }).toEqual({ pod: pod.metadata?.name, owner: cs.metadata?.uid });
+    expect({ pod: pod.metadata?.name, owner: owner?.uid }).toEqual({
+      pod: pod.metadata?.name,
+      owner: cs.metadata?.uid,
+    });
   }
   // None recreated, none updated twice.
   const survivors = pods.filter((p) => want.before.has(p.metadata?.uid ?? ''));
@@ -194,5 +205,7 @@ export const RECOVERY_ROWS = '.tailor/test-results/fault-recovery.jsonl';
 export function recordRecovery(row: RecoveryRow): void {
   mkdirSync(dirname(RECOVERY_ROWS), { recursive: true });
   appendFileSync(RECOVERY_ROWS, `${JSON.stringify(row)}\n`);
-  process.stdout.write(`fault: ${row.scenario}: recovered in ${(row.recoveryMs / 1000).toFixed(1)} s (${row.measured})\n`);
+  process.stdout.write(
+    `fault: ${row.scenario}: recovered in ${(row.recoveryMs / 1000).toFixed(1)} s (${row.measured})\n`,
+  );
 }

@@ -42,7 +42,9 @@ function fakeRuntime(initial: CgroupReading): {
           cpuQuota: r.cpuQuota !== undefined && r.cpuQuota !== 0n ? r.cpuQuota : state.cpuQuota,
           cpuPeriod: r.cpuPeriod !== undefined && r.cpuPeriod > 0n ? r.cpuPeriod : state.cpuPeriod,
           memoryLimitInBytes:
-            r.memoryLimitInBytes !== undefined && r.memoryLimitInBytes > 0n ? r.memoryLimitInBytes : state.memoryLimitInBytes,
+            r.memoryLimitInBytes !== undefined && r.memoryLimitInBytes > 0n
+              ? r.memoryLimitInBytes
+              : state.memoryLimitInBytes,
           memorySwapLimitInBytes:
             r.memorySwapLimitInBytes !== undefined && r.memorySwapLimitInBytes > 0n
               ? r.memorySwapLimitInBytes
@@ -109,11 +111,15 @@ describe('applyContainerResources', () => {
   });
 
   test('a limit added where there was none is checked against usage too', () => {
-    expect(memoryRefusal('container c', 16n * Mi, v1({ memoryLimitInBytes: -1n, memoryUsageInBytes: 20n * Mi }))).toMatch(/not above/);
+    expect(
+      memoryRefusal('container c', 16n * Mi, v1({ memoryLimitInBytes: -1n, memoryUsageInBytes: 20n * Mi })),
+    ).toMatch(/not above/);
   });
 
   test('raising a limit is never refused, even when usage is above the new value', () => {
-    expect(memoryRefusal('container c', 64n * Mi, v1({ memoryLimitInBytes: 32n * Mi, memoryUsageInBytes: 100n * Mi }))).toBeUndefined();
+    expect(
+      memoryRefusal('container c', 64n * Mi, v1({ memoryLimitInBytes: 32n * Mi, memoryUsageInBytes: 100n * Mi })),
+    ).toBeUndefined();
   });
 
   test('a reported mismatch after the calls is not actuated', async () => {
@@ -127,14 +133,19 @@ describe('applyContainerResources', () => {
   test('errors of the runtime reach the caller', async () => {
     const client = { updateContainerResources: async (): Promise<void> => Promise.reject(new Error('boom')) };
     const target = toLinuxResources({ limits: { cpu: '1', memory: '128Mi' } });
-    await expect(applyContainerResources(client, 'c', target, { readCurrent: async () => v1() })).rejects.toThrow('boom');
+    await expect(applyContainerResources(client, 'c', target, { readCurrent: async () => v1() })).rejects.toThrow(
+      'boom',
+    );
   });
 });
 
 describe('matching', () => {
   test('a memory limit matches the kernel value rounded down to the page', () => {
     expect(
-      memoryMatches({ memoryLimitInBytes: 100_000_000n }, v1({ memoryLimitInBytes: 99_999_744n, memorySwapLimitInBytes: undefined })),
+      memoryMatches(
+        { memoryLimitInBytes: 100_000_000n },
+        v1({ memoryLimitInBytes: 99_999_744n, memorySwapLimitInBytes: undefined }),
+      ),
     ).toBe(true);
   });
   test('an unspecified memory limit matches anything', () => {

@@ -1,7 +1,13 @@
 // Resize admission on the agent: Admit / Deferred / Infeasible against node allocatable minus the
 // other pods' effective requests (the larger of spec and agent-applied), pod request arithmetic.
 import { describe, expect, test } from '@jest/globals';
-import { admit, effectivePodRequest, nodeAllocatable, podRequest, type AppliedByPod } from '../../../src/agent/admission.js';
+import {
+  admit,
+  effectivePodRequest,
+  nodeAllocatable,
+  podRequest,
+  type AppliedByPod,
+} from '../../../src/agent/admission.js';
 import type { ContainerResources, ResizeRequest } from '../../../src/resize/agent-protocol.js';
 import type { Pod } from '../../../src/api/wire.js';
 import { buildPod } from '../../support/fixtures/pods.js';
@@ -36,7 +42,11 @@ describe('podRequest', () => {
     ['no resources is zero', pod('a', { x: {} }), 0n, 0n],
     [
       'a plain init container counts as a maximum',
-      pod('a', { x: req('100m', '1Gi') }, { initContainers: [{ name: 'i', resources: { requests: { cpu: '2', memory: '100Mi' } } }] }),
+      pod(
+        'a',
+        { x: req('100m', '1Gi') },
+        { initContainers: [{ name: 'i', resources: { requests: { cpu: '2', memory: '100Mi' } } }] },
+      ),
       2000n,
       Gi,
     ],
@@ -45,7 +55,11 @@ describe('podRequest', () => {
       pod(
         'a',
         { x: req('100m', '1Gi') },
-        { initContainers: [{ name: 's', restartPolicy: 'Always', resources: { requests: { cpu: '50m', memory: '1Gi' } } }] },
+        {
+          initContainers: [
+            { name: 's', restartPolicy: 'Always', resources: { requests: { cpu: '50m', memory: '1Gi' } } },
+          ],
+        },
       ),
       150n,
       2n * Gi,
@@ -68,7 +82,10 @@ describe('effectivePodRequest', () => {
     ['each resource on its own', { x: req('1', '100Mi') }, 1000n, Gi],
     ['applied for an unknown container: ignored', { zzz: req('9', '9Gi') }, 500n, Gi],
   ])('%s', (_, applied, cpu, memory) => {
-    expect(effectivePodRequest(pod('a', { x: req('500m', '1Gi') }), applied)).toEqual({ cpuMilli: cpu, memoryBytes: memory });
+    expect(effectivePodRequest(pod('a', { x: req('500m', '1Gi') }), applied)).toEqual({
+      cpuMilli: cpu,
+      memoryBytes: memory,
+    });
   });
 });
 
@@ -78,7 +95,14 @@ describe('admit', () => {
 
   test.each<[string, ResizeRequest, Pod[], AppliedByPod, string, RegExp | undefined]>([
     ['fits: admitted', request({ app: req('1', '2Gi') }), [other], none, 'Admit', undefined],
-    ['the pod itself is not counted among the others', request({ app: req('1', '2Gi') }), [self, other], none, 'Admit', undefined],
+    [
+      'the pod itself is not counted among the others',
+      request({ app: req('1', '2Gi') }),
+      [self, other],
+      none,
+      'Admit',
+      undefined,
+    ],
     [
       'cpu above allocatable: Infeasible',
       request({ app: req('5', '1Gi') }),
@@ -87,7 +111,14 @@ describe('admit', () => {
       'Infeasible',
       /cpu, requested: 5100m, capacity: 4000m/,
     ],
-    ['memory above allocatable: Infeasible', request({ app: req('1', '9Gi') }), [], none, 'Infeasible', /memory, requested: /],
+    [
+      'memory above allocatable: Infeasible',
+      request({ app: req('1', '9Gi') }),
+      [],
+      none,
+      'Infeasible',
+      /memory, requested: /,
+    ],
     [
       'fits the node but not what others leave: Deferred',
       request({ app: req('2', '1Gi') }),

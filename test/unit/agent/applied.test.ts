@@ -1,7 +1,12 @@
 // The agent's own record of what it applied: built from a request and the containers running
 // now, and what each container runs with according to it (the spec once its container restarted).
 import { describe, expect, test } from '@jest/globals';
-import { appliedContainers, currentResources, recordedResources, type AppliedRecord } from '../../../src/agent/applied-record.js';
+import {
+  appliedContainers,
+  currentResources,
+  recordedResources,
+  type AppliedRecord,
+} from '../../../src/agent/applied-record.js';
 import type { Pod } from '../../../src/api/wire.js';
 import { buildPod } from '../../support/fixtures/pods.js';
 
@@ -40,7 +45,12 @@ describe('recordedResources', () => {
 
 describe('currentResources', () => {
   test.each<[string, AppliedRecord | undefined, Map<string, { id: string }>, object]>([
-    ['no record: the spec', undefined, new Map([['app', { id: 'c1' }]]), { app: spec, log: { requests: { cpu: '10m' } } }],
+    [
+      'no record: the spec',
+      undefined,
+      new Map([['app', { id: 'c1' }]]),
+      { app: spec, log: { requests: { cpu: '10m' } } },
+    ],
     [
       'the same container instance: what was applied',
       record,
@@ -48,7 +58,12 @@ describe('currentResources', () => {
       { app: grown, log: { requests: { cpu: '10m' } } },
     ],
     ['not running: what was applied', record, new Map(), { app: grown, log: { requests: { cpu: '10m' } } }],
-    ['restarted since: the spec', record, new Map([['app', { id: 'c2' }]]), { app: spec, log: { requests: { cpu: '10m' } } }],
+    [
+      'restarted since: the spec',
+      record,
+      new Map([['app', { id: 'c2' }]]),
+      { app: spec, log: { requests: { cpu: '10m' } } },
+    ],
   ])('%s', (_, rec, running, want) => {
     expect(currentResources(pod, running, rec)).toEqual(want);
   });

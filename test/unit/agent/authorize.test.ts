@@ -13,7 +13,12 @@ import type { Pod } from '../../../src/api/wire.js';
 import { buildPod } from '../../support/fixtures/pods.js';
 
 const OWNER = { apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'cs1', controller: true };
-const r = (cpuReq: string, cpuLim: string | undefined, memReq: string, memLim: string | undefined): ContainerResources => ({
+const r = (
+  cpuReq: string,
+  cpuLim: string | undefined,
+  memReq: string,
+  memLim: string | undefined,
+): ContainerResources => ({
   requests: { cpu: cpuReq, memory: memReq },
   limits: { ...(cpuLim ? { cpu: cpuLim } : {}), ...(memLim ? { memory: memLim } : {}) },
 });
@@ -27,7 +32,9 @@ function pod(
     labels: { 'controller-revision-hash': extra.label ?? 'web-r2' },
     ownerReferences: (extra.owners ?? [OWNER]) as never,
     node: 'n1',
-    containers: [{ name: 'app', resources, ...(extra.resizePolicy ? { resizePolicy: extra.resizePolicy as never } : {}) }],
+    containers: [
+      { name: 'app', resources, ...(extra.resizePolicy ? { resizePolicy: extra.resizePolicy as never } : {}) },
+    ],
     phase: 'Running',
     ...(extra.qosClass ? { status: { qosClass: extra.qosClass } } : {}),
   });
@@ -36,13 +43,20 @@ const revision = (resources: object, owner: object = OWNER): ControllerRevision 
   metadata: { name: 'web-r2', namespace: 'ns', ownerReferences: [owner as never] },
   data: { template: { spec: { containers: [{ name: 'app', resources }] } } },
 });
-const request = (containers: Record<string, ContainerResources>, rev = 'web-r2'): ResizeRequest => ({ revision: rev, containers });
+const request = (containers: Record<string, ContainerResources>, rev = 'web-r2'): ResizeRequest => ({
+  revision: rev,
+  containers,
+});
 
 describe('the CloneSet owner', () => {
   test.each<[string, object[], boolean]>([
     ['an apps.tailor.dev CloneSet controller', [OWNER], true],
     ['a CloneSet of another group (Kruise) is not ours', [{ ...OWNER, apiVersion: 'apps.kruise.io/v1alpha1' }], false],
-    ['a ReplicaSet is not ours', [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'x', controller: true }], false],
+    [
+      'a ReplicaSet is not ours',
+      [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'x', controller: true }],
+      false,
+    ],
     ['a CloneSet owner that is not the controller is not enough', [{ ...OWNER, controller: false }], false],
     ['no owner', [], false],
   ])('%s', (_, owners, want) => {
@@ -83,7 +97,13 @@ describe('the request against its revision', () => {
       revision(template),
       /memory limit 1Gi/,
     ],
-    ['a container the revision does not have: refused', pod({}), request({ other: asked }), revision(template), /no container other/],
+    [
+      'a container the revision does not have: refused',
+      pod({}),
+      request({ other: asked }),
+      revision(template),
+      /no container other/,
+    ],
     [
       'a revision of another CloneSet: refused',
       pod({}),
@@ -115,10 +135,34 @@ describe('the request against its revision', () => {
 
 describe('QoS class changes', () => {
   test.each<[string, ContainerResources, ContainerResources, string | undefined, boolean]>([
-    ['Burstable to Burstable: allowed', r('100m', '200m', '64Mi', '128Mi'), r('200m', '400m', '128Mi', '256Mi'), undefined, false],
-    ['Guaranteed to Guaranteed: allowed', r('100m', '100m', '64Mi', '64Mi'), r('200m', '200m', '128Mi', '128Mi'), undefined, false],
-    ['Burstable to Guaranteed: refused', r('100m', '200m', '64Mi', '128Mi'), r('200m', '200m', '128Mi', '128Mi'), undefined, true],
-    ['Guaranteed to Burstable: refused', r('100m', '100m', '64Mi', '64Mi'), r('100m', '200m', '64Mi', '64Mi'), undefined, true],
+    [
+      'Burstable to Burstable: allowed',
+      r('100m', '200m', '64Mi', '128Mi'),
+      r('200m', '400m', '128Mi', '256Mi'),
+      undefined,
+      false,
+    ],
+    [
+      'Guaranteed to Guaranteed: allowed',
+      r('100m', '100m', '64Mi', '64Mi'),
+      r('200m', '200m', '128Mi', '128Mi'),
+      undefined,
+      false,
+    ],
+    [
+      'Burstable to Guaranteed: refused',
+      r('100m', '200m', '64Mi', '128Mi'),
+      r('200m', '200m', '128Mi', '128Mi'),
+      undefined,
+      true,
+    ],
+    [
+      'Guaranteed to Burstable: refused',
+      r('100m', '100m', '64Mi', '64Mi'),
+      r('100m', '200m', '64Mi', '64Mi'),
+      undefined,
+      true,
+    ],
     [
       'the status qosClass is the starting point when reported',
       r('100m', '100m', '64Mi', '64Mi'),
@@ -136,7 +180,12 @@ describe('resizePolicy RestartContainer on the agent path', () => {
   const spec = r('100m', '200m', '64Mi', '128Mi');
   test.each<[string, object[] | undefined, ContainerResources, boolean]>([
     ['no policy: a live resize', undefined, r('200m', '400m', '64Mi', '128Mi'), false],
-    ['NotRequired: a live resize', [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }], r('200m', '400m', '64Mi', '128Mi'), false],
+    [
+      'NotRequired: a live resize',
+      [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }],
+      r('200m', '400m', '64Mi', '128Mi'),
+      false,
+    ],
     [
       'RestartContainer on a changed resource: refused',
       [{ resourceName: 'memory', restartPolicy: 'RestartContainer' }],
@@ -150,7 +199,11 @@ describe('resizePolicy RestartContainer on the agent path', () => {
       false,
     ],
   ])('%s', (_, policy, next, refused) => {
-    const problem = restartRequiredBy(pod(spec, policy ? { resizePolicy: policy } : {}), request({ app: next }), () => undefined);
+    const problem = restartRequiredBy(
+      pod(spec, policy ? { resizePolicy: policy } : {}),
+      request({ app: next }),
+      () => undefined,
+    );
     expect(problem !== undefined).toBe(refused);
     if (refused) expect(problem).toMatch(/RestartContainer/);
   });

@@ -2,8 +2,18 @@
 // decisions read the same from the trimmed object as from the full one.
 import { describe, expect, test } from '@jest/globals';
 import { podRequest } from '../../../src/agent/admission.js';
-import { cloneSetOwner, qosClassChange, requestNotInRevision, type ControllerRevision } from '../../../src/agent/authorize.js';
-import { trimLimitRangeForAgent, trimPodForAgent, trimQuotaForAgent, trimRevisionForAgent } from '../../../src/agent/cache.js';
+import {
+  cloneSetOwner,
+  qosClassChange,
+  requestNotInRevision,
+  type ControllerRevision,
+} from '../../../src/agent/authorize.js';
+import {
+  trimLimitRangeForAgent,
+  trimPodForAgent,
+  trimQuotaForAgent,
+  trimRevisionForAgent,
+} from '../../../src/agent/cache.js';
 import { podCgroupValues } from '../../../src/agent/order.js';
 import { stopPlan } from '../../../src/agent/prestop-plan.js';
 import { containersToStop } from '../../../src/agent/restart.js';
@@ -38,8 +48,18 @@ const fullPod = (): Pod => ({
     overhead: { cpu: '50m', memory: '128Mi' },
     volumes: [{ name: 'data', emptyDir: {} }],
     initContainers: [
-      { name: 'setup', image: 'busybox', command: ['sh', '-c', 'true'], resources: { requests: { cpu: '500m', memory: '256Mi' } } },
-      { name: 'proxy', image: 'envoy', restartPolicy: 'Always', resources: { requests: { cpu: '100m', memory: '32Mi' } } },
+      {
+        name: 'setup',
+        image: 'busybox',
+        command: ['sh', '-c', 'true'],
+        resources: { requests: { cpu: '500m', memory: '256Mi' } },
+      },
+      {
+        name: 'proxy',
+        image: 'envoy',
+        restartPolicy: 'Always',
+        resources: { requests: { cpu: '100m', memory: '32Mi' } },
+      },
     ],
     containers: [
       {
@@ -79,7 +99,12 @@ const fullPod = (): Pod => ({
 const revision = (): ControllerRevision & KubeObject => ({
   apiVersion: 'apps/v1',
   kind: 'ControllerRevision',
-  metadata: { name: 'web-abc', namespace: 'ns', ownerReferences: [owner], labels: { 'apps.tailor.dev/cloneset': 'web' } },
+  metadata: {
+    name: 'web-abc',
+    namespace: 'ns',
+    ownerReferences: [owner],
+    labels: { 'apps.tailor.dev/cloneset': 'web' },
+  },
   data: {
     template: {
       metadata: { labels: { app: 'web' }, annotations: { big: 'x'.repeat(100_000) } },
@@ -102,12 +127,19 @@ describe('trimPodForAgent', () => {
   const trimmed = trimPodForAgent(fullPod());
   const text = JSON.stringify(trimmed);
 
-  test.each(['hunter2', 'last-applied-configuration', 'secret', 'emptyDir', 'managedFields', 'imageID', 'postStart', 'TCP', '9090'])(
-    'drops what the agent does not read: %s',
-    (what) => {
-      expect(text).not.toContain(what);
-    },
-  );
+  test.each([
+    'hunter2',
+    'last-applied-configuration',
+    'secret',
+    'emptyDir',
+    'managedFields',
+    'imageID',
+    'postStart',
+    'TCP',
+    '9090',
+  ])('drops what the agent does not read: %s', (what) => {
+    expect(text).not.toContain(what);
+  });
 
   test('keeps what the agent reads', () => {
     expect(trimmed.metadata).toEqual({
@@ -124,7 +156,9 @@ describe('trimPodForAgent', () => {
       },
     });
     expect(trimmed.spec?.initContainers?.map((c) => c.restartPolicy)).toEqual([undefined, 'Always']);
-    expect(trimmed.spec?.containers[0]?.resizePolicy).toEqual([{ resourceName: 'memory', restartPolicy: 'NotRequired' }]);
+    expect(trimmed.spec?.containers[0]?.resizePolicy).toEqual([
+      { resourceName: 'memory', restartPolicy: 'NotRequired' },
+    ]);
     expect(trimmed.status?.containerStatuses).toEqual([{ name: 'app', state: { running: {} } }]);
   });
 
@@ -144,9 +178,13 @@ describe('trimPodForAgent', () => {
     expect(containersToStop(trimmed)).toEqual(containersToStop(full));
     expect(cloneSetOwner(trimmed)).toEqual(cloneSetOwner(full));
     expect(podRequest(trimmed)).toEqual(podRequest(full));
-    expect(podCgroupValues(trimmed.spec ?? { containers: [] })).toEqual(podCgroupValues(full.spec ?? { containers: [] }));
+    expect(podCgroupValues(trimmed.spec ?? { containers: [] })).toEqual(
+      podCgroupValues(full.spec ?? { containers: [] }),
+    );
     expect(qosClassChange(trimmed, r.value)).toEqual(qosClassChange(full, r.value));
-    expect(nodeResizeEvidence('node-a', [trimmed]).kubeletResizes).toBe(nodeResizeEvidence('node-a', [full]).kubeletResizes);
+    expect(nodeResizeEvidence('node-a', [trimmed]).kubeletResizes).toBe(
+      nodeResizeEvidence('node-a', [full]).kubeletResizes,
+    );
     expect(requestNotInRevision(trimmed, r.value, trimRevisionForAgent(revision()))).toEqual(
       requestNotInRevision(full, r.value, revision()),
     );
@@ -185,8 +223,13 @@ describe('trimQuotaForAgent and trimLimitRangeForAgent', () => {
     expect(quota).toEqual({ metadata: { name: 'q', namespace: 'ns' }, spec: { hard: { 'requests.cpu': '4' } } });
     const range = trimLimitRangeForAgent({
       metadata: { name: 'lr', namespace: 'ns' },
-      spec: { limits: [{ type: 'Container', max: { cpu: '1' }, _default: { cpu: '500m' }, defaultRequest: { cpu: '100m' } }] },
+      spec: {
+        limits: [{ type: 'Container', max: { cpu: '1' }, _default: { cpu: '500m' }, defaultRequest: { cpu: '100m' } }],
+      },
     });
-    expect(range).toEqual({ metadata: { name: 'lr', namespace: 'ns' }, spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] } });
+    expect(range).toEqual({
+      metadata: { name: 'lr', namespace: 'ns' },
+      spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] },
+    });
   });
 });

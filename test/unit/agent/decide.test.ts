@@ -17,7 +17,12 @@ import {
 import type { ResizeResult } from '../../../src/agent/metrics.js';
 import type { AdmissionResult } from '../../../src/agent/admission.js';
 import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../../../src/api/types.js';
-import { readResizeRequest, readResizeStatus, type ResizeRequest, type ResizeStatus } from '../../../src/resize/agent-protocol.js';
+import {
+  readResizeRequest,
+  readResizeStatus,
+  type ResizeRequest,
+  type ResizeStatus,
+} from '../../../src/resize/agent-protocol.js';
 import type { Pod } from '../../../src/api/wire.js';
 import { buildPod } from '../../support/fixtures/pods.js';
 
@@ -32,7 +37,12 @@ function pod(annotations: Record<string, string> = {}, extra: Partial<Pod> = {})
       uid: 'u1',
       annotations,
       node: 'n1',
-      containers: [{ name: 'app', resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } } }],
+      containers: [
+        {
+          name: 'app',
+          resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } },
+        },
+      ],
       initContainers: [{ name: 'side', restartPolicy: 'Always' }, { name: 'init' }],
       phase: 'Running',
     }),
@@ -47,11 +57,18 @@ const withRequest = (r: unknown, status?: ResizeStatus): Pod =>
 const admitted: AdmissionResult = { decision: 'Admit' };
 const deferred: AdmissionResult = { decision: 'Deferred', reason: 'InsufficientNodeResources', message: 'cpu' };
 const infeasible: AdmissionResult = { decision: 'Infeasible', reason: 'ExceedsAllocatable', message: 'cpu' };
-const done: ResizeStatus = { revision: 'r2', state: '', since: '2024-01-01T00:00:00Z', applied: { app: { containerID: 'c1' } } };
+const done: ResizeStatus = {
+  revision: 'r2',
+  state: '',
+  since: '2024-01-01T00:00:00Z',
+  applied: { app: { containerID: 'c1' } },
+};
 
 const record: AppliedRecord = {
   revision: 'r2',
-  containers: { app: { containerID: 'c1', requests: { cpu: '200m', memory: '128Mi' }, limits: { cpu: '400m', memory: '256Mi' } } },
+  containers: {
+    app: { containerID: 'c1', requests: { cpu: '200m', memory: '128Mi' }, limits: { cpu: '400m', memory: '256Mi' } },
+  },
 };
 
 describe('decide', () => {
@@ -63,7 +80,10 @@ describe('decide', () => {
       admission,
       ...more,
     });
-  const kubeletAnswer = { action: 'Report', status: expect.objectContaining({ state: 'Infeasible', reason: 'KubeletResizes' }) };
+  const kubeletAnswer = {
+    action: 'Report',
+    status: expect.objectContaining({ state: 'Infeasible', reason: 'KubeletResizes' }),
+  };
 
   test.each<[string, Pod, AdmissionResult | undefined, boolean, Partial<Record<string, unknown>>]>([
     ['no request: nothing', pod(), admitted, false, { action: 'None', why: 'no resize request' }],
@@ -74,7 +94,13 @@ describe('decide', () => {
       true,
       { ...kubeletAnswer, revision: 'r2' },
     ],
-    ['kubelet resizes: an invalid request is answered KubeletResizes too', withRequest('{'), admitted, true, kubeletAnswer],
+    [
+      'kubelet resizes: an invalid request is answered KubeletResizes too',
+      withRequest('{'),
+      admitted,
+      true,
+      kubeletAnswer,
+    ],
     [
       'not JSON: Infeasible InvalidRequest',
       withRequest('{half'),
@@ -82,7 +108,11 @@ describe('decide', () => {
       false,
       {
         action: 'Report',
-        status: expect.objectContaining({ state: 'Infeasible', reason: 'InvalidRequest', message: expect.stringMatching(/not JSON/) }),
+        status: expect.objectContaining({
+          state: 'Infeasible',
+          reason: 'InvalidRequest',
+          message: expect.stringMatching(/not JSON/),
+        }),
       },
     ],
     [
@@ -90,7 +120,10 @@ describe('decide', () => {
       withRequest({ containers: { app: {} } }),
       admitted,
       false,
-      { action: 'Report', status: expect.objectContaining({ reason: 'InvalidRequest', message: expect.stringMatching(/revision/) }) },
+      {
+        action: 'Report',
+        status: expect.objectContaining({ reason: 'InvalidRequest', message: expect.stringMatching(/revision/) }),
+      },
     ],
     [
       'unknown container: InvalidRequest',
@@ -115,14 +148,21 @@ describe('decide', () => {
       withRequest({ revision: 'r2', containers: { side: { requests: { cpu: 'fast' } } } }),
       admitted,
       false,
-      { action: 'Report', status: expect.objectContaining({ reason: 'InvalidRequest', message: expect.stringMatching(/fast/) }) },
+      {
+        action: 'Report',
+        status: expect.objectContaining({ reason: 'InvalidRequest', message: expect.stringMatching(/fast/) }),
+      },
     ],
     [
       'Deferred admission: reported, retried',
       withRequest(goodRequest),
       deferred,
       false,
-      { action: 'Report', status: { state: 'Deferred', reason: 'InsufficientNodeResources', message: 'cpu' }, retryAfterMs: 30_000 },
+      {
+        action: 'Report',
+        status: { state: 'Deferred', reason: 'InsufficientNodeResources', message: 'cpu' },
+        retryAfterMs: 30_000,
+      },
     ],
     [
       'Infeasible admission: reported',
@@ -147,7 +187,13 @@ describe('decide', () => {
       false,
       { action: 'Report', status: expect.objectContaining({ state: 'Deferred' }) },
     ],
-    ['a status claiming applied does not skip actuation either', withRequest(goodRequest, done), admitted, false, { action: 'Actuate' }],
+    [
+      'a status claiming applied does not skip actuation either',
+      withRequest(goodRequest, done),
+      admitted,
+      false,
+      { action: 'Actuate' },
+    ],
     [
       'refused earlier (InProgress): try again',
       withRequest(goodRequest, { ...done, state: 'InProgress', reason: 'MemoryLimitBelowUsage' }),
@@ -157,12 +203,21 @@ describe('decide', () => {
     ],
     [
       'terminating pod: nothing',
-      { ...withRequest(goodRequest), metadata: { ...withRequest(goodRequest).metadata, deletionTimestamp: '2024-01-01T00:00:00Z' } },
+      {
+        ...withRequest(goodRequest),
+        metadata: { ...withRequest(goodRequest).metadata, deletionTimestamp: '2024-01-01T00:00:00Z' },
+      },
       admitted,
       false,
       { action: 'None' },
     ],
-    ['finished pod: nothing', { ...withRequest(goodRequest), status: { phase: 'Succeeded' } }, admitted, false, { action: 'None' }],
+    [
+      'finished pod: nothing',
+      { ...withRequest(goodRequest), status: { phase: 'Succeeded' } },
+      admitted,
+      false,
+      { action: 'None' },
+    ],
   ])('%s', (_, p, admission, kubelet, want) => {
     expect(run(p, admission, kubelet)).toMatchObject(want);
   });
@@ -183,7 +238,11 @@ describe('decide', () => {
       { applied: record, admission: deferred },
       { action: 'Verify', applied: record.containers },
     ],
-    ['what the agent applied for an older revision: admit again', { applied: { ...record, revision: 'r1' } }, { action: 'Actuate' }],
+    [
+      'what the agent applied for an older revision: admit again',
+      { applied: { ...record, revision: 'r1' } },
+      { action: 'Actuate' },
+    ],
     [
       'a request the revision does not ask for is refused NotInRevision',
       { notInRevision: 'container app: cpu request 200m, the revision asks for 100m' },
@@ -196,7 +255,11 @@ describe('decide', () => {
         }),
       },
     ],
-    ['a revision not in the cache yet: wait, no verdict', { revisionPending: true }, { action: 'None', retryAfterMs: 5_000 }],
+    [
+      'a revision not in the cache yet: wait, no verdict',
+      { revisionPending: true },
+      { action: 'None', retryAfterMs: 5_000 },
+    ],
     [
       'a QoS class change is refused',
       { qosChange: 'from Burstable to Guaranteed' },
@@ -205,16 +268,26 @@ describe('decide', () => {
     [
       'a RestartContainer resize is refused, never resized live',
       { restartRequired: 'container app has resizePolicy RestartContainer' },
-      { action: 'Report', status: expect.objectContaining({ state: 'Infeasible', reason: 'RestartContainerUnsupported' }) },
+      {
+        action: 'Report',
+        status: expect.objectContaining({ state: 'Infeasible', reason: 'RestartContainerUnsupported' }),
+      },
     ],
     [
       "a request outside the namespace's LimitRange is refused",
       {
-        namespaceLimits: { reason: 'OutsideLimitRange', message: 'LimitRange: maximum cpu usage per Container is 300m, but limit is 400m' },
+        namespaceLimits: {
+          reason: 'OutsideLimitRange',
+          message: 'LimitRange: maximum cpu usage per Container is 300m, but limit is 400m',
+        },
       },
       {
         action: 'Report',
-        status: expect.objectContaining({ state: 'Infeasible', reason: 'OutsideLimitRange', message: expect.stringMatching(/300m/) }),
+        status: expect.objectContaining({
+          state: 'Infeasible',
+          reason: 'OutsideLimitRange',
+          message: expect.stringMatching(/300m/),
+        }),
       },
     ],
     [
@@ -231,8 +304,16 @@ describe('validateRequest', () => {
   test.each<[string, ResizeRequest['containers'], RegExp | undefined]>([
     ['valid', goodRequest.containers, undefined],
     ['a sidecar may be resized', { side: { requests: { cpu: '10m' } } }, undefined],
-    ['request above limit', { app: { requests: { cpu: '2' }, limits: { cpu: '1', memory: '1Gi' } } }, /cpu request 2 is above its limit 1/],
-    ['a limit dropped', { app: { requests: { cpu: '100m' }, limits: { memory: '1Gi' } } }, /cpu limit cannot be removed/],
+    [
+      'request above limit',
+      { app: { requests: { cpu: '2' }, limits: { cpu: '1', memory: '1Gi' } } },
+      /cpu request 2 is above its limit 1/,
+    ],
+    [
+      'a limit dropped',
+      { app: { requests: { cpu: '100m' }, limits: { memory: '1Gi' } } },
+      /cpu limit cannot be removed/,
+    ],
     ['negative', { app: { requests: { memory: '-1Mi' }, limits: { cpu: '1', memory: '1Gi' } } }, /memory/],
   ])('%s', (_, containers, want) => {
     const problem = validateRequest({ revision: 'r', containers }, pod());
@@ -247,7 +328,9 @@ describe('restartedContainers', () => {
     ['restarted: new ID', { app: 'c2' }, ['app']],
     ['not running: left for later', {}, []],
   ])('%s', (_, running, want) => {
-    expect(restartedContainers({ app: { containerID: 'c1' } }, new Map(Object.entries(running)), ['app'])).toEqual(want);
+    expect(restartedContainers({ app: { containerID: 'c1' } }, new Map(Object.entries(running)), ['app'])).toEqual(
+      want,
+    );
   });
   test('a container never applied counts as restarted', () => {
     expect(restartedContainers({}, new Map([['app', 'c1']]), ['app'])).toEqual(['app']);
@@ -256,7 +339,13 @@ describe('restartedContainers', () => {
 
 describe('nextStatus', () => {
   const now = '2024-02-02T00:00:00Z';
-  const prev: ResizeStatus = { revision: 'r2', state: 'Deferred', reason: 'X', message: 'm', since: '2024-01-01T00:00:00Z' };
+  const prev: ResizeStatus = {
+    revision: 'r2',
+    state: 'Deferred',
+    reason: 'X',
+    message: 'm',
+    since: '2024-01-01T00:00:00Z',
+  };
   test.each<[string, ResizeStatus | undefined, string, Parameters<typeof nextStatus>[2], ResizeStatus | undefined]>([
     [
       'first status',
@@ -298,9 +387,19 @@ describe('reportResult', () => {
     ['an invalid request is refused', { state: 'Infeasible', reason: 'InvalidRequest' }, 'refused', true],
     ['a request outside the revision is refused', { state: 'Infeasible', reason: 'NotInRevision' }, 'refused', true],
     ['a QoS class change is refused', { state: 'Infeasible', reason: 'QoSClassChange' }, 'refused', true],
-    ['a restart the agent does not do is refused', { state: 'Infeasible', reason: 'RestartContainerUnsupported' }, 'refused', true],
+    [
+      'a restart the agent does not do is refused',
+      { state: 'Infeasible', reason: 'RestartContainerUnsupported' },
+      'refused',
+      true,
+    ],
     ['outside a LimitRange is refused', { state: 'Infeasible', reason: 'OutsideLimitRange' }, 'refused', true],
-    ['growth the quota did not charge is refused', { state: 'Infeasible', reason: 'GrowthNotChargedToQuota' }, 'refused', true],
+    [
+      'growth the quota did not charge is refused',
+      { state: 'Infeasible', reason: 'GrowthNotChargedToQuota' },
+      'refused',
+      true,
+    ],
     ['no room next to the other pods now', { state: 'Deferred', reason: 'NodeFull' }, 'deferred', false],
     ['never fits the node', { state: 'Infeasible', reason: 'NodeAllocatable' }, 'infeasible', false],
   ])('%s', (_, status, result, refusal) => {

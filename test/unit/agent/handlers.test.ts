@@ -4,7 +4,11 @@
 // any pod or revision change makes the pre-pull report again.
 import { describe, expect, test } from '@jest/globals';
 import { prePullHandler, resizeHandlers, restartHandler } from '../../../src/agent/handlers.js';
-import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS, ANNOTATION_RESTART_REQUEST } from '../../../src/api/types.js';
+import {
+  ANNOTATION_RESIZE_REQUEST,
+  ANNOTATION_RESIZE_STATUS,
+  ANNOTATION_RESTART_REQUEST,
+} from '../../../src/api/types.js';
 import type { Pod } from '../../../src/api/wire.js';
 import { buildPod } from '../../support/fixtures/pods.js';
 
@@ -14,7 +18,10 @@ const pod = (name: string, annotations: Record<string, string> = {}, phase = 'Ru
   buildPod({ name, uid: `uid-${name}`, annotations, phase });
 
 const requested = pod('requested', { [ANNOTATION_RESIZE_REQUEST]: REQUEST });
-const deferred = pod('deferred', { [ANNOTATION_RESIZE_REQUEST]: REQUEST, [ANNOTATION_RESIZE_STATUS]: status('Deferred') });
+const deferred = pod('deferred', {
+  [ANNOTATION_RESIZE_REQUEST]: REQUEST,
+  [ANNOTATION_RESIZE_STATUS]: status('Deferred'),
+});
 const applied = pod('applied', { [ANNOTATION_RESIZE_REQUEST]: REQUEST, [ANNOTATION_RESIZE_STATUS]: status('') });
 const plain = pod('plain');
 

@@ -24,7 +24,10 @@ const range = (...limits: NonNullable<LimitRange['spec']>['limits']): LimitRange
   metadata: { name: 'lr', namespace: 'ns' },
   spec: { limits },
 });
-const quota = (hard: Record<string, string>): ResourceQuota => ({ metadata: { name: 'compute', namespace: 'ns' }, spec: { hard } });
+const quota = (hard: Record<string, string>): ResourceQuota => ({
+  metadata: { name: 'compute', namespace: 'ns' },
+  spec: { hard },
+});
 
 const small = res('100m', '64Mi', ['200m', '128Mi']);
 
@@ -67,7 +70,9 @@ describe('limitRangeViolation', () => {
       /maximum memory usage per Pod is 300Mi, but limit is 320Mi/,
     ],
   ])('%s', (_, lr, app, want) => {
-    const p = pod(small, { initContainers: [{ name: 'proxy', restartPolicy: 'Always', resources: res('10m', '32Mi', ['10m', '64Mi']) }] });
+    const p = pod(small, {
+      initContainers: [{ name: 'proxy', restartPolicy: 'Always', resources: res('10m', '32Mi', ['10m', '64Mi']) }],
+    });
     const got = limitRangeViolation(p, request(app), [lr]);
     if (want) expect(got).toMatch(want);
     else expect(got).toBeUndefined();
@@ -90,15 +95,30 @@ describe('growthNotChargedToQuota', () => {
       res('200m', '64Mi', ['200m', '128Mi']),
       /container app: the cpu request would grow from 100m to 200m beyond the pod spec, which ResourceQuota compute \(requests\.cpu\) charges/,
     ],
-    ['the plain cpu key charges requests too', { cpu: '10' }, res('200m', '64Mi', ['200m', '128Mi']), /cpu request would grow/],
+    [
+      'the plain cpu key charges requests too',
+      { cpu: '10' },
+      res('200m', '64Mi', ['200m', '128Mi']),
+      /cpu request would grow/,
+    ],
     [
       'a memory limit above the spec where limits.memory is charged',
       { 'limits.memory': '10Gi' },
       res('100m', '64Mi', ['200m', '256Mi']),
       /memory limit would grow from 128Mi to 256Mi .*\(limits\.memory\)/,
     ],
-    ['growth of a resource no quota charges', { 'requests.memory': '10Gi', pods: '10' }, res('200m', '64Mi', ['400m', '128Mi']), undefined],
-    ['a limit grows where only requests are charged', { 'requests.cpu': '10' }, res('100m', '64Mi', ['400m', '128Mi']), undefined],
+    [
+      'growth of a resource no quota charges',
+      { 'requests.memory': '10Gi', pods: '10' },
+      res('200m', '64Mi', ['400m', '128Mi']),
+      undefined,
+    ],
+    [
+      'a limit grows where only requests are charged',
+      { 'requests.cpu': '10' },
+      res('100m', '64Mi', ['400m', '128Mi']),
+      undefined,
+    ],
     [
       'shrinking is always within the charge',
       { 'requests.cpu': '10', 'limits.memory': '1Gi' },

@@ -58,7 +58,10 @@ describe('podCgroupValues', () => {
     ],
     [
       'overhead adds no limit to a pod without one',
-      spec({ a: r('100m', '64Mi'), b: r('100m', '64Mi', ['100m', '64Mi']) }, { overhead: { cpu: '100m', memory: '128Mi' } }),
+      spec(
+        { a: r('100m', '64Mi'), b: r('100m', '64Mi', ['100m', '64Mi']) },
+        { overhead: { cpu: '100m', memory: '128Mi' } },
+      ),
       { cpuShares: 307n, cpuQuota: -1n, memoryLimitInBytes: -1n },
     ],
     [
@@ -68,12 +71,18 @@ describe('podCgroupValues', () => {
     ],
     [
       'a plain init container larger than the app containers sets the pod values',
-      spec({ a: r('100m', '64Mi', ['200m', '128Mi']) }, { initContainers: [init('setup', r('500m', '512Mi', ['1', '1Gi']))] }),
+      spec(
+        { a: r('100m', '64Mi', ['200m', '128Mi']) },
+        { initContainers: [init('setup', r('500m', '512Mi', ['1', '1Gi']))] },
+      ),
       { cpuShares: 512n, cpuQuota: 100_000n, memoryLimitInBytes: 1024n * Mi },
     ],
     [
       'a smaller plain init container changes nothing',
-      spec({ a: r('100m', '64Mi', ['200m', '128Mi']) }, { initContainers: [init('setup', r('10m', '8Mi', ['20m', '16Mi']))] }),
+      spec(
+        { a: r('100m', '64Mi', ['200m', '128Mi']) },
+        { initContainers: [init('setup', r('10m', '8Mi', ['20m', '16Mi']))] },
+      ),
       { cpuShares: 102n, cpuQuota: 20_000n, memoryLimitInBytes: 128n * Mi },
     ],
     [
@@ -83,7 +92,10 @@ describe('podCgroupValues', () => {
     ],
     [
       'a sidecar adds up like a regular container',
-      spec({ a: r('100m', '64Mi', ['200m', '128Mi']) }, { initContainers: [init('proxy', r('100m', '32Mi', ['100m', '32Mi']), true)] }),
+      spec(
+        { a: r('100m', '64Mi', ['200m', '128Mi']) },
+        { initContainers: [init('proxy', r('100m', '32Mi', ['100m', '32Mi']), true)] },
+      ),
       { cpuShares: 204n, cpuQuota: 30_000n, memoryLimitInBytes: 160n * Mi },
     ],
     [
@@ -91,7 +103,10 @@ describe('podCgroupValues', () => {
       spec(
         { a: r('100m', '64Mi', ['100m', '64Mi']) },
         {
-          initContainers: [init('proxy', r('100m', '64Mi', ['100m', '64Mi']), true), init('setup', r('300m', '128Mi', ['300m', '128Mi']))],
+          initContainers: [
+            init('proxy', r('100m', '64Mi', ['100m', '64Mi']), true),
+            init('setup', r('300m', '128Mi', ['300m', '128Mi'])),
+          ],
         },
       ),
       // sidecar 100m/64Mi + init 300m/128Mi = 400m/192Mi > app + sidecar 200m/128Mi
@@ -109,7 +124,10 @@ describe('podCgroupValues', () => {
       "pod-level resources replace the containers' totals; overhead still adds",
       spec(
         { a: r('100m', '64Mi'), b: r('100m', '64Mi') },
-        { resources: { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '2', memory: '2Gi' } }, overhead: { memory: '128Mi' } },
+        {
+          resources: { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '2', memory: '2Gi' } },
+          overhead: { memory: '128Mi' },
+        },
       ),
       { cpuShares: 1024n, cpuQuota: 200_000n, memoryLimitInBytes: 2048n * Mi + 128n * Mi },
     ],
@@ -172,7 +190,13 @@ describe('planResize', () => {
       // pod memory limit stays 192Mi: no pod memory step
       ['c/app:memory', 'c/side:memory', 'pod:cpu', 'c/app:cpu', 'c/side:cpu'],
     ],
-    ['nothing changes: container steps only (actuate skips them)', small, small, ['app'], ['c/app:memory', 'c/app:cpu']],
+    [
+      'nothing changes: container steps only (actuate skips them)',
+      small,
+      small,
+      ['app'],
+      ['c/app:memory', 'c/app:cpu'],
+    ],
     [
       'unlimited pod (a container without limits): no pod limit steps for limits, shares still ordered',
       { app: r('100m', '64Mi'), side: r('100m', '64Mi', ['100m', '64Mi']) },
@@ -187,14 +211,22 @@ describe('planResize', () => {
   test('step values: pod raised then final, containers converted like the kubelet', () => {
     const desired = { ...small, app: r('50m', '64Mi', ['400m', '128Mi']) };
     const steps = planResize({ pod: spec(small), currentPod: pod(small), current: small, desired, resize: ['app'] });
-    expect(steps[1]).toEqual({ kind: 'pod', resource: 'cpu', values: { cpuShares: 204n, cpuQuota: 50_000n, cpuPeriod: 100_000n } });
+    expect(steps[1]).toEqual({
+      kind: 'pod',
+      resource: 'cpu',
+      values: { cpuShares: 204n, cpuQuota: 50_000n, cpuPeriod: 100_000n },
+    });
     expect(steps[2]).toEqual({
       kind: 'container',
       resource: 'cpu',
       container: 'app',
       target: { cpuShares: 51n, cpuQuota: 40_000n, cpuPeriod: 100_000n },
     });
-    expect(steps[3]).toEqual({ kind: 'pod', resource: 'cpu', values: { cpuShares: 153n, cpuQuota: 50_000n, cpuPeriod: 100_000n } });
+    expect(steps[3]).toEqual({
+      kind: 'pod',
+      resource: 'cpu',
+      values: { cpuShares: 153n, cpuQuota: 50_000n, cpuPeriod: 100_000n },
+    });
     expect(steps[0]).toEqual({
       kind: 'container',
       resource: 'memory',
@@ -208,10 +240,9 @@ describe('planResize', () => {
     const desired = { ...small, app: r('200m', '128Mi', ['400m', '256Mi']) };
     // A pod cgroup already above the target (e.g. set by a previous, larger resize): memory lowered last.
     const currentPod = { ...pod(current), memoryLimitInBytes: 1024n * Mi };
-    expect(shape(planResize({ pod: spec(current), currentPod, current, desired, resize: ['app'] })).slice(0, 2)).toEqual([
-      'c/app:memory',
-      'pod:memory',
-    ]);
+    expect(
+      shape(planResize({ pod: spec(current), currentPod, current, desired, resize: ['app'] })).slice(0, 2),
+    ).toEqual(['c/app:memory', 'pod:memory']);
   });
 
   test('swap on cgroup v1 is sent with the memory step', () => {

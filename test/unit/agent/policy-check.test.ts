@@ -16,7 +16,9 @@ import {
 /** The policies as config/policy/policy.yaml ships them. */
 const shippedPolicies = new Map(
   (
-    loadAll(readFileSync(resolve(process.cwd(), 'config/policy/policy.yaml'), 'utf8')) as (PolicyObject & { metadata: { name: string } })[]
+    loadAll(readFileSync(resolve(process.cwd(), 'config/policy/policy.yaml'), 'utf8')) as (PolicyObject & {
+      metadata: { name: string };
+    })[]
   ).map((p) => [p.metadata.name, p]),
 );
 
@@ -33,7 +35,9 @@ const shipped = (): PolicyReading[] =>
   }));
 /** The first shipped policy (tailor-pod-annotations) with its spec changed. */
 const policyWith = (change: (spec: NonNullable<PolicyObject['spec']>) => void): Partial<PolicyReading> => {
-  const p = structuredClone(shippedPolicies.get('tailor-pod-annotations')!) as { spec: NonNullable<PolicyObject['spec']> };
+  const p = structuredClone(shippedPolicies.get('tailor-pod-annotations')!) as {
+    spec: NonNullable<PolicyObject['spec']>;
+  };
   change(p.spec);
   return { policyObject: p };
 };
@@ -49,17 +53,22 @@ describe('policyProblems', () => {
   });
 
   // The digests the agent checks are those of the YAML it ships with.
-  test.each(REQUIRED_POLICIES.map((r) => [r.policy, r] as const))('%s: the agent knows the shipped content', (name, required) => {
-    const spec = shippedPolicies.get(name)?.spec ?? {};
-    const rules = spec.matchConstraints?.resourceRules ?? [];
-    expect({
-      resources: rules.flatMap((r) => r.resources ?? []),
-      operations: [...new Set(rules.flatMap((r) => r.operations ?? []))],
-      matchConditions: (spec.matchConditions ?? []).map((c) => expressionDigest(c.expression ?? '')),
-      variables: Object.fromEntries((spec.variables ?? []).map((v) => [v.name, expressionDigest(v.expression ?? '')])),
-      validations: (spec.validations ?? []).map((v) => expressionDigest(v.expression ?? '')),
-    }).toEqual(required.shipped);
-  });
+  test.each(REQUIRED_POLICIES.map((r) => [r.policy, r] as const))(
+    '%s: the agent knows the shipped content',
+    (name, required) => {
+      const spec = shippedPolicies.get(name)?.spec ?? {};
+      const rules = spec.matchConstraints?.resourceRules ?? [];
+      expect({
+        resources: rules.flatMap((r) => r.resources ?? []),
+        operations: [...new Set(rules.flatMap((r) => r.operations ?? []))],
+        matchConditions: (spec.matchConditions ?? []).map((c) => expressionDigest(c.expression ?? '')),
+        variables: Object.fromEntries(
+          (spec.variables ?? []).map((v) => [v.name, expressionDigest(v.expression ?? '')]),
+        ),
+        validations: (spec.validations ?? []).map((v) => expressionDigest(v.expression ?? '')),
+      }).toEqual(required.shipped);
+    },
+  );
 
   // Issue 31.8: a policy that exists but no longer covers what it shipped to cover is not enforced.
   test.each<[string, Partial<PolicyReading>, RegExp]>([
@@ -70,7 +79,9 @@ describe('policyProblems', () => {
     ],
     [
       'a validation rewritten to always pass',
-      policyWith((s) => ((s as Mutable<typeof s>).validations = [{ expression: 'true' }, ...(s.validations ?? []).slice(1)])),
+      policyWith(
+        (s) => ((s as Mutable<typeof s>).validations = [{ expression: 'true' }, ...(s.validations ?? []).slice(1)]),
+      ),
       /lacks 1 of its 6 validations/,
     ],
     [
@@ -86,20 +97,31 @@ describe('policyProblems', () => {
     [
       'a policy with a matchCondition that exempts everyone',
       policyWith(
-        (s) => ((s as Mutable<typeof s>).matchConditions = [...(s.matchConditions ?? []), { name: 'never', expression: 'false' }]),
+        (s) =>
+          ((s as Mutable<typeof s>).matchConditions = [
+            ...(s.matchConditions ?? []),
+            { name: 'never', expression: 'false' },
+          ]),
       ),
       /has matchConditions that narrow it: never/,
     ],
     [
       'a variable rewritten (the agent may then write anything)',
       policyWith(
-        (s) => ((s as Mutable<typeof s>).variables = (s.variables ?? []).map((v) => (v.name === 'agent' ? { ...v, expression: "''" } : v))),
+        (s) =>
+          ((s as Mutable<typeof s>).variables = (s.variables ?? []).map((v) =>
+            v.name === 'agent' ? { ...v, expression: "''" } : v,
+          )),
       ),
       /has changed variables: agent/,
     ],
     [
       'a binding narrowed to other resources',
-      { bindingObject: binding('tailor-pod-annotations', { matchResources: { resourceRules: [{ resources: ['configmaps'] }] } }) },
+      {
+        bindingObject: binding('tailor-pod-annotations', {
+          matchResources: { resourceRules: [{ resources: ['configmaps'] }] },
+        }),
+      },
       /applies to some namespaces or pods only/,
     ],
   ])('%s is a problem', (_name, change, message) => {
@@ -110,7 +132,11 @@ describe('policyProblems', () => {
   });
 
   test.each<[string, Partial<PolicyReading>, RegExp]>([
-    ['a missing policy', { policyObject: 'missing' }, /^ValidatingAdmissionPolicy tailor-pod-annotations does not exist$/],
+    [
+      'a missing policy',
+      { policyObject: 'missing' },
+      /^ValidatingAdmissionPolicy tailor-pod-annotations does not exist$/,
+    ],
     [
       'a missing binding',
       { bindingObject: 'missing' },
@@ -121,16 +147,28 @@ describe('policyProblems', () => {
       { policyObject: { unreadable: 'forbidden' } },
       /^ValidatingAdmissionPolicy tailor-pod-annotations could not be read: forbidden$/,
     ],
-    ['failurePolicy Ignore', policyWith((s) => ((s as Mutable<typeof s>).failurePolicy = 'Ignore')), /has failurePolicy Ignore/],
+    [
+      'failurePolicy Ignore',
+      policyWith((s) => ((s as Mutable<typeof s>).failurePolicy = 'Ignore')),
+      /has failurePolicy Ignore/,
+    ],
     [
       'a binding that only warns',
       { bindingObject: binding('tailor-pod-annotations', { validationActions: ['Warn', 'Audit'] }) },
       /does not deny \(validationActions: Warn, Audit\)/,
     ],
-    ['a binding of another policy', { bindingObject: binding('something-else') }, /enforces something-else, not tailor-pod-annotations/],
+    [
+      'a binding of another policy',
+      { bindingObject: binding('something-else') },
+      /enforces something-else, not tailor-pod-annotations/,
+    ],
     [
       'a binding limited to some namespaces',
-      { bindingObject: binding('tailor-pod-annotations', { matchResources: { namespaceSelector: { matchLabels: { team: 'a' } } } }) },
+      {
+        bindingObject: binding('tailor-pod-annotations', {
+          matchResources: { namespaceSelector: { matchLabels: { team: 'a' } } },
+        }),
+      },
       /applies to some namespaces or pods only/,
     ],
     [
@@ -146,12 +184,18 @@ describe('policyProblems', () => {
 
   test('an empty namespace selector (every namespace) is no problem', () => {
     expect(
-      policyProblems(withFirst({ bindingObject: binding('tailor-pod-annotations', { matchResources: { namespaceSelector: {} } }) })),
+      policyProblems(
+        withFirst({ bindingObject: binding('tailor-pod-annotations', { matchResources: { namespaceSelector: {} } }) }),
+      ),
     ).toEqual([]);
   });
 
   test('every missing object is named', () => {
-    const readings = shipped().map((r) => ({ ...r, policyObject: 'missing' as const, bindingObject: 'missing' as const }));
+    const readings = shipped().map((r) => ({
+      ...r,
+      policyObject: 'missing' as const,
+      bindingObject: 'missing' as const,
+    }));
     expect(policyProblems(readings)).toHaveLength(2 * REQUIRED_POLICIES.length);
   });
 });

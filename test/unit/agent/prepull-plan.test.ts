@@ -13,12 +13,23 @@ import {
 import { LABEL_CONTROLLER_REVISION_HASH } from '../../../src/api/types.js';
 import { buildPod, cloneSetOwner } from '../../support/fixtures/pods.js';
 
-const revision = (name: string, number: number, images: Record<string, string>, owner = 'cs', namespace = 'ns'): ControllerRevision => ({
+const revision = (
+  name: string,
+  number: number,
+  images: Record<string, string>,
+  owner = 'cs',
+  namespace = 'ns',
+): ControllerRevision => ({
   revision: number,
   metadata: { name, namespace, ownerReferences: [cloneSetOwner('web', owner)] },
   data: { template: { spec: { containers: Object.entries(images).map(([n, image]) => ({ name: n, image })) } } },
 });
-const pod = (name: string, rev: string, images: Record<string, string>, extra: Partial<Parameters<typeof buildPod>[0]> = {}) =>
+const pod = (
+  name: string,
+  rev: string,
+  images: Record<string, string>,
+  extra: Partial<Parameters<typeof buildPod>[0]> = {},
+) =>
   buildPod({
     name,
     labels: { [LABEL_CONTROLLER_REVISION_HASH]: rev },
@@ -29,7 +40,10 @@ const pod = (name: string, rev: string, images: Record<string, string>, extra: P
   });
 
 describe('imagesToPrePull: the newest revision images that pods on the node do not run yet', () => {
-  const revisions = [revision('web-1', 1, { app: 'app:v1', log: 'log:v1' }), revision('web-2', 2, { app: 'app:v2', log: 'log:v1' })];
+  const revisions = [
+    revision('web-1', 1, { app: 'app:v1', log: 'log:v1' }),
+    revision('web-2', 2, { app: 'app:v2', log: 'log:v1' }),
+  ];
 
   it.each<[string, ReturnType<typeof buildPod>[], ControllerRevision[], string[]]>([
     [
@@ -38,7 +52,12 @@ describe('imagesToPrePull: the newest revision images that pods on the node do n
       revisions,
       ['app:v2'],
     ],
-    ['a pod on the newest revision wants nothing', [pod('a', 'web-2', { app: 'app:v2', log: 'log:v1' })], revisions, []],
+    [
+      'a pod on the newest revision wants nothing',
+      [pod('a', 'web-2', { app: 'app:v2', log: 'log:v1' })],
+      revisions,
+      [],
+    ],
     [
       'a rollback renumbers the reused revision: the highest number wins, not the newest name',
       [pod('a', 'web-2', { app: 'app:v2', log: 'log:v1' })],
@@ -51,7 +70,12 @@ describe('imagesToPrePull: the newest revision images that pods on the node do n
       revisions,
       [],
     ],
-    ['a pod without a CloneSet owner wants nothing', [pod('a', 'web-1', { app: 'app:v1' }, { ownerReferences: [] })], revisions, []],
+    [
+      'a pod without a CloneSet owner wants nothing',
+      [pod('a', 'web-1', { app: 'app:v1' }, { ownerReferences: [] })],
+      revisions,
+      [],
+    ],
     ['a finished pod wants nothing', [pod('a', 'web-1', { app: 'app:v1' }, { phase: 'Succeeded' })], revisions, []],
     [
       'two pods wanting one image pull it once',
@@ -59,7 +83,12 @@ describe('imagesToPrePull: the newest revision images that pods on the node do n
       revisions,
       ['app:v2'],
     ],
-    ['a container the pod does not have is not pulled (it needs a recreate)', [pod('a', 'web-1', { log: 'log:v1' })], revisions, []],
+    [
+      'a container the pod does not have is not pulled (it needs a recreate)',
+      [pod('a', 'web-1', { log: 'log:v1' })],
+      revisions,
+      [],
+    ],
     // Issue 31.3: the newest revision is looked up by namespace and UID, under a CloneSet controller reference.
     [
       "a revision in another namespace naming the pod's CloneSet UID is ignored, however high its number",
@@ -88,7 +117,10 @@ describe('imagesToPrePull: the newest revision images that pods on the node do n
   });
 
   it('names the wanting pod namespace and pull secrets for the credentials', () => {
-    const teamRevisions = [revision('web-1', 1, { app: 'app:v1' }, 'cs', 'team'), revision('web-2', 2, { app: 'app:v2' }, 'cs', 'team')];
+    const teamRevisions = [
+      revision('web-1', 1, { app: 'app:v1' }, 'cs', 'team'),
+      revision('web-2', 2, { app: 'app:v2' }, 'cs', 'team'),
+    ];
     const wanted = imagesToPrePull([pod('a', 'web-1', { app: 'app:v1' }, { namespace: 'team' })], teamRevisions);
     expect(wanted.get('app:v2')).toEqual({ image: 'app:v2', namespace: 'team', pullSecrets: ['regcred'] });
   });
@@ -140,14 +172,20 @@ describe('registry credentials match as the kubelet matches them', () => {
 
   it('takes the first secret that has a matching entry, as the pod lists them', () => {
     const first: DockerConfig = { 'quay.io': { username: 'q', password: '' } };
-    const second: DockerConfig = { 'quay.io': { username: 'q2', password: '' }, 'docker.io': { username: 'd', password: '' } };
+    const second: DockerConfig = {
+      'quay.io': { username: 'q2', password: '' },
+      'docker.io': { username: 'd', password: '' },
+    };
     expect(registryAuthFor('quay.io/x', [first, second])?.username).toBe('q');
     expect(registryAuthFor('busybox', [first, second])?.username).toBe('d');
   });
 
   it('reads dockerconfigjson and dockercfg secrets, and nothing else', () => {
     const auths = { 'r.example': { auth: b64('u:p') } };
-    const json = { type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': b64(JSON.stringify({ auths })) } };
+    const json = {
+      type: 'kubernetes.io/dockerconfigjson',
+      data: { '.dockerconfigjson': b64(JSON.stringify({ auths })) },
+    };
     const cfg = { type: 'kubernetes.io/dockercfg', data: { '.dockercfg': b64(JSON.stringify(auths)) } };
     expect(parseDockerConfigSecret(json)).toEqual(auths);
     expect(parseDockerConfigSecret(cfg)).toEqual(auths);

@@ -41,8 +41,16 @@ describe('stopPlan: which hook runs before the stop', () => {
       pod({ exec: { command: ['/bin/sh', '-c', 'echo bye >> /data/log'] } }),
       { kind: 'exec', command: ['/bin/sh', '-c', 'echo bye >> /data/log'] },
     ],
-    ['a native sidecar runs its own hook', pod({ exec: { command: ['drain'] } }, { sidecar: true }), { kind: 'exec', command: ['drain'] }],
-    ['an exec hook without a command is invalid', pod({ exec: {} }), { kind: 'invalid', reason: 'the exec hook has no command' }],
+    [
+      'a native sidecar runs its own hook',
+      pod({ exec: { command: ['drain'] } }, { sidecar: true }),
+      { kind: 'exec', command: ['drain'] },
+    ],
+    [
+      'an exec hook without a command is invalid',
+      pod({ exec: {} }),
+      { kind: 'invalid', reason: 'the exec hook has no command' },
+    ],
     ['a sleep hook sleeps its seconds', pod({ sleep: { seconds: 5 } }), { kind: 'sleep', seconds: 5 }],
     ['a zero-second sleep is still a hook', pod({ sleep: { seconds: 0 } }), { kind: 'sleep', seconds: 0 }],
     [
@@ -113,7 +121,10 @@ describe('stopPlan: which hook runs before the stop', () => {
     [
       'a tcpSocket hook is invalid, as on the kubelet',
       pod({ tcpSocket: { port: 80 } }),
-      { kind: 'invalid', reason: 'the hook has no exec, httpGet or sleep action (tcpSocket is not supported as a hook)' },
+      {
+        kind: 'invalid',
+        reason: 'the hook has no exec, httpGet or sleep action (tcpSocket is not supported as a hook)',
+      },
     ],
     ['a grace period of 0 runs no hook', pod({ exec: { command: ['drain'] } }, { grace: 0 }), undefined],
   ])('%s', (_, subject, hook) => {

@@ -34,7 +34,10 @@ const options = (over: Partial<RunHookOptions> = {}): RunHookOptions => ({
   signal: new AbortController().signal,
   ...over,
 });
-const get = (path: string, headers: HttpGetHook['headers'] = { 'user-agent': HOOK_USER_AGENT, accept: '*/*' }): HttpGetHook => ({
+const get = (
+  path: string,
+  headers: HttpGetHook['headers'] = { 'user-agent': HOOK_USER_AGENT, accept: '*/*' },
+): HttpGetHook => ({
   kind: 'httpGet',
   scheme: 'http',
   host: '127.0.0.1',
@@ -52,7 +55,12 @@ describe('runPreStopHook', () => {
     );
     expect(seen).toHaveLength(1);
     expect(seen[0]?.url).toBe('/drain?now=1');
-    expect(seen[0]?.headers).toMatchObject({ 'user-agent': HOOK_USER_AGENT, accept: '*/*', host: 'svc.local', 'x-a': '1, 2' });
+    expect(seen[0]?.headers).toMatchObject({
+      'user-agent': HOOK_USER_AGENT,
+      accept: '*/*',
+      host: 'svc.local',
+      'x-a': '1, 2',
+    });
   });
 
   it('an HTTP hook answered with an error status is done: the kubelet does not check the status either', async () => {
@@ -79,9 +87,9 @@ describe('runPreStopHook', () => {
         return Promise.resolve({ stdout: Buffer.from('draining\n'), stderr: Buffer.from('refused'), exitCode: 2 });
       },
     };
-    await expect(runPreStopHook({ kind: 'exec', command: ['drain'] }, options({ cri, boundSeconds: 12 }))).rejects.toThrow(
-      'the exec hook ["drain"] exited with 2: "draining\\nrefused"',
-    );
+    await expect(
+      runPreStopHook({ kind: 'exec', command: ['drain'] }, options({ cri, boundSeconds: 12 })),
+    ).rejects.toThrow('the exec hook ["drain"] exited with 2: "draining\\nrefused"');
     expect(calls).toEqual([['c1', ['drain'], 12]]);
   });
 
@@ -91,10 +99,14 @@ describe('runPreStopHook', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(45);
     const abort = new AbortController();
     setTimeout(() => abort.abort(new Error('agent stops')), 50);
-    await expect(runPreStopHook({ kind: 'sleep', seconds: 60 }, options({ signal: abort.signal }))).rejects.toThrow('cut short');
+    await expect(runPreStopHook({ kind: 'sleep', seconds: 60 }, options({ signal: abort.signal }))).rejects.toThrow(
+      'cut short',
+    );
   });
 
   it('an invalid hook fails with its reason', async () => {
-    await expect(runPreStopHook({ kind: 'invalid', reason: 'no such port' }, options())).rejects.toThrow('no such port');
+    await expect(runPreStopHook({ kind: 'invalid', reason: 'no such port' }, options())).rejects.toThrow(
+      'no such port',
+    );
   });
 });

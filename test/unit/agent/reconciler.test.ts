@@ -43,7 +43,10 @@ interface World {
 }
 
 const OWNER = cloneSetOwner('web', 'cs1');
-const revision = (name: string, resources: object): ControllerRevision & { metadata: { name: string; namespace: string } } => ({
+const revision = (
+  name: string,
+  resources: object,
+): ControllerRevision & { metadata: { name: string; namespace: string } } => ({
   metadata: { name, namespace: 'ns', ownerReferences: [OWNER] },
   data: { template: { spec: { containers: [{ name: 'app', resources }] } } },
 });
@@ -65,7 +68,12 @@ function makePod(status?: ResizeStatus, kubelet = false): Pod {
       ...(status ? { [ANNOTATION_RESIZE_STATUS]: JSON.stringify(status) } : {}),
     },
     node: 'n1',
-    containers: [{ name: 'app', resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } } }],
+    containers: [
+      {
+        name: 'app',
+        resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } },
+      },
+    ],
     phase: 'Running',
     containerStatuses: [runningStatus('app', { image: 'x', ...(kubelet ? { resources: {} } : {}) })],
   });
@@ -112,7 +120,10 @@ async function world(pod: Pod, usage = 10n * Mi, allocatable = { cpu: '4', memor
     events: { event: (_o, type, reason, message) => events.push(`${type} ${reason}: ${message}`) },
     client: {
       patch: async <T>(_path: string, body: unknown): Promise<T> => {
-        const text = (body as { metadata: { annotations: Record<string, string> } }).metadata.annotations[ANNOTATION_RESIZE_STATUS] ?? '';
+        const text =
+          (body as { metadata: { annotations: Record<string, string> } }).metadata.annotations[
+            ANNOTATION_RESIZE_STATUS
+          ] ?? '';
         patches.push(JSON.parse(text) as ResizeStatus);
         return {} as T;
       },
@@ -158,10 +169,18 @@ describe('AgentReconciler', () => {
         revision: 'r2',
         state: '',
         since: '2024-01-01T00:00:00.000Z',
-        applied: { app: { containerID: 'c1', requests: { cpu: '200m', memory: '128Mi' }, limits: { cpu: '400m', memory: '256Mi' } } },
+        applied: {
+          app: {
+            containerID: 'c1',
+            requests: { cpu: '200m', memory: '128Mi' },
+            limits: { cpu: '400m', memory: '256Mi' },
+          },
+        },
       },
     ]);
-    expect((await w.metrics.resizesTotal.get()).values).toEqual([expect.objectContaining({ labels: { result: 'applied' }, value: 1 })]);
+    expect((await w.metrics.resizesTotal.get()).values).toEqual([
+      expect.objectContaining({ labels: { result: 'applied' }, value: 1 }),
+    ]);
   });
 
   test('the pod cgroup is raised (the kubelet would have)', async () => {
@@ -204,7 +223,9 @@ describe('AgentReconciler', () => {
     w.pods.set('ns/p', pod);
     const result = await w.reconciler.reconcile('ns/p');
     expect(w.calls).toEqual([]);
-    expect(w.patches).toEqual([expect.objectContaining({ revision: 'r3', state: 'InProgress', reason: 'MemoryLimitBelowUsage' })]);
+    expect(w.patches).toEqual([
+      expect.objectContaining({ revision: 'r3', state: 'InProgress', reason: 'MemoryLimitBelowUsage' }),
+    ]);
     expect(result).toEqual({ requeueAfterMs: 10_000 });
   });
 
@@ -212,7 +233,9 @@ describe('AgentReconciler', () => {
     w = await world(makePod(undefined, true));
     await w.reconciler.reconcile('ns/p');
     expect(w.calls).toEqual([]);
-    expect(w.patches).toEqual([expect.objectContaining({ revision: 'r2', state: 'Infeasible', reason: 'KubeletResizes' })]);
+    expect(w.patches).toEqual([
+      expect.objectContaining({ revision: 'r2', state: 'Infeasible', reason: 'KubeletResizes' }),
+    ]);
   });
 
   test('a forged status with empty applied values does not skip admission: a request beyond allocatable is Infeasible, nothing is written to cgroups', async () => {
@@ -223,12 +246,16 @@ describe('AgentReconciler', () => {
     await w.reconciler.reconcile('ns/p');
     expect(w.calls).toEqual([]);
     expect((await w.podFile('cpu', 'cpu.shares')).trim()).toBe('102');
-    expect(w.patches).toEqual([expect.objectContaining({ revision: 'r2', state: 'Infeasible', reason: 'ExceedsAllocatable' })]);
+    expect(w.patches).toEqual([
+      expect.objectContaining({ revision: 'r2', state: 'Infeasible', reason: 'ExceedsAllocatable' }),
+    ]);
   });
 
   test('a pod without a CloneSet controller owner is ignored: no cgroup write, no answer', async () => {
     const pod = makePod();
-    pod.metadata!.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs1', controller: true }];
+    pod.metadata!.ownerReferences = [
+      { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs1', controller: true },
+    ];
     w.pods.set('ns/p', pod);
     await w.reconciler.reconcile('ns/p');
     expect(w.calls).toEqual([]);
@@ -258,7 +285,10 @@ describe('AgentReconciler', () => {
     Object.assign(w.cgroup, { memoryLimitInBytes: 256n * Mi, cpuShares: 204n, cpuQuota: 40_000n });
     await w.reconciler.reconcile('ns/p');
     expect(w.calls).toEqual([]);
-    expect(w.reconciler.appliedTo('u1')).toEqual({ revision: 'r2', containers: { app: expect.objectContaining({ containerID: 'c1' }) } });
+    expect(w.reconciler.appliedTo('u1')).toEqual({
+      revision: 'r2',
+      containers: { app: expect.objectContaining({ containerID: 'c1' }) },
+    });
   });
 
   test('a pod of another node is left alone', async () => {

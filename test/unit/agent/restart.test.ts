@@ -12,7 +12,13 @@ import type { CallOptions, ExecSyncResult } from '../../../src/cri/types.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
 import { buildPod, cloneSetOwner, runningStatus, waitingStatus, type Container } from '../../support/fixtures/pods.js';
 
-function pod(opts: { request?: unknown; revision?: string; owned?: boolean; appId?: string; appRunning?: boolean }): Pod {
+function pod(opts: {
+  request?: unknown;
+  revision?: string;
+  owned?: boolean;
+  appId?: string;
+  appRunning?: boolean;
+}): Pod {
   return buildPod({
     name: 'web-a',
     labels: { 'controller-revision-hash': opts.revision ?? 'web-2' },
@@ -22,7 +28,12 @@ function pod(opts: { request?: unknown; revision?: string; owned?: boolean; appI
     initContainers: [{ name: 'mesh', image: 'm', restartPolicy: 'Always' }],
     containerStatuses: [
       opts.appRunning === false
-        ? waitingStatus('app', 'CrashLoopBackOff', { containerID: opts.appId ?? 'containerd://aaa', image: 'a', imageID: 'x', ready: true })
+        ? waitingStatus('app', 'CrashLoopBackOff', {
+            containerID: opts.appId ?? 'containerd://aaa',
+            image: 'a',
+            imageID: 'x',
+            ready: true,
+          })
         : runningStatus('app', { containerID: opts.appId ?? 'containerd://aaa', image: 'a', imageID: 'x' }),
     ],
     status: {
@@ -34,7 +45,11 @@ const both = { revision: 'web-2', containers: { app: 'containerd://aaa', mesh: '
 
 describe('containersToStop', () => {
   it.each([
-    ['the named containers running with the named IDs, sidecar included', pod({ request: both }), ['app:aaa', 'mesh:mmm']],
+    [
+      'the named containers running with the named IDs, sidecar included',
+      pod({ request: both }),
+      ['app:aaa', 'mesh:mmm'],
+    ],
     ['a container already restarted (new ID)', pod({ request: both, appId: 'containerd://bbb' }), ['mesh:mmm']],
     ['a container not running', pod({ request: both, appRunning: false }), ['mesh:mmm']],
     ['a request of another revision', pod({ request: both, revision: 'web-3' }), []],
@@ -49,11 +64,20 @@ describe('containersToStop', () => {
 // ------------------------------------------------------------------------------------ the actuator
 
 /** A CloneSet pod whose restart request names its one container `app` running as `id`. */
-function asked(name: string, id: string, opts: { preStop?: NonNullable<Container['lifecycle']>['preStop']; grace?: number } = {}): Pod {
+function asked(
+  name: string,
+  id: string,
+  opts: { preStop?: NonNullable<Container['lifecycle']>['preStop']; grace?: number } = {},
+): Pod {
   return buildPod({
     name,
     labels: { 'controller-revision-hash': 'web-2' },
-    annotations: { 'apps.tailor.dev/restart-request': JSON.stringify({ revision: 'web-2', containers: { app: `containerd://${id}` } }) },
+    annotations: {
+      'apps.tailor.dev/restart-request': JSON.stringify({
+        revision: 'web-2',
+        containers: { app: `containerd://${id}` },
+      }),
+    },
     ownerReferences: [cloneSetOwner()],
     containers: [{ name: 'app', image: 'a', ...(opts.preStop ? { lifecycle: { preStop: opts.preStop } } : {}) }],
     containerStatuses: [runningStatus('app', { containerID: `containerd://${id}` })],
@@ -75,7 +99,9 @@ function deferred<T>(): Deferred<T> {
 
 /** Settles when the signal aborts, as a cancelled CRI call does. */
 const untilAborted = (options?: CallOptions): Promise<never> =>
-  new Promise((_, reject) => options?.signal?.addEventListener('abort', () => reject(new Error('Canceled')), { once: true }));
+  new Promise((_, reject) =>
+    options?.signal?.addEventListener('abort', () => reject(new Error('Canceled')), { once: true }),
+  );
 
 const flush = async (): Promise<void> => {
   for (let i = 0; i < 10; i++) await Promise.resolve();
@@ -212,7 +238,12 @@ describe('RestartActuator', () => {
     h.advance(5_000);
     await h.actuator.reconcile('ns/a');
     await flush();
-    expect(h.calls).toEqual(['exec aaa /bin/sh -c drain within 30s', 'stop aaa grace 30s', 'stop aaa grace 30s', 'stop aaa grace 25s']);
+    expect(h.calls).toEqual([
+      'exec aaa /bin/sh -c drain within 30s',
+      'stop aaa grace 30s',
+      'stop aaa grace 30s',
+      'stop aaa grace 25s',
+    ]);
   });
 
   it('stop() aborts a hook under way and waits for it; the container is not stopped and nothing starts afterwards', async () => {

@@ -5,7 +5,10 @@ import type { KubeObject } from '../../../src/api/wire.js';
 
 // Issue 31.2: what every agent keeps of a revision is bounded by what the CRD bounds.
 describe("the agent's cached revision keeps only cpu and memory of a container's resources", () => {
-  const revision = (resources: Record<string, Record<string, string>>, resizePolicy: object[]): ControllerRevision & KubeObject =>
+  const revision = (
+    resources: Record<string, Record<string, string>>,
+    resizePolicy: object[],
+  ): ControllerRevision & KubeObject =>
     ({
       apiVersion: 'apps/v1',
       kind: 'ControllerRevision',

@@ -32,7 +32,11 @@ describe('holdingsMayHaveChanged', () => {
   test.each<[string, Pod, boolean]>([
     ['the same object (a resync)', before, false],
     ['a copy with the same annotations and phase', pod({ ...before.metadata?.annotations }), false],
-    ['the resize status changed', pod({ [ANNOTATION_RESIZE_REQUEST]: REQUEST, [ANNOTATION_RESIZE_STATUS]: status('') }), true],
+    [
+      'the resize status changed',
+      pod({ [ANNOTATION_RESIZE_REQUEST]: REQUEST, [ANNOTATION_RESIZE_STATUS]: status('') }),
+      true,
+    ],
     ['the status annotation went away', pod({ [ANNOTATION_RESIZE_REQUEST]: REQUEST }), true],
     ['the phase changed', pod({ ...before.metadata?.annotations }, 'Succeeded'), true],
   ])('%s', (_, after, want) => {
@@ -44,9 +48,24 @@ describe('hasRequest and pending', () => {
   test.each<[string, Pod, boolean, boolean]>([
     ['no request', pod(), false, false],
     ['a request with no status yet', pod({ [ANNOTATION_RESIZE_REQUEST]: REQUEST }), true, true],
-    ['a deferred request', pod({ [ANNOTATION_RESIZE_REQUEST]: REQUEST, [ANNOTATION_RESIZE_STATUS]: status('Deferred') }), true, true],
-    ['an applied request', pod({ [ANNOTATION_RESIZE_REQUEST]: REQUEST, [ANNOTATION_RESIZE_STATUS]: status('') }), true, false],
-    ['an unreadable status', pod({ [ANNOTATION_RESIZE_REQUEST]: REQUEST, [ANNOTATION_RESIZE_STATUS]: '{' }), true, true],
+    [
+      'a deferred request',
+      pod({ [ANNOTATION_RESIZE_REQUEST]: REQUEST, [ANNOTATION_RESIZE_STATUS]: status('Deferred') }),
+      true,
+      true,
+    ],
+    [
+      'an applied request',
+      pod({ [ANNOTATION_RESIZE_REQUEST]: REQUEST, [ANNOTATION_RESIZE_STATUS]: status('') }),
+      true,
+      false,
+    ],
+    [
+      'an unreadable status',
+      pod({ [ANNOTATION_RESIZE_REQUEST]: REQUEST, [ANNOTATION_RESIZE_STATUS]: '{' }),
+      true,
+      true,
+    ],
   ])('%s', (_, p, request, isPending) => {
     expect(hasRequest(p)).toBe(request);
     expect(pending(p)).toBe(isPending);

@@ -153,8 +153,12 @@ describe('the CloneSet CRD manifest', () => {
     expect(at('spec.updateStrategy.maxUnavailable').default).toBe(DEFAULT_MAX_UNAVAILABLE);
     expect(at('spec.updateStrategy.maxSurge').default).toBe(DEFAULT_MAX_SURGE);
     expect(at('spec.updateStrategy.resizeStrategy').default).toEqual({});
-    expect(at('spec.updateStrategy.resizeStrategy.deferredTimeoutSeconds').default).toBe(DEFAULT_DEFERRED_TIMEOUT_SECONDS);
-    expect(at('spec.updateStrategy.resizeStrategy.inProgressTimeoutSeconds').default).toBe(DEFAULT_IN_PROGRESS_TIMEOUT_SECONDS);
+    expect(at('spec.updateStrategy.resizeStrategy.deferredTimeoutSeconds').default).toBe(
+      DEFAULT_DEFERRED_TIMEOUT_SECONDS,
+    );
+    expect(at('spec.updateStrategy.resizeStrategy.inProgressTimeoutSeconds').default).toBe(
+      DEFAULT_IN_PROGRESS_TIMEOUT_SECONDS,
+    );
     expect(at('spec.updateStrategy.partition').default).toBe(DEFAULT_PARTITION);
     expect(at('spec.scaleStrategy').default).toEqual({});
   });

@@ -61,7 +61,12 @@ describe('withDefaults', () => {
       maxSurge: '10%',
       paused: true,
       inPlaceUpdateStrategy: { gracePeriodSeconds: 5 },
-      resizeStrategy: { deferredTimeoutSeconds: 0, inProgressTimeoutSeconds: 60, onTimeout: 'Wait', onInfeasible: 'Wait' },
+      resizeStrategy: {
+        deferredTimeoutSeconds: 0,
+        inProgressTimeoutSeconds: 60,
+        onTimeout: 'Wait',
+        onInfeasible: 'Wait',
+      },
     });
     cs.spec.replicas = 0;
     cs.spec.minReadySeconds = 3;
@@ -78,8 +83,9 @@ describe('withDefaults', () => {
   });
 
   it('fills only the missing fields of a partly written resizeStrategy', () => {
-    const { resizeStrategy } = withDefaults(minimal({ type: 'InPlaceOnly', resizeStrategy: { inProgressTimeoutSeconds: 120 } })).spec
-      .updateStrategy;
+    const { resizeStrategy } = withDefaults(
+      minimal({ type: 'InPlaceOnly', resizeStrategy: { inProgressTimeoutSeconds: 120 } }),
+    ).spec.updateStrategy;
     expect(resizeStrategy).toEqual({
       deferredTimeoutSeconds: 300,
       inProgressTimeoutSeconds: 120,

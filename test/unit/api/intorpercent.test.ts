@@ -1,6 +1,11 @@
 // Table tests for IntOrString parsing and Kubernetes' GetScaledValueFromIntOrPercent rounding.
 import { describe, expect, it } from '@jest/globals';
-import { IntOrPercentError, getScaledValueFromIntOrPercent, isIntOrPercent, parseIntOrPercent } from '../../../src/api/intorpercent.js';
+import {
+  IntOrPercentError,
+  getScaledValueFromIntOrPercent,
+  isIntOrPercent,
+  parseIntOrPercent,
+} from '../../../src/api/intorpercent.js';
 import type { IntOrString } from '../../../src/api/types.js';
 
 describe('parseIntOrPercent', () => {

@@ -45,7 +45,13 @@ describe('cgroup paths', () => {
     expect(() => cgroupPathFromSpec('kubepods:abc')).toThrow(/neither a cgroupfs path/);
   });
 
-  const proc = ['12:pids:/kubepods/pod1/abc', '4:cpu:/kubepods/pod1/abc', '3:cpuacct:/kubepods/pod1/abc', '0::/unified/x', ''].join('\n');
+  const proc = [
+    '12:pids:/kubepods/pod1/abc',
+    '4:cpu:/kubepods/pod1/abc',
+    '3:cpuacct:/kubepods/pod1/abc',
+    '0::/unified/x',
+    '',
+  ].join('\n');
   test('the v1 cpu line of /proc/<pid>/cgroup gives the path', () => {
     expect(parseProcCgroup(proc, 1)).toBe('/kubepods/pod1/abc');
   });

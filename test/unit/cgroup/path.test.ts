@@ -43,7 +43,9 @@ describe('cgroup paths stay under the root', () => {
     const root = await mkdtemp(join(tmpdir(), 'tailor-cgpath-'));
     try {
       await expect(readCgroup('/../../etc', { root, version: 1 })).rejects.toThrow(CgroupPathError);
-      await expect(writePodCgroup('/kubepods/../../../tmp', { cpuShares: 2n }, { root, version: 2 })).rejects.toThrow(CgroupPathError);
+      await expect(writePodCgroup('/kubepods/../../../tmp', { cpuShares: 2n }, { root, version: 2 })).rejects.toThrow(
+        CgroupPathError,
+      );
     } finally {
       await rm(root, { recursive: true, force: true });
     }

@@ -4,7 +4,13 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CgroupDriver, podCgroupFromContainer, podCgroupPath, readPodCgroup, writePodCgroup } from '../../../src/cgroup/pod.js';
+import {
+  type CgroupDriver,
+  podCgroupFromContainer,
+  podCgroupPath,
+  readPodCgroup,
+  writePodCgroup,
+} from '../../../src/cgroup/pod.js';
 import { cpuWeightToShares } from '../../../src/cgroup/values.js';
 import type { QosClass } from '../../../src/api/pod.js';
 
@@ -27,7 +33,11 @@ describe('podCgroupPath', () => {
       '/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-poda_b.slice/cri-containerd-abc.scope',
       '/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-poda_b.slice',
     ],
-    ['systemd, guaranteed', '/kubepods.slice/kubepods-poda_b.slice/cri-containerd-abc.scope', '/kubepods.slice/kubepods-poda_b.slice'],
+    [
+      'systemd, guaranteed',
+      '/kubepods.slice/kubepods-poda_b.slice/cri-containerd-abc.scope',
+      '/kubepods.slice/kubepods-poda_b.slice',
+    ],
   ])('the pod cgroup is the parent of a container cgroup named for the pod (%s)', (_, container, want) => {
     expect(podCgroupFromContainer(container, 'a-b')).toBe(want);
   });
@@ -42,7 +52,9 @@ describe('podCgroupPath', () => {
   });
 
   test('a pod without a UID has no pod cgroup', () => {
-    expect(() => podCgroupFromContainer('/kubepods/burstable/pod/abc123', '')).toThrow(/not the cgroup of pod \(no UID\)/);
+    expect(() => podCgroupFromContainer('/kubepods/burstable/pod/abc123', '')).toThrow(
+      /not the cgroup of pod \(no UID\)/,
+    );
   });
 });
 
@@ -65,7 +77,10 @@ describe('read and write', () => {
   test('v1: reads, then writes only the values given; -1 is unlimited', async () => {
     const v1 = join(root, 'v1');
     await files(join(v1, 'cpu', pod), { 'cpu.shares': '204', 'cpu.cfs_quota_us': '-1', 'cpu.cfs_period_us': '100000' });
-    await files(join(v1, 'memory', pod), { 'memory.limit_in_bytes': '9223372036854771712', 'memory.usage_in_bytes': '1000' });
+    await files(join(v1, 'memory', pod), {
+      'memory.limit_in_bytes': '9223372036854771712',
+      'memory.usage_in_bytes': '1000',
+    });
     const options = { root: v1, version: 1 as const };
     expect(await readPodCgroup(pod, options)).toMatchObject({
       cpuShares: 204n,
@@ -101,7 +116,12 @@ describe('read and write', () => {
 
   test('v2: weight from shares (linear), cpu.max, memory.max', async () => {
     const v2 = join(root, 'v2');
-    await files(join(v2, pod), { 'cpu.weight': '8', 'cpu.max': 'max 100000', 'memory.max': 'max', 'memory.current': '5' });
+    await files(join(v2, pod), {
+      'cpu.weight': '8',
+      'cpu.max': 'max 100000',
+      'memory.max': 'max',
+      'memory.current': '5',
+    });
     const options = { root: v2, version: 2 as const };
     expect(await readPodCgroup(pod, options)).toMatchObject({
       cpuQuota: -1n,
@@ -116,6 +136,8 @@ describe('read and write', () => {
   });
 
   test('a missing cgroup fails naming the file', async () => {
-    await expect(writePodCgroup('/kubepods/podgone', { cpuShares: 2n }, { root, version: 1 })).rejects.toThrow(/podgone\/cpu.shares/);
+    await expect(writePodCgroup('/kubepods/podgone', { cpuShares: 2n }, { root, version: 1 })).rejects.toThrow(
+      /podgone\/cpu.shares/,
+    );
   });
 });

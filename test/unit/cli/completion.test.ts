@@ -3,7 +3,12 @@
 // kubeconfig), and the answer's text in the protocol kubectl reads from kubectl_complete-tailor.
 import { describe, expect, it } from '@jest/globals';
 import { verbSpecs } from '../../../src/cli/plugin.js';
-import { Directive, planCompletion, renderCompletion, type CompletionRequest } from '../../../src/cli/verbs/completion.js';
+import {
+  Directive,
+  planCompletion,
+  renderCompletion,
+  type CompletionRequest,
+} from '../../../src/cli/verbs/completion.js';
 
 const verbs = verbSpecs();
 
@@ -31,7 +36,11 @@ describe('planCompletion', () => {
     ['nothing after an unknown verb', ['frobnicate', ''], ' :4'],
     ['the CloneSets for a verb that takes one', ['history', 'w'], 'clones prefix=w ns=- kubeconfig=-'],
     ['the CloneSets of the namespace typed before', ['undo', '-n', 'shop', ''], 'clones prefix= ns=shop kubeconfig=-'],
-    ['the CloneSets of --namespace=', ['pause', '--namespace=shop', '--kubeconfig', '/k', ''], 'clones prefix= ns=shop kubeconfig=/k'],
+    [
+      'the CloneSets of --namespace=',
+      ['pause', '--namespace=shop', '--kubeconfig', '/k', ''],
+      'clones prefix= ns=shop kubeconfig=/k',
+    ],
     ['nothing once the CloneSet is given', ['restart', 'web', ''], ' :4'],
     ['the long flags of the verb', ['undo', 'web', '--'], '--namespace --kubeconfig --to-revision --help :4'],
     ['the flags a prefix matches', ['status', 'web', '--n'], '--namespace --no-watch :4'],
@@ -43,13 +52,21 @@ describe('planCompletion', () => {
       ['undo', 'web', '-n', 'shop', '--to-revision', ''],
       'revisions of web prefix= ns=shop lead=',
     ],
-    ['the revisions inside --revision=', ['history', 'web', '--revision=1'], 'revisions of web prefix=1 ns=- lead=--revision='],
+    [
+      'the revisions inside --revision=',
+      ['history', 'web', '--revision=1'],
+      'revisions of web prefix=1 ns=- lead=--revision=',
+    ],
     ['nothing for a revision before the CloneSet is named', ['undo', '--to-revision', ''], ' :4'],
     ['files for --kubeconfig', ['status', '--kubeconfig', ''], 'files'],
     ['the output formats', ['history', 'web', '-o', 'j'], 'json :4'],
     ['nothing for a duration', ['status', 'web', '--timeout', ''], ' :4'],
     ['the shells for completion', ['completion', ''], 'bash zsh :4'],
-    ['a value, not a verb, after a flag that takes one', ['status', '--timeout', '5m', 'w'], 'clones prefix=w ns=- kubeconfig=-'],
+    [
+      'a value, not a verb, after a flag that takes one',
+      ['status', '--timeout', '5m', 'w'],
+      'clones prefix=w ns=- kubeconfig=-',
+    ],
   ];
   it.each(cases)('offers %s', (_, words, expected) => {
     expect(plan(...words)).toBe(expected);
@@ -58,9 +75,9 @@ describe('planCompletion', () => {
 
 describe('renderCompletion', () => {
   it('prints one candidate a line, a description after a tab, and the directive last', () => {
-    expect(renderCompletion([{ value: 'web', description: '2 replicas' }, { value: 'api' }], Directive.noFileComp)).toBe(
-      'web\t2 replicas\napi\n:4\n',
-    );
+    expect(
+      renderCompletion([{ value: 'web', description: '2 replicas' }, { value: 'api' }], Directive.noFileComp),
+    ).toBe('web\t2 replicas\napi\n:4\n');
   });
 
   it('keeps a description on its one line', () => {

@@ -38,7 +38,9 @@ describe('connectionOf', () => {
   });
 
   test('token, token file, basic auth and insecure-skip-tls-verify', () => {
-    expect(connectionOf(config({ server: 'https://x', 'insecure-skip-tls-verify': true }, { token: 't0k' }), '/d')).toEqual({
+    expect(
+      connectionOf(config({ server: 'https://x', 'insecure-skip-tls-verify': true }, { token: 't0k' }), '/d'),
+    ).toEqual({
       server: 'https://x',
       insecure: true,
       token: 't0k',
@@ -65,7 +67,9 @@ describe('connectionOf', () => {
 
   test('leaves a config without a usable current context to client-node', () => {
     expect(connectionOf({ clusters: [] }, '/d')).toBeUndefined();
-    expect(connectionOf({ ...(config({ server: 'https://x' }, {}) as object), 'current-context': 'missing' }, '/d')).toBeUndefined();
+    expect(
+      connectionOf({ ...(config({ server: 'https://x' }, {}) as object), 'current-context': 'missing' }, '/d'),
+    ).toBeUndefined();
     expect(connectionOf(config({}, {}), '/d')).toBeUndefined();
     expect(connectionOf('not a config', '/d')).toBeUndefined();
   });
@@ -73,14 +77,16 @@ describe('connectionOf', () => {
 
 describe('inClusterConnection', () => {
   test('the service account, as client-node builds it (IPv6 in brackets, http on the plain ports)', () => {
-    expect(inClusterConnection({ KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' }, '/sa')).toEqual({
+    expect(
+      inClusterConnection({ KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' }, '/sa'),
+    ).toEqual({
       server: 'https://10.96.0.1:443',
       ca: { file: '/sa/ca.crt' },
       tokenFile: '/sa/token',
     });
-    expect(inClusterConnection({ KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '8080' }, '/sa')?.server).toBe(
-      'http://[fd00::1]:8080',
-    );
+    expect(
+      inClusterConnection({ KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '8080' }, '/sa')?.server,
+    ).toBe('http://[fd00::1]:8080');
     expect(inClusterConnection({}, '/sa')).toBeUndefined();
   });
 });

@@ -56,8 +56,12 @@ describe('bad input', () => {
   beforeEach(() => {
     stderr = '';
     stdout = '';
-    jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((stderr += String(chunk)), true));
-    jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => ((stdout += String(chunk)), true));
+    jest
+      .spyOn(process.stderr, 'write')
+      .mockImplementation((chunk: string | Uint8Array) => ((stderr += String(chunk)), true));
+    jest
+      .spyOn(process.stdout, 'write')
+      .mockImplementation((chunk: string | Uint8Array) => ((stdout += String(chunk)), true));
   });
   afterEach(() => {
     jest.restoreAllMocks();
@@ -66,7 +70,10 @@ describe('bad input', () => {
 
   const cases: [string[], RegExp][] = [
     [['history'], /^error: missing required argument 'clone'$/],
-    [['undo', 'web', '--to-revision', 'x'], /^error: option '--to-revision <n>' argument 'x' is invalid\. "x" is not a revision number/],
+    [
+      ['undo', 'web', '--to-revision', 'x'],
+      /^error: option '--to-revision <n>' argument 'x' is invalid\. "x" is not a revision number/,
+    ],
     [['history', 'web', '--revision', '0'], /^error: option '--revision <n>' argument '0' is invalid\./],
     [['history', 'web', '-o', 'wide'], /is not an output format \(yaml or json\)$/],
     [['pause', 'web', 'api'], /^error: too many arguments for 'pause'/],

@@ -36,22 +36,43 @@ const template = (o: TemplateOptions = {}): PodTemplate => ({
       {
         name: 'main',
         image: o.image ?? 'busybox:v1',
-        resources: { requests: { cpu: o.cpu ?? '50m', memory: '32Mi' }, limits: { cpu: o.cpu ?? '50m', memory: '32Mi' } },
+        resources: {
+          requests: { cpu: o.cpu ?? '50m', memory: '32Mi' },
+          limits: { cpu: o.cpu ?? '50m', memory: '32Mi' },
+        },
         ...(o.env ? { env: [{ name: 'MODE', value: o.env }] } : {}),
       },
     ],
   },
 });
 
-const wireRevision = (name: string, revision: number, t: PodTemplate, owner = UID, controller = true): WireControllerRevision => ({
-  metadata: { name, ownerReferences: [{ apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'web', uid: owner, controller }] },
+const wireRevision = (
+  name: string,
+  revision: number,
+  t: PodTemplate,
+  owner = UID,
+  controller = true,
+): WireControllerRevision => ({
+  metadata: {
+    name,
+    ownerReferences: [
+      { apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'web', uid: owner, controller },
+    ],
+  },
   revision,
   data: { template: t },
 });
 
-const record = (revision: number, t: PodTemplate): RevisionRecord => ({ name: `web-r${revision}`, revision, template: t });
+const record = (revision: number, t: PodTemplate): RevisionRecord => ({
+  name: `web-r${revision}`,
+  revision,
+  template: t,
+});
 
-const cloneSet = (spec: PodTemplate, status: { currentRevision?: string; updateRevision?: string } = {}): WireCloneSet => ({
+const cloneSet = (
+  spec: PodTemplate,
+  status: { currentRevision?: string; updateRevision?: string } = {},
+): WireCloneSet => ({
   metadata: { name: 'web', uid: UID, generation: 4 },
   spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template: spec },
   status: { replicas: 2, ...status },
@@ -73,7 +94,12 @@ describe('ownedRevisions', () => {
 describe('summariseDiff', () => {
   const cases: [string, PodTemplate, PodTemplate, string][] = [
     ['an image', template(), template({ image: 'busybox:v2' }), 'image main=busybox:v2'],
-    ['a resize with requests equal to limits', template(), template({ cpu: '100m' }), 'resources main cpu=100m memory=32Mi'],
+    [
+      'a resize with requests equal to limits',
+      template(),
+      template({ cpu: '100m' }),
+      'resources main cpu=100m memory=32Mi',
+    ],
     [
       'a rolling restart, named once rather than per container and as an annotation',
       template(),
@@ -86,7 +112,12 @@ describe('summariseDiff', () => {
       template(),
       'restart (kubectl.kubernetes.io/restartedAt removed)',
     ],
-    ['labels added and removed', template({ labels: { tier: 'a' } }), template({ labels: { track: 'b' } }), 'labels track=b, -tier'],
+    [
+      'labels added and removed',
+      template({ labels: { tier: 'a' } }),
+      template({ labels: { track: 'b' } }),
+      'labels track=b, -tier',
+    ],
     ['an annotation', template(), template({ annotations: { note: 'x' } }), 'annotations note=x'],
     ['a recreate-only field', template(), template({ env: 'fast' }), 'recreate: spec.containers[main].env'],
     [
@@ -106,7 +137,11 @@ describe('summariseDiff', () => {
       metadata: { labels: { app: 'web', tier } },
       spec: {
         containers: [
-          { name: 'main', image: 'busybox:v1', env: [{ name: 'TIER', valueFrom: { fieldRef: { fieldPath: "metadata.labels['tier']" } } }] },
+          {
+            name: 'main',
+            image: 'busybox:v1',
+            env: [{ name: 'TIER', valueFrom: { fieldRef: { fieldPath: "metadata.labels['tier']" } } }],
+          },
         ],
       },
     });
@@ -119,7 +154,10 @@ describe('summariseDiff', () => {
 describe('formatResources', () => {
   it.each([
     [{ requests: { cpu: '1' }, limits: { cpu: '1' } }, 'cpu=1'],
-    [{ requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '2', memory: '1Gi' } }, 'requests cpu=1 memory=1Gi, limits cpu=2 memory=1Gi'],
+    [
+      { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '2', memory: '1Gi' } },
+      'requests cpu=1 memory=1Gi, limits cpu=2 memory=1Gi',
+    ],
     [{ requests: { cpu: '1' } }, 'requests cpu=1'],
   ])('formats %j as %s', (resources, expected) => {
     expect(formatResources(resources)).toBe(expected);
@@ -145,7 +183,9 @@ describe('history table', () => {
 
   it('says "current, update" when one revision is both', () => {
     const cs = cloneSet(revisions[0]!.template, { currentRevision: 'web-r1', updateRevision: 'web-r1' });
-    expect(historyRows(cs, revisions.slice(0, 1))).toEqual([{ revision: 1, name: 'web-r1', role: 'current, update', change: '' }]);
+    expect(historyRows(cs, revisions.slice(0, 1))).toEqual([
+      { revision: 1, name: 'web-r1', role: 'current, update', change: '' },
+    ]);
   });
 
   it('says so when there is no revision yet', () => {
@@ -173,7 +213,13 @@ describe('undoTarget', () => {
     ],
     ['nothing when the spec already holds the revision asked for', v3, history, 3, 'unchanged 3'],
     ['the revision before the one the spec holds, not before the newest', v2, history, undefined, 'rollback 1'],
-    ['a refusal for a revision that does not exist', v3, history, 7, 'refused revision 7 not found (revisions: 1, 2, 3)'],
+    [
+      'a refusal for a revision that does not exist',
+      v3,
+      history,
+      7,
+      'refused revision 7 not found (revisions: 1, 2, 3)',
+    ],
     [
       'a refusal when no revision precedes the current one',
       v1,
@@ -181,11 +227,19 @@ describe('undoTarget', () => {
       undefined,
       'refused no revision before revision 1 to roll back to',
     ],
-    ['a refusal when there is no revision at all', v1, [], undefined, 'refused it has no revisions yet (the controller records them)'],
+    [
+      'a refusal when there is no revision at all',
+      v1,
+      [],
+      undefined,
+      'refused it has no revisions yet (the controller records them)',
+    ],
   ];
   it.each(cases)('picks %s', (_, spec, revisions, to, expected) => {
     const choice = undoTarget(spec, revisions, to);
-    expect(choice.kind === 'refused' ? `refused ${choice.message}` : `${choice.kind} ${choice.target.revision}`).toBe(expected);
+    expect(choice.kind === 'refused' ? `refused ${choice.message}` : `${choice.kind} ${choice.target.revision}`).toBe(
+      expected,
+    );
   });
 });
 
@@ -206,7 +260,9 @@ describe('patches', () => {
     const at = restartedAtValue(new Date('2026-11-23T21:50:20.789Z'));
     expect(at).toBe('2026-11-23T21:50:20Z');
     expect(restartPatch(at)).toEqual({
-      spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': '2026-11-23T21:50:20Z' } } } },
+      spec: {
+        template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': '2026-11-23T21:50:20Z' } } },
+      },
     });
   });
 });

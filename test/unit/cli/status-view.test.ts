@@ -3,7 +3,13 @@
 import { describe, expect, it } from '@jest/globals';
 import type { CloneSet, CloneSetCondition, CloneSetStatus } from '../../../src/api/types.js';
 import { progressBar, renderProgress, renderStatus, renderSummaryLine } from '../../../src/cli/status-render.js';
-import { buildStatusView, formatAge, type PodLine, type StatusView, type Verdict } from '../../../src/cli/status-view.js';
+import {
+  buildStatusView,
+  formatAge,
+  type PodLine,
+  type StatusView,
+  type Verdict,
+} from '../../../src/cli/status-view.js';
 import type { Pod, Wire } from '../../../src/api/wire.js';
 import { buildPod, runningStatus, type PodCondition } from '../../support/fixtures/pods.js';
 
@@ -37,9 +43,19 @@ function pod(name: string, o: PodOptions = {}): Pod {
       ...(o.unschedulable ? { reason: 'Unschedulable', message: '0/1 nodes are available: 1 Insufficient cpu.' } : {}),
     },
   ];
-  if (o.gate) conditions.push({ type: 'apps.tailor.dev/InPlaceUpdateReady', status: o.gate, lastTransitionTime: '2025-06-01T10:01:00Z' });
+  if (o.gate)
+    conditions.push({
+      type: 'apps.tailor.dev/InPlaceUpdateReady',
+      status: o.gate,
+      lastTransitionTime: '2025-06-01T10:01:00Z',
+    });
   if (o.resize === 'InProgress')
-    conditions.push({ type: 'PodResizeInProgress', status: 'True', lastTransitionTime: '2025-06-01T10:07:00Z', observedGeneration: 2 });
+    conditions.push({
+      type: 'PodResizeInProgress',
+      status: 'True',
+      lastTransitionTime: '2025-06-01T10:07:00Z',
+      observedGeneration: 2,
+    });
   else if (o.resize) {
     conditions.push({
       type: 'PodResizePending',
@@ -54,13 +70,23 @@ function pod(name: string, o: PodOptions = {}): Pod {
     });
   }
   const spec = { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '200m', memory: '64Mi' } };
-  const actual = o.notActuated || o.resize ? { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '100m', memory: '64Mi' } } : spec;
+  const actual =
+    o.notActuated || o.resize
+      ? { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '100m', memory: '64Mi' } }
+      : spec;
   return buildPod({
     name,
     namespace: 'shop',
     labels: { app: 'web', 'controller-revision-hash': revision },
     ...(o.updatedInPlace
-      ? { annotations: { 'apps.tailor.dev/inplace-update-state': JSON.stringify({ revision, updateTimestamp: '2025-06-01T10:01:00Z' }) } }
+      ? {
+          annotations: {
+            'apps.tailor.dev/inplace-update-state': JSON.stringify({
+              revision,
+              updateTimestamp: '2025-06-01T10:01:00Z',
+            }),
+          },
+        }
       : {}),
     metadata: { generation: 2, ...(o.terminating ? { deletionTimestamp: '2025-06-01T10:09:00Z' } : {}) },
     containers: [{ name: 'main', image: 'busybox:v2', resources: spec }],
@@ -91,7 +117,12 @@ const cond = (type: string, status: 'True' | 'False' | 'Unknown', reason: string
 });
 
 function cloneSet(
-  o: { replicas?: number; generation?: number; status?: Partial<CloneSetStatus> | null; strategy?: Record<string, unknown> } = {},
+  o: {
+    replicas?: number;
+    generation?: number;
+    status?: Partial<CloneSetStatus> | null;
+    strategy?: Record<string, unknown>;
+  } = {},
 ): Wire<CloneSet> {
   const replicas = o.replicas ?? 3;
   const status: CloneSetStatus = {
@@ -124,7 +155,8 @@ function cloneSet(
   };
 }
 
-const three = (o: PodOptions = {}): Pod[] => ['web-a', 'web-b', 'web-c'].map((n) => pod(n, { gate: 'True', updatedInPlace: true, ...o }));
+const three = (o: PodOptions = {}): Pod[] =>
+  ['web-a', 'web-b', 'web-c'].map((n) => pod(n, { gate: 'True', updatedInPlace: true, ...o }));
 
 type Row = [string, Wire<CloneSet>, Pod[], Verdict, RegExp];
 
@@ -136,12 +168,21 @@ const verdicts: Row[] = [
     'complete',
     /successfully rolled out: 3 of 3 pods run revision 7c9d5fbb8x and are ready/,
   ],
-  ['no status yet: progressing', cloneSet({ status: null }), [], 'progressing', /waiting for the controller to report status/],
+  [
+    'no status yet: progressing',
+    cloneSet({ status: null }),
+    [],
+    'progressing',
+    /waiting for the controller to report status/,
+  ],
   [
     'status for an older generation is not judged, even with FailedUpdate True',
     cloneSet({
       generation: 3,
-      status: { observedGeneration: 2, conditions: [cond('FailedUpdate', 'True', 'NotInPlaceUpdatable', 'cannot change volumes')] },
+      status: {
+        observedGeneration: 2,
+        conditions: [cond('FailedUpdate', 'True', 'NotInPlaceUpdatable', 'cannot change volumes')],
+      },
     }),
     three(),
     'progressing',
@@ -210,7 +251,9 @@ const verdicts: Row[] = [
       strategy: { resizeStrategy: { onInfeasible: 'Wait' } },
       status: {
         resize: { resizing: 0, proposed: 0, inProgress: 0, deferred: 0, infeasible: 1 },
-        conditions: [cond('ResizeBlocked', 'True', 'Infeasible', 'web-a: Infeasible (resize is infeasible on this node)')],
+        conditions: [
+          cond('ResizeBlocked', 'True', 'Infeasible', 'web-a: Infeasible (resize is infeasible on this node)'),
+        ],
       },
     }),
     [pod('web-a', { resize: 'Infeasible' }), pod('web-b'), pod('web-c')],
@@ -224,7 +267,12 @@ const verdicts: Row[] = [
         updatedReplicas: 1,
         updatedReadyReplicas: 0,
         conditions: [
-          cond('RolloutBlocked', 'True', 'MaxUnavailable', '1 pod(s) out of service (maxUnavailable 1): web-a; the rollout waits for them'),
+          cond(
+            'RolloutBlocked',
+            'True',
+            'MaxUnavailable',
+            '1 pod(s) out of service (maxUnavailable 1): web-a; the rollout waits for them',
+          ),
         ],
       },
     }),
@@ -259,10 +307,16 @@ const verdicts: Row[] = [
       status: {
         updatedReplicas: 1,
         updatedReadyReplicas: 0,
-        conditions: [cond('Progressing', 'False', 'ProgressDeadlineExceeded', 'CloneSet revision web-b has timed out progressing')],
+        conditions: [
+          cond('Progressing', 'False', 'ProgressDeadlineExceeded', 'CloneSet revision web-b has timed out progressing'),
+        ],
       },
     }),
-    [pod('web-a', { waiting: 'CrashLoopBackOff', ready: false }), pod('web-b', { revision: OLD }), pod('web-c', { revision: OLD })],
+    [
+      pod('web-a', { waiting: 'CrashLoopBackOff', ready: false }),
+      pod('web-b', { revision: OLD }),
+      pod('web-c', { revision: OLD }),
+    ],
     'blocked',
     /Progressing \(ProgressDeadlineExceeded\): CloneSet revision web-b has timed out progressing/,
   ],
@@ -305,7 +359,13 @@ const verdicts: Row[] = [
     'scaled down, one old pod still counted: progressing',
     cloneSet({
       replicas: 2,
-      status: { replicas: 3, readyReplicas: 3, updatedReplicas: 2, updatedReadyReplicas: 2, expectedUpdatedReplicas: 2 },
+      status: {
+        replicas: 3,
+        readyReplicas: 3,
+        updatedReplicas: 2,
+        updatedReadyReplicas: 2,
+        expectedUpdatedReplicas: 2,
+      },
     }),
     [pod('web-a'), pod('web-b'), pod('web-c', { revision: OLD })],
     'progressing',
@@ -337,7 +397,9 @@ describe('buildStatusView verdicts', () => {
 
   it('marks only FailedUpdate from a failed API call as transient', () => {
     const failed = buildStatusView(
-      cloneSet({ status: { conditions: [cond('FailedUpdate', 'True', 'UpdateFailed', 'PATCH pods/web-a: 409 Conflict')] } }),
+      cloneSet({
+        status: { conditions: [cond('FailedUpdate', 'True', 'UpdateFailed', 'PATCH pods/web-a: 409 Conflict')] },
+      }),
       three(),
       NOW,
     );
@@ -384,7 +446,9 @@ describe('buildStatusView verdicts', () => {
       NOW,
     );
     expect(view.verdict).toBe('blocked');
-    expect(view.blockers).toEqual([{ source: 'pod web-z', reason: 'Infeasible', message: 'resize Infeasible: too big', transient: false }]);
+    expect(view.blockers).toEqual([
+      { source: 'pod web-z', reason: 'Infeasible', message: 'resize Infeasible: too big', transient: false },
+    ]);
     expect(view.resize.Infeasible).toBe(1);
   });
 });
@@ -428,7 +492,11 @@ describe('pod lines', () => {
       'web-a',
       { problem: 'container main: ImagePullBackOff: back-off 10s restarting failed container' },
     ],
-    ['an unschedulable pod says why', 'web-f', { problem: 'Unschedulable: 0/1 nodes are available: 1 Insufficient cpu.' }],
+    [
+      'an unschedulable pod says why',
+      'web-f',
+      { problem: 'Unschedulable: 0/1 nodes are available: 1 Insufficient cpu.' },
+    ],
     ['a terminating pod is marked', 'web-g', { terminating: true, problem: 'Terminating' }],
   ] as [string, string, Partial<PodLine>][])('%s', (_what, name, expected) => {
     expect(byName(name)).toMatchObject(expected);
@@ -486,7 +554,9 @@ describe('rendering', () => {
 
   it('renders the full view with a pod table, capped at maxPods', () => {
     const text = renderStatus(view, { barWidth: 10, maxPods: 3 });
-    expect(text[0]).toBe('CloneSet shop/web  strategy InPlaceIfPossible  generation 2 (observed 2)  update revision 7c9d5fbb8x');
+    expect(text[0]).toBe(
+      'CloneSet shop/web  strategy InPlaceIfPossible  generation 2 (observed 2)  update revision 7c9d5fbb8x',
+    );
     expect(text[1]).toBe('Progress  [#####-----] 5/10 updated, 9/10 ready');
     // Pods still to update come first; settled ones are the first dropped.
     expect(text.slice(3, 7)).toEqual([

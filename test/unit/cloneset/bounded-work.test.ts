@@ -7,7 +7,16 @@ import { CREATES_PER_ROUND, planReconcile } from '../../../src/cloneset/planner.
 import { NON_DISRUPTIVE_MOVES_PER_ROUND } from '../../../src/cloneset/pod-update.js';
 import { newInstanceIds, newPod } from '../../../src/cloneset/pods.js';
 import { LABEL_INSTANCE_ID } from '../../../src/api/types.js';
-import { NEW, NOW, OLD, cloneSet, intentsOf, pod, revisionTemplates, type PodSpec } from '../../support/fixtures/planner-fixtures.js';
+import {
+  NEW,
+  NOW,
+  OLD,
+  cloneSet,
+  intentsOf,
+  pod,
+  revisionTemplates,
+  type PodSpec,
+} from '../../support/fixtures/planner-fixtures.js';
 
 const planFor = (replicas: number, pods: PodSpec[], podsToDelete?: string[], change: 'image' | 'cpu' = 'image') =>
   planReconcile({
@@ -71,7 +80,9 @@ describe('instance ids', () => {
           // A source that cycles through few draws, then falls back to a counter so it cannot loop forever.
           let i = 0;
           const random = (n: number): Uint8Array =>
-            i < draws.length * 3 ? draws[i++ % draws.length]! : Uint8Array.from({ length: n }, (_, k) => (i++ >> (k * 5)) & 0xff);
+            i < draws.length * 3
+              ? draws[i++ % draws.length]!
+              : Uint8Array.from({ length: n }, (_, k) => (i++ >> (k * 5)) & 0xff);
           const inUse = new Set(newInstanceIds(3, new Set(), random));
           const ids = newInstanceIds(count, inUse, random);
           expect(ids).toHaveLength(count);
@@ -90,7 +101,11 @@ describe('a pod built from a template', () => {
     const template = {
       metadata: {
         labels: { app: 'web' },
-        annotations: { note: 'kept', 'apps.tailor.dev/resize-request': '{"forged":true}', 'apps.tailor.dev/inplace-update-state': '{}' },
+        annotations: {
+          note: 'kept',
+          'apps.tailor.dev/resize-request': '{"forged":true}',
+          'apps.tailor.dev/inplace-update-state': '{}',
+        },
       },
       spec: { containers: [{ name: 'app', image: 'a' }] },
     };
@@ -102,7 +117,11 @@ describe('a pod built from a template', () => {
     const cs = cloneSet({ replicas: 1 });
     const template = {
       metadata: {
-        labels: { app: 'web', 'lifecycle.apps.tailor.dev/state': 'PreparingDelete', 'apps.tailor.dev/specified-delete': 'true' },
+        labels: {
+          app: 'web',
+          'lifecycle.apps.tailor.dev/state': 'PreparingDelete',
+          'apps.tailor.dev/specified-delete': 'true',
+        },
         annotations: { 'lifecycle.apps.tailor.dev/timestamp': '2026-01-01T00:00:00Z' },
       },
       spec: { containers: [{ name: 'app', image: 'a' }] },

@@ -4,7 +4,11 @@
 // claims), restated in our notation; the disablePVCReuse rows those of its cleanup of claims.
 import { describe, expect, it } from '@jest/globals';
 
-import { ANNOTATION_VOLUME_CLAIM_TEMPLATES_HASH, LABEL_INSTANCE_ID, type VolumeClaimTemplate } from '../../../src/api/types.js';
+import {
+  ANNOTATION_VOLUME_CLAIM_TEMPLATES_HASH,
+  LABEL_INSTANCE_ID,
+  type VolumeClaimTemplate,
+} from '../../../src/api/types.js';
 import type { Pod, WireCloneSet } from '../../../src/api/wire.js';
 import {
   claimName,
@@ -18,7 +22,10 @@ import {
   type ClaimPlan,
 } from '../../../src/cloneset/claims.js';
 
-const datadir: VolumeClaimTemplate = { metadata: { name: 'datadir' }, spec: { resources: { requests: { storage: '10' } } } };
+const datadir: VolumeClaimTemplate = {
+  metadata: { name: 'datadir' },
+  spec: { resources: { requests: { storage: '10' } } },
+};
 
 function cloneSet(templates: VolumeClaimTemplate[] = [datadir], disablePVCReuse?: boolean): WireCloneSet {
   return {
@@ -119,7 +126,10 @@ describe('withClaimVolumes', () => {
 });
 
 describe('claimTemplatesHash and claimTemplatesChanged', () => {
-  const bigger: VolumeClaimTemplate = { metadata: { name: 'datadir' }, spec: { resources: { requests: { storage: '20' } } } };
+  const bigger: VolumeClaimTemplate = {
+    metadata: { name: 'datadir' },
+    spec: { resources: { requests: { storage: '20' } } },
+  };
   const other: VolumeClaimTemplate = { metadata: { name: 'logs' }, spec: {} };
   const born = (templates: VolumeClaimTemplate[]): Pod => withClaimVolumes(podOf('id1'), cloneSet(templates));
 
@@ -157,7 +167,10 @@ describe('planClaims', () => {
       claims: [claimOf('id1'), claimOf('id2'), claimOf('id3')],
       deleted: [podOf('id1'), podOf('id3')],
     });
-    expect(Object.fromEntries(got.deleteWithPod)).toEqual({ 'foo-id1': ['datadir-foo-id1'], 'foo-id3': ['datadir-foo-id3'] });
+    expect(Object.fromEntries(got.deleteWithPod)).toEqual({
+      'foo-id1': ['datadir-foo-id1'],
+      'foo-id3': ['datadir-foo-id3'],
+    });
     expect(got.deleteNow).toEqual([]);
   });
 
@@ -217,7 +230,10 @@ describe('planClaims', () => {
   });
 
   it('keeps every claim id, deleting ones too, out of fresh ids', () => {
-    expect([...plan({ pods: [], claims: [claimOf('x', { deleting: true }), claimOf('y')] }).claimIds].sort()).toEqual(['x', 'y']);
+    expect([...plan({ pods: [], claims: [claimOf('x', { deleting: true }), claimOf('y')] }).claimIds].sort()).toEqual([
+      'x',
+      'y',
+    ]);
   });
 });
 
@@ -227,7 +243,13 @@ describe('trimClaim', () => {
       ...claimsForPod(cloneSet(), 'id1')[0],
       status: { phase: 'Bound' },
     };
-    claim.metadata = { ...claim.metadata, uid: 'u1', resourceVersion: '7', deletionTimestamp: '2026-01-01T00:00:00Z', managedFields: [{}] };
+    claim.metadata = {
+      ...claim.metadata,
+      uid: 'u1',
+      resourceVersion: '7',
+      deletionTimestamp: '2026-01-01T00:00:00Z',
+      managedFields: [{}],
+    };
     expect(trimClaim(claim)).toEqual({
       metadata: {
         name: 'datadir-foo-id1',

@@ -27,7 +27,11 @@ function recordingUpdater(): { updater: InPlaceUpdater; touched: string[]; maxIn
 
 const events = { event: () => undefined, batch: () => undefined } as unknown as EventRecorder;
 const planOf = (n: number): Plan => ({
-  intents: Array.from({ length: n }, (_, i) => ({ kind: 'drain' as const, pod: pod({ name: `p${i}`, revision: OLD }), message: 'update' })),
+  intents: Array.from({ length: n }, (_, i) => ({
+    kind: 'drain' as const,
+    pod: pod({ name: `p${i}`, revision: OLD }),
+    message: 'update',
+  })),
   events: [],
   status: {},
   budget: { total: n, used: n },
@@ -60,7 +64,9 @@ describe('PlanExecutor', () => {
     });
     const lost = new AbortController();
     lost.abort(new Error('lease lost'));
-    await expect(executor.execute(cloneSet({ replicas: 3 }), 'ns/web', planOf(3), lost.signal)).rejects.toThrow('lease lost');
+    await expect(executor.execute(cloneSet({ replicas: 3 }), 'ns/web', planOf(3), lost.signal)).rejects.toThrow(
+      'lease lost',
+    );
     expect(touched).toEqual([]);
   });
 });

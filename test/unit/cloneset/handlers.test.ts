@@ -15,7 +15,15 @@ import { buildPod, cloneSetOwner } from '../../support/fixtures/pods.js';
 import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/runtime/expectations.js';
 
 const meta = (over: Record<string, unknown> = {}): KubeObject => ({
-  metadata: { namespace: 'ns', name: 'web', uid: 'cs-uid', resourceVersion: '1', generation: 1, labels: { a: '1' }, ...over },
+  metadata: {
+    namespace: 'ns',
+    name: 'web',
+    uid: 'cs-uid',
+    resourceVersion: '1',
+    generation: 1,
+    labels: { a: '1' },
+    ...over,
+  },
 });
 
 describe('onlyStatusChanged', () => {
@@ -47,7 +55,11 @@ describe('cloneSetHandler', () => {
 });
 
 describe('podHandler', () => {
-  const pod = (name: string, owner: { apiVersion: string; name: string } | undefined, over: Record<string, unknown> = {}): Pod =>
+  const pod = (
+    name: string,
+    owner: { apiVersion: string; name: string } | undefined,
+    over: Record<string, unknown> = {},
+  ): Pod =>
     buildPod({
       name,
       uid: `uid-${name}`,
@@ -82,7 +94,10 @@ describe('podHandler', () => {
     handler.onAdd?.(pod('web-a', ours));
     expect(scale.satisfied('ns/web')).toBe(true);
     scale.expectDeletions('ns/web', ['web-a']);
-    handler.onUpdate?.(pod('web-a', ours), pod('web-a', ours, { resourceVersion: '2', deletionTimestamp: '2026-01-01T00:00:00Z' }));
+    handler.onUpdate?.(
+      pod('web-a', ours),
+      pod('web-a', ours, { resourceVersion: '2', deletionTimestamp: '2026-01-01T00:00:00Z' }),
+    );
     expect(scale.satisfied('ns/web')).toBe(true);
     scale.expectDeletions('ns/web', ['web-b']);
     handler.onDelete?.(pod('web-b', ours));

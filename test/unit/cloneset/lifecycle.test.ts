@@ -20,10 +20,18 @@ import {
 import { planReconcile } from '../../../src/cloneset/planner.js';
 import { countsAsAvailable, type PodSummary } from '../../../src/cloneset/pod-state.js';
 import { planScale, type ScalePlan } from '../../../src/cloneset/scale.js';
-import { calculateDiffs, NO_DIFFS, planUpdate, type RolloutDiffs, type RolloutInput } from '../../../src/cloneset/update.js';
+import {
+  calculateDiffs,
+  NO_DIFFS,
+  planUpdate,
+  type RolloutDiffs,
+  type RolloutInput,
+} from '../../../src/cloneset/update.js';
 import { NEW, NOW, OLD, cloneSet, intentsOf, pod, revisionTemplates } from '../../support/fixtures/planner-fixtures.js';
 
-const hookPod = (labels: Record<string, string>, finalizers: string[] = []): Pod => ({ metadata: { name: 'p', labels, finalizers } });
+const hookPod = (labels: Record<string, string>, finalizers: string[] = []): Pod => ({
+  metadata: { name: 'p', labels, finalizers },
+});
 
 // Issue 32.4: Kruise's CloneSet label, in Tailor's domain, works as the field does.
 describe('excludesPreparingDelete: the scaleStrategy field or the CloneSet label', () => {
@@ -54,9 +62,21 @@ describe('isHooked and isAllHooked', () => {
   const hook: LifecycleHook = { labelsHandler: { 'hold-me': 'true' }, finalizersHandler: ['example.com/drain'] };
   it.each([
     { name: 'no hook holds nothing', hook: undefined, pod: hookPod({ 'hold-me': 'true' }), hooked: false, all: false },
-    { name: 'a matching finalizer holds the pod', hook, pod: hookPod({}, ['example.com/drain']), hooked: true, all: false },
+    {
+      name: 'a matching finalizer holds the pod',
+      hook,
+      pod: hookPod({}, ['example.com/drain']),
+      hooked: true,
+      all: false,
+    },
     { name: 'a matching label holds the pod', hook, pod: hookPod({ 'hold-me': 'true' }), hooked: true, all: false },
-    { name: 'a label with another value does not', hook, pod: hookPod({ 'hold-me': 'false' }), hooked: false, all: false },
+    {
+      name: 'a label with another value does not',
+      hook,
+      pod: hookPod({ 'hold-me': 'false' }),
+      hooked: false,
+      all: false,
+    },
     {
       name: 'label and finalizer both: all hooked',
       hook,
@@ -67,14 +87,21 @@ describe('isHooked and isAllHooked', () => {
     { name: 'neither: released', hook, pod: hookPod({}), hooked: false, all: false },
     { name: 'an empty hook is all hooked on any pod', hook: {}, pod: hookPod({}), hooked: false, all: true },
   ])('$name', (row) => {
-    expect({ hooked: isHooked(row.hook, row.pod), all: isAllHooked(row.hook, row.pod) }).toEqual({ hooked: row.hooked, all: row.all });
+    expect({ hooked: isHooked(row.hook, row.pod), all: isAllHooked(row.hook, row.pod) }).toEqual({
+      hooked: row.hooked,
+      all: row.all,
+    });
   });
 
   it.each([
     { name: 'no lifecycle', lifecycle: undefined, marks: false },
     { name: 'hooks without markPodNotReady', lifecycle: { preDelete: {}, inPlaceUpdate: {} }, marks: false },
     { name: 'preDelete marks pods not ready', lifecycle: { preDelete: { markPodNotReady: true } }, marks: true },
-    { name: 'inPlaceUpdate marks pods not ready', lifecycle: { inPlaceUpdate: { markPodNotReady: true } }, marks: true },
+    {
+      name: 'inPlaceUpdate marks pods not ready',
+      lifecycle: { inPlaceUpdate: { markPodNotReady: true } },
+      marks: true,
+    },
     { name: 'preNormal does not count', lifecycle: { preNormal: { markPodNotReady: true } }, marks: false },
   ])('markPodNotReady: $name', ({ lifecycle, marks }) => {
     expect(marksPodNotReady(lifecycle as CloneSetLifecycle | undefined)).toBe(marks);
@@ -90,7 +117,8 @@ describe('refreshedLifecycleState: the moves a pod makes without being deleted o
     inPlaceUpdateDone: false,
     ...f,
   });
-  const inState = (state: string, labels: Record<string, string> = {}): Pod => hookPod({ [LABEL_LIFECYCLE_STATE]: state, ...labels });
+  const inState = (state: string, labels: Record<string, string> = {}): Pod =>
+    hookPod({ [LABEL_LIFECYCLE_STATE]: state, ...labels });
   it.each([
     {
       name: 'a scheduled new pod without preNormal becomes Normal',
@@ -122,7 +150,13 @@ describe('refreshedLifecycleState: the moves a pod makes without being deleted o
     },
     { name: 'Normal stays', l: undefined, pod: inState('Normal'), f: facts(), to: undefined },
     { name: 'no label stays unlabelled', l: undefined, pod: hookPod({}), f: facts(), to: undefined },
-    { name: 'PreparingDelete stays', l: { preDelete: held }, pod: inState('PreparingDelete'), f: facts(), to: undefined },
+    {
+      name: 'PreparingDelete stays',
+      l: { preDelete: held },
+      pod: inState('PreparingDelete'),
+      f: facts(),
+      to: undefined,
+    },
     {
       name: 'PreparingUpdate of a pod already at the update revision (rolled back): Updated while the hook is off',
       l: { inPlaceUpdate: held },
@@ -137,8 +171,20 @@ describe('refreshedLifecycleState: the moves a pod makes without being deleted o
       f: facts({ revision: NEW }),
       to: 'Normal',
     },
-    { name: 'PreparingUpdate of an old pod stays', l: { inPlaceUpdate: held }, pod: inState('PreparingUpdate'), f: facts(), to: undefined },
-    { name: 'Updating stays until the update is done', l: undefined, pod: inState('Updating'), f: facts(), to: undefined },
+    {
+      name: 'PreparingUpdate of an old pod stays',
+      l: { inPlaceUpdate: held },
+      pod: inState('PreparingUpdate'),
+      f: facts(),
+      to: undefined,
+    },
+    {
+      name: 'Updating stays until the update is done',
+      l: undefined,
+      pod: inState('Updating'),
+      f: facts(),
+      to: undefined,
+    },
     {
       name: 'Updating, done, no lifecycle: Normal',
       l: undefined,
@@ -160,8 +206,20 @@ describe('refreshedLifecycleState: the moves a pod makes without being deleted o
       f: facts({ inPlaceUpdateDone: true }),
       to: 'Updated',
     },
-    { name: 'Updated with no inPlaceUpdate hook: Normal', l: { preDelete: held }, pod: inState('Updated'), f: facts(), to: 'Normal' },
-    { name: 'Updated waits for the hook back on', l: { inPlaceUpdate: held }, pod: inState('Updated'), f: facts(), to: undefined },
+    {
+      name: 'Updated with no inPlaceUpdate hook: Normal',
+      l: { preDelete: held },
+      pod: inState('Updated'),
+      f: facts(),
+      to: 'Normal',
+    },
+    {
+      name: 'Updated waits for the hook back on',
+      l: { inPlaceUpdate: held },
+      pod: inState('Updated'),
+      f: facts(),
+      to: undefined,
+    },
     {
       name: 'Updated with the hook back on: Normal',
       l: { inPlaceUpdate: held },
@@ -175,7 +233,10 @@ describe('refreshedLifecycleState: the moves a pod makes without being deleted o
 });
 
 describe('deletionStep and inPlaceUpdateGate', () => {
-  const lifecycle: CloneSetLifecycle = { preDelete: { labelsHandler: { del: 'hold' } }, inPlaceUpdate: { finalizersHandler: ['x/upd'] } };
+  const lifecycle: CloneSetLifecycle = {
+    preDelete: { labelsHandler: { del: 'hold' } },
+    inPlaceUpdate: { finalizersHandler: ['x/upd'] },
+  };
   const at = (state: string, labels: Record<string, string> = {}, finalizers: string[] = []): Pod =>
     hookPod({ ...(state ? { [LABEL_LIFECYCLE_STATE]: state } : {}), ...labels }, finalizers);
   it.each([
@@ -188,16 +249,28 @@ describe('deletionStep and inPlaceUpdateGate', () => {
   });
   it.each([
     { name: 'an unlabelled unhooked pod proceeds', pod: at(''), gate: { kind: 'proceed' } },
-    { name: 'a Normal hooked pod is prepared', pod: at('Normal', {}, ['x/upd']), gate: { kind: 'prepare', restoreHook: false } },
+    {
+      name: 'a Normal hooked pod is prepared',
+      pod: at('Normal', {}, ['x/upd']),
+      gate: { kind: 'prepare', restoreHook: false },
+    },
     {
       name: 'a PreparingNormal hooked pod is prepared',
       pod: at('PreparingNormal', {}, ['x/upd']),
       gate: { kind: 'prepare', restoreHook: false },
     },
-    { name: 'a PreparingUpdate pod still hooked holds', pod: at('PreparingUpdate', {}, ['x/upd']), gate: { kind: 'hold' } },
+    {
+      name: 'a PreparingUpdate pod still hooked holds',
+      pod: at('PreparingUpdate', {}, ['x/upd']),
+      gate: { kind: 'hold' },
+    },
     { name: 'a PreparingUpdate pod released proceeds', pod: at('PreparingUpdate'), gate: { kind: 'proceed' } },
     { name: 'an Updating pod proceeds', pod: at('Updating'), gate: { kind: 'proceed' } },
-    { name: 'an Updated pod is prepared with its hook put back', pod: at('Updated'), gate: { kind: 'prepare', restoreHook: true } },
+    {
+      name: 'an Updated pod is prepared with its hook put back',
+      pod: at('Updated'),
+      gate: { kind: 'prepare', restoreHook: true },
+    },
     { name: 'a PreparingDelete pod is never updated', pod: at('PreparingDelete'), gate: { kind: 'hold' } },
   ])('updating in place: $name', ({ pod: p, gate }) => {
     expect(inPlaceUpdateGate(lifecycle, p)).toEqual(gate);
@@ -263,7 +336,12 @@ describe('calculateDiffs counts hooked pods as Kruise does', () => {
   const rows: (Row & { purpose?: 'scale'; expected: Partial<RolloutDiffs> })[] = [
     { name: 'specified delete of a hooked pod (1/4)', replicas: 3, pods: 'N N N*', expected: { deleteReadyLimit: 1 } },
     { name: 'it waits in PreparingDelete: no scale-up (2/4)', replicas: 3, pods: 'N N ND*', expected: {} },
-    { name: 'released and deleted: one pod missing (3/4)', replicas: 3, pods: 'N N', expected: { scaleUp: 1, scaleUpLimit: 1 } },
+    {
+      name: 'released and deleted: one pod missing (3/4)',
+      replicas: 3,
+      pods: 'N N',
+      expected: { scaleUp: 1, scaleUpLimit: 1 },
+    },
     { name: 'replaced (4/4)', replicas: 3, pods: 'N N n', expected: {} },
     {
       name: 'excluded: specified delete of a hooked pod (1/4)',
@@ -358,7 +436,12 @@ describe('planUpdate with hooked pods', () => {
   it.each([
     { name: 'a PreparingUpdate pod goes first, whatever the ActivePods order says', pods: 'o OU', toUpdate: ['p1'] },
     { name: 'without one, the ActivePods order decides', pods: 'o O', toUpdate: ['p0'] },
-    { name: 'a PreparingDelete pod is never picked (and uses the budget up)', pods: 'oD O O', partition: 0, toUpdate: ['p2'] },
+    {
+      name: 'a PreparingDelete pod is never picked (and uses the budget up)',
+      pods: 'oD O O',
+      partition: 0,
+      toUpdate: ['p2'],
+    },
   ])('$name', ({ pods, toUpdate, partition }) => {
     expect(planUpdate(inputOf({ name: '', replicas: 2, partition: partition ?? 1, pods })).toUpdate).toEqual(toUpdate);
   });
@@ -383,7 +466,13 @@ describe('planScale with hooked pods', () => {
       expected: { cancelDelete: ['p2'] },
     },
     { name: 'a specified PreparingDelete pod is never taken back', replicas: 3, pods: 'N N NH*', expected: {} },
-    { name: 'never taken back when a hook marks pods not ready', replicas: 3, marksNotReady: true, pods: 'N N NH', expected: {} },
+    {
+      name: 'never taken back when a hook marks pods not ready',
+      replicas: 3,
+      marksNotReady: true,
+      pods: 'N N NH',
+      expected: {},
+    },
     {
       name: 'excluded: a held PreparingDelete pod is replaced',
       replicas: 3,
@@ -391,10 +480,18 @@ describe('planScale with hooked pods', () => {
       pods: 'N N NH*',
       expected: { create: 1, missing: 1 },
     },
-    { name: 'a not-ready PreparingNormal pod costs nothing to delete', replicas: 1, pods: 'N NP', expected: { delete: ['p1'] } },
+    {
+      name: 'a not-ready PreparingNormal pod costs nothing to delete',
+      replicas: 1,
+      pods: 'N NP',
+      expected: { delete: ['p1'] },
+    },
   ];
   it.each(rows)('$name', (row) => {
-    expect(planScale({ ...inputOf(row), lifecycleMarksNotReady: row.marksNotReady === true })).toEqual({ ...none, ...row.expected });
+    expect(planScale({ ...inputOf(row), lifecycleMarksNotReady: row.marksNotReady === true })).toEqual({
+      ...none,
+      ...row.expected,
+    });
   });
 });
 
@@ -422,7 +519,11 @@ describe('the planner with lifecycle hooks', () => {
       { replicas: 2, status: { currentRevision: NEW } },
       { preDelete: { labelsHandler: { hold: 'yes' }, markPodNotReady: true } },
     );
-    const plan = planFor(cs, [normal('p0', { hold: 'yes' }), normal('p1', { hold: 'yes' }), normal('p2', { hold: 'yes' }, false)]);
+    const plan = planFor(cs, [
+      normal('p0', { hold: 'yes' }),
+      normal('p1', { hold: 'yes' }),
+      normal('p2', { hold: 'yes' }, false),
+    ]);
     expect(intentsOf(plan, 'delete')).toEqual([]);
     expect(intentsOf(plan, 'lifecycle').map((i) => [i.pod.metadata?.name, i.state, i.markNotReady])).toEqual([
       ['p2', 'PreparingDelete', true],
@@ -430,20 +531,29 @@ describe('the planner with lifecycle hooks', () => {
   });
 
   it('a pod without the hook is deleted as before', () => {
-    const cs = hooked({ replicas: 2, status: { currentRevision: NEW } }, { preDelete: { labelsHandler: { hold: 'yes' } } });
+    const cs = hooked(
+      { replicas: 2, status: { currentRevision: NEW } },
+      { preDelete: { labelsHandler: { hold: 'yes' } } },
+    );
     const plan = planFor(cs, [normal('p0', { hold: 'yes' }), normal('p1', { hold: 'yes' }), normal('p2', {}, false)]);
     expect(intentsOf(plan, 'delete').map((i) => i.pod.metadata?.name)).toEqual(['p2']);
     expect(intentsOf(plan, 'lifecycle')).toEqual([]);
   });
 
   it('a scale-up takes back a pod waiting in PreparingDelete instead of creating one', () => {
-    const cs = hooked({ replicas: 3, status: { currentRevision: NEW } }, { preDelete: { labelsHandler: { hold: 'yes' } } });
-    const waiting = pod({ name: 'p2', revision: NEW, labels: { [LABEL_LIFECYCLE_STATE]: 'PreparingDelete', hold: 'yes' } }, templates);
+    const cs = hooked(
+      { replicas: 3, status: { currentRevision: NEW } },
+      { preDelete: { labelsHandler: { hold: 'yes' } } },
+    );
+    const waiting = pod(
+      { name: 'p2', revision: NEW, labels: { [LABEL_LIFECYCLE_STATE]: 'PreparingDelete', hold: 'yes' } },
+      templates,
+    );
     const plan = planFor(cs, [normal('p0'), normal('p1'), waiting]);
-    expect([intentsOf(plan, 'create').length, intentsOf(plan, 'lifecycle').map((i) => [i.pod.metadata?.name, i.state])]).toEqual([
-      0,
-      [['p2', 'PreparingNormal']],
-    ]);
+    expect([
+      intentsOf(plan, 'create').length,
+      intentsOf(plan, 'lifecycle').map((i) => [i.pod.metadata?.name, i.state]),
+    ]).toEqual([0, [['p2', 'PreparingNormal']]]);
   });
 
   it('a pod the preDelete hook marks not ready keeps its gate False while it waits', () => {
@@ -461,7 +571,14 @@ describe('the planner with lifecycle hooks', () => {
 
   // Issue 31.6: the hook's not-ready is re-asserted every round (Kruise re-applies it), so one
   // failed write, or someone setting the gate True, does not leave a held pod serving.
-  it.each<{ name: string; lifecycle: CloneSetLifecycle; state: string; revision: string; drained: boolean; held: string[][] }>([
+  it.each<{
+    name: string;
+    lifecycle: CloneSetLifecycle;
+    state: string;
+    revision: string;
+    drained: boolean;
+    held: string[][];
+  }>([
     {
       name: 'PreparingDelete held by preDelete, gate True',
       lifecycle: { preDelete: { markPodNotReady: true } },
@@ -508,7 +625,10 @@ describe('the planner with lifecycle hooks', () => {
       { replicas: 2, status: { currentRevision: OLD } },
       Object.fromEntries(Object.entries(lifecycle).map(([k, v]) => [k, { ...hold, ...(v as LifecycleHook) }])),
     );
-    const p1 = pod({ name: 'p1', revision, drained, labels: { [LABEL_LIFECYCLE_STATE]: state, hold: 'yes' } }, templates);
+    const p1 = pod(
+      { name: 'p1', revision, drained, labels: { [LABEL_LIFECYCLE_STATE]: state, hold: 'yes' } },
+      templates,
+    );
     const plan = planFor(cs, [normal('p0'), p1]);
     expect(intentsOf(plan, 'holdNotReady').map((i) => [i.pod.metadata?.name, i.state])).toEqual(held);
     expect(intentsOf(plan, 'settle').filter((i) => i.pod.metadata?.name === 'p1')).toEqual([]);
@@ -523,8 +643,13 @@ describe('the planner with lifecycle hooks', () => {
   });
 
   it('preNormal holds a ready pod in PreparingNormal, out of availableReplicas but in readyReplicas', () => {
-    const cs = hooked({ replicas: 1, status: { currentRevision: NEW } }, { preNormal: { finalizersHandler: ['example.com/warm'] } });
-    const plan = planFor(cs, [pod({ name: 'p0', revision: NEW, labels: { [LABEL_LIFECYCLE_STATE]: 'PreparingNormal' } }, templates)]);
+    const cs = hooked(
+      { replicas: 1, status: { currentRevision: NEW } },
+      { preNormal: { finalizersHandler: ['example.com/warm'] } },
+    );
+    const plan = planFor(cs, [
+      pod({ name: 'p0', revision: NEW, labels: { [LABEL_LIFECYCLE_STATE]: 'PreparingNormal' } }, templates),
+    ]);
     expect(intentsOf(plan, 'lifecycle')).toEqual([]);
     expect([plan.status.readyReplicas, plan.status.availableReplicas]).toEqual([1, 0]);
   });
@@ -554,13 +679,17 @@ describe('the planner gates updates by the inPlaceUpdate and preDelete hooks', (
   const kinds = (plan: ReturnType<typeof planReconcile>): string[] => plan.intents.map((i) => i.kind);
 
   it('a Normal pod the hook holds moves to PreparingUpdate and is not drained', () => {
-    const plan = planUpdateOf({ inPlaceUpdate: { ...hold, markPodNotReady: true } }, 'image', 'Normal', { 'update-hook': 'true' });
+    const plan = planUpdateOf({ inPlaceUpdate: { ...hold, markPodNotReady: true } }, 'image', 'Normal', {
+      'update-hook': 'true',
+    });
     expect(intentsOf(plan, 'lifecycle').map((i) => [i.state, i.markNotReady])).toEqual([['PreparingUpdate', true]]);
     expect(kinds(plan)).toEqual(['lifecycle']);
   });
 
   it('a PreparingUpdate pod still held waits: nothing is written', () => {
-    expect(kinds(planUpdateOf({ inPlaceUpdate: hold }, 'image', 'PreparingUpdate', { 'update-hook': 'true' }))).toEqual([]);
+    expect(kinds(planUpdateOf({ inPlaceUpdate: hold }, 'image', 'PreparingUpdate', { 'update-hook': 'true' }))).toEqual(
+      [],
+    );
   });
 
   it('a PreparingUpdate pod released is drained for its update', () => {
@@ -574,12 +703,16 @@ describe('the planner gates updates by the inPlaceUpdate and preDelete hooks', (
 
   it('with an inPlaceUpdate hook the in-place patch labels the pod Updating', () => {
     const [patch] = intentsOf(planUpdateOf({ inPlaceUpdate: hold }, 'cpu', 'PreparingUpdate'), 'patch');
-    expect((patch?.step.patch.metadata as { labels: Record<string, string> }).labels[LABEL_LIFECYCLE_STATE]).toBe('Updating');
+    expect((patch?.step.patch.metadata as { labels: Record<string, string> }).labels[LABEL_LIFECYCLE_STATE]).toBe(
+      'Updating',
+    );
   });
 
   it('without an inPlaceUpdate hook the pod stays Normal through its update', () => {
     const [patch] = intentsOf(planUpdateOf({ preDelete: hold }, 'cpu', 'Normal'), 'patch');
-    expect((patch?.step.patch.metadata as { labels: Record<string, string> }).labels[LABEL_LIFECYCLE_STATE]).toBeUndefined();
+    expect(
+      (patch?.step.patch.metadata as { labels: Record<string, string> }).labels[LABEL_LIFECYCLE_STATE],
+    ).toBeUndefined();
   });
 
   it('pods outside the budget that a change moves without a restart never enter PreparingUpdate or Updating', () => {
@@ -600,13 +733,18 @@ describe('the planner gates updates by the inPlaceUpdate and preDelete hooks', (
     });
     expect(intentsOf(plan, 'lifecycle').filter((i) => i.state === 'PreparingUpdate')).toHaveLength(1);
     const updating = intentsOf(plan, 'patch').filter(
-      (i) => (i.step.patch.metadata as { labels?: Record<string, string> } | undefined)?.labels?.[LABEL_LIFECYCLE_STATE] === 'Updating',
+      (i) =>
+        (i.step.patch.metadata as { labels?: Record<string, string> } | undefined)?.labels?.[LABEL_LIFECYCLE_STATE] ===
+        'Updating',
     );
     expect(updating).toHaveLength(0);
   });
 
   it('a recreate of a pod the preDelete hook holds moves it to PreparingDelete', () => {
     const plan = planUpdateOf({ preDelete: hold }, 'env', 'Normal', { 'update-hook': 'true' });
-    expect([kinds(plan), intentsOf(plan, 'lifecycle').map((i) => i.state)]).toEqual([['lifecycle'], ['PreparingDelete']]);
+    expect([kinds(plan), intentsOf(plan, 'lifecycle').map((i) => i.state)]).toEqual([
+      ['lifecycle'],
+      ['PreparingDelete'],
+    ]);
   });
 });

@@ -11,7 +11,14 @@ type Says = 'resizes' | 'silent' | 'nothing';
 function pod(name: string, node: string, says: Says): Pod {
   const status =
     says === 'nothing'
-      ? { name: 'app', ready: false, restartCount: 0, image: '', imageID: '', state: { waiting: { reason: 'ContainerCreating' } } }
+      ? {
+          name: 'app',
+          ready: false,
+          restartCount: 0,
+          image: '',
+          imageID: '',
+          state: { waiting: { reason: 'ContainerCreating' } },
+        }
       : runningStatus('app', says === 'resizes' ? { resources: { limits: { cpu: '100m' } } } : {});
   return buildPod({ name, node, containerStatuses: [status] });
 }

@@ -42,7 +42,12 @@ const nodeOf = (pods: readonly PodSummary[], name: string): string => pods.find(
 
 describe('a rolling update over several nodes', () => {
   it.each([
-    { name: '6 pods, 2 per node on 3 nodes, maxUnavailable 3: one pod per node', nodes: [0, 0, 1, 1, 2, 2], max: 3, perNode: [1, 1, 1] },
+    {
+      name: '6 pods, 2 per node on 3 nodes, maxUnavailable 3: one pod per node',
+      nodes: [0, 0, 1, 1, 2, 2],
+      max: 3,
+      perNode: [1, 1, 1],
+    },
     {
       name: '6 pods, 2 per node on 3 nodes, maxUnavailable 2: two nodes, one pod each',
       nodes: [0, 0, 1, 1, 2, 2],
@@ -55,19 +60,31 @@ describe('a rolling update over several nodes', () => {
       max: 4,
       perNode: [2, 2, 0],
     },
-    { name: '6 pods, 2 per node on 3 nodes, maxUnavailable 6: every pod', nodes: [0, 0, 1, 1, 2, 2], max: 6, perNode: [2, 2, 2] },
+    {
+      name: '6 pods, 2 per node on 3 nodes, maxUnavailable 6: every pod',
+      nodes: [0, 0, 1, 1, 2, 2],
+      max: 6,
+      perNode: [2, 2, 2],
+    },
     {
       name: '6 pods, 4 on one node and 1 on two others, maxUnavailable 2: the big node may lose 2, the small ones 1',
       nodes: [0, 0, 0, 0, 1, 2],
       max: 2,
       perNode: [1, 1, 0],
     },
-    { name: 'all 4 pods on one node, maxUnavailable 2: the budget alone decides', nodes: [0, 0, 0, 0], max: 2, perNode: [2] },
+    {
+      name: 'all 4 pods on one node, maxUnavailable 2: the budget alone decides',
+      nodes: [0, 0, 0, 0],
+      max: 2,
+      perNode: [2],
+    },
   ])('$name', ({ nodes, max, perNode }) => {
     // Which node goes first is the update order's (newest first here); the counts are the rule's.
     const pods = podsOf(nodes.map((node) => ({ node, updated: false, available: true })));
     const chosen = planUpdate(inputOf(pods, max)).toUpdate;
-    const counted = [...new Set(nodes)].map((node) => chosen.filter((name) => nodeOf(pods, name) === `node-${node}`).length);
+    const counted = [...new Set(nodes)].map(
+      (node) => chosen.filter((name) => nodeOf(pods, name) === `node-${node}`).length,
+    );
     expect(counted.sort((a, b) => b - a)).toEqual(perNode);
   });
 

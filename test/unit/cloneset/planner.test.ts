@@ -37,12 +37,16 @@ function plan(spec: CloneSetSpec, pods: PodSpec[], at = NOW): { plan: Plan; pods
   return { plan: planReconcile(input), pods: objects, input };
 }
 
-const names = (n: number, s: Omit<PodSpec, 'name'> = {}): PodSpec[] => Array.from({ length: n }, (_, i) => ({ name: `p${i}`, ...s }));
+const names = (n: number, s: Omit<PodSpec, 'name'> = {}): PodSpec[] =>
+  Array.from({ length: n }, (_, i) => ({ name: `p${i}`, ...s }));
 const condition = (p: Plan, type: string) => p.status.conditions?.find((c) => c.type === type);
 
 describe('the planner draws every disruption from one budget', () => {
   it('recreates only one of four Infeasible pods when maxUnavailable is 1', () => {
-    const { plan: p } = plan({ replicas: 4, maxUnavailable: 1, change: 'cpu' }, names(4, { revision: NEW, resize: 'Infeasible' }));
+    const { plan: p } = plan(
+      { replicas: 4, maxUnavailable: 1, change: 'cpu' },
+      names(4, { revision: NEW, resize: 'Infeasible' }),
+    );
     expect(intentsOf(p, 'delete').map((d) => d.reason)).toEqual(['ResizeRecreate']);
     expect(p.budget).toEqual({ total: 1, used: 1 });
     expect(condition(p, Conditions.ResizeBlocked)).toMatchObject({ status: 'True', reason: 'Infeasible' });
@@ -50,7 +54,10 @@ describe('the planner draws every disruption from one budget', () => {
   });
 
   it('recreates no Infeasible pod while an unschedulable replacement holds the budget', () => {
-    const pods = [...names(3, { revision: NEW, resize: 'Infeasible' }), { name: 'replacement', revision: NEW, scheduled: false }];
+    const pods = [
+      ...names(3, { revision: NEW, resize: 'Infeasible' }),
+      { name: 'replacement', revision: NEW, scheduled: false },
+    ];
     const { plan: p } = plan({ replicas: 4, maxUnavailable: 1, change: 'cpu' }, pods);
     expect(intentsOf(p, 'delete')).toEqual([]);
     expect(condition(p, Conditions.ResizeBlocked)?.message).toMatch(/out of service: replacement/);
@@ -72,13 +79,19 @@ describe('the planner draws every disruption from one budget', () => {
     );
     expect(condition(waits.plan, Conditions.Stalled)).toMatchObject({ status: 'True', reason: 'ResizeInfeasible' });
     expect(condition(waits.plan, Conditions.Reconciling)).toMatchObject({ status: 'False', reason: 'Stalled' });
-    const recreates = plan({ replicas: 2, maxUnavailable: 1, change: 'cpu' }, names(2, { revision: NEW, resize: 'Infeasible' }));
+    const recreates = plan(
+      { replicas: 2, maxUnavailable: 1, change: 'cpu' },
+      names(2, { revision: NEW, resize: 'Infeasible' }),
+    );
     expect(condition(recreates.plan, Conditions.Stalled)).toMatchObject({ status: 'False', reason: 'NotStalled' });
   });
 
   it('reports a rollout under way as Reconciling, and a partition holding the rest as not (kstatus)', () => {
     const moving = plan({ replicas: 4, maxUnavailable: 1, change: 'image' }, names(4));
-    expect(condition(moving.plan, Conditions.Reconciling)).toMatchObject({ status: 'True', reason: 'RolloutInProgress' });
+    expect(condition(moving.plan, Conditions.Reconciling)).toMatchObject({
+      status: 'True',
+      reason: 'RolloutInProgress',
+    });
     const held = plan({ replicas: 4, maxUnavailable: 1, change: 'image', partition: 3 }, [
       { name: 'p0', revision: NEW },
       ...names(4).slice(1),
@@ -88,7 +101,10 @@ describe('the planner draws every disruption from one budget', () => {
   });
 
   it('counts a Deferred resize past its timeout as a disruption like Infeasible', () => {
-    const { plan: p } = plan({ replicas: 3, maxUnavailable: 1, change: 'cpu' }, names(3, { revision: NEW, resize: 'Deferred' }));
+    const { plan: p } = plan(
+      { replicas: 3, maxUnavailable: 1, change: 'cpu' },
+      names(3, { revision: NEW, resize: 'Deferred' }),
+    );
     expect(intentsOf(p, 'delete')).toHaveLength(1);
     expect(intentsOf(p, 'delete')[0]?.message).toMatch(/DeferredTimeout/);
   });
@@ -123,7 +139,9 @@ describe('the planner draws every disruption from one budget', () => {
       resizeBackend: 'kubelet',
       nodeEvidence: new Map(),
     });
-    expect(intentsOf(p, 'delete').map((d) => [d.pod.metadata?.name, d.reason])).toEqual([['stuck', 'ReplaceUnscheduled']]);
+    expect(intentsOf(p, 'delete').map((d) => [d.pod.metadata?.name, d.reason])).toEqual([
+      ['stuck', 'ReplaceUnscheduled'],
+    ]);
     expect(
       intentsOf(p, 'patch')
         .map((i) => i.pod.metadata?.name)
@@ -163,7 +181,10 @@ describe('the planner draws every disruption from one budget', () => {
     ['PodInitializing', false],
   ])('a container waiting with %s, 5 s after its restart, is stuck at once: %s', (reason, isStuck) => {
     const justRestarted = new Date(NOW - 5_000).toISOString();
-    const pods = [{ name: 'waiting', revision: NEW, ready: false, readySince: justRestarted, waiting: reason }, ...names(3)];
+    const pods = [
+      { name: 'waiting', revision: NEW, ready: false, readySince: justRestarted, waiting: reason },
+      ...names(3),
+    ];
     const { plan: p } = plan({ replicas: 4, maxUnavailable: 1, change: 'image' }, pods);
     expect(condition(p, Conditions.RolloutBlocked)?.message?.includes('stuck: waiting') ?? false).toBe(isStuck);
   });
@@ -202,11 +223,16 @@ describe('the planner draws every disruption from one budget', () => {
       ...names(2).map((p) => ({ ...p, name: `ok${p.name}` })),
     ];
     const { plan: p } = plan({ replicas: 10, maxUnavailable: 1, change: 'image' }, pods);
-    expect(condition(p, Conditions.RolloutBlocked)?.message).toMatch(/stuck: p0 \(container app: CrashLoopBackOff\), .*p4 \(.*\), 3 more;/);
+    expect(condition(p, Conditions.RolloutBlocked)?.message).toMatch(
+      /stuck: p0 \(container app: CrashLoopBackOff\), .*p4 \(.*\), 3 more;/,
+    );
   });
 
   it('calls a pod no node fits stuck at once', () => {
-    const pods = [{ name: 'homeless', revision: NEW, scheduled: false, readySince: new Date(NOW).toISOString() }, ...names(3)];
+    const pods = [
+      { name: 'homeless', revision: NEW, scheduled: false, readySince: new Date(NOW).toISOString() },
+      ...names(3),
+    ];
     const { plan: p } = plan({ replicas: 4, maxUnavailable: 1, change: 'image' }, pods);
     expect(condition(p, Conditions.RolloutBlocked)?.message).toMatch(/stuck: homeless/);
   });
@@ -216,17 +242,26 @@ describe('the planner draws every disruption from one budget', () => {
     const first = plan({ replicas: 4, maxUnavailable: 1, change: 'image' }, pods).plan;
     const again = plan({ replicas: 4, maxUnavailable: 1, change: 'image', status: first.status }, pods).plan;
     expect(again.events.filter((e) => e.reason === 'RolloutBlocked')).toEqual([]);
-    expect(condition(again, Conditions.RolloutBlocked)?.message).toBe(condition(first, Conditions.RolloutBlocked)?.message);
+    expect(condition(again, Conditions.RolloutBlocked)?.message).toBe(
+      condition(first, Conditions.RolloutBlocked)?.message,
+    );
   });
 
   // Issue 22.3: Kruise's specified-delete label, as podsToDelete: the pod is deleted and replaced.
   it.each([
     ['podsToDelete', { podsToDelete: ['p1'] }, {}, 'named in scaleStrategy.podsToDelete'],
-    ['the specified-delete label (any value)', {}, { 'apps.tailor.dev/specified-delete': '' }, 'labelled apps.tailor.dev/specified-delete'],
+    [
+      'the specified-delete label (any value)',
+      {},
+      { 'apps.tailor.dev/specified-delete': '' },
+      'labelled apps.tailor.dev/specified-delete',
+    ],
   ])('deletes a pod chosen by %s and says why', (_, spec, labels, message) => {
     const pods = names(3).map((p) => (p.name === 'p1' ? { ...p, labels } : p));
     const { plan: p } = plan({ replicas: 3, maxUnavailable: 1, ...spec }, pods);
-    expect(intentsOf(p, 'delete').map((d) => [d.pod.metadata?.name, d.reason, d.message])).toEqual([['p1', 'PodsToDelete', message]]);
+    expect(intentsOf(p, 'delete').map((d) => [d.pod.metadata?.name, d.reason, d.message])).toEqual([
+      ['p1', 'PodsToDelete', message],
+    ]);
   });
 
   // Issue 22.3: OnDelete never touches a running pod; the one that replaces a deleted pod is new.
@@ -246,7 +281,10 @@ describe('the planner draws every disruption from one budget', () => {
   });
 
   it('reads an invalid inplace-update-state as absent and reports it on the pod', () => {
-    const pods = [{ name: 'odd', revision: NEW, drained: true, updateState: '{"revision": 5}' }, ...names(2, { revision: NEW })];
+    const pods = [
+      { name: 'odd', revision: NEW, drained: true, updateState: '{"revision": 5}' },
+      ...names(2, { revision: NEW }),
+    ];
     const { plan: p } = plan({ replicas: 3, maxUnavailable: 1, change: 'image' }, pods);
     const event = p.events.find((e) => e.reason === 'InvalidAnnotation');
     expect(event).toMatchObject({ type: 'Warning' });
@@ -255,9 +293,19 @@ describe('the planner draws every disruption from one budget', () => {
   });
 
   it('does not throw on annotations of any shape', () => {
-    for (const value of ['null', '[]', '5', '{"changed": {"app": 5}}', '{"revision":"x","updateTimestamp":"now"}', 'not json']) {
+    for (const value of [
+      'null',
+      '[]',
+      '5',
+      '{"changed": {"app": 5}}',
+      '{"revision":"x","updateTimestamp":"now"}',
+      'not json',
+    ]) {
       expect(() =>
-        plan({ replicas: 2, change: 'image' }, [{ name: 'a', drained: true, revision: NEW, updateState: value }, { name: 'b' }]),
+        plan({ replicas: 2, change: 'image' }, [
+          { name: 'a', drained: true, revision: NEW, updateState: value },
+          { name: 'b' },
+        ]),
       ).not.toThrow();
     }
   });
@@ -269,7 +317,9 @@ describe('the planner draws every disruption from one budget', () => {
     ]);
     expect(intentsOf(p, 'release').map((r) => r.pod.metadata?.name)).toEqual(['gone']);
     expect(
-      p.intents.filter((i) => i.kind !== 'release' && i.kind !== 'create').map((i) => (i as { pod: Pod }).pod.metadata?.name),
+      p.intents
+        .filter((i) => i.kind !== 'release' && i.kind !== 'create')
+        .map((i) => (i as { pod: Pod }).pod.metadata?.name),
     ).not.toContain('gone');
   });
 });
@@ -286,7 +336,11 @@ describe('the planner follows the one backend rule for resizes', () => {
     message: 'the kubelet resizes here',
     since: '2026-03-01T11:59:00Z',
   });
-  const withEvidence = (kubeletResizesThere: boolean | undefined, pods: PodSpec[], backend: PlanInput['resizeBackend'] = 'auto') => {
+  const withEvidence = (
+    kubeletResizesThere: boolean | undefined,
+    pods: PodSpec[],
+    backend: PlanInput['resizeBackend'] = 'auto',
+  ) => {
     const templates = revisionTemplates('cpu');
     const objects = pods.map((p) => pod(p, templates));
     return planReconcile({
@@ -324,14 +378,20 @@ describe('the planner follows the one backend rule for resizes', () => {
     const annotations = { 'apps.tailor.dev/resize-request': request, 'apps.tailor.dev/resize-status': kubeletResizes };
     const p = withEvidence(false, [{ name: 'a', revision: NEW, annotations }]);
     expect(intentsOf(p, 'reroute')).toEqual([
-      expect.objectContaining({ resize: { spec: { containers: [{ name: 'app', resources: JSON.parse(request).containers.app }] } } }),
+      expect.objectContaining({
+        resize: { spec: { containers: [{ name: 'app', resources: JSON.parse(request).containers.app }] } },
+      }),
     ]);
   });
 
   it('reroutes a stale request when the kubelet backend is configured, and leaves an agent request alone otherwise', () => {
     const annotations = { 'apps.tailor.dev/resize-request': request };
-    expect(intentsOf(withEvidence(undefined, [{ name: 'a', revision: NEW, annotations }], 'kubelet'), 'reroute')).toHaveLength(1);
-    expect(intentsOf(withEvidence(undefined, [{ name: 'a', revision: NEW, annotations }], 'auto'), 'reroute')).toEqual([]);
+    expect(
+      intentsOf(withEvidence(undefined, [{ name: 'a', revision: NEW, annotations }], 'kubelet'), 'reroute'),
+    ).toHaveLength(1);
+    expect(intentsOf(withEvidence(undefined, [{ name: 'a', revision: NEW, annotations }], 'auto'), 'reroute')).toEqual(
+      [],
+    );
   });
 });
 
@@ -365,7 +425,10 @@ const scenarioArb = fc
   .chain((s) => fc.tuple(fc.constant(s), fc.tuple(...Array.from({ length: s.podCount }, (_, i) => podArb(i)))))
   .map(([s, pods]) => {
     // maxUnavailable 0 needs a surge to move at all; the CRD refuses both at 0 for a rollout.
-    const spec: CloneSetSpec = { ...s, podsToDelete: pods.filter((_, i) => (s.deleteMask >> i) & 1).map((p) => p.name) };
+    const spec: CloneSetSpec = {
+      ...s,
+      podsToDelete: pods.filter((_, i) => (s.deleteMask >> i) & 1).map((p) => p.name),
+    };
     return { spec, pods: pods };
   });
 
@@ -403,7 +466,9 @@ describe('planner properties (fast-check)', () => {
         const { plan: p, pods: objects } = plan(spec, pods);
         const disrupted = disruptedAvailable(p, objects);
         expect(disrupted.length).toBeLessThanOrEqual(p.budget.total);
-        expect(availableCount(objects) - disrupted.length).toBeGreaterThanOrEqual(Math.min(availableCount(objects), floorOf(spec)));
+        expect(availableCount(objects) - disrupted.length).toBeGreaterThanOrEqual(
+          Math.min(availableCount(objects), floorOf(spec)),
+        );
       }),
       { numRuns: 400 },
     );
@@ -415,10 +480,14 @@ describe('planner properties (fast-check)', () => {
         const { plan: p, pods: objects, input } = plan(spec, pods);
         const live = objects.filter((o) => !o.metadata?.deletionTimestamp);
         const updatedBefore = live.filter((o) => o.metadata?.labels?.['controller-revision-hash'] === NEW).length;
-        const moved = intentsOf(p, 'patch').filter((i) => i.step.patch && JSON.stringify(i.step.patch).includes(NEW)).length;
+        const moved = intentsOf(p, 'patch').filter(
+          (i) => i.step.patch && JSON.stringify(i.step.patch).includes(NEW),
+        ).length;
         const limit =
           input.cloneSet.spec.replicas -
-          (p.status.expectedUpdatedReplicas === undefined ? 0 : input.cloneSet.spec.replicas - p.status.expectedUpdatedReplicas);
+          (p.status.expectedUpdatedReplicas === undefined
+            ? 0
+            : input.cloneSet.spec.replicas - p.status.expectedUpdatedReplicas);
         expect(updatedBefore + moved).toBeLessThanOrEqual(Math.max(updatedBefore, limit));
       }),
       { numRuns: 400 },
@@ -454,7 +523,11 @@ describe('planner properties (fast-check)', () => {
         const first = plan(spec, pods);
         const templates = first.input.revisions.templates as ReturnType<typeof revisionTemplates>;
         const after = applyPlan(first.pods, first.plan, templates);
-        const second = planReconcile({ ...first.input, pods: after, cloneSet: cloneSet({ ...spec, status: first.plan.status }) });
+        const second = planReconcile({
+          ...first.input,
+          pods: after,
+          cloneSet: cloneSet({ ...spec, status: first.plan.status }),
+        });
         const start = availableCount(first.pods);
         const end = availableCount(applyPlan(after, second, templates));
         expect(end).toBeGreaterThanOrEqual(Math.min(start, floorOf(spec)));
@@ -474,7 +547,9 @@ describe('planner properties (fast-check)', () => {
 
 describe('the pod cache', () => {
   it('drops what no decision reads and keeps what they do', () => {
-    const trimmed = trimPod(withUnreadFields(pod({ name: 'a', revision: NEW, resize: 'Infeasible', drained: true, updateState: '{}' })));
+    const trimmed = trimPod(
+      withUnreadFields(pod({ name: 'a', revision: NEW, resize: 'Infeasible', drained: true, updateState: '{}' })),
+    );
     expect(trimmed.metadata?.managedFields).toBeUndefined();
     expect(trimmed.spec?.volumes).toBeUndefined();
     expect(trimmed.spec?.containers[0]).toEqual({

@@ -8,7 +8,9 @@ const pod = (name: string, cpu: string, readySince: string): Pod => ({
   metadata: {
     name,
     namespace: 'ns',
-    ownerReferences: [{ apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'u1', controller: true }],
+    ownerReferences: [
+      { apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'u1', controller: true },
+    ],
   },
   spec: {
     containers: [{ name: 'app', image: 'busybox:1', resources: { requests: { cpu }, limits: { cpu } } }],
@@ -48,7 +50,9 @@ describe('trimPod keeps parts many pods repeat once', () => {
     expect(() => {
       limits['cpu'] = '1';
     }).toThrow(TypeError);
-    expect(trimPod(received(pod('b', '10m', '2026-01-01T00:00:00Z'))).spec?.containers[0]?.resources?.limits).toEqual({ cpu: '10m' });
+    expect(trimPod(received(pod('b', '10m', '2026-01-01T00:00:00Z'))).spec?.containers[0]?.resources?.limits).toEqual({
+      cpu: '10m',
+    });
   });
 });
 
@@ -68,7 +72,10 @@ describe('trimPod keeps only the identity of a pod no CloneSet of ours controls'
 
   it.each<[string, NonNullable<Pod['metadata']>['ownerReferences']]>([
     ['no owner', undefined],
-    ['owned by a Deployment', [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs1', controller: true }]],
+    [
+      'owned by a Deployment',
+      [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs1', controller: true }],
+    ],
     [
       "owned by OpenKruise's CloneSet",
       [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'k1', controller: true }],

@@ -64,7 +64,12 @@ describe('the planner holds drains for new images while the node pulls them', ()
 describe("the controller's Node cache and wakers", () => {
   it('keeps a Node as its name and report only', () => {
     const node = {
-      metadata: { name: 'n', resourceVersion: '7', labels: { zone: 'a' }, annotations: { [ANNOTATION_PULLED_IMAGES]: '{}', other: 'x' } },
+      metadata: {
+        name: 'n',
+        resourceVersion: '7',
+        labels: { zone: 'a' },
+        annotations: { [ANNOTATION_PULLED_IMAGES]: '{}', other: 'x' },
+      },
       status: { capacity: { cpu: '4' } },
     };
     expect(trimNodeForPrePull(node)).toEqual({
@@ -88,9 +93,17 @@ describe("the controller's Node cache and wakers", () => {
     ],
   ])('%s', (_name, before, after, woken) => {
     const keys: string[] = [];
-    const onNode = [buildPod({ name: 'a', ownerReferences: [cloneSetOwner()] }), buildPod({ name: 'b', ownerReferences: [] })];
-    const handler = wakeOnPrePullReport({ add: (key: string) => keys.push(key) }, (node) => (node === 'n' ? onNode : []));
-    handler.onUpdate?.({ metadata: { name: 'n', annotations: before } }, { metadata: { name: 'n', annotations: after } });
+    const onNode = [
+      buildPod({ name: 'a', ownerReferences: [cloneSetOwner()] }),
+      buildPod({ name: 'b', ownerReferences: [] }),
+    ];
+    const handler = wakeOnPrePullReport({ add: (key: string) => keys.push(key) }, (node) =>
+      node === 'n' ? onNode : [],
+    );
+    handler.onUpdate?.(
+      { metadata: { name: 'n', annotations: before } },
+      { metadata: { name: 'n', annotations: after } },
+    );
     expect(keys).toEqual(woken);
   });
 });

@@ -6,7 +6,12 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { CloneSetCondition, CloneSetStatus } from '../../../src/api/types.js';
-import { decideReadiness, readinessFacts, withReadiness, type ReadinessFacts } from '../../../src/cloneset/readiness-conditions.js';
+import {
+  decideReadiness,
+  readinessFacts,
+  withReadiness,
+  type ReadinessFacts,
+} from '../../../src/cloneset/readiness-conditions.js';
 import { withDefaults } from '../../../src/api/defaults.js';
 
 const NOW = Date.parse('2026-01-01T00:10:00Z');
@@ -57,7 +62,12 @@ function status(o: {
 }
 
 const progressingUpdated = cond('Progressing', 'True', 'CloneSetUpdated', 'CloneSet is progressing');
-const deadlineExceeded = cond('Progressing', 'False', 'ProgressDeadlineExceeded', 'CloneSet revision web-r2 has timed out progressing');
+const deadlineExceeded = cond(
+  'Progressing',
+  'False',
+  'ProgressDeadlineExceeded',
+  'CloneSet revision web-r2 has timed out progressing',
+);
 const reconcilingWas = (reason: string): CloneSetCondition => cond('Reconciling', 'True', reason, 'before');
 
 type Row = [string, CloneSetStatus, ReadinessFacts, [string, string], [string, string]];
@@ -79,7 +89,13 @@ const issueSteps: Row[] = [
     ['False', 'Complete'],
     ['False', 'NotStalled'],
   ],
-  ['4. partition holding pods back', status({ updated: 1, expected: 1 }), facts(), ['False', 'PartitionHeld'], ['False', 'NotStalled']],
+  [
+    '4. partition holding pods back',
+    status({ updated: 1, expected: 1 }),
+    facts(),
+    ['False', 'PartitionHeld'],
+    ['False', 'NotStalled'],
+  ],
   ['5. paused', status({ updated: 1 }), facts({ paused: true }), ['False', 'Paused'], ['False', 'NotStalled']],
   [
     '6. unpullable image, past progressDeadlineSeconds',
@@ -91,7 +107,13 @@ const issueSteps: Row[] = [
 ];
 
 const others: Row[] = [
-  ['scale up: pods still to create', status({ replicas: 1, updated: 1 }), facts(), ['True', 'Scaling'], ['False', 'NotStalled']],
+  [
+    'scale up: pods still to create',
+    status({ replicas: 1, updated: 1 }),
+    facts(),
+    ['True', 'Scaling'],
+    ['False', 'NotStalled'],
+  ],
   [
     'scale up: every pod created, the new ones not yet available',
     status({ updated: 3, updatedAvailable: 1, conditions: [reconcilingWas('Scaling')] }),
@@ -106,7 +128,13 @@ const others: Row[] = [
     ['True', 'RolloutInProgress'],
     ['False', 'NotStalled'],
   ],
-  ['scale down: pods still to delete', status({ replicas: 5, updated: 5 }), facts(), ['True', 'Scaling'], ['False', 'NotStalled']],
+  [
+    'scale down: pods still to delete',
+    status({ replicas: 5, updated: 5 }),
+    facts(),
+    ['True', 'Scaling'],
+    ['False', 'NotStalled'],
+  ],
   [
     'scale up while paused: scaling is not held',
     status({ replicas: 2, updated: 0 }),
@@ -139,7 +167,9 @@ const others: Row[] = [
     'an Infeasible resize under InPlaceOnly (nothing will finish it)',
     status({
       resize: { resizing: 0, proposed: 0, inProgress: 0, deferred: 0, infeasible: 1 },
-      conditions: [cond('ResizeBlocked', 'True', 'Infeasible', 'web-a: Infeasible (resize is infeasible on this node)')],
+      conditions: [
+        cond('ResizeBlocked', 'True', 'Infeasible', 'web-a: Infeasible (resize is infeasible on this node)'),
+      ],
     }),
     facts({ resizeWaitsOnInfeasible: true }),
     ['False', 'Stalled'],
@@ -147,7 +177,11 @@ const others: Row[] = [
   ],
   [
     'an Infeasible resize the strategy recreates (InPlaceIfPossible)',
-    status({ updated: 3, updatedAvailable: 2, resize: { resizing: 0, proposed: 0, inProgress: 0, deferred: 0, infeasible: 1 } }),
+    status({
+      updated: 3,
+      updatedAvailable: 2,
+      resize: { resizing: 0, proposed: 0, inProgress: 0, deferred: 0, infeasible: 1 },
+    }),
     facts({ resizeWaitsOnInfeasible: false }),
     ['True', 'PodsUnavailable'],
     ['False', 'NotStalled'],
@@ -176,7 +210,10 @@ const others: Row[] = [
   ],
   [
     'InPlaceOnly cannot apply the change',
-    status({ updated: 0, conditions: [cond('FailedUpdate', 'True', 'NotInPlaceUpdatable', 'updateStrategy.type InPlaceOnly cannot …')] }),
+    status({
+      updated: 0,
+      conditions: [cond('FailedUpdate', 'True', 'NotInPlaceUpdatable', 'updateStrategy.type InPlaceOnly cannot …')],
+    }),
     facts(),
     ['False', 'Stalled'],
     ['True', 'FailedUpdate'],
@@ -202,7 +239,13 @@ const others: Row[] = [
     ['False', 'Paused'],
     ['False', 'NotStalled'],
   ],
-  ['no pods wanted', status({ replicas: 0, updated: 0 }), facts({ replicas: 0 }), ['False', 'Complete'], ['False', 'NotStalled']],
+  [
+    'no pods wanted',
+    status({ replicas: 0, updated: 0 }),
+    facts({ replicas: 0 }),
+    ['False', 'Complete'],
+    ['False', 'NotStalled'],
+  ],
 ];
 
 const verdict = (s: CloneSetStatus, f: ReadinessFacts) => {
@@ -222,7 +265,9 @@ describe('Reconciling and Stalled', () => {
   it('says in the message what is left', () => {
     const r = decideReadiness(status({ updated: 1, updatedAvailable: 0 }), facts());
     expect(r.reconciling.message).toBe('rolling out revision web-r2: 1 of 3 pods updated, 0 available');
-    expect(decideReadiness(status({ replicas: 1, updated: 1 }), facts()).reconciling.message).toBe('scaling up: 1 of 3 pods exist');
+    expect(decideReadiness(status({ replicas: 1, updated: 1 }), facts()).reconciling.message).toBe(
+      'scaling up: 1 of 3 pods exist',
+    );
     expect(decideReadiness(status({ updated: 1, expected: 1 }), facts()).reconciling.message).toBe(
       'updateStrategy.partition holds 2 of 3 pods at older revisions',
     );
@@ -233,17 +278,29 @@ describe('Reconciling and Stalled', () => {
     expect(decideReadiness(status({ replicas: 1, updated: 1, conditions: [quota] }), facts()).reconciling.message).toBe(
       'scaling up: 1 of 3 pods exist; retrying: create pods: 403 Forbidden: exceeded quota',
     );
-    const stalled = decideReadiness(status({ updated: 1, updatedAvailable: 0, conditions: [deadlineExceeded] }), facts()).stalled;
-    expect(stalled.message).toBe('CloneSet revision web-r2 has timed out progressing (1 of 3 pods updated, 0 available)');
+    const stalled = decideReadiness(
+      status({ updated: 1, updatedAvailable: 0, conditions: [deadlineExceeded] }),
+      facts(),
+    ).stalled;
+    expect(stalled.message).toBe(
+      'CloneSet revision web-r2 has timed out progressing (1 of 3 pods updated, 0 available)',
+    );
   });
 
   it('reads the facts from a defaulted spec: InPlaceOnly and onInfeasible Wait leave an Infeasible resize waiting', () => {
-    const spec = (updateStrategy: object) => withDefaults({ spec: { replicas: 4, selector: {}, template: {}, updateStrategy } }).spec;
-    expect(readinessFacts(spec({}))).toEqual({ replicas: 4, paused: false, onDelete: false, resizeWaitsOnInfeasible: false });
+    const spec = (updateStrategy: object) =>
+      withDefaults({ spec: { replicas: 4, selector: {}, template: {}, updateStrategy } }).spec;
+    expect(readinessFacts(spec({}))).toEqual({
+      replicas: 4,
+      paused: false,
+      onDelete: false,
+      resizeWaitsOnInfeasible: false,
+    });
     expect(readinessFacts(spec({ type: 'InPlaceOnly' })).resizeWaitsOnInfeasible).toBe(true);
-    expect(readinessFacts(spec({ type: 'InPlaceIfPossible', resizeStrategy: { onInfeasible: 'Wait' } })).resizeWaitsOnInfeasible).toBe(
-      true,
-    );
+    expect(
+      readinessFacts(spec({ type: 'InPlaceIfPossible', resizeStrategy: { onInfeasible: 'Wait' } }))
+        .resizeWaitsOnInfeasible,
+    ).toBe(true);
     expect(readinessFacts(spec({ type: 'OnDelete', paused: true }))).toMatchObject({ onDelete: true, paused: true });
   });
 });

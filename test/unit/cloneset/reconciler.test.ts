@@ -6,7 +6,12 @@
 // creates. The planner's decisions themselves are tested in planner.test.ts and its neighbours.
 import { describe, expect, it } from '@jest/globals';
 import { ownedIndexValue } from '../../../src/api/owner.js';
-import { LABEL_INSTANCE_ID, LABEL_LIFECYCLE_STATE, type CloneSetLifecycle, type VolumeClaimTemplate } from '../../../src/api/types.js';
+import {
+  LABEL_INSTANCE_ID,
+  LABEL_LIFECYCLE_STATE,
+  type CloneSetLifecycle,
+  type VolumeClaimTemplate,
+} from '../../../src/api/types.js';
 import type { KubeObject, Pod, WireCloneSet } from '../../../src/api/wire.js';
 import { claimName, type Claim } from '../../../src/cloneset/claims.js';
 import { NodeEvidenceIndex } from '../../../src/cloneset/node-evidence.js';
@@ -33,7 +38,9 @@ function informer<T extends KubeObject>(objects: readonly T[]): Informer<T> {
   } as unknown as Informer<T>;
 }
 
-const OWNED = [{ apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'cs-uid', controller: true }];
+const OWNED = [
+  { apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'cs-uid', controller: true },
+];
 
 /** The cached revisions OLD (number 1) and NEW (2), templates as digests, as the controller caches them. */
 const revisions = (template: unknown): ControllerRevision[] => [
@@ -90,7 +97,8 @@ function world(cs: WireCloneSet, options: WorldOptions = {}): World {
       return { metadata: { resourceVersion: '11' } } as T;
     },
   } as unknown as KubeClient;
-  const record = (_o: unknown, _type: string, reason: string, message: string): number => events.push(`${reason}: ${message}`);
+  const record = (_o: unknown, _type: string, reason: string, message: string): number =>
+    events.push(`${reason}: ${message}`);
   const write =
     (what: string) =>
     async (...args: unknown[]) => {
@@ -127,7 +135,8 @@ const withSpec = (s: CloneSetSpec, spec: Record<string, unknown>): WireCloneSet 
   const cs = cloneSet(s);
   return { ...cs, spec: { ...cs.spec, ...spec } };
 };
-const writtenStatus = (w: World): Record<string, unknown> => (w.patches.get(statusPath) as { status: Record<string, unknown> }).status;
+const writtenStatus = (w: World): Record<string, unknown> =>
+  (w.patches.get(statusPath) as { status: Record<string, unknown> }).status;
 
 describe('CloneSetReconciler', () => {
   it('writes nothing for a CloneSet gone from the cache', async () => {
@@ -139,7 +148,11 @@ describe('CloneSetReconciler', () => {
   it('creates the missing pods, then writes the status; the next round waits until the cache has seen them', async () => {
     const w = world(cloneSet({ replicas: 2, status: { currentRevision: NEW } }));
     await w.reconciler.reconcile(KEY);
-    expect(w.calls).toEqual(['POST /api/v1/namespaces/ns/pods', 'POST /api/v1/namespaces/ns/pods', `PATCH ${statusPath}`]);
+    expect(w.calls).toEqual([
+      'POST /api/v1/namespaces/ns/pods',
+      'POST /api/v1/namespaces/ns/pods',
+      `PATCH ${statusPath}`,
+    ]);
     expect(w.events.filter((e) => e.startsWith('SuccessfulCreate'))).toHaveLength(1);
     expect(writtenStatus(w)).toMatchObject({ updateRevision: NEW, currentRevision: NEW, observedGeneration: 2 });
     const next = await w.reconciler.reconcile(KEY);
@@ -148,12 +161,28 @@ describe('CloneSetReconciler', () => {
   });
 
   it('holds back the create whose predecessor still terminates with the claims it will take, and deletes no claim', async () => {
-    const datadir: VolumeClaimTemplate = { metadata: { name: 'datadir' }, spec: { resources: { requests: { storage: '1Gi' } } } };
+    const datadir: VolumeClaimTemplate = {
+      metadata: { name: 'datadir' },
+      spec: { resources: { requests: { storage: '1Gi' } } },
+    };
     const cs = withSpec({ replicas: 2, status: { currentRevision: NEW } }, { volumeClaimTemplates: [datadir] });
-    const live = pod({ name: 'web-aaaaa', revision: NEW, labels: { [LABEL_INSTANCE_ID]: 'aaaaa' } }, new Map([[NEW, TEMPLATES.image]]));
-    const leaving = pod({ name: 'web-bbbbb', revision: NEW, terminating: true, labels: { [LABEL_INSTANCE_ID]: 'bbbbb' } });
+    const live = pod(
+      { name: 'web-aaaaa', revision: NEW, labels: { [LABEL_INSTANCE_ID]: 'aaaaa' } },
+      new Map([[NEW, TEMPLATES.image]]),
+    );
+    const leaving = pod({
+      name: 'web-bbbbb',
+      revision: NEW,
+      terminating: true,
+      labels: { [LABEL_INSTANCE_ID]: 'bbbbb' },
+    });
     const claims: Claim[] = ['aaaaa', 'bbbbb'].map((id) => ({
-      metadata: { name: claimName('datadir', 'web', id), namespace: 'ns', labels: { [LABEL_INSTANCE_ID]: id }, ownerReferences: OWNED },
+      metadata: {
+        name: claimName('datadir', 'web', id),
+        namespace: 'ns',
+        labels: { [LABEL_INSTANCE_ID]: id },
+        ownerReferences: OWNED,
+      },
     }));
     const w = world(cs, { pods: [live, leaving], claims });
     await w.reconciler.reconcile(KEY);
@@ -171,10 +200,15 @@ describe('CloneSetReconciler', () => {
   });
 
   it("sends a lifecycle move as planned: the gate False to the pod's status first, then the state label", async () => {
-    const lifecycle: CloneSetLifecycle = { preDelete: { finalizersHandler: ['example.com/hold'], markPodNotReady: true } };
+    const lifecycle: CloneSetLifecycle = {
+      preDelete: { finalizersHandler: ['example.com/hold'], markPodNotReady: true },
+    };
     const cs = withSpec({ replicas: 1, status: { currentRevision: NEW } }, { lifecycle });
     const hooked = (name: string): Pod => {
-      const p = pod({ name, revision: NEW, labels: { [LABEL_LIFECYCLE_STATE]: 'Normal' } }, new Map([[NEW, TEMPLATES.image]]));
+      const p = pod(
+        { name, revision: NEW, labels: { [LABEL_LIFECYCLE_STATE]: 'Normal' } },
+        new Map([[NEW, TEMPLATES.image]]),
+      );
       return { ...p, metadata: { ...p.metadata, finalizers: ['example.com/hold'] } };
     };
     const w = world(cs, { pods: [hooked('web-1'), hooked('web-2')] });
@@ -194,7 +228,10 @@ describe('CloneSetReconciler', () => {
     const w = world(cloneSet({ replicas: 1, status: { currentRevision: NEW } }), { refuseCreates: 'exceeded quota' });
     await expect(w.reconciler.reconcile(KEY)).rejects.toThrow('create pods: exceeded quota');
     const conditions = writtenStatus(w)['conditions'] as { type: string; status: string; message: string }[];
-    expect(conditions.find((c) => c.type === 'FailedScale')).toMatchObject({ status: 'True', message: 'create pods: exceeded quota' });
+    expect(conditions.find((c) => c.type === 'FailedScale')).toMatchObject({
+      status: 'True',
+      message: 'create pods: exceeded quota',
+    });
     expect(w.events).toContain('FailedCreate: create pods: exceeded quota');
   });
 });

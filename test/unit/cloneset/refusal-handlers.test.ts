@@ -17,18 +17,29 @@ const quota = (rv: string, hard: Record<string, string>, used: Record<string, st
 
 function woken(change: (h: ReturnType<typeof wakeRefusedOnLimitChange>) => void): string[] {
   const keys: string[] = [];
-  const handler = wakeRefusedOnLimitChange({ add: (k) => void keys.push(k) }, (ns) => (ns === 'team-a' ? ['team-a/web'] : []));
+  const handler = wakeRefusedOnLimitChange({ add: (k) => void keys.push(k) }, (ns) =>
+    ns === 'team-a' ? ['team-a/web'] : [],
+  );
   change(handler);
   return keys;
 }
 
 describe('a change of admission limits wakes the refused CloneSets of its namespace', () => {
   it.each([
-    ['a new quota', (h: ReturnType<typeof wakeRefusedOnLimitChange>) => h.onAdd?.(quota('1', { pods: '2' })), ['team-a/web']],
-    ['a deleted quota', (h: ReturnType<typeof wakeRefusedOnLimitChange>) => h.onDelete?.(quota('1', { pods: '2' })), ['team-a/web']],
+    [
+      'a new quota',
+      (h: ReturnType<typeof wakeRefusedOnLimitChange>) => h.onAdd?.(quota('1', { pods: '2' })),
+      ['team-a/web'],
+    ],
+    [
+      'a deleted quota',
+      (h: ReturnType<typeof wakeRefusedOnLimitChange>) => h.onDelete?.(quota('1', { pods: '2' })),
+      ['team-a/web'],
+    ],
     [
       'a raised quota',
-      (h: ReturnType<typeof wakeRefusedOnLimitChange>) => h.onUpdate?.(quota('1', { pods: '2' }), quota('2', { pods: '10' })),
+      (h: ReturnType<typeof wakeRefusedOnLimitChange>) =>
+        h.onUpdate?.(quota('1', { pods: '2' }), quota('2', { pods: '10' })),
       ['team-a/web'],
     ],
     [
@@ -39,7 +50,8 @@ describe('a change of admission limits wakes the refused CloneSets of its namesp
     ],
     [
       'a quota of another namespace',
-      (h: ReturnType<typeof wakeRefusedOnLimitChange>) => h.onDelete?.({ metadata: { name: 'q', namespace: 'team-b' }, spec: {} }),
+      (h: ReturnType<typeof wakeRefusedOnLimitChange>) =>
+        h.onDelete?.({ metadata: { name: 'q', namespace: 'team-b' }, spec: {} }),
       [],
     ],
   ])('%s', (_, change, expected) => {

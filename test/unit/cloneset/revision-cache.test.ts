@@ -6,7 +6,11 @@ import type { PodTemplate } from '../../../src/api/wire.js';
 
 const template = (image: string, env: number): PodTemplate => ({
   metadata: { labels: { app: 'web' } },
-  spec: { containers: [{ name: 'app', image, env: Array.from({ length: env }, (_, i) => ({ name: `E${i}`, value: 'x'.repeat(100) })) }] },
+  spec: {
+    containers: [
+      { name: 'app', image, env: Array.from({ length: env }, (_, i) => ({ name: `E${i}`, value: 'x'.repeat(100) })) },
+    ],
+  },
 });
 const revision = (name: string, number: number, t: PodTemplate): ControllerRevision => ({
   apiVersion: 'apps/v1',
@@ -17,7 +21,9 @@ const revision = (name: string, number: number, t: PodTemplate): ControllerRevis
     uid: `uid-${name}`,
     creationTimestamp: '2026-11-26T00:00:00Z',
     managedFields: [{ manager: 'tailor', operation: 'Update' }],
-    ownerReferences: [{ apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'cs', controller: true }],
+    ownerReferences: [
+      { apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'cs', controller: true },
+    ],
   },
   revision: number,
   data: { template: t },

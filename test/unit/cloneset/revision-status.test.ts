@@ -1,6 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { canonicalJSON } from '../../../src/api/json.js';
-import { findEqualRevision, nextRevisionNumber, revisionsToPrune, templateHash } from '../../../src/cloneset/revision.js';
+import {
+  findEqualRevision,
+  nextRevisionNumber,
+  revisionsToPrune,
+  templateHash,
+} from '../../../src/cloneset/revision.js';
 import { matchesSelector, selectorString } from '../../../src/cloneset/selector.js';
 import { computeStatus, type StatusInput } from '../../../src/cloneset/status.js';
 import type { PodSummary } from '../../../src/cloneset/pod-state.js';
@@ -100,11 +105,18 @@ describe('status', () => {
   it('reports ProgressDeadlineExceeded when nothing moved for progressDeadlineSeconds', () => {
     const pods = [pod('a', 'r1', true), pod('b', 'r2', false), pod('c', 'r1', true)];
     const first = computeStatus(input(pods, { progressDeadlineSeconds: 60 }));
-    const later = computeStatus(input(pods, { progressDeadlineSeconds: 60, previous: first, now: Date.parse('2026-01-01T00:02:00Z') }));
-    expect(later.conditions?.find((c) => c.type === 'Progressing')).toMatchObject({ status: 'False', reason: 'ProgressDeadlineExceeded' });
+    const later = computeStatus(
+      input(pods, { progressDeadlineSeconds: 60, previous: first, now: Date.parse('2026-01-01T00:02:00Z') }),
+    );
+    expect(later.conditions?.find((c) => c.type === 'Progressing')).toMatchObject({
+      status: 'False',
+      reason: 'ProgressDeadlineExceeded',
+    });
   });
   it('sets and clears FailedScale', () => {
-    const failed = computeStatus(input([], { conditions: { FailedScale: { status: 'True', reason: 'ScaleFailed', message: 'quota' } } }));
+    const failed = computeStatus(
+      input([], { conditions: { FailedScale: { status: 'True', reason: 'ScaleFailed', message: 'quota' } } }),
+    );
     expect(failed.conditions?.find((c) => c.type === 'FailedScale')?.message).toBe('quota');
     const cleared = computeStatus(input([], { previous: failed, conditions: { FailedScale: null } }));
     expect(cleared.conditions?.find((c) => c.type === 'FailedScale')).toBeUndefined();
@@ -173,11 +185,19 @@ describe('Progressing follows Kruise', () => {
       { pods: pods(4, 0) },
       { status: 'True', reason: 'CloneSetAvailable', message: 'CloneSet is available' },
     ],
-    ['paused mid-rollout', { paused: true, pods: pods(1, 3) }, { status: 'True', reason: 'CloneSetPaused', message: 'CloneSet is paused' }],
+    [
+      'paused mid-rollout',
+      { paused: true, pods: pods(1, 3) },
+      { status: 'True', reason: 'CloneSetPaused', message: 'CloneSet is paused' },
+    ],
     [
       'the pods a partition lets through updated and available',
       { expectedUpdatedReplicas: 1, pods: pods(1, 3) },
-      { status: 'True', reason: 'ProgressPartitionAvailable', message: 'CloneSet has been paused due to partition ready' },
+      {
+        status: 'True',
+        reason: 'ProgressPartitionAvailable',
+        message: 'CloneSet has been paused due to partition ready',
+      },
     ],
     [
       'a partition whose pods are updated but not yet available',
@@ -202,32 +222,41 @@ describe('Progressing follows Kruise', () => {
       message: 'CloneSet revision r2 has timed out progressing',
     });
     // Exceeded stays exceeded for this revision, even once a count moves...
-    expect(progressingOf(statusOf({ pods: pods(2, 2), previous: stalled, now: T0 + 700_000 }))?.reason).toBe('ProgressDeadlineExceeded');
-    // ...until it completes, or (where Tailor differs on purpose) a new revision starts a new deadline.
-    expect(progressingOf(statusOf({ pods: pods(4, 0), previous: stalled, now: T0 + 700_000 }))?.reason).toBe('CloneSetAvailable');
-    expect(progressingOf(statusOf({ updateRevision: 'r3', pods: pods(0, 4), previous: stalled, now: T0 + 700_000 }))?.reason).toBe(
-      'CloneSetUpdated',
+    expect(progressingOf(statusOf({ pods: pods(2, 2), previous: stalled, now: T0 + 700_000 }))?.reason).toBe(
+      'ProgressDeadlineExceeded',
     );
+    // ...until it completes, or (where Tailor differs on purpose) a new revision starts a new deadline.
+    expect(progressingOf(statusOf({ pods: pods(4, 0), previous: stalled, now: T0 + 700_000 }))?.reason).toBe(
+      'CloneSetAvailable',
+    );
+    expect(
+      progressingOf(statusOf({ updateRevision: 'r3', pods: pods(0, 4), previous: stalled, now: T0 + 700_000 }))?.reason,
+    ).toBe('CloneSetUpdated');
   });
 
   it('counts the deadline from the last progress, not from when the rollout began', () => {
     const first = statusOf({ pods: pods(1, 3) });
     const moved = statusOf({ pods: pods(2, 2), previous: first, now: T0 + 500_000 });
-    expect(progressingOf(statusOf({ pods: pods(2, 2), previous: moved, now: T0 + 900_000 }))?.reason).toBe('CloneSetUpdated');
-    expect(progressingOf(statusOf({ pods: pods(2, 2), previous: moved, now: T0 + 1_101_000 }))?.reason).toBe('ProgressDeadlineExceeded');
+    expect(progressingOf(statusOf({ pods: pods(2, 2), previous: moved, now: T0 + 900_000 }))?.reason).toBe(
+      'CloneSetUpdated',
+    );
+    expect(progressingOf(statusOf({ pods: pods(2, 2), previous: moved, now: T0 + 1_101_000 }))?.reason).toBe(
+      'ProgressDeadlineExceeded',
+    );
   });
 
   it('an OnDelete rollout, waiting for people to delete pods, never times out', () => {
     const first = statusOf({ onDelete: true, pods: pods(1, 3) });
-    expect(progressingOf(statusOf({ onDelete: true, pods: pods(1, 3), previous: first, now: T0 + 86_400_000 }))?.reason).toBe(
-      'CloneSetUpdated',
-    );
+    expect(
+      progressingOf(statusOf({ onDelete: true, pods: pods(1, 3), previous: first, now: T0 + 86_400_000 }))?.reason,
+    ).toBe('CloneSetUpdated');
   });
 
   it('a partition held on purpose never times out', () => {
     const held = statusOf({ expectedUpdatedReplicas: 1, pods: pods(1, 3) });
-    expect(progressingOf(statusOf({ expectedUpdatedReplicas: 1, pods: pods(1, 3), previous: held, now: T0 + 86_400_000 }))?.reason).toBe(
-      'ProgressPartitionAvailable',
-    );
+    expect(
+      progressingOf(statusOf({ expectedUpdatedReplicas: 1, pods: pods(1, 3), previous: held, now: T0 + 86_400_000 }))
+        ?.reason,
+    ).toBe('ProgressPartitionAvailable');
   });
 });

@@ -6,7 +6,12 @@
 import { describe, expect, it } from '@jest/globals';
 
 import type { IntOrString } from '../../../src/api/types.js';
-import { compareActivePods, parseDeletionCost, rankForDeletion, type PodSummary } from '../../../src/cloneset/pod-state.js';
+import {
+  compareActivePods,
+  parseDeletionCost,
+  rankForDeletion,
+  type PodSummary,
+} from '../../../src/cloneset/pod-state.js';
 import { planScale, type ScalePlan } from '../../../src/cloneset/scale.js';
 import {
   NO_DIFFS,
@@ -92,7 +97,12 @@ interface DiffRow extends Scenario {
 /** Kruise's suite runs with its CloneSetPartitionRollback gate on; so do these rows. */
 const PORTED_DEFAULTS: Partial<RolloutSpec> = { partitionRollback: true };
 
-const plain = (replicas: number, partition: IntOrString, maxUnavailable: IntOrString, maxSurge: IntOrString): RolloutSpec => ({
+const plain = (
+  replicas: number,
+  partition: IntOrString,
+  maxUnavailable: IntOrString,
+  maxSurge: IntOrString,
+): RolloutSpec => ({
   replicas,
   partition,
   maxUnavailable,
@@ -257,7 +267,12 @@ const diffRows: DiffRow[] = [
     pods: 'O O O O n n',
     expected: { scaleDown: 1, scaleDownAtCurrentRevision: 1 },
   },
-  { name: 'three old and two new ready pods finish partition 3', spec: plain(5, 3, 1, 1), pods: 'O O O N N', expected: {} },
+  {
+    name: 'three old and two new ready pods finish partition 3',
+    spec: plain(5, 3, 1, 1),
+    pods: 'O O O N N',
+    expected: {},
+  },
 
   // Percentages
   {
@@ -272,7 +287,12 @@ const diffRows: DiffRow[] = [
     pods: 'O O O O O n',
     expected: { scaleDown: 1, scaleDownAtCurrentRevision: 1, deleteReadyLimit: 3 },
   },
-  { name: 'partition 99% with four old and one new pod is done', spec: plain(5, '99%', 3, 2), pods: 'O O O O n', expected: {} },
+  {
+    name: 'partition 99% with four old and one new pod is done',
+    spec: plain(5, '99%', 3, 2),
+    pods: 'O O O O n',
+    expected: {},
+  },
   {
     name: 'maxUnavailable 40% rounds down to 2 of 5 when maxSurge 30% is in use',
     spec: plain(5, '99%', '40%', '30%'),
@@ -387,7 +407,12 @@ const diffRows: DiffRow[] = [
     pods: 'N N N*',
     expected: { deleteReadyLimit: 1 },
   },
-  { name: 'two pods for three replicas need one more', spec: plain(3, 0, 1, 0), pods: 'N N', expected: { scaleUp: 1, scaleUpLimit: 1 } },
+  {
+    name: 'two pods for three replicas need one more',
+    spec: plain(3, 0, 1, 0),
+    pods: 'N N',
+    expected: { scaleUp: 1, scaleUpLimit: 1 },
+  },
   { name: 'an unready third pod still counts as present', spec: plain(3, 0, 1, 0), pods: 'N N n', expected: {} },
   {
     name: 'four pods for three replicas, one unready, give one surplus and a budget of one',
@@ -485,7 +510,12 @@ const diffRows: DiffRow[] = [
     pods: 'O O O O O',
     expected: { update: 2, updateMaxUnavailable: 1 },
   },
-  { name: 'a partition above replicas is clamped to replicas (ours)', spec: plain(3, 7, 1, 0), pods: 'O O O', expected: {} },
+  {
+    name: 'a partition above replicas is clamped to replicas (ours)',
+    spec: plain(3, 7, 1, 0),
+    pods: 'O O O',
+    expected: {},
+  },
   {
     name: 'a pod named in podsToDelete counts as marked (ours)',
     spec: { ...plain(3, 0, 1, 0), podsToDelete: new Set(['p1']) },
@@ -794,7 +824,13 @@ const updateRows: UpdateRow[] = [
     targetRevision: 'old',
     expectedUpdatedReplicas: 1,
   },
-  { name: 'an updated CloneSet updates nothing', spec: { replicas: 3 }, pods: 'N N N', toUpdate: [], expectedUpdatedReplicas: 3 },
+  {
+    name: 'an updated CloneSet updates nothing',
+    spec: { replicas: 3 },
+    pods: 'N N N',
+    toUpdate: [],
+    expectedUpdatedReplicas: 3,
+  },
 ];
 
 describe('planUpdate', () => {
@@ -889,7 +925,10 @@ const deletionRows: OrderRow[] = [
   },
   {
     name: 'deletion cost does not outrank readiness',
-    pods: [running('cheap-ready', { deletionCost: -100 }), running('dear-unready', { deletionCost: 100, ready: false, available: false })],
+    pods: [
+      running('cheap-ready', { deletionCost: -100 }),
+      running('dear-unready', { deletionCost: 100, ready: false, available: false }),
+    ],
     order: ['dear-unready', 'cheap-ready'],
   },
   {
@@ -957,12 +996,18 @@ describe('rankForDeletion', () => {
 const updateOrderRows: OrderRow[] = [
   {
     name: 'the update order ignores pod-deletion-cost, like Kubernetes ActivePods',
-    pods: [running('cheap', { deletionCost: -100, createdAt: T - 90_000 }), running('dear', { deletionCost: 100, createdAt: T - 10_000 })],
+    pods: [
+      running('cheap', { deletionCost: -100, createdAt: T - 90_000 }),
+      running('dear', { deletionCost: 100, createdAt: T - 10_000 }),
+    ],
     order: ['dear', 'cheap'],
   },
   {
     name: 'the update order ignores minReadySeconds, reading only the Ready condition',
-    pods: [running('young', { available: false, readySince: T - 60_000 }), running('settled', { readySince: T - 1_000 })],
+    pods: [
+      running('young', { available: false, readySince: T - 60_000 }),
+      running('settled', { readySince: T - 1_000 }),
+    ],
     order: ['settled', 'young'],
   },
   {

@@ -25,7 +25,9 @@ import { planUpdate, resolveRolloutLimits, type RolloutInput } from '../../../sr
 const weights = (...terms: [number, Record<string, string>][]): UpdatePriorityStrategy => ({
   weightPriority: terms.map(([weight, matchLabels]) => ({ weight, matchSelector: { matchLabels } })),
 });
-const orders = (...keys: string[]): UpdatePriorityStrategy => ({ orderPriority: keys.map((orderedKey) => ({ orderedKey })) });
+const orders = (...keys: string[]): UpdatePriorityStrategy => ({
+  orderPriority: keys.map((orderedKey) => ({ orderedKey })),
+});
 
 const FOO_20_BAR_10 = weights([20, { key: 'foo' }], [10, { key: 'bar' }]);
 const ORDER_KEY1_KEY2 = orders('key1', 'key2');
@@ -34,9 +36,27 @@ describe('comparePriority: which of two labelled pods goes first', () => {
   // `first` is 'a' when the pod labelled `a` goes first or the two tie (the earlier order stands).
   const rows: { name: string; strategy: UpdatePriorityStrategy; a: Labels; b: Labels; first: 'a' | 'b' }[] = [
     { name: 'no labels on either pod tie', strategy: FOO_20_BAR_10, a: {}, b: {}, first: 'a' },
-    { name: 'the same matching label on both ties', strategy: FOO_20_BAR_10, a: { key: 'foo' }, b: { key: 'foo' }, first: 'a' },
-    { name: 'weight 20 goes before weight 10', strategy: FOO_20_BAR_10, a: { key: 'bar' }, b: { key: 'foo' }, first: 'b' },
-    { name: 'a pod matching a term goes before one matching none', strategy: FOO_20_BAR_10, a: {}, b: { key: 'bar' }, first: 'b' },
+    {
+      name: 'the same matching label on both ties',
+      strategy: FOO_20_BAR_10,
+      a: { key: 'foo' },
+      b: { key: 'foo' },
+      first: 'a',
+    },
+    {
+      name: 'weight 20 goes before weight 10',
+      strategy: FOO_20_BAR_10,
+      a: { key: 'bar' },
+      b: { key: 'foo' },
+      first: 'b',
+    },
+    {
+      name: 'a pod matching a term goes before one matching none',
+      strategy: FOO_20_BAR_10,
+      a: {},
+      b: { key: 'bar' },
+      first: 'b',
+    },
     {
       name: 'a pod matching the heavier term goes before one matching none',
       strategy: FOO_20_BAR_10,
@@ -83,12 +103,20 @@ describe('comparePriority: which of two labelled pods goes first', () => {
       first: 'a',
     },
     // ours
-    { name: 'ours: a pod with no order key goes before one with any', strategy: ORDER_KEY1_KEY2, a: { key1: '9' }, b: {}, first: 'b' },
+    {
+      name: 'ours: a pod with no order key goes before one with any',
+      strategy: ORDER_KEY1_KEY2,
+      a: { key1: '9' },
+      b: {},
+      first: 'b',
+    },
     { name: 'ours: an empty strategy never reorders', strategy: {}, a: {}, b: { key: 'foo' }, first: 'a' },
     {
       name: 'ours: a matchExpressions selector counts like matchLabels',
       strategy: {
-        weightPriority: [{ weight: 50, matchSelector: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a', 'b'] }] } }],
+        weightPriority: [
+          { weight: 50, matchSelector: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a', 'b'] }] } },
+        ],
       },
       a: { zone: 'c' },
       b: { zone: 'b' },
@@ -140,7 +168,12 @@ const C: UpdateScatterTerm = { key: 'labelC', value: 'CCC' };
 
 describe('scatterTerms: the order scatter terms are applied in', () => {
   const rows: { name: string; labels: Labels[]; terms: UpdateScatterTerm[]; want: UpdateScatterTerm[] }[] = [
-    { name: 'a single term is applied as is', labels: [{}, {}, {}, {}, { labelA: 'AAA' }, { labelA: 'AAA' }], terms: [A], want: [A] },
+    {
+      name: 'a single term is applied as is',
+      labels: [{}, {}, {}, {}, { labelA: 'AAA' }, { labelA: 'AAA' }],
+      terms: [A],
+      want: [A],
+    },
     {
       name: 'the term matched by more pods goes first',
       labels: [{}, {}, { labelB: 'B' }, { labelB: 'BBB' }, { labelA: 'AAA' }, { labelA: 'AAA' }],
@@ -149,7 +182,12 @@ describe('scatterTerms: the order scatter terms are applied in', () => {
     },
     // ours
     { name: 'ours: terms no pod matches are dropped', labels: [{ labelB: 'BBB' }, {}], terms: [A, B], want: [B] },
-    { name: 'ours: equal counts keep the order written', labels: [{ labelB: 'BBB' }, { labelA: 'AAA' }], terms: [B, A], want: [B, A] },
+    {
+      name: 'ours: equal counts keep the order written',
+      labels: [{ labelB: 'BBB' }, { labelA: 'AAA' }],
+      terms: [B, A],
+      want: [B, A],
+    },
   ];
   it.each(rows)('$name', ({ labels, terms, want }) => {
     expect(scatterTerms(terms, [...labels.keys()], (i) => labels[i]!)).toEqual(want);
@@ -179,8 +217,16 @@ describe('scatterByTerm: spreading the pods of one term (labelA=AAA) through the
     ['even scattered pods + odd ordinary pods', '. . . A . . A', [3, 0, 1, 2, 4, 5, 6]],
     ['odd scattered pods + even ordinary pods', '. . . . . . A A A', [6, 0, 1, 2, 7, 3, 4, 5, 8]],
     ['even scattered pods + even ordinary pods, more scattered than ordinary', '. . A A A A', [2, 3, 0, 4, 1, 5]],
-    ['even scattered pods + odd ordinary pods, more scattered than ordinary', '. . A . A A A A A', [2, 4, 0, 5, 6, 1, 7, 3, 8]],
-    ['odd scattered pods + even ordinary pods, more scattered than ordinary', '. A . A . . A A A', [1, 0, 3, 2, 6, 4, 7, 5, 8]],
+    [
+      'even scattered pods + odd ordinary pods, more scattered than ordinary',
+      '. . A . A A A A A',
+      [2, 4, 0, 5, 6, 1, 7, 3, 8],
+    ],
+    [
+      'odd scattered pods + even ordinary pods, more scattered than ordinary',
+      '. A . A . . A A A',
+      [1, 0, 3, 2, 6, 4, 7, 5, 8],
+    ],
     ['other labels count as ordinary', '. . . . . . . A A AB', [7, 0, 1, 2, 3, 8, 4, 5, 6, 9]],
   ];
   it.each(rows)('%s', (_name, notation, want) => {
@@ -202,9 +248,24 @@ describe('scatter: every term, candidates among all the pods', () => {
     ['two terms, a pod with both labels', '. . . B AB A', [A, B], [4, 0, 1, 2, 5, 3]],
     ['two terms written B, A', '. . . . x x B A A B', [B, A], [7, 6, 0, 1, 2, 3, 4, 5, 9, 8]],
     ['two terms written A, B', '. . . . x x B A A B', [A, B], [6, 7, 0, 1, 2, 3, 4, 5, 8, 9]],
-    ['two terms on the same pods, even scattered + even ordinary', '. . . . x x AB . . AB', [A, B], [6, 0, 1, 2, 3, 4, 5, 7, 8, 9]],
-    ['two terms on the same pods, even scattered + odd ordinary', '. . . x x AB . . AB', [A, B], [5, 0, 1, 2, 3, 4, 6, 7, 8]],
-    ['two terms, odd scattered + odd ordinary, candidates fewer than pods', '. . . A x x AB . . .', [A, B], [3, 0, 1, 2, 4, 5, 7, 6]],
+    [
+      'two terms on the same pods, even scattered + even ordinary',
+      '. . . . x x AB . . AB',
+      [A, B],
+      [6, 0, 1, 2, 3, 4, 5, 7, 8, 9],
+    ],
+    [
+      'two terms on the same pods, even scattered + odd ordinary',
+      '. . . x x AB . . AB',
+      [A, B],
+      [5, 0, 1, 2, 3, 4, 6, 7, 8],
+    ],
+    [
+      'two terms, odd scattered + odd ordinary, candidates fewer than pods',
+      '. . . A x x AB . . .',
+      [A, B],
+      [3, 0, 1, 2, 4, 5, 7, 6],
+    ],
     [
       'two terms, odd scattered + odd ordinary, eleven of twelve pods',
       '. . . A . . x x AB . . AB',
@@ -217,7 +278,12 @@ describe('scatter: every term, candidates among all the pods', () => {
       [A, B],
       [6, 3, 0, 1, 4, 2, 5, 7, 8, 9],
     ],
-    ['two terms, even scattered + odd ordinary, more scattered than ordinary', '. A A x x AB . . AB', [A, B], [5, 1, 0, 3, 2, 4, 6, 7, 8]],
+    [
+      'two terms, even scattered + odd ordinary, more scattered than ordinary',
+      '. A A x x AB . . AB',
+      [A, B],
+      [5, 1, 0, 3, 2, 4, 6, 7, 8],
+    ],
     [
       'two terms, odd scattered + odd ordinary, more scattered than ordinary, eight of ten pods',
       'A . . A Ax x AB . . AB',
@@ -234,7 +300,12 @@ describe('scatter: every term, candidates among all the pods', () => {
     ['three terms, pods with two labels', '. A AC BC B . . C C C', [A, B, C], [3, 2, 0, 7, 8, 5, 6, 9, 1, 4]],
     ['continuous sort 1', '. . . . A A A', [A], [0, 1, 4, 2, 3, 5]],
     ['continuous sort 2', 'A A . . . . . . . A', [A], [2, 0, 3, 4, 5, 6, 1]],
-    ['a pod that is not active is neither a candidate nor counted', '. A AC BC B - . . C C C', [A, B, C], [3, 2, 0, 8, 9, 6, 7, 10, 1, 4]],
+    [
+      'a pod that is not active is neither a candidate nor counted',
+      '. A AC BC B - . . C C C',
+      [A, B, C],
+      [3, 2, 0, 8, 9, 6, 7, 10, 1, 4],
+    ],
   ];
   it.each(rows)('%s', (_name, notation, terms, want) => {
     const tokens = notation.split(' ');
@@ -256,7 +327,11 @@ interface TestPod {
   readonly labels: Labels;
 }
 
-function pod(i: number, labels: Labels, state: { revision?: string; available?: boolean; ready?: boolean } = {}): TestPod {
+function pod(
+  i: number,
+  labels: Labels,
+  state: { revision?: string; available?: boolean; ready?: boolean } = {},
+): TestPod {
   const ready = state.ready ?? true;
   return {
     summary: {
@@ -273,7 +348,11 @@ function pod(i: number, labels: Labels, state: { revision?: string; available?: 
   };
 }
 
-function rolloutOf(pods: readonly TestPod[], spec: Partial<RolloutInput>, order?: Omit<UpdateOrder, 'labelsOf'>): RolloutInput {
+function rolloutOf(
+  pods: readonly TestPod[],
+  spec: Partial<RolloutInput>,
+  order?: Omit<UpdateOrder, 'labelsOf'>,
+): RolloutInput {
   const labels = new Map(pods.map((p) => [p.summary.name, p.labels]));
   return {
     replicas: pods.length,
@@ -287,8 +366,19 @@ function rolloutOf(pods: readonly TestPod[], spec: Partial<RolloutInput>, order?
 
 describe('planUpdate takes pods in the update order, within the budget', () => {
   const zoned = [pod(0, { zone: 'a' }), pod(1, { zone: 'b' }), pod(2, { zone: 'c' }), pod(3, { zone: 'b' })];
-  const rows: { name: string; pods: TestPod[]; spec: Partial<RolloutInput>; order?: Omit<UpdateOrder, 'labelsOf'>; want: string[] }[] = [
-    { name: 'ours: without an order, the newest pod goes first', pods: zoned, spec: { maxUnavailable: 1 }, want: ['p3'] },
+  const rows: {
+    name: string;
+    pods: TestPod[];
+    spec: Partial<RolloutInput>;
+    order?: Omit<UpdateOrder, 'labelsOf'>;
+    want: string[];
+  }[] = [
+    {
+      name: 'ours: without an order, the newest pod goes first',
+      pods: zoned,
+      spec: { maxUnavailable: 1 },
+      want: ['p3'],
+    },
     {
       name: 'ours: the heaviest weight goes first, one at a time',
       pods: zoned,
@@ -353,7 +443,10 @@ const arbitraryOrder = fc.record({
   priority: fc.oneof(
     fc.constant(undefined),
     fc
-      .array(fc.record({ weight: fc.integer({ min: 0, max: 100 }), zone: fc.constantFrom(...zones) }), { minLength: 1, maxLength: 3 })
+      .array(fc.record({ weight: fc.integer({ min: 0, max: 100 }), zone: fc.constantFrom(...zones) }), {
+        minLength: 1,
+        maxLength: 3,
+      })
       .map((terms) => weights(...terms.map((t): [number, Record<string, string>] => [t.weight, { zone: t.zone }]))),
     fc.constant(orders('rank')),
   ),
@@ -369,12 +462,19 @@ describe('an update order inside the one budget', () => {
         arbitraryOrder,
         (specs, maxUnavailable, order) => {
           const pods = specs.map((s, i) =>
-            pod(i, { zone: s.zone, rank: `r-${s.rank}` }, { revision: s.updated ? NEW : OLD, ready: s.ready, available: s.available }),
+            pod(
+              i,
+              { zone: s.zone, rank: `r-${s.rank}` },
+              { revision: s.updated ? NEW : OLD, ready: s.ready, available: s.available },
+            ),
           );
           const spec: Partial<RolloutInput> = { maxUnavailable, maxSurge: 0 };
           const plain = planUpdate(rolloutOf(pods, spec));
           const ordered = planUpdate(
-            rolloutOf(pods, spec, { ...(order.priority ? { priorityStrategy: order.priority } : {}), scatterStrategy: order.scatter }),
+            rolloutOf(pods, spec, {
+              ...(order.priority ? { priorityStrategy: order.priority } : {}),
+              scatterStrategy: order.scatter,
+            }),
           );
           const input = rolloutOf(pods, spec);
           const budget = disruptionBudget({

@@ -10,7 +10,10 @@ import * as protoLoader from '@grpc/proto-loader';
 import { CriClient, normalizeEndpoint, resolveProtoPath } from '../../../src/cri/client.js';
 import { CriError } from '../../../src/cri/errors.js';
 
-type Handler = (call: grpc.ServerUnaryCall<Record<string, unknown>, unknown>, callback: grpc.sendUnaryData<unknown>) => void;
+type Handler = (
+  call: grpc.ServerUnaryCall<Record<string, unknown>, unknown>,
+  callback: grpc.sendUnaryData<unknown>,
+) => void;
 
 describe('CriClient', () => {
   let dir: string;
@@ -20,13 +23,22 @@ describe('CriClient', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'tailor-cri-client-'));
-    const definition = protoLoader.loadSync(resolveProtoPath(), { keepCase: true, longs: String, enums: String, defaults: true });
+    const definition = protoLoader.loadSync(resolveProtoPath(), {
+      keepCase: true,
+      longs: String,
+      enums: String,
+      defaults: true,
+    });
     const service = definition['runtime.v1.RuntimeService'] as grpc.ServiceDefinition;
     const handlers: Record<string, Handler> = {
-      Version: (_call, cb) => cb(null, { version: '0.1.0', runtime_name: 'fake', runtime_version: '1.0', runtime_api_version: 'v1' }),
+      Version: (_call, cb) =>
+        cb(null, { version: '0.1.0', runtime_name: 'fake', runtime_version: '1.0', runtime_api_version: 'v1' }),
       ContainerStatus: (call, cb) => {
         if (call.request['container_id'] === 'missing') {
-          cb({ code: grpc.status.NOT_FOUND, details: 'an error occurred when try to find container "missing": not found' });
+          cb({
+            code: grpc.status.NOT_FOUND,
+            details: 'an error occurred when try to find container "missing": not found',
+          });
           return;
         }
         cb(null, {
@@ -46,7 +58,11 @@ describe('CriClient', () => {
       },
       ListContainers: (call, cb) => {
         received.push(call.request);
-        cb(null, { containers: [{ id: 'c1', pod_sandbox_id: 's1', state: 'CONTAINER_EXITED', created_at: '1', labels: { a: 'b' } }] });
+        cb(null, {
+          containers: [
+            { id: 'c1', pod_sandbox_id: 's1', state: 'CONTAINER_EXITED', created_at: '1', labels: { a: 'b' } },
+          ],
+        });
       },
       StopContainer: () => {
         /* never answers: the deadline must fire */
@@ -61,7 +77,8 @@ describe('CriClient', () => {
     for (const name of Object.keys(service)) {
       impl[name] =
         handlers[name] ??
-        ((_call: unknown, cb: grpc.sendUnaryData<unknown>): void => cb({ code: grpc.status.UNIMPLEMENTED, details: 'fake' }));
+        ((_call: unknown, cb: grpc.sendUnaryData<unknown>): void =>
+          cb({ code: grpc.status.UNIMPLEMENTED, details: 'fake' }));
     }
     server = new grpc.Server();
     server.addService(service, impl);
@@ -80,30 +97,39 @@ describe('CriClient', () => {
   });
 
   test('a bare socket path becomes a unix:// endpoint', () => {
-    expect([normalizeEndpoint('/run/x.sock'), normalizeEndpoint('unix:/run/x.sock'), normalizeEndpoint('unix:///run/x.sock')]).toEqual([
-      'unix:///run/x.sock',
-      'unix:///run/x.sock',
-      'unix:///run/x.sock',
-    ]);
+    expect([
+      normalizeEndpoint('/run/x.sock'),
+      normalizeEndpoint('unix:/run/x.sock'),
+      normalizeEndpoint('unix:///run/x.sock'),
+    ]).toEqual(['unix:///run/x.sock', 'unix:///run/x.sock', 'unix:///run/x.sock']);
   });
 
   test('Version returns the runtime name and versions', async () => {
-    expect(await client.version()).toEqual({ version: '0.1.0', runtimeName: 'fake', runtimeVersion: '1.0', runtimeApiVersion: 'v1' });
+    expect(await client.version()).toEqual({
+      version: '0.1.0',
+      runtimeName: 'fake',
+      runtimeVersion: '1.0',
+      runtimeApiVersion: 'v1',
+    });
   });
 
   test('int64 values beyond 2^53 survive the round trip as bigints', async () => {
     const { status } = await client.containerStatus('c1');
-    expect([status.createdAt, status.resources?.memoryLimitInBytes, status.resources?.cpuQuota, status.metadata?.attempt]).toEqual([
-      1_795_320_492_477_469_777n,
-      9_223_372_036_854_771_712n,
-      -1n,
-      3,
-    ]);
+    expect([
+      status.createdAt,
+      status.resources?.memoryLimitInBytes,
+      status.resources?.cpuQuota,
+      status.metadata?.attempt,
+    ]).toEqual([1_795_320_492_477_469_777n, 9_223_372_036_854_771_712n, -1n, 3]);
   });
 
   test('UpdateContainerResources sends int64 fields as exact decimal strings', async () => {
     received.length = 0;
-    await client.updateContainerResources('c1', { memoryLimitInBytes: 9_223_372_036_854_771_712n, cpuQuota: -1n, cpuShares: 2n });
+    await client.updateContainerResources('c1', {
+      memoryLimitInBytes: 9_223_372_036_854_771_712n,
+      cpuQuota: -1n,
+      cpuShares: 2n,
+    });
     expect(received[0]).toMatchObject({
       container_id: 'c1',
       linux: { memory_limit_in_bytes: '9223372036854771712', cpu_quota: '-1', cpu_shares: '2', cpu_period: '0' },
@@ -118,7 +144,11 @@ describe('CriClient', () => {
       state: 'CONTAINER_RUNNING',
     });
     expect(received[0]).toMatchObject({
-      filter: { pod_sandbox_id: 's1', label_selector: { 'tailor.dev/cri-test': 'true' }, state: { state: 'CONTAINER_RUNNING' } },
+      filter: {
+        pod_sandbox_id: 's1',
+        label_selector: { 'tailor.dev/cri-test': 'true' },
+        state: { state: 'CONTAINER_RUNNING' },
+      },
     });
     expect(list).toEqual([
       {
@@ -151,7 +181,13 @@ describe('CriClient', () => {
     const started = Date.now();
     const err = await client.stopContainer('slow', 0, { timeoutMs: 300 }).catch((e: unknown) => e);
     expect(Date.now() - started).toBeLessThan(2_000);
-    expect(err).toMatchObject({ name: 'CriError', call: 'StopContainer', containerId: 'slow', code: 'DeadlineExceeded', retryable: true });
+    expect(err).toMatchObject({
+      name: 'CriError',
+      call: 'StopContainer',
+      containerId: 'slow',
+      code: 'DeadlineExceeded',
+      retryable: true,
+    });
   });
 
   test('ExecSync sends the command and its timeout in seconds and returns the output and exit code', async () => {
@@ -175,7 +211,13 @@ describe('CriClient', () => {
     const started = Date.now();
     const pending = client.execSync('hangs', ['sleep', '9'], 30, { signal: abort.signal }).catch((e: unknown) => e);
     setTimeout(() => abort.abort(new Error('the agent stops')), 50);
-    expect(await pending).toMatchObject({ name: 'CriError', call: 'ExecSync', containerId: 'hangs', code: 'Canceled', retryable: false });
+    expect(await pending).toMatchObject({
+      name: 'CriError',
+      call: 'ExecSync',
+      containerId: 'hangs',
+      code: 'Canceled',
+      retryable: false,
+    });
     expect(Date.now() - started).toBeLessThan(1_000);
     received.length = 0;
     const never = await client.stopContainer('c1', 0, { signal: abort.signal }).catch((e: unknown) => e);
@@ -207,12 +249,20 @@ describe('CriClient', () => {
     expect(down).toMatchObject({ code: 'Unavailable' });
 
     const lateServer = new grpc.Server();
-    const definition = protoLoader.loadSync(resolveProtoPath(), { keepCase: true, longs: String, enums: String, defaults: true });
+    const definition = protoLoader.loadSync(resolveProtoPath(), {
+      keepCase: true,
+      longs: String,
+      enums: String,
+      defaults: true,
+    });
     lateServer.addService(definition['runtime.v1.RuntimeService'] as grpc.ServiceDefinition, {
-      Version: (_call: unknown, cb: grpc.sendUnaryData<unknown>): void => cb(null, { version: '0.1.0', runtime_name: 'late' }),
+      Version: (_call: unknown, cb: grpc.sendUnaryData<unknown>): void =>
+        cb(null, { version: '0.1.0', runtime_name: 'late' }),
     });
     await new Promise<void>((resolve, reject) => {
-      lateServer.bindAsync(`unix://${path}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve()));
+      lateServer.bindAsync(`unix://${path}`, grpc.ServerCredentials.createInsecure(), (err) =>
+        err ? reject(err) : resolve(),
+      );
     });
     try {
       let name: string | undefined;

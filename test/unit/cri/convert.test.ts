@@ -1,7 +1,12 @@
 // Tables for the kubelet-identical conversion of container cpu/memory to CRI LinuxContainerResources. Expected numbers are worked out by hand from the kubelet v1.34.4 formulas
 // quoted in src/cri/convert.ts.
 import { describe, expect, test } from '@jest/globals';
-import { milliCpuToQuota, milliCpuToShares, toLinuxResources, type ContainerResourceRequirements } from '../../../src/cri/convert.js';
+import {
+  milliCpuToQuota,
+  milliCpuToShares,
+  toLinuxResources,
+  type ContainerResourceRequirements,
+} from '../../../src/cri/convert.js';
 
 const Mi = 1024n * 1024n;
 const Gi = 1024n * Mi;
@@ -35,8 +40,20 @@ describe('toLinuxResources', () => {
       quota: 200_000n,
       memory: 0n,
     },
-    { name: 'neither request nor limit gives the minimum shares and no quota', resources: {}, shares: 2n, quota: 0n, memory: 0n },
-    { name: 'empty request and limit maps behave like none', resources: { requests: {}, limits: {} }, shares: 2n, quota: 0n, memory: 0n },
+    {
+      name: 'neither request nor limit gives the minimum shares and no quota',
+      resources: {},
+      shares: 2n,
+      quota: 0n,
+      memory: 0n,
+    },
+    {
+      name: 'empty request and limit maps behave like none',
+      resources: { requests: {}, limits: {} },
+      shares: 2n,
+      quota: 0n,
+      memory: 0n,
+    },
     {
       name: 'a zero cpu request wins over a limit, as in the kubelet',
       resources: { requests: { cpu: '0' }, limits: { cpu: '1' } },
@@ -58,9 +75,27 @@ describe('toLinuxResources', () => {
       quota: 1_000n,
       memory: 0n,
     },
-    { name: 'a 9m limit is below the minimum quota too', resources: { limits: { cpu: '9m' } }, shares: 9n, quota: 1_000n, memory: 0n },
-    { name: 'a 10m limit is exactly the minimum quota', resources: { limits: { cpu: '10m' } }, shares: 10n, quota: 1_000n, memory: 0n },
-    { name: 'a 3m request truncates 3.072 shares to 3', resources: { requests: { cpu: '3m' } }, shares: 3n, quota: 0n, memory: 0n },
+    {
+      name: 'a 9m limit is below the minimum quota too',
+      resources: { limits: { cpu: '9m' } },
+      shares: 9n,
+      quota: 1_000n,
+      memory: 0n,
+    },
+    {
+      name: 'a 10m limit is exactly the minimum quota',
+      resources: { limits: { cpu: '10m' } },
+      shares: 10n,
+      quota: 1_000n,
+      memory: 0n,
+    },
+    {
+      name: 'a 3m request truncates 3.072 shares to 3',
+      resources: { requests: { cpu: '3m' } },
+      shares: 3n,
+      quota: 0n,
+      memory: 0n,
+    },
     {
       name: 'a sub-milli cpu request rounds up to 1m like MilliValue',
       resources: { requests: { cpu: '0.1m' } },
@@ -75,7 +110,13 @@ describe('toLinuxResources', () => {
       quota: 150_000n,
       memory: 0n,
     },
-    { name: '256 cpus is exactly the maximum shares', resources: { requests: { cpu: '256' } }, shares: 262_144n, quota: 0n, memory: 0n },
+    {
+      name: '256 cpus is exactly the maximum shares',
+      resources: { requests: { cpu: '256' } },
+      shares: 262_144n,
+      quota: 0n,
+      memory: 0n,
+    },
     {
       name: '512 cpus clamps shares to the maximum and keeps the full quota',
       resources: { requests: { cpu: '512' }, limits: { cpu: '512' } },
@@ -90,8 +131,20 @@ describe('toLinuxResources', () => {
       quota: 0n,
       memory: 0n,
     },
-    { name: 'a memory limit in Gi is bytes', resources: { limits: { memory: '1Gi' } }, shares: 2n, quota: 0n, memory: Gi },
-    { name: 'a memory limit in Mi is bytes', resources: { limits: { memory: '128Mi' } }, shares: 2n, quota: 0n, memory: 128n * Mi },
+    {
+      name: 'a memory limit in Gi is bytes',
+      resources: { limits: { memory: '1Gi' } },
+      shares: 2n,
+      quota: 0n,
+      memory: Gi,
+    },
+    {
+      name: 'a memory limit in Mi is bytes',
+      resources: { limits: { memory: '128Mi' } },
+      shares: 2n,
+      quota: 0n,
+      memory: 128n * Mi,
+    },
     {
       name: 'a decimal memory limit is decimal bytes',
       resources: { limits: { memory: '100M' } },
@@ -106,8 +159,20 @@ describe('toLinuxResources', () => {
       quota: 0n,
       memory: 1_610_612_736n,
     },
-    { name: 'a fractional byte rounds up like Value()', resources: { limits: { memory: '0.5' } }, shares: 2n, quota: 0n, memory: 1n },
-    { name: 'a memory request alone sets no memory limit', resources: { requests: { memory: '1Gi' } }, shares: 2n, quota: 0n, memory: 0n },
+    {
+      name: 'a fractional byte rounds up like Value()',
+      resources: { limits: { memory: '0.5' } },
+      shares: 2n,
+      quota: 0n,
+      memory: 1n,
+    },
+    {
+      name: 'a memory request alone sets no memory limit',
+      resources: { requests: { memory: '1Gi' } },
+      shares: 2n,
+      quota: 0n,
+      memory: 0n,
+    },
     {
       name: 'a full guaranteed container sets everything',
       resources: { requests: { cpu: '250m', memory: '64Mi' }, limits: { cpu: '250m', memory: '64Mi' } },
@@ -153,7 +218,9 @@ describe('toLinuxResources', () => {
   });
 
   test('other resources are ignored', () => {
-    expect(toLinuxResources({ limits: { 'nvidia.com/gpu': '1', 'ephemeral-storage': '1Gi' } })).toEqual(toLinuxResources({}));
+    expect(toLinuxResources({ limits: { 'nvidia.com/gpu': '1', 'ephemeral-storage': '1Gi' } })).toEqual(
+      toLinuxResources({}),
+    );
   });
 
   test.each([

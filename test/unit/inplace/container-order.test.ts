@@ -2,7 +2,11 @@ import { describe, expect, it } from '@jest/globals';
 import { containerBatches, type ContainerLists } from '../../../src/inplace/container-order.js';
 
 const priority = (value: string) => [{ name: 'KRUISE_CONTAINER_PRIORITY', value }];
-const app = (name: string, env?: { name: string; value: string }[]) => ({ name, image: `${name}:v1`, ...(env ? { env } : {}) });
+const app = (name: string, env?: { name: string; value: string }[]) => ({
+  name,
+  image: `${name}:v1`,
+  ...(env ? { env } : {}),
+});
 const sidecar = (name: string) => ({ name, image: `${name}:v1`, restartPolicy: 'Always' });
 const initStep = (name: string) => ({ name, image: `${name}:v1` });
 
@@ -23,9 +27,27 @@ const KRUISE_ORDERED = { 'apps.kruise.io/container-launch-priority': 'Ordered' }
 describe('containerBatches orders the containers whose image changes', () => {
   it.each([
     ['without priorities the app containers are one batch', plain, undefined, ['nginx', 'redis'], [['nginx', 'redis']]],
-    ['a higher KRUISE_CONTAINER_PRIORITY goes first', kruisePriorities, undefined, ['nginx', 'redis'], [['redis'], ['nginx']]],
-    ['equal priorities are one batch, as in Kruise', equalPriorities, undefined, ['nginx', 'redis'], [['nginx', 'redis']]],
-    ['equal priorities share a batch, levels go highest first', threeLevels, undefined, ['a', 'b', 'c', 'd'], [['c'], ['a', 'd'], ['b']]],
+    [
+      'a higher KRUISE_CONTAINER_PRIORITY goes first',
+      kruisePriorities,
+      undefined,
+      ['nginx', 'redis'],
+      [['redis'], ['nginx']],
+    ],
+    [
+      'equal priorities are one batch, as in Kruise',
+      equalPriorities,
+      undefined,
+      ['nginx', 'redis'],
+      [['nginx', 'redis']],
+    ],
+    [
+      'equal priorities share a batch, levels go highest first',
+      threeLevels,
+      undefined,
+      ['a', 'b', 'c', 'd'],
+      [['c'], ['a', 'd'], ['b']],
+    ],
     ['an unchanged container leaves its level out', threeLevels, undefined, ['a', 'b'], [['a'], ['b']]],
     ['Ordered goes in spec order', plain, ORDERED, ['redis', 'nginx'], [['nginx'], ['redis']]],
     ["Ordered under Kruise's group is honoured too", plain, KRUISE_ORDERED, ['nginx', 'redis'], [['nginx'], ['redis']]],

@@ -57,20 +57,31 @@ const table: [string, Edit, Partial<ReturnType<typeof diffTemplates>>][] = [
   ['env', (t) => (app(t).env = [{ name: 'A', value: '2' }]), { recreateOnly: ['spec.containers[app].env'] }],
   ['command', (t) => (app(t).command = ['/bin/sh']), { recreateOnly: ['spec.containers[app].command'] }],
   ['ports', (t) => (app(t).ports = [{ containerPort: 80 }]), { recreateOnly: ['spec.containers[app].ports'] }],
-  ['a probe', (t) => (app(t).readinessProbe = { tcpSocket: { port: 80 } }), { recreateOnly: ['spec.containers[app].readinessProbe'] }],
+  [
+    'a probe',
+    (t) => (app(t).readinessProbe = { tcpSocket: { port: 80 } }),
+    { recreateOnly: ['spec.containers[app].readinessProbe'] },
+  ],
   ['volumes', (t) => (t.spec!.volumes = [{ name: 'v', emptyDir: {} }]), { recreateOnly: ['spec.volumes'] }],
   [
     'an init container added',
     (t) => (t.spec!.initContainers = [{ name: 'i', image: 'x' }]),
     { recreateOnly: ['spec.initContainers[*].name or restartPolicy'] },
   ],
-  ['a container added', (t) => t.spec!.containers.push({ name: 'third', image: 'x' }), { recreateOnly: ['spec.containers[*].name'] }],
+  [
+    'a container added',
+    (t) => t.spec!.containers.push({ name: 'third', image: 'x' }),
+    { recreateOnly: ['spec.containers[*].name'] },
+  ],
   [
     'cpu request and memory limit values',
     (t) => {
       app(t).resources = { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '200m', memory: '256Mi' } };
     },
-    { resources: { app: { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '200m', memory: '256Mi' } } }, recreateOnly: [] },
+    {
+      resources: { app: { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '200m', memory: '256Mi' } } },
+      recreateOnly: [],
+    },
   ],
   [
     'a limit removed',
@@ -105,7 +116,12 @@ const withInit: PodTemplate = {
     ...base.spec!,
     initContainers: [
       { name: 'setup', image: 'setup:v1' },
-      { name: 'mesh', image: 'mesh:v1', restartPolicy: 'Always', resources: { requests: { cpu: '50m' }, limits: { cpu: '100m' } } },
+      {
+        name: 'mesh',
+        image: 'mesh:v1',
+        restartPolicy: 'Always',
+        resources: { requests: { cpu: '50m' }, limits: { cpu: '100m' } },
+      },
     ],
     resources: { requests: { cpu: '500m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },
   },
@@ -117,11 +133,19 @@ const fromInit = (edit: Edit): PodTemplate => {
 };
 const init = (t: PodTemplate, i: number) => t.spec!.initContainers![i]!;
 const initTable: [string, Edit, Partial<ReturnType<typeof diffTemplates>>][] = [
-  ['a sidecar image', (t) => (init(t, 1).image = 'mesh:v2'), { images: { mesh: 'mesh:v2' }, sidecars: ['mesh'], recreateOnly: [] }],
+  [
+    'a sidecar image',
+    (t) => (init(t, 1).image = 'mesh:v2'),
+    { images: { mesh: 'mesh:v2' }, sidecars: ['mesh'], recreateOnly: [] },
+  ],
   [
     'a sidecar cpu limit',
     (t) => (init(t, 1).resources = { requests: { cpu: '50m' }, limits: { cpu: '300m' } }),
-    { resources: { mesh: { requests: { cpu: '50m' }, limits: { cpu: '300m' } } }, sidecars: ['mesh'], recreateOnly: [] },
+    {
+      resources: { mesh: { requests: { cpu: '50m' }, limits: { cpu: '300m' } } },
+      sidecars: ['mesh'],
+      recreateOnly: [],
+    },
   ],
   [
     'a sidecar env',
@@ -141,7 +165,10 @@ const initTable: [string, Edit, Partial<ReturnType<typeof diffTemplates>>][] = [
   [
     'pod-level cpu limit',
     (t) => (t.spec!.resources = { requests: { cpu: '500m', memory: '256Mi' }, limits: { cpu: '2', memory: '512Mi' } }),
-    { podResources: { requests: { cpu: '500m', memory: '256Mi' }, limits: { cpu: '2', memory: '512Mi' } }, recreateOnly: [] },
+    {
+      podResources: { requests: { cpu: '500m', memory: '256Mi' }, limits: { cpu: '2', memory: '512Mi' } },
+      recreateOnly: [],
+    },
   ],
   [
     'pod-level limit removed',
@@ -183,8 +210,16 @@ describe('diffTemplates finds containers to restart in place', () => {
     spec: {
       initContainers: [{ name: 'mesh', image: 'mesh:v1', restartPolicy: 'Always' }],
       containers: [
-        { name: 'app', image: 'img:v1', env: [{ name: 'TRACK', valueFrom: { fieldRef: { fieldPath: "metadata.labels['track']" } } }] },
-        { name: 'side', image: 'side:v1', env: [{ name: 'ALL', valueFrom: { fieldRef: { fieldPath: 'metadata.annotations' } } }] },
+        {
+          name: 'app',
+          image: 'img:v1',
+          env: [{ name: 'TRACK', valueFrom: { fieldRef: { fieldPath: "metadata.labels['track']" } } }],
+        },
+        {
+          name: 'side',
+          image: 'side:v1',
+          env: [{ name: 'ALL', valueFrom: { fieldRef: { fieldPath: 'metadata.annotations' } } }],
+        },
       ],
     },
   };

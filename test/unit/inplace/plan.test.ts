@@ -1,5 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
-import { ANNOTATION_INPLACE_UPDATE_STATE, CONDITION_INPLACE_UPDATE_READY, LABEL_CONTROLLER_REVISION_HASH } from '../../../src/api/types.js';
+import {
+  ANNOTATION_INPLACE_UPDATE_STATE,
+  CONDITION_INPLACE_UPDATE_READY,
+  LABEL_CONTROLLER_REVISION_HASH,
+} from '../../../src/api/types.js';
 import {
   planInPlaceUpdate,
   planNextContainerBatch,
@@ -42,7 +46,11 @@ function pod(opts: {
     containers: [{ name: 'c', image: opts.image ?? 'img:v1' }],
     conditions,
     containerStatuses: [
-      runningStatus('c', { image: opts.image ?? 'img:v1', imageID: opts.imageID ?? 'sha256:one', restartCount: opts.restarts ?? 0 }),
+      runningStatus('c', {
+        image: opts.image ?? 'img:v1',
+        imageID: opts.imageID ?? 'sha256:one',
+        restartCount: opts.restarts ?? 0,
+      }),
     ],
   });
 }
@@ -62,8 +70,18 @@ describe('planInPlaceUpdate picks the next step', () => {
   it.each([
     ['ReCreate always recreates', pod({}), target({ strategy: 'ReCreate' }), 'recreate'],
     ['an image change first drains the pod', pod({ gate: 'True' }), target({}), 'drain'],
-    ['a drained pod still Ready in the cache waits for the cache', pod({ gate: 'False', ready: true }), target({}), 'wait'],
-    ['a drained, unready pod is patched when no grace is set', pod({ gate: 'False', ready: false }), target({}), 'patch'],
+    [
+      'a drained pod still Ready in the cache waits for the cache',
+      pod({ gate: 'False', ready: true }),
+      target({}),
+      'wait',
+    ],
+    [
+      'a drained, unready pod is patched when no grace is set',
+      pod({ gate: 'False', ready: false }),
+      target({}),
+      'patch',
+    ],
     [
       'a drained pod waits out the grace period',
       pod({ gate: 'False', ready: false, gateSince: '2026-01-01T00:00:50Z' }),
@@ -76,18 +94,33 @@ describe('planInPlaceUpdate picks the next step', () => {
       target({ gracePeriodSeconds: 30 }),
       'patch',
     ],
-    ['a label-only change is patched without draining', pod({ gate: 'True' }), target({ targetTemplate: labelChange }), 'patch'],
+    [
+      'a label-only change is patched without draining',
+      pod({ gate: 'True' }),
+      target({ targetTemplate: labelChange }),
+      'patch',
+    ],
     ['InPlaceIfPossible recreates for an env change', pod({}), target({ targetTemplate: envChange }), 'recreate'],
-    ['InPlaceOnly refuses an env change', pod({}), target({ strategy: 'InPlaceOnly', targetTemplate: envChange }), 'blocked'],
+    [
+      'InPlaceOnly refuses an env change',
+      pod({}),
+      target({ strategy: 'InPlaceOnly', targetTemplate: envChange }),
+      'blocked',
+    ],
   ])('%s', (_name, p, t, kind) => {
     expect(planInPlaceUpdate(p, t).kind).toBe(kind);
   });
 
   it('records previous image IDs and restart counts and sets the revision label in one patch', () => {
-    const step = planInPlaceUpdate(pod({ gate: 'False', ready: false, imageID: 'sha256:one', restarts: 2 }), target({}));
+    const step = planInPlaceUpdate(
+      pod({ gate: 'False', ready: false, imageID: 'sha256:one', restarts: 2 }),
+      target({}),
+    );
     expect(step.kind).toBe('patch');
     const patch = (
-      step as unknown as { patch: { metadata: { labels: Record<string, string>; annotations: Record<string, string> }; spec: unknown } }
+      step as unknown as {
+        patch: { metadata: { labels: Record<string, string>; annotations: Record<string, string> }; spec: unknown };
+      }
     ).patch;
     expect(patch.metadata.labels[LABEL_CONTROLLER_REVISION_HASH]).toBe('r2');
     expect(patch.spec).toEqual({ containers: [{ name: 'c', image: 'img:v2' }] });
@@ -110,7 +143,12 @@ describe('settleInPlaceUpdate decides when an update is finished', () => {
   };
   it.each([
     ['a pod that is not drained has nothing to settle', pod({ gate: 'True' }), true, 'none'],
-    ['containers not yet restarted are pending', pod({ gate: 'False', revision: 'r2', image: 'img:v2', state }), true, 'pending'],
+    [
+      'containers not yet restarted are pending',
+      pod({ gate: 'False', revision: 'r2', image: 'img:v2', state }),
+      true,
+      'pending',
+    ],
     [
       'a new imageID completes the update',
       pod({ gate: 'False', revision: 'r2', image: 'img:v2', imageID: 'sha256:two', state }),
@@ -143,7 +181,12 @@ describe('planInPlaceUpdate for sidecars and pod-level resources', () => {
     metadata: { labels: { app: 'a' } },
     spec: {
       initContainers: [
-        { name: 'mesh', image: opts.sidecarImage ?? 'mesh:v1', restartPolicy: 'Always', resources: res(opts.sidecarCpu ?? '100m') },
+        {
+          name: 'mesh',
+          image: opts.sidecarImage ?? 'mesh:v1',
+          restartPolicy: 'Always',
+          resources: res(opts.sidecarCpu ?? '100m'),
+        },
       ],
       containers: [{ name: 'c', image: 'img:v1', resources: res('100m') }],
       resources: { requests: { cpu: '200m' }, limits: { cpu: opts.podCpu ?? '1' } },
@@ -157,9 +200,18 @@ describe('planInPlaceUpdate for sidecars and pod-level resources', () => {
       status: {
         conditions: [{ type: 'Ready', status: 'True' }],
         initContainerStatuses: [
-          { name: 'mesh', image: 'mesh:v1', imageID: 'sha256:m1', restartCount: 0, ready: true, state: { running: {} } },
+          {
+            name: 'mesh',
+            image: 'mesh:v1',
+            imageID: 'sha256:m1',
+            restartCount: 0,
+            ready: true,
+            state: { running: {} },
+          },
         ],
-        containerStatuses: [{ name: 'c', image: 'img:v1', imageID: 'sha256:one', restartCount: 0, ready: true, state: { running: {} } }],
+        containerStatuses: [
+          { name: 'c', image: 'img:v1', imageID: 'sha256:one', restartCount: 0, ready: true, state: { running: {} } },
+        ],
         ...(podLevelReported ? { resources: t.spec!.resources } : {}),
       },
     };
@@ -178,7 +230,11 @@ describe('planInPlaceUpdate for sidecars and pod-level resources', () => {
   });
 
   it('drains, then patches a sidecar image under spec.initContainers', () => {
-    const t = target({ podTemplate: template({}), targetTemplate: template({ sidecarImage: 'mesh:v2' }), resize: kubelet });
+    const t = target({
+      podTemplate: template({}),
+      targetTemplate: template({ sidecarImage: 'mesh:v2' }),
+      resize: kubelet,
+    });
     expect(planInPlaceUpdate(running(true), t).kind).toBe('drain');
     const drained = running(true);
     drained.status!.conditions = [
@@ -186,12 +242,14 @@ describe('planInPlaceUpdate for sidecars and pod-level resources', () => {
       { type: CONDITION_INPLACE_UPDATE_READY, status: 'False', lastTransitionTime: '2026-01-01T00:00:00Z' },
     ];
     const step = planInPlaceUpdate(drained, t);
-    expect(step).toMatchObject({ kind: 'patch', patch: { spec: { initContainers: [{ name: 'mesh', image: 'mesh:v2' }] } } });
+    expect(step).toMatchObject({
+      kind: 'patch',
+      patch: { spec: { initContainers: [{ name: 'mesh', image: 'mesh:v2' }] } },
+    });
     expect(
       JSON.parse(
-        (step as unknown as { patch: { metadata: { annotations: Record<string, string> } } }).patch.metadata.annotations[
-          ANNOTATION_INPLACE_UPDATE_STATE
-        ]!,
+        (step as unknown as { patch: { metadata: { annotations: Record<string, string> } } }).patch.metadata
+          .annotations[ANNOTATION_INPLACE_UPDATE_STATE]!,
       ),
     ).toMatchObject({
       lastContainerImageIDs: { mesh: 'sha256:m1' },
@@ -233,8 +291,12 @@ describe('planInPlaceUpdate for a restart in place', () => {
   it('then patches the revision, the update state and a restart request naming the running container', () => {
     const step = planInPlaceUpdate(running(), t);
     expect(step.kind).toBe('patch');
-    const annotations = (step as unknown as { patch: { metadata: { annotations: Record<string, string> } } }).patch.metadata.annotations;
-    expect(JSON.parse(annotations['apps.tailor.dev/restart-request']!)).toEqual({ revision: 'r2', containers: { c: 'containerd://abc' } });
+    const annotations = (step as unknown as { patch: { metadata: { annotations: Record<string, string> } } }).patch
+      .metadata.annotations;
+    expect(JSON.parse(annotations['apps.tailor.dev/restart-request']!)).toEqual({
+      revision: 'r2',
+      containers: { c: 'containerd://abc' },
+    });
     expect(JSON.parse(annotations[ANNOTATION_INPLACE_UPDATE_STATE]!)).toMatchObject({
       changed: { c: ['restart'] },
       lastRestartCounts: { c: 2 },
@@ -245,8 +307,15 @@ describe('planInPlaceUpdate for a restart in place', () => {
     [2, 'pending'],
     [3, 'complete'],
   ])('settles when the restart count rose (count %i: %s), whatever the image ID says', (count, expected) => {
-    const state = { revision: 'r1', updateTimestamp: '2026-01-01T00:00:00Z', changed: { c: ['restart'] }, lastRestartCounts: { c: 2 } };
-    expect(settleInPlaceUpdate(pod({ gate: 'False', state, restarts: count, imageID: 'sha256:other' }), true)).toBe(expected);
+    const state = {
+      revision: 'r1',
+      updateTimestamp: '2026-01-01T00:00:00Z',
+      changed: { c: ['restart'] },
+      lastRestartCounts: { c: 2 },
+    };
+    expect(settleInPlaceUpdate(pod({ gate: 'False', state, restarts: count, imageID: 'sha256:other' }), true)).toBe(
+      expected,
+    );
   });
 });
 
@@ -266,7 +335,10 @@ describe('an in-place update in container batches (decision 0021)', () => {
   type Status = { image: string; imageID: string; ready?: boolean; waiting?: boolean };
   const status = (name: string, s: Status) =>
     s.waiting
-      ? { ...runningStatus(name, { image: s.image, imageID: s.imageID, ready: false }), state: { waiting: { reason: 'CrashLoopBackOff' } } }
+      ? {
+          ...runningStatus(name, { image: s.image, imageID: s.imageID, ready: false }),
+          state: { waiting: { reason: 'CrashLoopBackOff' } },
+        }
       : runningStatus(name, { image: s.image, imageID: s.imageID, ready: s.ready ?? true });
   const batchPod = (opts: {
     revision: string;
@@ -286,7 +358,11 @@ describe('an in-place update in container batches (decision 0021)', () => {
       ],
       conditions: [
         { type: 'Ready', status: 'False' },
-        { type: CONDITION_INPLACE_UPDATE_READY, status: opts.gate ?? 'False', lastTransitionTime: '2026-01-01T00:00:00Z' },
+        {
+          type: CONDITION_INPLACE_UPDATE_READY,
+          status: opts.gate ?? 'False',
+          lastTransitionTime: '2026-01-01T00:00:00Z',
+        },
       ] as never,
       containerStatuses: [status('nginx', opts.nginx), status('redis', opts.redis)],
     });
@@ -296,17 +372,27 @@ describe('an in-place update in container batches (decision 0021)', () => {
   const NEW_NGINX = { image: 'nginx:v2', imageID: 'sha256:n2' };
   const stateOf = (patch: unknown): Record<string, unknown> =>
     JSON.parse(
-      (patch as { metadata: { annotations: Record<string, string> } }).metadata.annotations[ANNOTATION_INPLACE_UPDATE_STATE]!,
+      (patch as { metadata: { annotations: Record<string, string> } }).metadata.annotations[
+        ANNOTATION_INPLACE_UPDATE_STATE
+      ]!,
     ) as Record<string, unknown>;
 
-  const drained = batchPod({ revision: 'r1', specImages: ['nginx:v1', 'redis:v1'], nginx: OLD_NGINX, redis: OLD_REDIS });
+  const drained = batchPod({
+    revision: 'r1',
+    specImages: ['nginx:v1', 'redis:v1'],
+    nginx: OLD_NGINX,
+    redis: OLD_REDIS,
+  });
   const first = planInPlaceUpdate(drained, target({ podTemplate: from, targetTemplate: to }));
   const firstState = stateOf((first as { patch: unknown }).patch);
   const afterFirst = (redis: Status): Pod =>
     batchPod({ revision: 'r2', specImages: ['nginx:v1', 'redis:v2'], nginx: OLD_NGINX, redis, state: firstState });
 
   it('patches only the higher-priority container first and records the batch and the images to come', () => {
-    expect(first).toMatchObject({ kind: 'patch', patch: { spec: { containers: [{ name: 'redis', image: 'redis:v2' }] } } });
+    expect(first).toMatchObject({
+      kind: 'patch',
+      patch: { spec: { containers: [{ name: 'redis', image: 'redis:v2' }] } },
+    });
     expect(firstState).toMatchObject({
       revision: 'r2',
       changed: { redis: ['image'] },
@@ -329,7 +415,10 @@ describe('an in-place update in container batches (decision 0021)', () => {
 
   it('the next batch patches only the lower-priority container and records both batches', () => {
     const next = planNextContainerBatch(afterFirst(NEW_REDIS), to, NOW);
-    expect(next).toMatchObject({ kind: 'patch', patch: { spec: { containers: [{ name: 'nginx', image: 'nginx:v2' }] } } });
+    expect(next).toMatchObject({
+      kind: 'patch',
+      patch: { spec: { containers: [{ name: 'nginx', image: 'nginx:v2' }] } },
+    });
     expect(next?.patch).not.toHaveProperty('metadata.labels');
     const state = stateOf(next?.patch);
     expect(state).toMatchObject({
@@ -350,7 +439,12 @@ describe('an in-place update in container batches (decision 0021)', () => {
   });
 
   it('gives no next batch to a pod that is not drained or no longer at the recorded revision', () => {
-    const halfway = { specImages: ['nginx:v1', 'redis:v2'] as [string, string], nginx: OLD_NGINX, redis: NEW_REDIS, state: firstState };
+    const halfway = {
+      specImages: ['nginx:v1', 'redis:v2'] as [string, string],
+      nginx: OLD_NGINX,
+      redis: NEW_REDIS,
+      state: firstState,
+    };
     const undrained = batchPod({ ...halfway, revision: 'r2', gate: 'True' });
     const movedOn = batchPod({ ...halfway, revision: 'r3' });
     expect(planNextContainerBatch(undrained, to, NOW)).toBeUndefined();
@@ -361,7 +455,10 @@ describe('an in-place update in container batches (decision 0021)', () => {
     // Back from r2 (redis:v2 applied, nginx:v2 still to come) to r1: only redis changes.
     const halfway = afterFirst(NEW_REDIS);
     const back = planInPlaceUpdate(halfway, target({ podTemplate: to, targetTemplate: from, targetRevision: 'r1' }));
-    expect(back).toMatchObject({ kind: 'patch', patch: { spec: { containers: [{ name: 'redis', image: 'redis:v1' }] } } });
+    expect(back).toMatchObject({
+      kind: 'patch',
+      patch: { spec: { containers: [{ name: 'redis', image: 'redis:v1' }] } },
+    });
     expect(stateOf((back as { patch: unknown }).patch)).not.toHaveProperty('nextContainerImages');
   });
 });
@@ -388,7 +485,9 @@ describe('container priority orders every change an in-place update makes to a c
     ...(c.policy ? { resizePolicy: [{ resourceName: 'cpu', restartPolicy: c.policy }] } : {}),
     env: [
       ...(c.priority ? [{ name: 'KRUISE_CONTAINER_PRIORITY', value: c.priority }] : []),
-      ...(c.readsConfig ? [{ name: 'CONFIG', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['config']" } } }] : []),
+      ...(c.readsConfig
+        ? [{ name: 'CONFIG', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['config']" } } }]
+        : []),
     ],
   });
   const template = (shapes: Shapes, annotations: Record<string, string> = { config: 'foo' }): PodTemplate => ({
@@ -441,7 +540,8 @@ describe('container priority orders every change an in-place update makes to a c
     for (const c of patch.spec?.containers ?? []) add(c.name, 'image');
     for (const c of (step.resize as ResizeShape | undefined)?.spec?.containers ?? []) add(c.name, 'resize');
     const request = patch.metadata?.annotations?.['apps.tailor.dev/restart-request'];
-    for (const name of Object.keys(request ? (JSON.parse(request) as { containers: object }).containers : {})) add(name, 'restart');
+    for (const name of Object.keys(request ? (JSON.parse(request) as { containers: object }).containers : {}))
+      add(name, 'restart');
     return out;
   }
 
@@ -456,7 +556,9 @@ describe('container priority orders every change an in-place update makes to a c
     const resize = step.resize as ResizeShape | undefined;
     const annotations = { ...pod.metadata?.annotations, ...patch.metadata?.annotations };
     const request = annotations['apps.tailor.dev/restart-request'];
-    const restartIds = new Set(Object.values(request ? (JSON.parse(request) as { containers: Record<string, string> }).containers : {}));
+    const restartIds = new Set(
+      Object.values(request ? (JSON.parse(request) as { containers: Record<string, string> }).containers : {}),
+    );
     const spec = pod.spec!.containers.map((c) => ({
       ...c,
       ...(patch.spec?.containers?.find((p) => p.name === c.name) ?? {}),
@@ -498,12 +600,15 @@ describe('container priority orders every change an in-place update makes to a c
     }
     if (step.kind !== 'patch') throw new Error(`expected a patch, got ${step.kind}`);
     const batches = [actions(step)];
-    const firstState = JSON.parse((step.patch as PatchShape).metadata!.annotations![ANNOTATION_INPLACE_UPDATE_STATE]!) as Record<
-      string,
-      unknown
-    >;
+    const firstState = JSON.parse(
+      (step.patch as PatchShape).metadata!.annotations![ANNOTATION_INPLACE_UPDATE_STATE]!,
+    ) as Record<string, unknown>;
     pod = carryOut(pod, step, to, opts);
-    for (let next = planNextContainerBatch(pod, to, NOW, 'kubelet'); next; next = planNextContainerBatch(pod, to, NOW, 'kubelet')) {
+    for (
+      let next = planNextContainerBatch(pod, to, NOW, 'kubelet');
+      next;
+      next = planNextContainerBatch(pod, to, NOW, 'kubelet')
+    ) {
       batches.push(actions(next));
       pod = carryOut(pod, next, to, opts);
     }
@@ -583,7 +688,13 @@ describe('container priority orders every change an in-place update makes to a c
       { config: 'foo', 'kubectl.kubernetes.io/restartedAt': 'now' },
       [{ redis: ['restart'] }, { nginx: ['restart'] }],
     ],
-    ['only the lower changes: one batch', pair, { nginx: { image: 'nginx:v2', cpu: '200m' } }, undefined, [{ nginx: ['image', 'resize'] }]],
+    [
+      'only the lower changes: one batch',
+      pair,
+      { nginx: { image: 'nginx:v2', cpu: '200m' } },
+      undefined,
+      [{ nginx: ['image', 'resize'] }],
+    ],
     [
       'a triple: resize, restart, image, one batch each by priority',
       triple,
@@ -602,7 +713,9 @@ describe('container priority orders every change an in-place update makes to a c
     const result = rollOut(template(from), template(changed(from, changes), annotations));
     expect(result.drained).toBe(true);
     expect(result.batches).toEqual(batches);
-    expect((readUpdateState(result.pod)?.containerBatchesRecord ?? []).map((b) => b.containers)).toEqual(batches.map(Object.keys));
+    expect((readUpdateState(result.pod)?.containerBatchesRecord ?? []).map((b) => b.containers)).toEqual(
+      batches.map(Object.keys),
+    );
     expect(result.settlement).toBe('complete');
   });
 
@@ -624,11 +737,16 @@ describe('container priority orders every change an in-place update makes to a c
       containerBatchesRecord: [{ containers: ['redis'] }],
       changed: { redis: ['image'] },
       nextContainerImages: { nginx: 'nginx:v2' },
-      nextContainerResources: { nginx: { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '200m', memory: '64Mi' } } },
+      nextContainerResources: {
+        nginx: { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '200m', memory: '64Mi' } },
+      },
     });
     // nginx restarts for its new image anyway: it is not named for a restart twice.
     expect(firstState).not.toHaveProperty('nextContainerRefMetadata');
-    const restartOnly = rollOut(template(from), template(changed(from, { redis: { image: 'redis:v2' } }), BAR)).firstState;
+    const restartOnly = rollOut(
+      template(from),
+      template(changed(from, { redis: { image: 'redis:v2' } }), BAR),
+    ).firstState;
     expect(restartOnly).toMatchObject({ nextContainerRefMetadata: { nginx: { annotations: { config: 'bar' } } } });
     expect(restartOnly).not.toHaveProperty('nextContainerImages');
     expect(restartOnly).not.toHaveProperty('nextContainerResources');
@@ -662,20 +780,37 @@ describe('container priority orders every change an in-place update makes to a c
     expect(result.settlement).toBe('pending');
     const state = readUpdateState(result.pod);
     expect(state?.containerBatchesRecord?.map((b) => b.containers)).toEqual([['redis']]);
-    expect(Object.keys({ ...state?.nextContainerImages, ...state?.nextContainerResources, ...state?.nextContainerRefMetadata })).toEqual([
-      'nginx',
-    ]);
+    expect(
+      Object.keys({
+        ...state?.nextContainerImages,
+        ...state?.nextContainerResources,
+        ...state?.nextContainerRefMetadata,
+      }),
+    ).toEqual(['nginx']);
   });
 });
 
 describe('a resize split over container batches keeps the QoS class at every step (decision 0021)', () => {
-  const cpu = (request: string, limit: string) => ({ requests: { cpu: request, memory: '64Mi' }, limits: { cpu: limit, memory: '64Mi' } });
+  const cpu = (request: string, limit: string) => ({
+    requests: { cpu: request, memory: '64Mi' },
+    limits: { cpu: limit, memory: '64Mi' },
+  });
   const two = (nginx: ReturnType<typeof cpu>, redis: ReturnType<typeof cpu>, redisImage = 'redis:v1'): PodTemplate => ({
     metadata: { labels: { app: 'a' } },
     spec: {
       containers: [
-        { name: 'nginx', image: 'nginx:v1', resources: nginx, resizePolicy: [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }] },
-        { name: 'redis', image: redisImage, resources: redis, env: [{ name: 'KRUISE_CONTAINER_PRIORITY', value: '10' }] },
+        {
+          name: 'nginx',
+          image: 'nginx:v1',
+          resources: nginx,
+          resizePolicy: [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }],
+        },
+        {
+          name: 'redis',
+          image: redisImage,
+          resources: redis,
+          env: [{ name: 'KRUISE_CONTAINER_PRIORITY', value: '10' }],
+        },
       ],
     },
   });
@@ -691,7 +826,11 @@ describe('a resize split over container batches keeps the QoS class at every ste
   const kubelet = { supported: true, via: 'kubelet' as const };
 
   it.each([
-    ['in batches (redis restarts for its new image): recreated', two(cpu('100m', '200m'), cpu('200m', '200m'), 'redis:v2'), 'recreate'],
+    [
+      'in batches (redis restarts for its new image): recreated',
+      two(cpu('100m', '200m'), cpu('200m', '200m'), 'redis:v2'),
+      'recreate',
+    ],
     ['in one batch (nothing restarts): resized in place', two(cpu('100m', '200m'), cpu('200m', '200m')), 'patch'],
   ])('swapping which container is burstable %s', (_name, to, kind) => {
     const step = planInPlaceUpdate(running(), target({ podTemplate: from, targetTemplate: to, resize: kubelet }));

@@ -21,7 +21,13 @@ describe('prePullVerdict: a drain for new images waits for the node to have them
   it.each<[string, PulledImages | undefined, number | 'unknown', number, string]>([
     ['no report: no agent pre-pulls on the node, drain at once', undefined, at(0), at(1), 'drain'],
     ['Pulled: drain at once', { 'img:v2': { state: 'Pulled', since: iso(0) } }, at(0), at(1), 'drain'],
-    ['Pulling: wait until the pull ends or times out', { 'img:v2': { state: 'Pulling', since: iso(0) } }, at(0), at(1), `wait ${at(120)}`],
+    [
+      'Pulling: wait until the pull ends or times out',
+      { 'img:v2': { state: 'Pulling', since: iso(0) } },
+      at(0),
+      at(1),
+      `wait ${at(120)}`,
+    ],
     [
       'Pulling since a time the controller has not reached (clock skew): counts from now',
       { 'img:v2': { state: 'Pulling', since: iso(3600) } },
@@ -44,11 +50,25 @@ describe('prePullVerdict: a drain for new images waits for the node to have them
       'drain ImagePrePullFailed',
     ],
     ['not listed yet, revision new: wait for the agent to list it', {}, at(0), at(1), `wait ${at(0) + ACK_GRACE_MS}`],
-    ['not listed yet, revision not in the cache yet: wait from now', {}, 'unknown', at(1), `wait ${at(1) + ACK_GRACE_MS}`],
-    ['not listed past the grace: the agent is not pulling it, drain, reported', {}, at(0), at(6), 'drain ImagePrePullTimedOut'],
+    [
+      'not listed yet, revision not in the cache yet: wait from now',
+      {},
+      'unknown',
+      at(1),
+      `wait ${at(1) + ACK_GRACE_MS}`,
+    ],
+    [
+      'not listed past the grace: the agent is not pulling it, drain, reported',
+      {},
+      at(0),
+      at(6),
+      'drain ImagePrePullTimedOut',
+    ],
   ])('%s', (_name, report, createdAt, now, expected) => {
     const verdict = prePullVerdict(['img:v2'], target(report, createdAt), now);
-    const shown = verdict.wait ? `wait ${verdict.untilMs}` : ['drain', ...verdict.notPrePulled.map((n) => n.reason)].join(' ');
+    const shown = verdict.wait
+      ? `wait ${verdict.untilMs}`
+      : ['drain', ...verdict.notPrePulled.map((n) => n.reason)].join(' ');
     expect(shown).toBe(expected);
   });
 
@@ -94,7 +114,12 @@ describe('planInPlaceUpdate with a pre-pull', () => {
       ],
       containerStatuses: [runningStatus('c', { image: 'img:v1' })],
     });
-  const update = (report: PulledImages | undefined, now: number, podTemplate = v1, targetTemplate = v2): UpdateTarget => ({
+  const update = (
+    report: PulledImages | undefined,
+    now: number,
+    podTemplate = v1,
+    targetTemplate = v2,
+  ): UpdateTarget => ({
     strategy: 'InPlaceIfPossible',
     gracePeriodSeconds: 0,
     podTemplate,
@@ -113,7 +138,9 @@ describe('planInPlaceUpdate with a pre-pull', () => {
   });
 
   it('drains once the node has the image', () => {
-    expect(planInPlaceUpdate(ready(), update({ 'img:v2': { state: 'Pulled', since: iso(0) } }, at(3))).kind).toBe('drain');
+    expect(planInPlaceUpdate(ready(), update({ 'img:v2': { state: 'Pulled', since: iso(0) } }, at(3))).kind).toBe(
+      'drain',
+    );
   });
 
   it('drains after the timeout and names the image it did not wait for', () => {
@@ -122,7 +149,10 @@ describe('planInPlaceUpdate with a pre-pull', () => {
   });
 
   it('does not hold a change without new images (a restart) for the pre-pull', () => {
-    const restart: PodTemplate = { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': 'now' } }, spec: v1.spec };
+    const restart: PodTemplate = {
+      metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': 'now' } },
+      spec: v1.spec,
+    };
     const step = planInPlaceUpdate(ready(), update({}, at(1), v1, restart));
     expect(step.kind).not.toBe('wait');
   });

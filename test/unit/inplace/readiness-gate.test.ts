@@ -15,7 +15,10 @@ import { buildPod } from '../../support/fixtures/pods.js';
 
 const GATE = { conditionType: CONDITION_INPLACE_UPDATE_READY };
 const OTHER_GATE = { conditionType: 'example.com/Warm' };
-const gateCondition = (status: string): { type: string; status: string } => ({ type: CONDITION_INPLACE_UPDATE_READY, status });
+const gateCondition = (status: string): { type: string; status: string } => ({
+  type: CONDITION_INPLACE_UPDATE_READY,
+  status,
+});
 
 describe('withReadinessGate', () => {
   test.each<[string, { conditionType: string }[] | undefined, { conditionType: string }[]]>([
@@ -38,9 +41,21 @@ describe('the predicates on a pod', () => {
   const withGate = (conditions: { type: string; status: string }[]): Pod =>
     buildPod({ containers: [{ name: 'app' }], spec: { readinessGates: [GATE] }, conditions });
   test.each<[string, Pod, { held: boolean; needsCondition: boolean; status: string | undefined }]>([
-    ['created with the gate, condition not written yet', withGate([]), { held: false, needsCondition: true, status: undefined }],
-    ['gate False: an in-place update holds it', withGate([gateCondition('False')]), { held: true, needsCondition: false, status: 'False' }],
-    ['gate True: in service', withGate([gateCondition('True')]), { held: false, needsCondition: false, status: 'True' }],
+    [
+      'created with the gate, condition not written yet',
+      withGate([]),
+      { held: false, needsCondition: true, status: undefined },
+    ],
+    [
+      'gate False: an in-place update holds it',
+      withGate([gateCondition('False')]),
+      { held: true, needsCondition: false, status: 'False' },
+    ],
+    [
+      'gate True: in service',
+      withGate([gateCondition('True')]),
+      { held: false, needsCondition: false, status: 'True' },
+    ],
     [
       'a pod without the gate (created before Tailor, or by hand)',
       buildPod({ containers: [{ name: 'app' }], conditions: [{ type: 'Ready', status: 'True' }] }),
@@ -48,7 +63,10 @@ describe('the predicates on a pod', () => {
     ],
     [
       'another gate False does not hold it',
-      buildPod({ spec: { readinessGates: [OTHER_GATE, GATE] }, conditions: [{ type: 'example.com/Warm', status: 'False' }] }),
+      buildPod({
+        spec: { readinessGates: [OTHER_GATE, GATE] },
+        conditions: [{ type: 'example.com/Warm', status: 'False' }],
+      }),
       { held: false, needsCondition: true, status: undefined },
     ],
   ])('%s', (_, pod, want) => {

@@ -14,7 +14,12 @@ const capacityMessage =
 
 describe('infeasibleAtAdmission', () => {
   it.each([
-    ['403 NodeCapacity', 403, 'NodeCapacity', { cause: 'NodeCapacity', message: capacityMessage, at: '2026-11-23T10:00:00Z' }],
+    [
+      '403 NodeCapacity',
+      403,
+      'NodeCapacity',
+      { cause: 'NodeCapacity', message: capacityMessage, at: '2026-11-23T10:00:00Z' },
+    ],
     [
       '403 UnsupportedPlatform',
       403,
@@ -49,7 +54,11 @@ function updated(pod: Pod, revision: string, labelled: string, extra: Record<str
   ) as { metadata: { annotations: Record<string, string> } };
   return {
     ...pod,
-    metadata: { ...pod.metadata, labels: { 'controller-revision-hash': labelled }, annotations: patch.metadata.annotations },
+    metadata: {
+      ...pod.metadata,
+      labels: { 'controller-revision-hash': labelled },
+      annotations: patch.metadata.annotations,
+    },
   };
 }
 
@@ -83,10 +92,18 @@ describe('podResizeView reads a refusal and the resize generation from the updat
       observedGeneration: 3,
       containers: [{ name: 'app', spec: guaranteed('64', '128Mi'), actual: guaranteed('100m', '128Mi') }],
       resizeConditions: [
-        { type: 'PodResizePending', reason: 'Infeasible', message: 'Node didn’t have enough capacity', observedGeneration: 2 },
+        {
+          type: 'PodResizePending',
+          reason: 'Infeasible',
+          message: 'Node didn’t have enough capacity',
+          observedGeneration: 2,
+        },
       ],
     });
-    expect(podResizeView(updated(pod, 'web-new', 'web-new', { generation: 2 }))).toMatchObject({ state: 'Infeasible', done: false });
+    expect(podResizeView(updated(pod, 'web-new', 'web-new', { generation: 2 }))).toMatchObject({
+      state: 'Infeasible',
+      done: false,
+    });
     // Without the record, generation 3 > the verdict's 2 reads as not yet judged (the old behaviour, kept for older pods).
     expect(podResizeView(pod)).toMatchObject({ state: 'Proposed', reason: 'NotObserved' });
   });

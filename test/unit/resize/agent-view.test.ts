@@ -6,7 +6,8 @@ import type { Pod } from '../../../src/api/wire.js';
 import { buildPod } from '../../support/fixtures/pods.js';
 
 const request = { revision: 'web-2', containers: { app: { requests: { cpu: '200m' }, limits: { cpu: '400m' } } } };
-const pod = (annotations: Record<string, string>): Pod => buildPod({ annotations, node: 'n1', containers: [{ name: 'app' }] });
+const pod = (annotations: Record<string, string>): Pod =>
+  buildPod({ annotations, node: 'n1', containers: [{ name: 'app' }] });
 const withStatus = (status: object): Pod =>
   pod({ [ANNOTATION_RESIZE_REQUEST]: JSON.stringify(request), [ANNOTATION_RESIZE_STATUS]: JSON.stringify(status) });
 
@@ -78,7 +79,11 @@ describe('a resize request', () => {
       false,
     ],
     ['that is JSON null is invalid', 'null', false],
-    ['with containers as an array is invalid', JSON.stringify({ revision: 'r', containers: [{ requests: { cpu: '1' } }] }), false],
+    [
+      'with containers as an array is invalid',
+      JSON.stringify({ revision: 'r', containers: [{ requests: { cpu: '1' } }] }),
+      false,
+    ],
   ])('%s', (_name, raw, ok) => {
     expect(readResizeRequest(pod({ [ANNOTATION_RESIZE_REQUEST]: raw })).ok).toBe(ok);
   });

@@ -29,20 +29,43 @@ const pod = (name: string, node: string, shape: Shape, annotations: Record<strin
         : runningStatus('app', { image: 'i', ...(shape === 'reports' ? { resources: {} } : {}) }),
     ],
   });
-const node = (version: string): Node => ({ metadata: { name: 'n1' }, status: { nodeInfo: { kubeletVersion: version } as never } });
+const node = (version: string): Node => ({
+  metadata: { name: 'n1' },
+  status: { nodeInfo: { kubeletVersion: version } as never },
+});
 const request = JSON.stringify({ revision: 'r2', containers: { app: { requests: { cpu: '200m' } } } });
 const status = (revision: string, reason?: string): string =>
   JSON.stringify({ revision, state: 'Infeasible', since: '2026-01-01T00:00:00Z', ...(reason ? { reason } : {}) });
 
 describe('evidence about a node kubelet', () => {
   it.each<[string, Pod[], Node | undefined, boolean | undefined]>([
-    ['a running container that reports resources proves the kubelet resizes', [pod('a', 'n1', 'reports')], undefined, true],
-    ['one reporting container wins over silent ones', [pod('a', 'n1', 'silent'), pod('b', 'n1', 'reports')], undefined, true],
+    [
+      'a running container that reports resources proves the kubelet resizes',
+      [pod('a', 'n1', 'reports')],
+      undefined,
+      true,
+    ],
+    [
+      'one reporting container wins over silent ones',
+      [pod('a', 'n1', 'silent'), pod('b', 'n1', 'reports')],
+      undefined,
+      true,
+    ],
     ['running containers that report nothing prove it does not', [pod('a', 'n1', 'silent')], undefined, false],
     ['a pod with no running container is no evidence', [pod('a', 'n1', 'waiting')], undefined, undefined],
-    ['pods of other nodes are no evidence', [pod('a', 'n2', 'reports'), pod('b', 'n2', 'silent')], undefined, undefined],
+    [
+      'pods of other nodes are no evidence',
+      [pod('a', 'n2', 'reports'), pod('b', 'n2', 'silent')],
+      undefined,
+      undefined,
+    ],
     ['no pods is no evidence', [], undefined, undefined],
-    ['a kubelet older than 1.27 cannot resize whatever the pods say', [pod('a', 'n1', 'reports')], node('v1.26.9'), false],
+    [
+      'a kubelet older than 1.27 cannot resize whatever the pods say',
+      [pod('a', 'n1', 'reports')],
+      node('v1.26.9'),
+      false,
+    ],
     ['a recent kubelet version alone proves nothing', [], node('v1.34.4'), undefined],
   ])('%s', (_name, pods, n, want) => {
     expect(nodeResizeEvidence('n1', pods, n).kubeletResizes).toBe(want);

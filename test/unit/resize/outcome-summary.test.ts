@@ -76,7 +76,13 @@ const outcomes: [string, ResizeView, ResizeOutcomeStrategy, Partial<ResizeOutcom
   ],
   [
     'Deferred for 301s with onTimeout Recreate recreates the pod',
-    { state: 'Deferred', reason: 'Deferred', message: "Node didn't have enough resource: cpu", since: ago(301), done: false },
+    {
+      state: 'Deferred',
+      reason: 'Deferred',
+      message: "Node didn't have enough resource: cpu",
+      since: ago(301),
+      done: false,
+    },
     ifPossible,
     {
       action: 'recreate',
@@ -104,12 +110,19 @@ const outcomes: [string, ResizeView, ResizeOutcomeStrategy, Partial<ResizeOutcom
   ],
   [
     'InProgress with a kubelet Error times out like any InProgress and names the error',
-    { state: 'InProgress', reason: 'Error', message: 'memory limit (10240) below current usage', since: ago(3600), done: false },
+    {
+      state: 'InProgress',
+      reason: 'Error',
+      message: 'memory limit (10240) below current usage',
+      since: ago(3600),
+      done: false,
+    },
     waiting,
     {
       action: 'blocked',
       reason: 'InProgressTimeout',
-      message: 'resize InProgress for 3600s (inProgressTimeoutSeconds 3600): Error: memory limit (10240) below current usage',
+      message:
+        'resize InProgress for 3600s (inProgressTimeoutSeconds 3600): Error: memory limit (10240) below current usage',
     },
   ],
   [
@@ -120,12 +133,18 @@ const outcomes: [string, ResizeView, ResizeOutcomeStrategy, Partial<ResizeOutcom
   ],
   [
     'Infeasible with onInfeasible Recreate recreates the pod at once',
-    { state: 'Infeasible', message: "Node didn't have enough capacity: cpu, requested: 64000, capacity: 4000", since: ago(1), done: false },
+    {
+      state: 'Infeasible',
+      message: "Node didn't have enough capacity: cpu, requested: 64000, capacity: 4000",
+      since: ago(1),
+      done: false,
+    },
     ifPossible,
     {
       action: 'recreate',
       reason: 'Infeasible',
-      message: "resize is infeasible on this node: Node didn't have enough capacity: cpu, requested: 64000, capacity: 4000",
+      message:
+        "resize is infeasible on this node: Node didn't have enough capacity: cpu, requested: 64000, capacity: 4000",
     },
   ],
   [
@@ -241,7 +260,13 @@ describe('summarizeResizes builds status.resize', () => {
       { name: 'web-2', view: { state: 'Proposed', done: false } },
     ]);
     expect(status.pods).toEqual([
-      { name: 'web-1', state: 'Infeasible', reason: 'Infeasible', message: "Node didn't have enough capacity: memory", since: ago(60) },
+      {
+        name: 'web-1',
+        state: 'Infeasible',
+        reason: 'Infeasible',
+        message: "Node didn't have enough capacity: memory",
+        since: ago(60),
+      },
       { name: 'web-2', state: 'Proposed' },
     ]);
   });

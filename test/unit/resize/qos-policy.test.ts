@@ -18,14 +18,22 @@ const classes: [string, QosContainer[], QosClass][] = [
     [c({ requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '1000m', memory: '1073741824' } })],
     'Guaranteed',
   ],
-  ['two Guaranteed containers make a Guaranteed pod', [c(guaranteed('100m', '64Mi')), c(guaranteed('2', '1Gi'))], 'Guaranteed'],
+  [
+    'two Guaranteed containers make a Guaranteed pod',
+    [c(guaranteed('100m', '64Mi')), c(guaranteed('2', '1Gi'))],
+    'Guaranteed',
+  ],
   [
     'requests below limits is Burstable',
     [c({ requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } })],
     'Burstable',
   ],
   ['a cpu-only container is Burstable', [c({ requests: { cpu: '100m' }, limits: { cpu: '100m' } })], 'Burstable'],
-  ['one Guaranteed container beside one without resources is Burstable', [c(guaranteed('100m', '64Mi')), c()], 'Burstable'],
+  [
+    'one Guaranteed container beside one without resources is Burstable',
+    [c(guaranteed('100m', '64Mi')), c()],
+    'Burstable',
+  ],
   [
     'an explicit zero cpu request under a cpu limit is Burstable',
     [c({ requests: { cpu: '0', memory: '64Mi' }, limits: { cpu: '100m', memory: '64Mi' } })],
@@ -48,7 +56,12 @@ describe('qosClass follows the Kubernetes rule for cpu and memory', () => {
 });
 
 const changes: [string, QosContainer[], QosContainer[], boolean][] = [
-  ['scaling a Guaranteed container up keeps it Guaranteed', [c(guaranteed('100m', '128Mi'))], [c(guaranteed('200m', '256Mi'))], false],
+  [
+    'scaling a Guaranteed container up keeps it Guaranteed',
+    [c(guaranteed('100m', '128Mi'))],
+    [c(guaranteed('200m', '256Mi'))],
+    false,
+  ],
   [
     'changing only the cpu limit of a Guaranteed container makes it Burstable',
     [c(guaranteed('100m', '128Mi'))],
@@ -67,7 +80,12 @@ const changes: [string, QosContainer[], QosContainer[], boolean][] = [
     [c({ requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '128Mi' } })],
     true,
   ],
-  ['removing all resources of a Burstable container makes it BestEffort', [c({ requests: { cpu: '100m' } })], [c()], true],
+  [
+    'removing all resources of a Burstable container makes it BestEffort',
+    [c({ requests: { cpu: '100m' } })],
+    [c()],
+    true,
+  ],
   [
     "removing a Burstable container's memory limit keeps it Burstable",
     [c({ requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '128Mi' } })],
@@ -110,9 +128,24 @@ const policy = (cpu?: string, memory?: string): PolicyContainer => ({
 const policies: [string, PolicyContainer, ResizableResource[], boolean][] = [
   ['no resizePolicy resizes cpu without a restart', {}, ['cpu'], false],
   ['no resizePolicy resizes memory without a restart', {}, ['memory'], false],
-  ['NotRequired for both resizes cpu and memory without a restart', policy('NotRequired', 'NotRequired'), ['cpu', 'memory'], false],
-  ['RestartContainer for memory leaves a cpu-only resize without a restart', policy('NotRequired', 'RestartContainer'), ['cpu'], false],
-  ['RestartContainer for memory restarts on a memory resize', policy('NotRequired', 'RestartContainer'), ['memory'], true],
+  [
+    'NotRequired for both resizes cpu and memory without a restart',
+    policy('NotRequired', 'NotRequired'),
+    ['cpu', 'memory'],
+    false,
+  ],
+  [
+    'RestartContainer for memory leaves a cpu-only resize without a restart',
+    policy('NotRequired', 'RestartContainer'),
+    ['cpu'],
+    false,
+  ],
+  [
+    'RestartContainer for memory restarts on a memory resize',
+    policy('NotRequired', 'RestartContainer'),
+    ['memory'],
+    true,
+  ],
   [
     'RestartContainer for memory wins when cpu and memory change together',
     policy('NotRequired', 'RestartContainer'),
@@ -121,7 +154,12 @@ const policies: [string, PolicyContainer, ResizableResource[], boolean][] = [
   ],
   ['RestartContainer for cpu restarts on a cpu resize', policy('RestartContainer'), ['cpu'], true],
   ['a resource without an entry defaults to NotRequired', policy('RestartContainer'), ['memory'], false],
-  ['PreferNoRestart (a KEP draft name) does not restart', policy('PreferNoRestart', 'PreferNoRestart'), ['cpu', 'memory'], false],
+  [
+    'PreferNoRestart (a KEP draft name) does not restart',
+    policy('PreferNoRestart', 'PreferNoRestart'),
+    ['cpu', 'memory'],
+    false,
+  ],
   ['nothing changed restarts nothing', policy('RestartContainer', 'RestartContainer'), [], false],
 ];
 

@@ -105,7 +105,9 @@ const burstableDecrease: Row[] = [
       form: 'conditions',
       generation: 2,
       observedGeneration: 2,
-      containers: [{ name: 'app', spec: burstableSpec, actual: burstableBefore, allocated: { cpu: '100m', memory: '100Mi' } }],
+      containers: [
+        { name: 'app', spec: burstableSpec, actual: burstableBefore, allocated: { cpu: '100m', memory: '100Mi' } },
+      ],
       resizeConditions: [{ type: 'PodResizeInProgress', lastTransitionTime: T_IN_PROGRESS }],
     }),
     { state: 'InProgress', done: false },
@@ -155,7 +157,11 @@ const equivalents: Row[] = [
       generation: 2,
       observedGeneration: 2,
       containers: [
-        { name: 'app', spec: equivalentsSpec, actual: { requests: { cpu: '2m', memory: '64Mi' }, limits: { cpu: '10m', memory: '64Mi' } } },
+        {
+          name: 'app',
+          spec: equivalentsSpec,
+          actual: { requests: { cpu: '2m', memory: '64Mi' }, limits: { cpu: '10m', memory: '64Mi' } },
+        },
       ],
     }),
     { done: true },
@@ -175,7 +181,11 @@ const equivalents: Row[] = [
     makePod({
       form: 'legacy',
       containers: [
-        { name: 'app', spec: equivalentsSpec, actual: { requests: { cpu: '2m', memory: '64Mi' }, limits: { cpu: '10m', memory: '64Mi' } } },
+        {
+          name: 'app',
+          spec: equivalentsSpec,
+          actual: { requests: { cpu: '2m', memory: '64Mi' }, limits: { cpu: '10m', memory: '64Mi' } },
+        },
       ],
     }),
     { done: true },
@@ -187,7 +197,11 @@ const equivalents: Row[] = [
       generation: 2,
       observedGeneration: 2,
       containers: [
-        { name: 'app', spec: equivalentsSpec, actual: { requests: { cpu: '2m', memory: '64Mi' }, limits: { cpu: '11m', memory: '64Mi' } } },
+        {
+          name: 'app',
+          spec: equivalentsSpec,
+          actual: { requests: { cpu: '2m', memory: '64Mi' }, limits: { cpu: '11m', memory: '64Mi' } },
+        },
       ],
     }),
     { state: 'Proposed', reason: 'NotActuated', message: 'container app: cpu limit 5m, node reports 11m', done: false },
@@ -235,7 +249,12 @@ const threeContainers: Row[] = [
       qosClass: 'Guaranteed',
       containers: three(...threeAfter, threeAfter[0], threeAfter[1], threeBefore[2]),
     }),
-    { state: 'Proposed', reason: 'NotActuated', message: 'container c3: cpu request 340m, node reports 300m', done: false },
+    {
+      state: 'Proposed',
+      reason: 'NotActuated',
+      message: 'container c3: cpu request 340m, node reports 300m',
+      done: false,
+    },
   ],
   [
     'three containers with a net increase, legacy form: InProgress until status.resize clears',
@@ -268,7 +287,9 @@ const pendingAndErrors: Row[] = [
       generation: 2,
       observedGeneration: 2,
       containers: [{ name: 'app', spec: guaranteed('3', '1Gi'), actual: guaranteed('500m', '1Gi') }],
-      resizeConditions: [{ type: 'PodResizePending', reason: 'Deferred', message: deferredMessage, lastTransitionTime: T_PENDING }],
+      resizeConditions: [
+        { type: 'PodResizePending', reason: 'Deferred', message: deferredMessage, lastTransitionTime: T_PENDING },
+      ],
     }),
     { state: 'Deferred', reason: 'Deferred', message: deferredMessage, since: T_PENDING, done: false },
   ],
@@ -288,7 +309,9 @@ const pendingAndErrors: Row[] = [
       generation: 2,
       observedGeneration: 2,
       containers: [{ name: 'app', spec: guaranteed('64', '1Gi'), actual: guaranteed('500m', '1Gi') }],
-      resizeConditions: [{ type: 'PodResizePending', reason: 'Infeasible', message: infeasibleMessage, lastTransitionTime: T_PENDING }],
+      resizeConditions: [
+        { type: 'PodResizePending', reason: 'Infeasible', message: infeasibleMessage, lastTransitionTime: T_PENDING },
+      ],
     }),
     { state: 'Infeasible', reason: 'Infeasible', message: infeasibleMessage, since: T_PENDING, done: false },
   ],
@@ -318,7 +341,8 @@ const pendingAndErrors: Row[] = [
         {
           type: 'PodResizeInProgress',
           reason: 'Error',
-          message: 'error setting memory limit: attempting to set pod memory limit (10240) below current usage (2490368)',
+          message:
+            'error setting memory limit: attempting to set pod memory limit (10240) below current usage (2490368)',
           lastTransitionTime: T_IN_PROGRESS,
         },
       ],
@@ -338,7 +362,9 @@ const pendingAndErrors: Row[] = [
       generation: 3,
       observedGeneration: 3,
       containers: [{ name: 'app', spec: guaranteed('100m', '64Mi'), actual: guaranteed('100m', '64Mi') }],
-      resizeConditions: [{ type: 'PodResizeInProgress', reason: 'Error', message: 'memory limit (67108864) below current usage' }],
+      resizeConditions: [
+        { type: 'PodResizeInProgress', reason: 'Error', message: 'memory limit (67108864) below current usage' },
+      ],
     }),
     { state: 'InProgress', reason: 'Error', done: false },
   ],
@@ -424,7 +450,9 @@ const generations: Row[] = [
       generation: 3,
       observedGeneration: 3,
       containers: [{ name: 'app', spec: guaranteed('300m', '256Mi'), actual: guaranteed('200m', '256Mi') }],
-      resizeConditions: [{ type: 'PodResizePending', reason: 'Infeasible', message: infeasibleMessage, observedGeneration: 2 }],
+      resizeConditions: [
+        { type: 'PodResizePending', reason: 'Infeasible', message: infeasibleMessage, observedGeneration: 2 },
+      ],
     }),
     { state: 'Proposed', reason: 'NotObserved', done: false },
   ],
@@ -478,14 +506,18 @@ const generations: Row[] = [
 ];
 
 describe('podResizeView maps what the kubelet reports to a resize state', () => {
-  it.each([...guaranteedIncrease, ...burstableDecrease, ...equivalents, ...threeContainers, ...pendingAndErrors, ...generations])(
-    '%s',
-    (_name, pod, expected) => {
-      const got = podResizeView(pod);
-      expect(got).toMatchObject(defined(expected));
-      for (const [key, value] of Object.entries(expected)) if (value === undefined) expect(got).not.toHaveProperty(key);
-    },
-  );
+  it.each([
+    ...guaranteedIncrease,
+    ...burstableDecrease,
+    ...equivalents,
+    ...threeContainers,
+    ...pendingAndErrors,
+    ...generations,
+  ])('%s', (_name, pod, expected) => {
+    const got = podResizeView(pod);
+    expect(got).toMatchObject(defined(expected));
+    for (const [key, value] of Object.entries(expected)) if (value === undefined) expect(got).not.toHaveProperty(key);
+  });
 });
 
 describe('podResizeView covers sidecars', () => {
@@ -496,7 +528,9 @@ describe('podResizeView covers sidecars', () => {
       observedGeneration: 2,
       containers: [{ name: 'app', spec: guaranteed('1', '1Gi'), actual: guaranteed('1', '1Gi') }],
     });
-    pod.spec!.initContainers = [{ name: 'proxy', image: 'proxy:1', restartPolicy: 'Always', resources: guaranteed('200m', '64Mi') }];
+    pod.spec!.initContainers = [
+      { name: 'proxy', image: 'proxy:1', restartPolicy: 'Always', resources: guaranteed('200m', '64Mi') },
+    ];
     pod.status!.initContainerStatuses = [
       {
         name: 'proxy',
@@ -539,8 +573,18 @@ describe('podResizeView covers sidecars', () => {
 
 const equivalence: [string, Res | undefined, Res | undefined, boolean][] = [
   ['"1000m" and "1" are the same cpu', { requests: { cpu: '1000m' } }, { requests: { cpu: '1' } }, true],
-  ['"128Mi" and "134217728" are the same memory', { limits: { memory: '128Mi' } }, { limits: { memory: '134217728' } }, true],
-  ['"0.5Gi" and "512Mi" are the same memory', { requests: { memory: '0.5Gi' } }, { requests: { memory: '512Mi' } }, true],
+  [
+    '"128Mi" and "134217728" are the same memory',
+    { limits: { memory: '128Mi' } },
+    { limits: { memory: '134217728' } },
+    true,
+  ],
+  [
+    '"0.5Gi" and "512Mi" are the same memory',
+    { requests: { memory: '0.5Gi' } },
+    { requests: { memory: '512Mi' } },
+    true,
+  ],
   ['a cpu request of 1m equals the 2m minimum', { requests: { cpu: '1m' } }, { requests: { cpu: '2m' } }, true],
   ['an absent cpu request equals the 2m minimum', {}, { requests: { cpu: '2m' } }, true],
   ['a cpu request of 3m is not 2m', { requests: { cpu: '3m' } }, { requests: { cpu: '2m' } }, false],
@@ -567,7 +611,10 @@ describe('resourcesEquivalent compares like the kubelet', () => {
 
 describe('kubeletCanResize tells whether the node resizes in place', () => {
   const base = () =>
-    makePod({ form: 'conditions', containers: [{ name: 'app', spec: guaranteed('1', '1Gi'), actual: guaranteed('1', '1Gi') }] });
+    makePod({
+      form: 'conditions',
+      containers: [{ name: 'app', spec: guaranteed('1', '1Gi'), actual: guaranteed('1', '1Gi') }],
+    });
   const cases: [string, Pod, boolean][] = [
     ['a running container reporting resources means yes', base(), true],
     [
@@ -593,7 +640,15 @@ describe('kubeletCanResize tells whether the node resizes in place', () => {
       (() => {
         const pod = makePod({ form: 'conditions', containers: [{ name: 'app', spec: {}, running: false }] });
         pod.status!.initContainerStatuses = [
-          { name: 'proxy', image: 'proxy:1', imageID: 'x', ready: true, restartCount: 0, state: { running: {} }, resources: {} },
+          {
+            name: 'proxy',
+            image: 'proxy:1',
+            imageID: 'x',
+            ready: true,
+            restartCount: 0,
+            state: { running: {} },
+            resources: {},
+          },
         ];
         return pod;
       })(),

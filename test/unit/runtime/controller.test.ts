@@ -58,7 +58,8 @@ function startController(reconcile: Reconciler, concurrency = 1): Harness {
     controller,
     registry,
     logs,
-    reconcileTotal: async (result) => metricValue(registry, 'controller_runtime_reconcile_total', { controller: 'cloneset', result }),
+    reconcileTotal: async (result) =>
+      metricValue(registry, 'controller_runtime_reconcile_total', { controller: 'cloneset', result }),
   };
 }
 
@@ -112,7 +113,9 @@ describe('Controller', () => {
     expect(harness.controller.queue.numRequeues('ns/web')).toBe(0);
     expect(await harness.reconcileTotal('error')).toBe(3);
     expect(await harness.reconcileTotal('success')).toBe(1);
-    expect(await metricValue(harness.registry, 'controller_runtime_reconcile_errors_total', { controller: 'cloneset' })).toBe(3);
+    expect(
+      await metricValue(harness.registry, 'controller_runtime_reconcile_errors_total', { controller: 'cloneset' }),
+    ).toBe(3);
     expect(harness.logs.filter((line) => line.level === PINO_ERROR && line.key === 'ns/web')).toHaveLength(3);
   });
 
@@ -199,7 +202,9 @@ describe('Controller', () => {
     expect(reconciled.slice(0, 4)).toEqual(['ns/string', 'ns/undefined', 'ns/sync', 'ns/fine']);
     expect(await harness.reconcileTotal('success')).toBe(1);
     const errorMessages = harness.logs.filter((line) => line.level === PINO_ERROR).map((line) => line.err?.message);
-    expect(errorMessages).toEqual(expect.arrayContaining([expect.stringContaining('"boom"'), expect.stringContaining('undefined')]));
+    expect(errorMessages).toEqual(
+      expect.arrayContaining([expect.stringContaining('"boom"'), expect.stringContaining('undefined')]),
+    );
 
     await jest.advanceTimersByTimeAsync(5);
     expect(reconciled.filter((key) => key === 'ns/string')).toHaveLength(2);
@@ -373,7 +378,9 @@ describe('Controller', () => {
 
   test('isTerminalError looks through the cause chain and nothing else', () => {
     expect(isTerminalError(new TerminalError('bad spec'))).toBe(true);
-    expect(isTerminalError(new Error('outer', { cause: new Error('mid', { cause: new TerminalError('x') }) }))).toBe(true);
+    expect(isTerminalError(new Error('outer', { cause: new Error('mid', { cause: new TerminalError('x') }) }))).toBe(
+      true,
+    );
     expect(isTerminalError(new Error('plain'))).toBe(false);
     expect(isTerminalError('TerminalError')).toBe(false);
   });

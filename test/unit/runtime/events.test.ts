@@ -10,7 +10,9 @@ class RefusingClient extends KubeClient {
   calls = 0;
   override json<T>(method: string, path: string): Promise<T> {
     this.calls++;
-    return Promise.reject(new KubeApiError(method, path, 403, { reason: 'Forbidden', message: 'namespace is being terminated' }));
+    return Promise.reject(
+      new KubeApiError(method, path, 403, { reason: 'Forbidden', message: 'namespace is being terminated' }),
+    );
   }
 }
 
@@ -63,11 +65,18 @@ describe('EventRecorder.batch', () => {
   it('writes the first pod at once and the rest of the window as one summary', async () => {
     const client = new RecordingClient(unusedKubeConfig());
     const recorder = new EventRecorder({ client, component: 'test', logger: silentLogger(), batchWindowMs: 60_000 });
-    const cs = { apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', metadata: { name: 'web', namespace: 'ns', uid: 'cs' } };
+    const cs = {
+      apiVersion: 'apps.tailor.dev/v1alpha1',
+      kind: 'CloneSet',
+      metadata: { name: 'web', namespace: 'ns', uid: 'cs' },
+    };
     for (const name of ['a', 'b', 'c', 'b', 'a', 'd'])
       recorder.batch(cs, 'Normal', 'InPlaceUpdateCompleted', 'updated in place to revision r2', name);
     await recorder.flush();
-    expect(client.messages).toEqual(['updated in place to revision r2: a', 'updated in place to revision r2: 3 pods: b, c, d']);
+    expect(client.messages).toEqual([
+      'updated in place to revision r2: a',
+      'updated in place to revision r2: 3 pods: b, c, d',
+    ]);
     recorder.batch(cs, 'Normal', 'InPlaceUpdateCompleted', 'updated in place to revision r2', 'e');
     await recorder.flush();
     expect(client.messages.at(-1)).toBe('updated in place to revision r2: e');
@@ -103,7 +112,13 @@ describe('EventRecorder write concurrency', () => {
 
   it('drops and counts events beyond its backlog instead of queueing them without end', async () => {
     const client = new SlowClient(unusedKubeConfig());
-    const recorder = new EventRecorder({ client, component: 'test', logger: silentLogger(), maxConcurrentWrites: 2, maxQueuedWrites: 5 });
+    const recorder = new EventRecorder({
+      client,
+      component: 'test',
+      logger: silentLogger(),
+      maxConcurrentWrites: 2,
+      maxQueuedWrites: 5,
+    });
     for (let i = 0; i < 20; i++) recorder.event(podNamed(i), 'Normal', 'Reason', 'message');
     await recorder.flush();
     expect(client.written).toBe(7);

@@ -52,7 +52,12 @@ class ScriptedApi {
   private rv = 100;
 
   put(name: string, data: string): Obj {
-    const obj: Obj = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'ns', name, resourceVersion: String(++this.rv) }, data };
+    const obj: Obj = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { namespace: 'ns', name, resourceVersion: String(++this.rv) },
+      data,
+    };
     this.objects.set(name, obj);
     return obj;
   }
@@ -127,7 +132,10 @@ afterEach(async () => {
   jest.useRealTimers();
 });
 
-async function started(api: ScriptedApi, options: { resyncPeriodMs?: number } = {}): Promise<{ informer: Informer<Obj>; seen: string[] }> {
+async function started(
+  api: ScriptedApi,
+  options: { resyncPeriodMs?: number } = {},
+): Promise<{ informer: Informer<Obj>; seen: string[] }> {
   const s = informerOn(api, options);
   running = s.informer;
   s.informer.start();
@@ -275,7 +283,8 @@ class PagedApi extends ScriptedApi {
   override async list<T>(_path?: string, query: RequestOptions['query'] = {}): Promise<KubeList<T>> {
     this.requests += 1;
     this.pages.push({ limit: query['limit'], continue: query['continue'] });
-    if (this.failPage === this.requests) throw new KubeApiError('GET', '/x', 410, { reason: 'Expired', message: 'continue token expired' });
+    if (this.failPage === this.requests)
+      throw new KubeApiError('GET', '/x', 410, { reason: 'Expired', message: 'continue token expired' });
     const all = (await super.list<T>()).items;
     const limit = Number(query['limit']);
     const from = Number(query['continue'] ?? 0);

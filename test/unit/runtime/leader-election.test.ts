@@ -10,7 +10,11 @@ import { afterEach, beforeEach, describe, expect, jest, test } from '@jest/globa
 import type { CallOptions } from '../../../src/runtime/kube-client.js';
 import { KubeApiError } from '../../../src/runtime/api-error.js';
 import { DeadlineExceededError } from '../../../src/runtime/kube-client.js';
-import { LeaderElector, validateLeaderElectionTimings, type LeaderElectionOptions } from '../../../src/runtime/leader-election.js';
+import {
+  LeaderElector,
+  validateLeaderElectionTimings,
+  type LeaderElectionOptions,
+} from '../../../src/runtime/leader-election.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
 
 interface LeaseSpec {
@@ -90,7 +94,9 @@ class FakeLeaseApi {
           ),
         );
         if (answerAfterMs !== undefined) timers.push(setTimeout(() => settle(), answerAfterMs));
-        call?.signal?.addEventListener('abort', () => settle(new KubeApiError(method, path, 0, undefined, { cause: call.signal?.reason })));
+        call?.signal?.addEventListener('abort', () =>
+          settle(new KubeApiError(method, path, 0, undefined, { cause: call.signal?.reason })),
+        );
       });
     } finally {
       this.pending -= 1;
@@ -139,10 +145,20 @@ afterEach(() => {
 
 describe('leader election timings', () => {
   test('a renew deadline not shorter than the lease duration is rejected', () => {
-    expect(() => validateLeaderElectionTimings(10_000, 10_000, 2_000)).toThrow('must be shorter than the lease duration');
-    const options = { client: new FakeLeaseApi(), namespace: 'ns', name: 'lease', identity: 'me', logger: silentLogger() };
+    expect(() => validateLeaderElectionTimings(10_000, 10_000, 2_000)).toThrow(
+      'must be shorter than the lease duration',
+    );
+    const options = {
+      client: new FakeLeaseApi(),
+      namespace: 'ns',
+      name: 'lease',
+      identity: 'me',
+      logger: silentLogger(),
+    };
     const callbacks = { onStartedLeading: () => undefined, onStoppedLeading: () => undefined };
-    expect(() => new LeaderElector({ ...options, ...callbacks, leaseDurationMs: 5_000, renewDeadlineMs: 10_000 })).toThrow(RangeError);
+    expect(
+      () => new LeaderElector({ ...options, ...callbacks, leaseDurationMs: 5_000, renewDeadlineMs: 10_000 }),
+    ).toThrow(RangeError);
   });
 
   test('a renew deadline that leaves no room for a jittered retry is rejected, and so is a zero duration', () => {

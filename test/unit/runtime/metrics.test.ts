@@ -68,7 +68,9 @@ describe('RuntimeMetrics', () => {
         host: 'api.local:6443',
       }),
     ).toBe(2);
-    expect(await metricValue(metrics.registry, 'rest_client_requests_total', { code: '<error>', method: 'GET' })).toBe(1);
+    expect(await metricValue(metrics.registry, 'rest_client_requests_total', { code: '<error>', method: 'GET' })).toBe(
+      1,
+    );
   });
 
   test('renderMetrics renders any registry in the Prometheus text format', async () => {

@@ -14,7 +14,15 @@ const pod = (name: string, rv: string, owner?: string, tier?: string): KubeObjec
     resourceVersion: rv,
     labels: tier ? { tier } : {},
     ownerReferences: owner
-      ? [{ apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: owner, uid: `uid-${owner}`, controller: true }]
+      ? [
+          {
+            apiVersion: 'apps.tailor.dev/v1alpha1',
+            kind: 'CloneSet',
+            name: owner,
+            uid: `uid-${owner}`,
+            controller: true,
+          },
+        ]
       : [],
   },
 });
@@ -49,7 +57,11 @@ describe('Store', () => {
     const store = new Store<KubeObject>();
     for (const p of [pod('same', '1'), pod('changed', '1'), pod('gone', '1')]) store.upsert(p);
     const changes = store.replace([pod('same', '1'), pod('changed', '2'), pod('new', '1')]);
-    expect(changes.map((c) => `${c.type} ${c.obj.metadata?.name}`)).toEqual(['deleted gone', 'updated changed', 'added new']);
+    expect(changes.map((c) => `${c.type} ${c.obj.metadata?.name}`)).toEqual([
+      'deleted gone',
+      'updated changed',
+      'added new',
+    ]);
     expect(names(store.list())).toEqual(['changed', 'new', 'same']);
   });
 });
@@ -77,7 +89,14 @@ describe('handlers', () => {
   // Issue 20.1: owner references never cross namespaces, and only our group's CloneSet owns.
   test.each([
     ['the owner in its own namespace', 'ns', 'apps.tailor.dev/v1alpha1', 'CloneSet', true, ['ns/uid-web']],
-    ['a pod in another namespace naming the same UID', 'tenant-b', 'apps.tailor.dev/v1alpha1', 'CloneSet', true, ['tenant-b/uid-web']],
+    [
+      'a pod in another namespace naming the same UID',
+      'tenant-b',
+      'apps.tailor.dev/v1alpha1',
+      'CloneSet',
+      true,
+      ['tenant-b/uid-web'],
+    ],
     ["OpenKruise's CloneSet with the same UID", 'ns', 'apps.kruise.io/v1alpha1', 'CloneSet', true, []],
     ['a ReplicaSet of the same UID', 'ns', 'apps/v1', 'ReplicaSet', true, []],
     ['a non-controlling owner reference', 'ns', 'apps.tailor.dev/v1alpha1', 'CloneSet', false, []],
@@ -85,7 +104,11 @@ describe('handlers', () => {
     'the owned index files %s under namespace/uid only when group and kind match',
     (_, namespace, apiVersion, kind, controller, expected) => {
       const obj: KubeObject = {
-        metadata: { namespace, name: 'p', ownerReferences: [{ apiVersion, kind, name: 'web', uid: 'uid-web', controller }] },
+        metadata: {
+          namespace,
+          name: 'p',
+          ownerReferences: [{ apiVersion, kind, name: 'web', uid: 'uid-web', controller }],
+        },
       };
       const index = byControllerOf({ group: 'apps.tailor.dev', kind: 'CloneSet' });
       expect(index(obj)).toEqual(expected);
@@ -93,7 +116,9 @@ describe('handlers', () => {
       store.addIndex('owner', index);
       store.upsert(obj);
       // The victim's lookup is by its own namespace: another namespace's pod is never among its pods.
-      expect(store.byIndex('owner', ownedIndexValue('ns', 'uid-web')).length).toBe(namespace === 'ns' && expected.length > 0 ? 1 : 0);
+      expect(store.byIndex('owner', ownedIndexValue('ns', 'uid-web')).length).toBe(
+        namespace === 'ns' && expected.length > 0 ? 1 : 0,
+      );
     },
   );
 });

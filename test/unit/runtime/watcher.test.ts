@@ -6,7 +6,12 @@ import { step, type WatcherEffect, type WatcherInput, type WatcherState } from '
 const CONFIG = { healthyAfterMs: 60_000, minWatchMs: 1_000 };
 const kinds = (effects: readonly WatcherEffect[]): string[] => effects.map((e) => e.kind);
 
-const listing = (attempt: number, synced = true): WatcherState => ({ phase: 'listing', attempt, reason: 'initial', synced });
+const listing = (attempt: number, synced = true): WatcherState => ({
+  phase: 'listing',
+  attempt,
+  reason: 'initial',
+  synced,
+});
 const watching = (attempt: number, since = 0, resourceVersion = '100'): WatcherState => ({
   phase: 'watching',
   attempt,
@@ -64,20 +69,34 @@ describe('watcher step', () => {
   });
 
   test('410 Gone relists at once, without backing off', () => {
-    const t = step(watching(2), { type: 'watchFailed', attempt: 2, gone: true, error: new Error('gone'), now: 5_000 }, CONFIG);
+    const t = step(
+      watching(2),
+      { type: 'watchFailed', attempt: 2, gone: true, error: new Error('gone'), now: 5_000 },
+      CONFIG,
+    );
     expect(t.state).toMatchObject({ phase: 'listing', attempt: 3, reason: 'gone' });
     expect(kinds(t.effects)).toEqual(['disarmWatchdog', 'log', 'list']);
   });
 
   // Issue 20.14: a server that answers every watch with 410 must not be relisted in a tight loop.
   test('410 Gone as soon as the watch opened backs off before relisting', () => {
-    const t = step(watching(2, 0), { type: 'watchFailed', attempt: 2, gone: true, error: new Error('gone'), now: 10 }, CONFIG);
+    const t = step(
+      watching(2, 0),
+      { type: 'watchFailed', attempt: 2, gone: true, error: new Error('gone'), now: 10 },
+      CONFIG,
+    );
     expect(t.state).toMatchObject({ phase: 'backingOff', then: 'list', attempt: 3 });
     expect(kinds(t.effects)).toEqual(['disarmWatchdog', 'log', 'scheduleRetry']);
   });
 
   test('a failed watch backs off, then watches again from the last resourceVersion', () => {
-    const failed = run(watching(2, 0, '120'), { type: 'watchFailed', attempt: 2, gone: false, error: new Error('reset'), now: 10 });
+    const failed = run(watching(2, 0, '120'), {
+      type: 'watchFailed',
+      attempt: 2,
+      gone: false,
+      error: new Error('reset'),
+      now: 10,
+    });
     expect(failed.state).toMatchObject({ phase: 'backingOff', then: 'watch', resourceVersion: '120' });
     expect(kinds(failed.effects)).toEqual(['disarmWatchdog', 'log', 'scheduleRetry']);
     const retried = run(failed.state, { type: 'retryDue', attempt: 3, now: 900 });
@@ -86,7 +105,11 @@ describe('watcher step', () => {
   });
 
   test('a watch that ran healthily resets the backoff when it fails', () => {
-    const t = step(watching(2, 0), { type: 'watchFailed', attempt: 2, gone: false, error: new Error('x'), now: 60_000 }, CONFIG);
+    const t = step(
+      watching(2, 0),
+      { type: 'watchFailed', attempt: 2, gone: false, error: new Error('x'), now: 60_000 },
+      CONFIG,
+    );
     expect(kinds(t.effects)).toContain('resetBackoff');
   });
 
@@ -117,7 +140,13 @@ describe('watcher step', () => {
     const t = step(watching(2), { type: 'relistDue' }, CONFIG);
     expect(t.state).toMatchObject({ phase: 'listing', reason: 'periodic' });
     expect(kinds(t.effects)).toEqual(['abortWatch', 'disarmWatchdog', 'list']);
-    const waiting: WatcherState = { phase: 'backingOff', attempt: 5, then: 'watch', resourceVersion: '9', synced: true };
+    const waiting: WatcherState = {
+      phase: 'backingOff',
+      attempt: 5,
+      then: 'watch',
+      resourceVersion: '9',
+      synced: true,
+    };
     expect(step(waiting, { type: 'relistDue' }, CONFIG).state).toMatchObject({ then: 'list' });
   });
 
@@ -141,7 +170,10 @@ describe('watcher step', () => {
 
   test('stop shuts everything down from any phase, and a stopped watcher ignores everything', () => {
     for (const state of [{ phase: 'idle' } as const, listing(1), watching(2)]) {
-      expect(step(state, { type: 'stop' }, CONFIG)).toEqual({ state: { phase: 'stopped' }, effects: [{ kind: 'shutdown' }] });
+      expect(step(state, { type: 'stop' }, CONFIG)).toEqual({
+        state: { phase: 'stopped' },
+        effects: [{ kind: 'shutdown' }],
+      });
     }
     expect(step({ phase: 'stopped' }, { type: 'start', now: 0 }, CONFIG).effects).toEqual([]);
   });
