@@ -94,10 +94,10 @@ const podsRunningV2 = async (ns: string): Promise<Pod[]> =>
 
 /**
  * When a replica has asked for the new image on more pods than `updatedBefore` (read from the API).
- * After an API server restart the next pod came within 5 s in five runs on the three-node bed, and
- * not within 120 s in one, whose cause is not found (the kubelet logs show nothing to do in that
- * window); the wait allows 240 s so that one slow recovery is printed in the recovery column, not
- * a lost run.
+ * After an API server restart the next pod came 5 s after the API was back in a full run on the
+ * three-node bed, and not within 120 s in another, whose cause is not found (the kubelet logs show
+ * nothing to do in that window); the wait allows 240 s so that a slow recovery is printed in the
+ * recovery column, not a lost run.
  */
 const nextPodUpdated = (ns: string, updatedBefore: number): Promise<number> =>
   timeWhen('a replica to update another pod', async () => (await podsAtV2(ns)).length > updatedBefore, 240_000);
