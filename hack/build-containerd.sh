@@ -6,6 +6,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/versions.sh"
+. "$here/go-module.sh"
 cache=${TAILOR_CACHE:-$HOME/.cache/tailor}
 root=$cache/containerd/v$CONTAINERD_VERSION
 out=$root/bin
@@ -25,22 +26,9 @@ if [ ${#missing[@]} -eq 0 ]; then
 fi
 echo "building containerd v$CONTAINERD_VERSION (${missing[*]}; first run: about three minutes on 2 cores; cached afterwards)"
 
-[ -x /usr/local/go/bin/go ] && PATH=$PATH:/usr/local/go/bin
-command -v go >/dev/null || { echo "error: no Go toolchain on PATH: install Go >= 1.24 and retry" >&2; exit 1; }
-
-# The module's own go.mod decides the dependency graph exactly as the release does; the module
-# cache is read-only, so the build runs in a writable copy.
+require_go 1.24
 src=$root/src
-if [ ! -f "$src/.complete" ]; then
-  echo "downloading $mod@v$CONTAINERD_VERSION"
-  json=$(go mod download -json "$mod@v$CONTAINERD_VERSION")
-  dir=$(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
-  [ -n "$dir" ] && [ -f "$dir/go.mod" ] || { echo "error: go mod download gave no source for $mod@v$CONTAINERD_VERSION:" >&2; printf '%s\n' "$json" >&2; exit 1; }
-  rm -rf "$src"
-  cp -r "$dir" "$src"
-  chmod -R u+w "$src"
-  touch "$src/.complete"
-fi
+module_source "$mod" "v$CONTAINERD_VERSION" "$src"
 
 cd "$src"
 start=$SECONDS

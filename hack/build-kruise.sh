@@ -6,6 +6,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/versions.sh"
+. "$here/go-module.sh"
 cache=${TAILOR_CACHE:-$HOME/.cache/tailor}
 root=$cache/kruise/v$KRUISE_VERSION
 out=$root/bin
@@ -22,24 +23,9 @@ if [ -x "$out/kruise-manager" ] && [ -f "$root/crds/apps.kruise.io_clonesets.yam
 fi
 echo "building kruise-manager v$KRUISE_VERSION (first run: ten minutes or more on 2 cores; cached afterwards)"
 
-[ -x /usr/local/go/bin/go ] && PATH=$PATH:/usr/local/go/bin
-command -v go >/dev/null || { echo "error: no Go toolchain on PATH: install Go >= 1.22 and retry" >&2; exit 1; }
-
-# `go install mod@version` refuses a module whose go.mod has replace directives (kruise pins every
-# k8s.io module to v0.30.x that way), so the module's own source is downloaded and built in place:
-# its go.mod and go.sum decide the dependency graph exactly as the release does.
+require_go 1.22
 src=$root/src
-if [ ! -f "$src/.complete" ]; then
-  echo "downloading $mod@v$KRUISE_VERSION"
-  json=$(go mod download -json "$mod@v$KRUISE_VERSION")
-  dir=$(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
-  [ -n "$dir" ] && [ -f "$dir/go.mod" ] || { echo "error: go mod download gave no source for $mod@v$KRUISE_VERSION:" >&2; printf '%s\n' "$json" >&2; exit 1; }
-  rm -rf "$src"
-  # The module cache is read-only; the build needs a writable copy (go may touch go.sum).
-  cp -r "$dir" "$src"
-  chmod -R u+w "$src"
-  touch "$src/.complete"
-fi
+module_source "$mod" "v$KRUISE_VERSION" "$src"
 
 mkdir -p "$root/crds"
 cp "$src"/config/crd/bases/*.yaml "$root/crds/"

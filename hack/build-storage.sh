@@ -7,6 +7,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/versions.sh"
+. "$here/go-module.sh"
 cache=${TAILOR_CACHE:-$HOME/.cache/tailor}
 root=$cache/local-path-provisioner/v$LOCAL_PATH_PROVISIONER_VERSION
 out=$root/bin
@@ -20,16 +21,12 @@ if [ -x "$out/local-path-provisioner" ]; then
   exit 0
 fi
 echo "building local-path-provisioner v$LOCAL_PATH_PROVISIONER_VERSION (first run: about a minute; cached afterwards)"
-[ -x /usr/local/go/bin/go ] && PATH=$PATH:/usr/local/go/bin
-command -v go >/dev/null || { echo "error: no Go toolchain on PATH: install Go >= 1.22 and retry" >&2; exit 1; }
-
-json=$(go mod download -json "$mod@v$LOCAL_PATH_PROVISIONER_VERSION")
-dir=$(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
-[ -n "$dir" ] && [ -f "$dir/go.mod" ] || { echo "error: go mod download gave no source for $mod@v$LOCAL_PATH_PROVISIONER_VERSION:" >&2; printf '%s\n' "$json" >&2; exit 1; }
+require_go 1.22
 # Built in a writable copy by the module's go.mod and go.sum (its vendor directory lacks
 # modules.txt in the module zip, so -mod=vendor cannot use it).
 src=$root/src
-rm -rf "$src" && cp -r "$dir" "$src" && chmod -R u+w "$src" && rm -rf "$src/vendor"
+module_source "$mod" "v$LOCAL_PATH_PROVISIONER_VERSION" "$src"
+rm -rf "$src/vendor"
 start=$SECONDS
 (cd "$src" && CGO_ENABLED=0 GOFLAGS=-mod=mod nice -n 19 go build -trimpath -ldflags "-s -w" -o "$out/local-path-provisioner.tmp.$$" .)
 rm -rf "$src"

@@ -1,0 +1,25 @@
+# Sourced by the hack/build-*.sh scripts that build a pinned Go module from its own source.
+# Defines functions only; must not build or start anything.
+
+# Finds Go (also in /usr/local/go/bin) or exits with what to install.
+require_go() { # minimum version, for the message
+  [ -x /usr/local/go/bin/go ] && PATH=$PATH:/usr/local/go/bin
+  command -v go >/dev/null || { echo "error: no Go toolchain on PATH: install Go >= $1 and retry" >&2; exit 1; }
+}
+
+# Copies the source of module@version into `dest`, writable, once (a `.complete` marker says so).
+# `go install mod@version` refuses a module whose go.mod has replace directives, so the module is
+# built in place: its own go.mod and go.sum decide the dependency graph exactly as the release does.
+module_source() { # module, version (with v), dest
+  local mod=$1 version=$2 dest=$3 json dir
+  [ -f "$dest/.complete" ] && return 0
+  echo "downloading $mod@$version"
+  json=$(go mod download -json "$mod@$version")
+  dir=$(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+  [ -n "$dir" ] && [ -f "$dir/go.mod" ] || { echo "error: go mod download gave no source for $mod@$version:" >&2; printf '%s\n' "$json" >&2; exit 1; }
+  rm -rf "$dest"
+  # The module cache is read-only; the build needs a writable copy (go may touch go.sum).
+  cp -r "$dir" "$dest"
+  chmod -R u+w "$dest"
+  touch "$dest/.complete"
+}
