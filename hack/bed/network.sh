@@ -36,7 +36,8 @@ ensure_node_network() { # node
     ip link set "$veth" master "$NODES_BRIDGE" up
   fi
   in_node_netns "$node" ip link set lo up
-  in_node_netns "$node" ip -4 addr show dev eth0 | grep -q " $ip/" || in_node_netns "$node" ip addr add "$ip/24" dev eth0
+  # (ip names the veth's peer namespace, which it cannot from inside the node: that warning is noise)
+  in_node_netns "$node" ip -4 addr show dev eth0 2>/dev/null | grep -q " $ip/" || in_node_netns "$node" ip addr add "$ip/24" dev eth0
   in_node_netns "$node" ip link set eth0 up
   # The node forwards between its pods' bridge and the host; the rest of the range is the host's.
   in_node_netns "$node" sysctl -qw net.ipv4.ip_forward=1

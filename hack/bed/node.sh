@@ -68,7 +68,10 @@ ensure_node_pki() { # node
   # The kubelet's client certificate and key in one file where a kubelet with certificate rotation
   # keeps it (kubelet-client-current.pem): the node agent reads image pull secrets with it, as the
   # node (decision 53); make dev's DaemonSet mounts this directory.
-  (umask 077 && cat "$PKI/kubelet-client-$node.crt" "$PKI/kubelet-client-$node.key" >"$(node_run "$node")/kubelet/pki/kubelet-client-current.pem")
+  local pem
+  pem=$(node_run "$node")/kubelet/pki/kubelet-client-current.pem
+  cmp -s <(cat "$PKI/kubelet-client-$node.crt" "$PKI/kubelet-client-$node.key") "$pem" ||
+    (umask 077 && cat "$PKI/kubelet-client-$node.crt" "$PKI/kubelet-client-$node.key" >"$pem")
 }
 
 write_containerd_config() { # node
