@@ -89,6 +89,8 @@ export interface TailorProcessOptions {
   metricsPort: number;
   healthPort: number;
   logFile: string;
+  /** Leader election on a Lease in this namespace; unset, none (one controller per run). */
+  leaderElectionNamespace?: string;
 }
 
 interface Deployment {
@@ -117,6 +119,7 @@ export function startTailor(o: TailorProcessOptions): BenchProcess {
     '--health-probe-bind-address',
     `127.0.0.1:${o.healthPort}`,
   );
+  if (o.leaderElectionNamespace) args.push('--leader-elect', '--leader-election-namespace', o.leaderElectionNamespace);
   return BenchProcess.start(process.execPath, [...controllerNodeFlags(), o.controllerJs, ...args], o.logFile);
 }
 
@@ -165,6 +168,56 @@ export const writesByKind = (text: string): Map<string, number> => {
   }
   return out;
 };
+
+/** "PATCH 200 2.00, POST 201 0.40": each kind of write between two /metrics texts, per pod. */
+export const writeKindsPerPod = (before: string, after: string, pods: number): string =>
+  [...writesByKind(after)]
+    .map(([kind, n]): [string, number] => [kind, (n - (writesByKind(before).get(kind) ?? 0)) / pods])
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([kind, n]) => `${kind} ${n.toFixed(2)}`)
+    .join(', ');
+
+// ---------------------------------------------------------------- reconcile time
+
+/** The CloneSet controller's label: Tailor's `cloneset`, kruise-manager's `cloneset-controller` (or none). */
+export const isCloneSetController = (label: string | undefined): boolean =>
+  label === undefined || label === 'cloneset' || label === 'cloneset-controller';
+
+/** Cumulative bucket counts of the cloneset controller's reconcile-time histogram, by upper bound. */
+export function reconcileBuckets(text: string): Map<number, number> {
+  const buckets = new Map<number, number>();
+  for (const s of samples(text, 'controller_runtime_reconcile_time_seconds_bucket')) {
+    if (!isCloneSetController(s.labels['controller'])) continue;
+    const le = s.labels['le'] === '+Inf' ? Infinity : Number(s.labels['le']);
+    buckets.set(le, (buckets.get(le) ?? 0) + s.value);
+  }
+  return buckets;
+}
+
+/** The q-quantile of the observations between two bucket snapshots, in seconds (histogram_quantile). */
+export function quantile(
+  q: number,
+  before: Map<number, number>,
+  after: Map<number, number>,
+): { value: number; count: number } {
+  const bounds = [...after.keys()].sort((a, b) => a - b);
+  const cum = bounds.map((le) => (after.get(le) ?? 0) - (before.get(le) ?? 0));
+  const total = cum[cum.length - 1] ?? 0;
+  if (total === 0) return { value: NaN, count: 0 };
+  const rank = q * total;
+  for (let i = 0; i < bounds.length; i++) {
+    if ((cum[i] ?? 0) >= rank) {
+      const hi = bounds[i] ?? Infinity;
+      const lo = i === 0 ? 0 : (bounds[i - 1] ?? 0);
+      if (hi === Infinity) return { value: lo, count: total };
+      const below = i === 0 ? 0 : (cum[i - 1] ?? 0);
+      const inBucket = (cum[i] ?? 0) - below;
+      return { value: lo + (hi - lo) * (inBucket === 0 ? 1 : (rank - below) / inBucket), count: total };
+    }
+  }
+  return { value: NaN, count: total };
+}
 
 // ---------------------------------------------------------------- what the memory is made of
 

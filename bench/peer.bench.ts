@@ -27,17 +27,13 @@
 // kruise's CRDs and the empty kruise-* webhook configurations, all removed at the end. Must not: start or stop the cluster or kwok; touch a kruise installation it did not create
 // (it refuses to run the peer when one is present).
 import * as k8s from '@kubernetes/client-node';
-import yaml from 'js-yaml';
-import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { resolve } from 'node:path';
+import { existsSync, mkdirSync } from 'node:fs';
 import { Informer } from '../src/runtime/informer.js';
-import { KubeClient, isAlreadyExists, isNotFound } from '../src/runtime/kube-client.js';
-import type { KubeObject, Pod } from '../src/api/wire.js';
+import { KubeClient } from '../src/runtime/kube-client.js';
+import type { Pod } from '../src/api/wire.js';
 import { silentLogger } from '../src/runtime/logger.js';
 import {
-  BENCH_CLONESET_LABELS,
-  BenchProcess,
+  type BenchProcess,
   condition,
   controllerNodeFlags,
   createNamespace,
@@ -52,162 +48,34 @@ import {
   ready,
   seconds,
   sleep,
-  startTailor,
   template,
   until,
   usage,
   verdict,
   writes,
 } from './kwok-common.js';
+import {
+  alive,
+  CONTROLLER,
+  KRUISE_RAISED,
+  KRUISE_VERSION,
+  KUBECONFIG,
+  kruise,
+  LOGS,
+  preparePeer,
+  removePeerObjects,
+  type Side,
+  tailor,
+  whenReady,
+} from './sides.js';
 
 const SIZES = (process.env.BENCH_PEER_SIZES ?? '1000 200').split(/\s+/).filter(Boolean).map(Number);
-const KUBECONFIG = resolve(process.env.TAILOR_KUBECONFIG ?? '.tailor/cluster/kubeconfig');
-const CONTROLLER = process.env.TAILOR_CONTROLLER_JS ?? 'dist/cli/main.js';
-const KRUISE_VERSION = /^KRUISE_VERSION=(\S+)/m.exec(readFileSync('hack/versions.sh', 'utf8'))?.[1] ?? 'unknown';
-const KRUISE_ROOT = resolve(process.env.TAILOR_CACHE ?? `${homedir()}/.cache/tailor`, 'kruise', `v${KRUISE_VERSION}`);
-const KRUISE = process.env.TAILOR_KRUISE_MANAGER ?? `${KRUISE_ROOT}/bin/kruise-manager`;
-// Every CRD of the module: kruise-manager indexes ImagePullJob at start whatever runs, and a
-// controller whose CRD is missing spends ~15 s in discovery retries, or (a missing group version,
-// apps.kruise.io/v1beta1) stops the start. Controllers of kinds nobody creates have nothing to do.
-const KRUISE_CRD_DIR = `${KRUISE_ROOT}/crds`;
-const kruiseCrds = (): { file: string; name: string }[] =>
-  readdirSync(KRUISE_CRD_DIR)
-    .filter((f) => f.endsWith('.yaml'))
-    .map((f) => ({
-      file: `${KRUISE_CRD_DIR}/${f}`,
-      name: f.replace(/\.yaml$/, '').replace(/^([^_]+)_(.+)$/, '$2.$1'),
-    }));
-const KRUISE_QPS = 5000;
-const KRUISE_BURST = 10000;
-const PORTS = {
-  tailorMetrics: 18484,
-  tailorHealth: 18485,
-  kruiseMetrics: 18490,
-  kruiseHealth: 18491,
-  kruiseWebhook: 18492,
-};
 const RUN = `bench-peer-${Date.now().toString(36)}`;
 const APP = 'peer';
-const LOGS = resolve('.tailor/bench');
 // Simulated kubelet timings, from hack/kwok/stages-pod.yaml: a container restart takes 1.0–1.5 s.
 const KWOK_RESTART_S = [1.0, 1.5] as const;
 
 const GOAL = { rolloutS: 20, writesPerPod: 3.5, peakRssMiB: 120 };
-
-const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
-const WEBHOOK_CONFIGS = [
-  {
-    path: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
-    kind: 'MutatingWebhookConfiguration',
-    name: 'kruise-mutating-webhook-configuration',
-  },
-  {
-    path: '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations',
-    kind: 'ValidatingWebhookConfiguration',
-    name: 'kruise-validating-webhook-configuration',
-  },
-] as const;
-
-// ---------------------------------------------------------------- the two sides
-
-interface Side {
-  name: string;
-  /** The CloneSet collection in a namespace. */
-  collection(ns: string): string;
-  cloneSet(replicas: number): Record<string, unknown>;
-  /** The readiness gate the controller flips around an in-place update. */
-  gate: string;
-  metricsPort: number;
-  healthPort: number;
-  start(ns: string, logFile: string): BenchProcess;
-}
-
-const tailor: Side = {
-  name: 'Tailor',
-  collection: (ns) => `/apis/apps.tailor.dev/v1alpha1/namespaces/${ns}/clonesets`,
-  cloneSet: (replicas) => ({
-    apiVersion: 'apps.tailor.dev/v1alpha1',
-    kind: 'CloneSet',
-    metadata: { name: APP, labels: BENCH_CLONESET_LABELS },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: APP } },
-      updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: '10%' },
-      template: template(APP, 'v1', '10m', '16Mi'),
-    },
-  }),
-  gate: 'apps.tailor.dev/InPlaceUpdateReady',
-  metricsPort: PORTS.tailorMetrics,
-  healthPort: PORTS.tailorHealth,
-  start: (ns, logFile) =>
-    startTailor({
-      controllerJs: CONTROLLER,
-      kubeconfig: KUBECONFIG,
-      namespace: ns,
-      metricsPort: PORTS.tailorMetrics,
-      healthPort: PORTS.tailorHealth,
-      logFile,
-    }),
-};
-
-const kruise: Side = {
-  name: 'kruise-manager',
-  collection: (ns) => `/apis/apps.kruise.io/v1alpha1/namespaces/${ns}/clonesets`,
-  // Every field kruise's defaulting webhook would fill in is set here, since no webhook runs.
-  cloneSet: (replicas) => ({
-    apiVersion: 'apps.kruise.io/v1alpha1',
-    kind: 'CloneSet',
-    metadata: { name: APP },
-    spec: {
-      replicas,
-      revisionHistoryLimit: 10,
-      selector: { matchLabels: { app: APP } },
-      updateStrategy: {
-        type: 'InPlaceIfPossible',
-        partition: 0,
-        maxUnavailable: '10%',
-        maxSurge: 0,
-        inPlaceUpdateStrategy: { gracePeriodSeconds: 0 },
-      },
-      template: template(APP, 'v1', '10m', '16Mi'),
-    },
-  }),
-  gate: 'InPlaceUpdateReady',
-  metricsPort: PORTS.kruiseMetrics,
-  healthPort: PORTS.kruiseHealth,
-  start: (ns, logFile) => {
-    const certs = `${LOGS}/${ns}-certs`;
-    mkdirSync(certs, { recursive: true });
-    return BenchProcess.start(
-      KRUISE,
-      [
-        '--enable-leader-election=false',
-        // No --namespace: its CloneSet controller fails on the multi-namespace cache that flag
-        // builds ("informer *cache.multiNamespaceInformer ... is not a SharedIndexInformer").
-        `--metrics-addr=127.0.0.1:${PORTS.kruiseMetrics}`,
-        `--health-probe-addr=127.0.0.1:${PORTS.kruiseHealth}`,
-        '--enable-pprof=false',
-        `--rest-config-qps=${KRUISE_QPS}`,
-        `--rest-config-burst=${KRUISE_BURST}`,
-        '--feature-gates=PodWebhook=false,KruiseDaemon=false',
-        `--protection-log-path=${LOGS}/${ns}-protection`,
-      ],
-      logFile,
-      {
-        ...process.env,
-        KUBECONFIG,
-        // Its webhook controller keeps its secret watch and the (empty) configurations here.
-        POD_NAMESPACE: ns,
-        // Self-signed certificates for localhost, written to files: kruise-manager's readiness
-        // check calls its own webhook server at https://localhost:<port>/healthz with them.
-        WEBHOOK_HOST: 'localhost',
-        WEBHOOK_PORT: String(PORTS.kruiseWebhook),
-        WEBHOOK_CERT_DIR: certs,
-        WEBHOOK_CERT_WRITER: 'fs',
-      },
-    );
-  },
-};
 
 // ---------------------------------------------------------------- one run: create, then roll out
 
@@ -236,32 +104,17 @@ async function runSide(client: KubeClient, side: Side, pods: number): Promise<Ru
   try {
     watched.start();
     await watched.waitForSync();
-    proc = side.start(ns, logFile);
+    proc = side.start({ slot: 0, namespace: ns, logFile, ...(side === kruise ? { rate: KRUISE_RAISED } : {}) });
     const running = proc;
-    const alive = (): void => {
-      // Thrown synchronously, so `until` stops at once instead of waiting out its deadline.
-      if (running.exited)
-        throw new Error(
-          `${side.name} exited (code ${running.child.exitCode ?? running.child.signalCode}); see ${logFile}`,
-        );
-    };
-    await until(
-      `${side.name} /readyz`,
-      () => {
-        alive();
-        return fetch(`http://127.0.0.1:${side.healthPort}/readyz`).then((r) => r.ok);
-      },
-      120_000,
-      250,
-    );
+    await whenReady(side, running, 0, logFile);
 
     const settled = (rolled: (p: Pod) => boolean) => (): boolean => {
-      alive();
+      alive(side, running, logFile);
       const list = live(watched.list());
       return list.length === pods && list.every(rolled);
     };
     const t0 = Date.now();
-    await client.create(path, side.cloneSet(pods));
+    await client.create(path, side.cloneSet({ name: APP, replicas: pods, tag: 'v1' }));
     await until(
       `${pods} ${side.name} pods Ready`,
       settled((p) => condition(p, side.gate) === 'True' && ready(p)),
@@ -271,8 +124,8 @@ async function runSide(client: KubeClient, side: Side, pods: number): Promise<Ru
     const createPeak = usage(running.pid).hwmKiB;
 
     await sleep(1000); // let the creation's trailing status writes settle
-    const before = writes(await metricsText(side.metricsPort));
-    const sampler = new MemorySampler(running.pid, side.metricsPort);
+    const before = writes(await metricsText(side.metricsPort(0)));
+    const sampler = new MemorySampler(running.pid, side.metricsPort(0));
     sampler.start();
     const t1 = Date.now();
     await client.patch(`${path}/${APP}`, { spec: { template: template(APP, 'v2', '10m', '16Mi') } }, 'merge');
@@ -285,7 +138,7 @@ async function runSide(client: KubeClient, side: Side, pods: number): Promise<Ru
     const rolloutMs = Date.now() - t1;
     await sleep(1000); // writes that trail the last pod (final status) belong to the rollout
     const memory = await sampler.stop();
-    const after = writes(await metricsText(side.metricsPort));
+    const after = writes(await metricsText(side.metricsPort(0)));
     return {
       createMs,
       rolloutMs,
@@ -299,74 +152,6 @@ async function runSide(client: KubeClient, side: Side, pods: number): Promise<Ru
     await watched.stop().catch(() => undefined);
     await deleteNamespace(client, ns, [path]);
   }
-}
-
-// ---------------------------------------------------------------- kruise-manager's cluster objects
-
-/** What this bench created for kruise-manager (or an earlier run left) and must remove again. */
-const created: { path: string; name: string }[] = [];
-let leftoverOfBench = false;
-
-/** Installs the CloneSet CRD and the empty webhook configurations kruise-manager waits for; returns why not, or undefined. */
-async function preparePeer(client: KubeClient): Promise<string | undefined> {
-  if (!existsSync(KRUISE))
-    return `no kruise-manager at ${KRUISE} (hack/build-kruise.sh builds it; see .tailor/bench/build-kruise.log)`;
-  const crds = existsSync(KRUISE_CRD_DIR) ? kruiseCrds() : [];
-  if (!crds.some((c) => c.name === 'clonesets.apps.kruise.io'))
-    return `no CloneSet CRD in ${KRUISE_CRD_DIR} (hack/build-kruise.sh keeps it)`;
-  for (const c of WEBHOOK_CONFIGS) {
-    const existing = await client.get<{ webhooks?: unknown[] }>(`${c.path}/${c.name}`).catch((err: unknown) => {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    });
-    // One with webhooks in it belongs to a real kruise installation: leave that cluster alone.
-    if (existing && (existing.webhooks?.length ?? 0) > 0)
-      return `${c.kind} ${c.name} has webhooks: a kruise installation is present`;
-    // One without is what an earlier bench, stopped before its end, left behind: so are the CRDs
-    // beside it, and this run removes them all (left, they answer kubectl's short name `clone`).
-    if (existing) {
-      leftoverOfBench = true;
-      created.push({ path: c.path, name: c.name });
-    } else {
-      await client.create(c.path, {
-        apiVersion: 'admissionregistration.k8s.io/v1',
-        kind: c.kind,
-        metadata: { name: c.name },
-        webhooks: [],
-      });
-      created.push({ path: c.path, name: c.name });
-    }
-  }
-  for (const c of crds) await installCrd(client, c.file, c.name);
-  return undefined;
-}
-
-async function installCrd(client: KubeClient, file: string, name: string): Promise<void> {
-  // js-yaml, not k8s.loadYaml: that one maps to typed models, whose field names (x_kubernetes_…)
-  // are not the wire's, and the API server would read a different schema.
-  const crd = yaml.load(readFileSync(file, 'utf8')) as KubeObject;
-  try {
-    await client.create(CRD_PATH, crd);
-    created.push({ path: CRD_PATH, name });
-  } catch (err) {
-    if (!isAlreadyExists(err)) throw err;
-    if (leftoverOfBench) created.push({ path: CRD_PATH, name });
-  }
-  await until(
-    `CRD ${name} established`,
-    async () => {
-      const got = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>(
-        `${CRD_PATH}/${name}`,
-      );
-      return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
-    },
-    60_000,
-    250,
-  );
-}
-
-async function removePeerObjects(client: KubeClient): Promise<void> {
-  for (const o of created.reverse()) await client.delete(`${o.path}/${o.name}`).catch(() => undefined);
 }
 
 // ---------------------------------------------------------------- report
@@ -427,7 +212,7 @@ async function main(): Promise<void> {
       (err: unknown) => `could not prepare the cluster for it: ${String(err)}`,
     );
     console.log(
-      `peer: kruise-manager v${KRUISE_VERSION} (client QPS ${KRUISE_QPS}, burst ${KRUISE_BURST}) ${peerDown ? `unavailable: ${peerDown}` : 'ready'}; Tailor's node flags "${controllerNodeFlags().join(' ')}"; logs in ${LOGS}/${RUN}-*.log`,
+      `peer: kruise-manager v${KRUISE_VERSION} (client QPS ${KRUISE_RAISED.qps}, burst ${KRUISE_RAISED.burst}) ${peerDown ? `unavailable: ${peerDown}` : 'ready'}; Tailor's node flags "${controllerNodeFlags().join(' ')}"; logs in ${LOGS}/${RUN}-*.log`,
     );
     for (const pods of SIZES) {
       const t = await runSide(client, tailor, pods);

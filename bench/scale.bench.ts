@@ -27,7 +27,6 @@ import type { Pod } from '../src/api/wire.js';
 import { silentLogger } from '../src/runtime/logger.js';
 import { Timeline, describeShare, describeWaves } from './timeline.js';
 import {
-  BENCH_CLONESET_LABELS,
   BenchProcess,
   condition,
   controllerNodeFlags,
@@ -42,7 +41,9 @@ import {
   metricsText as metricsOf,
   type MemoryPeaks,
   pool,
+  quantile,
   ready,
+  reconcileBuckets,
   samples,
   seconds,
   sleep,
@@ -52,8 +53,9 @@ import {
   usage,
   verdict,
   writes,
-  writesByKind,
+  writeKindsPerPod,
 } from './kwok-common.js';
+import { tailor } from './sides.js';
 
 const PODS = Number(process.env.BENCH_SCALE_PODS ?? 1000);
 const CACHED = Number(process.env.BENCH_CACHED_PODS ?? 10_000);
@@ -97,59 +99,6 @@ const metricsText = (): Promise<string> => metricsOf(METRICS_PORT);
 const reconciles = (text: string): number =>
   samples(text, 'controller_runtime_reconcile_total').reduce((sum, s) => sum + s.value, 0);
 
-/** Cumulative bucket counts of the cloneset controller's reconcile-time histogram, by upper bound. */
-function reconcileBuckets(text: string): Map<number, number> {
-  const buckets = new Map<number, number>();
-  for (const s of samples(text, 'controller_runtime_reconcile_time_seconds_bucket')) {
-    if (s.labels['controller'] !== undefined && s.labels['controller'] !== 'cloneset') continue;
-    const le = s.labels['le'] === '+Inf' ? Infinity : Number(s.labels['le']);
-    buckets.set(le, (buckets.get(le) ?? 0) + s.value);
-  }
-  return buckets;
-}
-
-/** The q-quantile of the observations between two bucket snapshots, in seconds (histogram_quantile). */
-function quantile(
-  q: number,
-  before: Map<number, number>,
-  after: Map<number, number>,
-): { value: number; count: number } {
-  const bounds = [...after.keys()].sort((a, b) => a - b);
-  const cum = bounds.map((le) => (after.get(le) ?? 0) - (before.get(le) ?? 0));
-  const total = cum[cum.length - 1] ?? 0;
-  if (total === 0) return { value: NaN, count: 0 };
-  const rank = q * total;
-  for (let i = 0; i < bounds.length; i++) {
-    if ((cum[i] ?? 0) >= rank) {
-      const hi = bounds[i] ?? Infinity;
-      const lo = i === 0 ? 0 : (bounds[i - 1] ?? 0);
-      if (hi === Infinity) return { value: lo, count: total };
-      const below = i === 0 ? 0 : (cum[i - 1] ?? 0);
-      const inBucket = (cum[i] ?? 0) - below;
-      return { value: lo + (hi - lo) * (inBucket === 0 ? 1 : (rank - below) / inBucket), count: total };
-    }
-  }
-  return { value: NaN, count: total };
-}
-
-// ---------------------------------------------------------------- waiting on pods
-
-// ---------------------------------------------------------------- the workload
-
-function cloneSet(name: string, replicas: number, paused: boolean): Record<string, unknown> {
-  return {
-    apiVersion: 'apps.tailor.dev/v1alpha1',
-    kind: 'CloneSet',
-    metadata: { name, labels: BENCH_CLONESET_LABELS },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: '10%', paused },
-      template: template(name, 'v1', '10m', '16Mi'),
-    },
-  };
-}
-
 // ---------------------------------------------------------------- phases
 
 interface PhaseResult {
@@ -191,12 +140,7 @@ async function phase(
     startedAt: t0,
     ms,
     writesPerPod: (writes(after) - writes(before)) / pods,
-    writesByKind: [...writesByKind(after)]
-      .map(([kind, n]): [string, number] => [kind, (n - (writesByKind(before).get(kind) ?? 0)) / pods])
-      .filter(([, n]) => n > 0)
-      .sort((a, b) => b[1] - a[1])
-      .map(([kind, n]) => `${kind} ${n.toFixed(2)}`)
-      .join(', '),
+    writesByKind: writeKindsPerPod(before, after, pods),
     peakRssMiB: u1.hwmKiB / 1024,
     memory,
     cpuMsPerPod: (u1.cpuMs - u0.cpuMs) / pods,
@@ -256,7 +200,7 @@ async function main(): Promise<void> {
     const created = await phase(
       controller,
       PODS,
-      async () => void (await client.create(CS_PATH, cloneSet('scale', PODS, false))),
+      async () => void (await client.create(CS_PATH, tailor.cloneSet({ name: 'scale', replicas: PODS, tag: 'v1' }))),
       () => {
         const pods = live(watched.list());
         return pods.length === PODS && pods.every(ready);
@@ -399,7 +343,10 @@ async function addParkedPods(client: KubeClient, sample: Pod, count: number, nod
   for (let i = 0; i < sets; i++) {
     const name = `parked-${i}`;
     const replicas = Math.min(PARKED_PER_SET, count - i * PARKED_PER_SET);
-    const cs = await client.create<k8s.KubernetesObject>(CS_PATH, cloneSet(name, replicas, true));
+    const cs = await client.create<k8s.KubernetesObject>(
+      CS_PATH,
+      tailor.cloneSet({ name, replicas, tag: 'v1', paused: true }),
+    );
     owners.push({ name, uid: cs.metadata?.uid ?? '' });
   }
   const base = structuredClone(sample);

@@ -5,8 +5,9 @@
 # issue 16 goals ("met" / "MISSED"):
 #   runtime            no cluster (a stand-in API server in a child process)
 #   rollout, resize-*  the full test bed (real kubelet): brought up here if it is not running
-#   peer, scale        the test bed's API server plus simulated nodes (hack/kwok/kwok.sh up ... down);
-#                      peer also runs OpenKruise's kruise-manager, built first by hack/build-kruise.sh
+#   peer, scale, fleet the test bed's API server plus simulated nodes (hack/kwok/kwok.sh up ... down;
+#                      50 nodes, so the fleet bench's 50,000 pods sit at 1,000 a node, as on real nodes);
+#                      peer and fleet also run OpenKruise's kruise-manager, built first by hack/build-kruise.sh
 #                      (its log in .tailor/bench/build-kruise.log; a failed build leaves the peer
 #                      column "unavailable", it does not stop the bench)
 # The kwok benches run last: resize-backends restarts the control plane to switch feature gates,
@@ -34,7 +35,7 @@ wanted() { [ -z "${BENCH:-}" ] || [[ " $BENCH " == *" $(name_of "$1") "* ]]; }
 needs() { # bench file -> none | full | kwok
   case $(name_of "$1") in
     runtime) echo none ;;
-    scale | peer) echo kwok ;;
+    scale | peer | fleet) echo kwok ;;
     *) echo full ;;
   esac
 }
@@ -65,7 +66,7 @@ ensure_kwok() {
   fi
   [ $kwok_up = 1 ] && return 0
   kwok_up=1
-  bash hack/kwok/kwok.sh up "${BENCH_KWOK_NODES:-20}" || return 1
+  bash hack/kwok/kwok.sh up "${BENCH_KWOK_NODES:-50}" || return 1
   # The API server taints every new node node.kubernetes.io/not-ready:NoSchedule, and only
   # kube-controller-manager (full mode) lifts it once the node is Ready: on a control-plane-only
   # test bed no pod would ever schedule onto the simulated nodes.
@@ -100,7 +101,7 @@ for need in none full kwok; do
   for ts in "${all[@]}"; do
     [ "$(needs "$ts")" = "$need" ] && wanted "$ts" || continue
     # Before the cluster is needed: a first build is long and must not hold the test bed idle.
-    [ "$(name_of "$ts")" = peer ] && build_kruise
+    case $(name_of "$ts") in peer | fleet) build_kruise ;; esac
     case $need in
       full) ensure_full || { echo "bench: $ts skipped: no full test bed"; rc=1; continue; } ;;
       kwok) ensure_kwok || { echo "bench: $ts skipped: no simulated nodes"; rc=1; continue; } ;;

@@ -11,8 +11,9 @@ KUBE_VERSIONS="1.37.2 1.34.4"
 # kwok (simulated nodes for the scale benchmark), built from its Go module by hack/build-kwok.sh.
 KWOK_VERSION=0.8.0
 # OpenKruise's kruise-manager (the peer in the scale bench), built from its Go module by
-# hack/build-kruise.sh. v1.8.2 is the newest release the module proxy serves here.
-KRUISE_VERSION=1.8.2
+# hack/build-kruise.sh. v1.9.1: the release issue 35's first figures were taken with (the module proxy
+# serves it since 2026-11-25; decision 31).
+KRUISE_VERSION=1.9.1
 # Helm (the chart's lint, template and the bed's install) and kubeconform (rendered manifests
 # against each release's OpenAPI), built from their Go modules by hack/build-chart-tools.sh. Helm v4.3.1
 # is the newest release the module proxy serves here.
