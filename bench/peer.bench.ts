@@ -20,12 +20,10 @@
 // (no admission webhook, no node daemon: the simulated kubelets report the new imageID, which is how
 // kruise-manager sees an in-place update complete without its daemon). Its webhook controller still
 // has to find its two webhook configurations and serve TLS before kruise-manager sets up its
-// controllers, so this bench creates them with no webhooks in them (the API server calls nothing)
+// controllers; bench/sides.ts creates them with no webhooks in them (the API server calls nothing)
 // and points kruise-manager's self-signed certificates at localhost.
-// Owns: its namespaces, the two controller processes, and — only when it created them, or an
-// earlier run stopped before its end left them (the webhook configurations are there, empty) —
-// kruise's CRDs and the empty kruise-* webhook configurations, all removed at the end. Must not: start or stop the cluster or kwok; touch a kruise installation it did not create
-// (it refuses to run the peer when one is present).
+// Owns: its namespaces and the two controller processes; kruise's cluster objects are sides.ts's
+// (removed at the end through removePeerObjects). Must not: start or stop the cluster or kwok.
 import * as k8s from '@kubernetes/client-node';
 import { existsSync, mkdirSync } from 'node:fs';
 import { Informer } from '../src/runtime/informer.js';
