@@ -702,9 +702,12 @@ async function parkedPods(
   );
 }
 
+/** Memory per cached pod in KB (1,000 bytes): the standby's RSS over its one-pod baseline, per pod. */
+const cachedPodKB = (f: Failover): number => ((f.standbyRssMiB - f.baselineRssMiB) * 1048.576) / f.pods;
+
 function failoverRow(label: string, f: Failover | string): string {
   if (typeof f === 'string') return `    ${label.padEnd(20)} unavailable: ${f}`;
-  const perPodKB = ((f.standbyRssMiB - f.baselineRssMiB) * 1024 * 1.048576) / f.pods;
+  const perPodKB = cachedPodKB(f);
   return `    ${label.padEnd(20)} first reconcile ${s(f.firstMs)}, every key ${s(f.everyKeyMs)}, standby synced in ${s(f.syncMs)}, GETs by the standby ${f.getsAtStart}, standby RSS ${f.standbyRssMiB.toFixed(0)} MiB (peak ${f.standbyPeakMiB.toFixed(0)}), ${Number.isNaN(perPodKB) ? '' : `${perPodKB.toFixed(2)} KB per cached pod`}`;
 }
 
@@ -741,7 +744,7 @@ async function failovers(client: KubeClient, nodes: string[], peerDown: string |
   console.log(failoverRow(KRUISE_FAST.label, fast));
   console.log(failoverRow(KRUISE_DEFAULT.label, slow));
   if (typeof own !== 'string') {
-    const perPodKB = ((own.standbyRssMiB - own.baselineRssMiB) * 1.048576 * 1024) / own.pods;
+    const perPodKB = cachedPodKB(own);
     const peer = typeof fast === 'string' ? undefined : fast;
     console.log(
       `  first reconcile ${s(own.firstMs)} (goal <= ${GOAL.firstReconcileS} s: ${verdict(own.firstMs <= GOAL.firstReconcileS * 1000)}); memory per cached pod ${perPodKB.toFixed(2)} KB (goal <= ${GOAL.cachedPodKB}: ${verdict(perPodKB <= GOAL.cachedPodKB)}); peak RSS ${own.standbyPeakMiB.toFixed(0)} MiB (goal below the peer's: ${peer ? verdict(own.standbyPeakMiB < peer.standbyPeakMiB) : 'no peer figure'})`,
