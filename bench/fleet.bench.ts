@@ -62,6 +62,7 @@ import {
   KUBECONFIG,
   kruise,
   LOGS,
+  parkPods,
   preparePeer,
   removePeerObjects,
   type Side,
@@ -568,7 +569,17 @@ async function failover(client: KubeClient, c: Contender, nodes: string[], reuse
       baselineRssMiB = usage(leader.pid).rssKiB / 1024;
       await leader.stop();
       procs.length = 0;
-      if (sample) await parkedPods(client, { side, ns }, sample, nodes);
+      if (sample) {
+        const t = Date.now();
+        const createdMs = await parkPods(client, { side, ns, prefix: 'fo' }, sample, {
+          count: sets * size,
+          perSet: size,
+          nodes,
+        });
+        console.log(
+          `  ${sets * size} ${side.name} pods in ${sets} paused CloneSets created in ${seconds(createdMs)} s, all Running after ${seconds(Date.now() - t)} s`,
+        );
+      }
     }
     const first = await start(0);
     const standbyStart = Date.now();
@@ -634,72 +645,6 @@ async function failover(client: KubeClient, c: Contender, nodes: string[], reuse
   } finally {
     for (const p of procs) await p.stop();
   }
-}
-
-/** FAILOVER's pods, copies of `sample`, owned by paused CloneSets fo-<i>, bound round-robin to kwok nodes. */
-async function parkedPods(
-  client: KubeClient,
-  { side, ns }: { side: Side; ns: string },
-  sample: Pod,
-  nodes: string[],
-): Promise<void> {
-  const { sets, size } = FAILOVER;
-  const path = side.collection(ns);
-  const t0 = Date.now();
-  const owners: { name: string; uid: string }[] = new Array(sets);
-  await pool(
-    Array.from({ length: sets }, (_, i) => i),
-    32,
-    async (i) => {
-      const name = `fo-${i}`;
-      const cs = await client.create<k8s.KubernetesObject>(
-        path,
-        side.cloneSet({ name, replicas: size, tag: 'v1', paused: true }),
-      );
-      owners[i] = { name, uid: cs.metadata?.uid ?? '' };
-    },
-  );
-  const base = structuredClone(sample);
-  const ownerRef = base.metadata?.ownerReferences?.[0];
-  await pool(
-    Array.from({ length: sets * size }, (_, i) => i),
-    64,
-    async (i) => {
-      const owner = owners[Math.floor(i / size)];
-      if (!owner || !ownerRef) return;
-      const name = `${owner.name}-${(i % size).toString(36)}`;
-      const labels: Record<string, string> = { ...(base.metadata?.labels ?? {}), app: owner.name };
-      for (const k of Object.keys(labels)) if (k.endsWith('instance-id')) labels[k] = name;
-      await client.create(`/api/v1/namespaces/${ns}/pods`, {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: {
-          name,
-          labels,
-          annotations: base.metadata?.annotations ?? {},
-          ownerReferences: [{ ...ownerRef, name: owner.name, uid: owner.uid }],
-        },
-        // Without readiness gates: kwok makes them Ready in one write, as pods settled long ago.
-        spec: {
-          ...(base.spec ?? { containers: [] }),
-          readinessGates: undefined,
-          nodeName: nodes[i % nodes.length] ?? '',
-        },
-      });
-    },
-  );
-  const createdMs = Date.now() - t0;
-  await until(
-    'every parked pod Running',
-    async () =>
-      (await client.list<Pod>(`/api/v1/namespaces/${ns}/pods`, { fieldSelector: 'status.phase!=Running', limit: 1 }))
-        .items.length === 0,
-    900_000,
-    2000,
-  );
-  console.log(
-    `  ${sets * size} ${side.name} pods in ${sets} paused CloneSets created in ${seconds(createdMs)} s, all Running after ${seconds(Date.now() - t0)} s`,
-  );
 }
 
 /** Memory per cached pod in KB (1,000 bytes): the standby's RSS over its one-pod baseline, per pod. */

@@ -40,7 +40,6 @@ import {
   memoryNow,
   metricsText as metricsOf,
   type MemoryPeaks,
-  pool,
   quantile,
   ready,
   reconcileBuckets,
@@ -55,7 +54,7 @@ import {
   writes,
   writeKindsPerPod,
 } from './kwok-common.js';
-import { tailor } from './sides.js';
+import { parkPods, tailor } from './sides.js';
 
 const PODS = Number(process.env.BENCH_SCALE_PODS ?? 1000);
 const CACHED = Number(process.env.BENCH_CACHED_PODS ?? 10_000);
@@ -275,7 +274,11 @@ async function main(): Promise<void> {
     const sample = live(watched.list())[0];
     if (extra > 0 && sample) {
       const t0 = Date.now();
-      await addParkedPods(client, sample, extra, nodes);
+      await parkPods(client, { side: tailor, ns, prefix: 'parked' }, sample, {
+        count: extra,
+        perSet: PARKED_PER_SET,
+        nodes,
+      });
       console.log(
         `${extra} more pods (9 paused CloneSets' worth, created by the bench) Running on kwok in ${seconds(Date.now() - t0)} s`,
       );
@@ -331,72 +334,6 @@ async function main(): Promise<void> {
     await deleteNamespace(client, ns, [CS_PATH]);
     client.close();
   }
-}
-
-/**
- * `count` pods shaped like `sample` (a pod Tailor created), owned by paused CloneSets of 1,000
- * replicas each, bound round-robin to the kwok nodes; waits until kwok reports them all Running.
- */
-async function addParkedPods(client: KubeClient, sample: Pod, count: number, nodes: string[]): Promise<void> {
-  const sets = Math.ceil(count / PARKED_PER_SET);
-  const owners: { name: string; uid: string }[] = [];
-  for (let i = 0; i < sets; i++) {
-    const name = `parked-${i}`;
-    const replicas = Math.min(PARKED_PER_SET, count - i * PARKED_PER_SET);
-    const cs = await client.create<k8s.KubernetesObject>(
-      CS_PATH,
-      tailor.cloneSet({ name, replicas, tag: 'v1', paused: true }),
-    );
-    owners.push({ name, uid: cs.metadata?.uid ?? '' });
-  }
-  const base = structuredClone(sample);
-  const jobs = Array.from({ length: count }, (_, i) => i);
-  await pool(jobs, 24, async (i) => {
-    const owner = owners[Math.floor(i / PARKED_PER_SET)] ?? owners[0];
-    if (!owner) return;
-    const name = `${owner.name}-${i.toString(36).padStart(5, '0')}`;
-    const labels = { ...(base.metadata?.labels ?? {}), app: owner.name, 'apps.tailor.dev/instance-id': name };
-    const pod: Pod = {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name,
-        namespace: ns,
-        labels,
-        annotations: base.metadata?.annotations ?? {},
-        ownerReferences: [
-          {
-            apiVersion: 'apps.tailor.dev/v1alpha1',
-            kind: 'CloneSet',
-            name: owner.name,
-            uid: owner.uid,
-            controller: true,
-            blockOwnerDeletion: true,
-          },
-        ],
-      },
-      // Without the readiness gate: kwok makes them Ready in one write, and the controller has no
-      // InPlaceUpdateReady condition to add (as on pods it settled long ago, minus one entry).
-      spec: {
-        ...(base.spec ?? { containers: [] }),
-        readinessGates: undefined,
-        nodeName: nodes[i % nodes.length] ?? '',
-      },
-    };
-    await client.create(`/api/v1/namespaces/${ns}/pods`, pod);
-  });
-  await until(
-    `${count} parked pods Running`,
-    async () => {
-      const pending = await client.list<Pod>(`/api/v1/namespaces/${ns}/pods`, {
-        fieldSelector: 'status.phase!=Running',
-        limit: 1,
-      });
-      return pending.items.length === 0;
-    },
-    600_000,
-    1000,
-  );
 }
 
 main().catch((err: unknown) => {

@@ -11,8 +11,8 @@ import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { isAlreadyExists, isNotFound, type KubeClient } from '../src/runtime/kube-client.js';
-import type { KubeObject } from '../src/api/wire.js';
-import { BENCH_CLONESET_LABELS, BenchProcess, startTailor, template, until } from './kwok-common.js';
+import type { KubeObject, Pod } from '../src/api/wire.js';
+import { BENCH_CLONESET_LABELS, BenchProcess, pool, startTailor, template, until } from './kwok-common.js';
 
 export const KUBECONFIG = resolve(process.env.TAILOR_KUBECONFIG ?? '.tailor/cluster/kubeconfig');
 export const CONTROLLER = process.env.TAILOR_CONTROLLER_JS ?? 'dist/cli/main.js';
@@ -175,6 +175,75 @@ export async function whenReady(side: Side, proc: BenchProcess, slot: 0 | 1, log
 export function alive(side: Side, proc: BenchProcess, logFile: string): void {
   if (proc.exited)
     throw new Error(`${side.name} exited (code ${proc.child.exitCode ?? proc.child.signalCode}); see ${logFile}`);
+}
+
+// ---------------------------------------------------------------- pods only to be cached
+
+/**
+ * `count` pods shaped like `sample` (a pod the side's controller made), owned by paused CloneSets
+ * `<prefix>-<i>` of `perSet` pods each (the last one the rest), bound round-robin to `nodes`,
+ * without readiness gates (kwok makes them Ready in one write, as pods settled long ago). Waits
+ * until kwok reports them all Running; returns how long creating them took. A controller has
+ * nothing to do for them but cache them.
+ */
+export async function parkPods(
+  client: KubeClient,
+  at: { side: Side; ns: string; prefix: string },
+  sample: Pod,
+  fleet: { count: number; perSet: number; nodes: readonly string[] },
+): Promise<number> {
+  const { side, ns, prefix } = at;
+  const { count, perSet, nodes } = fleet;
+  const sets = Math.ceil(count / perSet);
+  const t0 = Date.now();
+  const owners: { name: string; uid: string }[] = new Array(sets);
+  await pool(
+    Array.from({ length: sets }, (_, i) => i),
+    32,
+    async (i) => {
+      const name = `${prefix}-${i}`;
+      const replicas = Math.min(perSet, count - i * perSet);
+      const cs = await client.create<KubeObject>(
+        side.collection(ns),
+        side.cloneSet({ name, replicas, tag: 'v1', paused: true }),
+      );
+      owners[i] = { name, uid: cs.metadata?.uid ?? '' };
+    },
+  );
+  const ownerRef = sample.metadata?.ownerReferences?.[0];
+  if (!ownerRef) throw new Error(`the sample pod ${sample.metadata?.name} has no owner`);
+  await pool(
+    Array.from({ length: count }, (_, i) => i),
+    64,
+    async (i) => {
+      const owner = owners[Math.floor(i / perSet)];
+      if (!owner) return;
+      const name = `${owner.name}-${(i % perSet).toString(36)}`;
+      const labels: Record<string, string> = { ...(sample.metadata?.labels ?? {}), app: owner.name };
+      for (const k of Object.keys(labels)) if (k.endsWith('instance-id')) labels[k] = name;
+      await client.create(`/api/v1/namespaces/${ns}/pods`, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name,
+          labels,
+          annotations: sample.metadata?.annotations ?? {},
+          ownerReferences: [{ ...ownerRef, name: owner.name, uid: owner.uid }],
+        },
+        spec: { ...(sample.spec ?? { containers: [] }), readinessGates: undefined, nodeName: nodes[i % nodes.length] },
+      });
+    },
+  );
+  const createdMs = Date.now() - t0;
+  await until(
+    `${count} parked pods Running`,
+    async () =>
+      (await client.list<Pod>(`/api/v1/namespaces/${ns}/pods`, { fieldSelector: 'status.phase!=Running', limit: 1 }))
+        .items.length === 0,
+    900_000,
+    2000,
+  );
+  return createdMs;
 }
 
 // ---------------------------------------------------------------- kruise-manager's cluster objects
