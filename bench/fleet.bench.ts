@@ -23,6 +23,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { existsSync, mkdirSync } from 'node:fs';
 import { Informer } from '../src/runtime/informer.js';
+import { errorMessage } from '../src/api/errors.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
 import type { Pod } from '../src/api/wire.js';
 import { silentLogger } from '../src/runtime/logger.js';
@@ -34,7 +35,6 @@ import {
   deleteNamespace,
   describeMemory,
   image,
-  isCloneSetController,
   kwokNodes,
   live,
   MemorySampler,
@@ -44,6 +44,7 @@ import {
   quantile,
   ready,
   reconcileBuckets,
+  reconciles,
   samples,
   seconds,
   sleep,
@@ -416,7 +417,7 @@ async function peerRuns(
     await f.startController(KRUISE_DEFAULT);
     runs[1] = await f.rollout('v3', PEER_CAP_MS);
   }).catch((err: unknown) => {
-    const why = err instanceof Error ? err.message : String(err);
+    const why = errorMessage(err);
     runs[0] = typeof runs[0] === 'string' ? why : runs[0];
     runs[1] = typeof runs[1] === 'string' ? why : runs[1];
   });
@@ -514,10 +515,6 @@ interface Failover {
   pods: number;
 }
 
-const reconcilesOf = (text: string): number =>
-  samples(text, 'controller_runtime_reconcile_total')
-    .filter((x) => isCloneSetController(x.labels['controller']))
-    .reduce((sum, x) => sum + x.value, 0);
 const gets = (text: string): number =>
   samples(text, 'rest_client_requests_total')
     .filter((x) => x.labels['method'] === 'GET')
@@ -588,7 +585,7 @@ async function failover(client: KubeClient, c: Contender, nodes: string[], reuse
     // Either may win the Lease (an earlier run's holder may not have released it): the leader is
     // the one that reconciles.
     const reconciled = async (slot: 0 | 1): Promise<number> =>
-      reconcilesOf(await metricsText(side.metricsPort(slot)).catch(() => ''));
+      reconciles(await metricsText(side.metricsPort(slot)).catch(() => ''));
     let leaderSlot: 0 | 1 = 0;
     await until(
       'a leader reconciled every CloneSet',
@@ -663,7 +660,7 @@ async function failovers(client: KubeClient, nodes: string[], peerDown: string |
   try {
     own = await failover(client, TAILOR, nodes);
   } catch (err) {
-    own = err instanceof Error ? err.message : String(err);
+    own = errorMessage(err);
   } finally {
     await deleteNamespace(client, ownNs, [tailor.collection(ownNs)]);
   }
@@ -673,11 +670,9 @@ async function failovers(client: KubeClient, nodes: string[], peerDown: string |
     const peerNs = `${RUN}-failover-kruise`;
     try {
       fast = await failover(client, KRUISE_FAST, nodes);
-      slow = await failover(client, KRUISE_DEFAULT, nodes, peerNs).catch((err: unknown) =>
-        err instanceof Error ? err.message : String(err),
-      );
+      slow = await failover(client, KRUISE_DEFAULT, nodes, peerNs).catch((err: unknown) => errorMessage(err));
     } catch (err) {
-      fast = err instanceof Error ? err.message : String(err);
+      fast = errorMessage(err);
     } finally {
       await deleteNamespace(client, peerNs, [kruise.collection(peerNs)]);
     }

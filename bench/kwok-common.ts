@@ -184,6 +184,12 @@ export const writeKindsPerPod = (before: string, after: string, pods: number): s
 export const isCloneSetController = (label: string | undefined): boolean =>
   label === undefined || label === 'cloneset' || label === 'cloneset-controller';
 
+/** Reconciles the CloneSet controller has finished (controller_runtime_reconcile_total). */
+export const reconciles = (text: string): number =>
+  samples(text, 'controller_runtime_reconcile_total')
+    .filter((s) => isCloneSetController(s.labels['controller']))
+    .reduce((sum, s) => sum + s.value, 0);
+
 /** Cumulative bucket counts of the cloneset controller's reconcile-time histogram, by upper bound. */
 export function reconcileBuckets(text: string): Map<number, number> {
   const buckets = new Map<number, number>();

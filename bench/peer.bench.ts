@@ -27,6 +27,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { existsSync, mkdirSync } from 'node:fs';
 import { Informer } from '../src/runtime/informer.js';
+import { errorMessage } from '../src/api/errors.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
 import type { Pod } from '../src/api/wire.js';
 import { silentLogger } from '../src/runtime/logger.js';
@@ -218,7 +219,7 @@ async function main(): Promise<void> {
       if (!peerDown) {
         // A peer that fails leaves its column unavailable; Tailor's figures still print.
         p = await runSide(client, kruise, pods).catch((err: unknown) => ({
-          unavailable: err instanceof Error ? err.message : String(err),
+          unavailable: errorMessage(err),
         }));
         if ('unavailable' in p) peerDown = p.unavailable;
       }

@@ -43,6 +43,7 @@ import {
   quantile,
   ready,
   reconcileBuckets,
+  reconciles,
   samples,
   seconds,
   sleep,
@@ -94,9 +95,6 @@ const startController = (logFile: string): BenchProcess =>
   });
 
 const metricsText = (): Promise<string> => metricsOf(METRICS_PORT);
-
-const reconciles = (text: string): number =>
-  samples(text, 'controller_runtime_reconcile_total').reduce((sum, s) => sum + s.value, 0);
 
 // ---------------------------------------------------------------- phases
 
