@@ -43,8 +43,8 @@ import type { ConditionWrites, Intent, Plan, PlannedEvent } from './intents.js';
 import { countsAsAvailable, isSpecifiedDelete, NONE, type PodSummary } from './pod-state.js';
 import { heldByReadinessGate, needsReadinessGateCondition, readinessGateCondition } from '../inplace/readiness-gate.js';
 import { availableAt, summarizePod, type DefaultedWireCloneSet } from './pods.js';
-import { backendOf, earliest, nameOf, type PlanInput } from './plan-input.js';
-import { notInPlaceUpdatable, planPodUpdates } from './pod-update.js';
+import { backendOf, earliest, movesNoPod, nameOf, type PlanInput } from './plan-input.js';
+import { notInPlaceUpdatable, planPodUpdates, withInPlaceMoves } from './pod-update.js';
 import { followResizes, rerouteToKubelet, type ResizeFollowUp } from './resizes.js';
 import { rolloutBlocked } from './rollout-blocked.js';
 import { planScale, type ScalePlan } from './scale.js';
@@ -145,18 +145,16 @@ function observe(input: PlanInput): Round {
         message: `${problem}; read as absent`,
       });
   }
-  const lifecycle = cs.spec.lifecycle;
-  const summaries = pods.map((p) =>
-    summarizePod(p, { minReadySeconds: cs.spec.minReadySeconds ?? 0, now, podsToDelete, lifecycle }),
-  );
+  // OnDelete moves no running pod, like a pause; the pods that replace deleted ones are new.
+  const paused = movesNoPod(strategy);
+  const summaries = summarize(input, pods, podsToDelete, paused);
   const summaryByName = new Map(summaries.map((s) => [s.name, s]));
   const rollout: RolloutInput = {
     replicas,
     partition: strategy.partition,
     maxUnavailable: strategy.maxUnavailable,
     maxSurge: strategy.maxSurge,
-    // OnDelete moves no running pod, like a pause; the pods that replace deleted ones are new.
-    paused: strategy.paused || strategy.type === 'OnDelete',
+    paused,
     scaleMaxUnavailable: cs.spec.scaleStrategy?.maxUnavailable,
     podsToDelete,
     excludePreparingDelete: excludesPreparingDelete(cs),
@@ -186,6 +184,29 @@ function observe(input: PlanInput): Round {
     lifecycleMoves: new Set(),
     ...(resizes.tracking.nextCheckAt !== undefined ? { wakeAt: resizes.tracking.nextCheckAt } : {}),
   };
+}
+
+/**
+ * Every pod's summary. Surge never replaces a pod that can be updated in place (decision 72): the
+ * arithmetic needs to know which moves keep their pod, and asks only while surge is in use.
+ */
+function summarize(
+  input: PlanInput,
+  pods: readonly Pod[],
+  podsToDelete: ReadonlySet<string>,
+  paused: boolean,
+): readonly PodSummary[] {
+  const { spec } = input.cloneSet;
+  const options = {
+    minReadySeconds: spec.minReadySeconds ?? 0,
+    now: input.now,
+    podsToDelete,
+    lifecycle: spec.lifecycle,
+  };
+  const observed = pods.map((p) => summarizePod(p, options));
+  const replicas = spec.replicas ?? 1;
+  const surgeInUse = resolveRolloutLimits({ replicas, maxSurge: spec.updateStrategy.maxSurge, paused }).maxSurge > 0;
+  return surgeInUse ? withInPlaceMoves(input, pods, observed) : observed;
 }
 
 function planCreates(round: Round, scale: ScalePlan): void {

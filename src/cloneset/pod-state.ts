@@ -36,6 +36,14 @@ export interface PodSummary {
    * available to the arithmetic, whatever its Ready condition says.
    */
   readonly inPlaceUpdating?: boolean;
+  /**
+   * Moving the pod to the update revision keeps it (in place, or held under InPlaceOnly) instead
+   * of replacing it. Set by the planner for old pods while maxSurge is in use; absent: unknown,
+   * and the surge arithmetic counts the move as a recreate, as Kruise does (update.ts).
+   */
+  readonly updatesInPlace?: boolean;
+  /** The pod reached its revision by an in-place update: it kept its identity through one. */
+  readonly updatedInPlace?: boolean;
   /** An in-place update is waiting out `inPlaceUpdateStrategy.gracePeriodSeconds`. */
   readonly inPlaceGracePending?: boolean;
   /** The `lifecycle.apps.tailor.dev/state` label (lifecycle.ts); absent on pods made before it. */
@@ -121,6 +129,13 @@ const earlierPhaseFirst: Comparator = (a, b) => PHASE_ORDINAL[a.phase] - PHASE_O
 const notReadyFirst = byBool((p) => !p.ready);
 const notAvailableFirst = byBool((p) => !countsAsAvailable(p));
 const lowerCostFirst: Comparator = (a, b) => (a.deletionCost ?? 0) - (b.deletionCost ?? 0);
+/**
+ * Not a Kubernetes rule: when either pod was updated in place, its ready time tells when the
+ * update ended, not how established the pod is; the newer creation goes first, so the surge pods
+ * of an in-place rollout are what leaves at its end (decision 72).
+ */
+const newerFirstAfterInPlace: Comparator = (a, b) =>
+  a.updatedInPlace === true || b.updatedInPlace === true ? laterOrUnknownFirst(a.createdAt, b.createdAt) : 0;
 const moreRestartsFirst: Comparator = (a, b) => (b.restarts ?? 0) - (a.restarts ?? 0);
 
 /** Later time first; an unknown time (0/absent) counts as the latest of all. */
@@ -203,8 +218,9 @@ function sameNodeRanks(pods: readonly PodSummary[]): Map<string, number> {
 /**
  * Orders pods for scale-down, first victim first. Kruise's ActivePodsWithRanks (itself
  * Kubernetes' ActivePods with deletion cost and ranks): unscheduled; Pending < Unknown <
- * Running; not available < available and not ready < ready; lower pod-deletion-cost; doubled
- * up on a node (same-node rank); ready for a shorter time; more restarts; newer creation.
+ * Running; not available < available and not ready < ready; lower pod-deletion-cost; then,
+ * Tailor's own rule, newer creation when either pod was updated in place (newerFirstAfterInPlace);
+ * doubled up on a node (same-node rank); ready for a shorter time; more restarts; newer creation.
  * Returns a new array; ties end in name order.
  */
 export function rankForDeletion(pods: readonly PodSummary[]): PodSummary[] {
@@ -217,6 +233,7 @@ export function rankForDeletion(pods: readonly PodSummary[]): PodSummary[] {
       notAvailableFirst,
       notReadyFirst,
       lowerCostFirst,
+      newerFirstAfterInPlace,
       higherRankFirst,
       readyShorterFirst,
       moreRestartsFirst,

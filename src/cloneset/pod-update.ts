@@ -19,6 +19,7 @@ import { claimTemplatesChanged } from './claims.js';
 import type { ConditionWrites, Intent, PlannedEvent } from './intents.js';
 import { deletionStep, inPlaceUpdateGate, lifecycleWrites, type MoveOptions } from './lifecycle.js';
 import { backendOf, earliest, movesNoPod, nameOf, prePullFor, type PlanInput } from './plan-input.js';
+import type { PodSummary } from './pod-state.js';
 import type { UpdatePlan } from './update.js';
 
 /**
@@ -188,6 +189,25 @@ function withUpdatingState(
     },
   };
   return { ...step, patch };
+}
+
+/**
+ * The summaries with `updatesInPlace` set on every scheduled pod not yet on the update revision:
+ * whether its move there keeps it (update.ts spends surge only on the moves that replace a pod;
+ * decision 72). Under ReCreate every move replaces the pod, and the summaries stay as they are.
+ */
+export function withInPlaceMoves(
+  input: PlanInput,
+  pods: readonly Pod[],
+  summaries: readonly PodSummary[],
+): readonly PodSummary[] {
+  const { updateRevision } = input.revisions;
+  if (input.cloneSet.spec.updateStrategy.type === 'ReCreate') return summaries;
+  return summaries.map((summary, i) => {
+    const pod = pods[i];
+    if (summary.revision === updateRevision || pod === undefined || !pod.spec?.nodeName) return summary;
+    return { ...summary, updatesInPlace: stepFor(input, pod, updateRevision).kind !== 'recreate' };
+  });
 }
 
 /** The next in-place step for one pod; a pod whose revision is unknown cannot be diffed. */

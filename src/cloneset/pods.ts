@@ -16,6 +16,7 @@ import { withDefaults, type DefaultedCloneSet } from '../api/defaults.js';
 import { perObject } from '../api/memo.js';
 import { podCondition } from '../api/pod.js';
 import type { Pod, Wire, WireCloneSet } from '../api/wire.js';
+import { readUpdateState } from '../inplace/plan.js';
 import { heldByReadinessGate, withReadinessGate } from '../inplace/readiness-gate.js';
 import { isHooked, lifecycleStateOf } from './lifecycle.js';
 import { countsAsReady, parseDeletionCost, type PodPhase, type PodSummary } from './pod-state.js';
@@ -96,9 +97,16 @@ const podFacts = perObject((pod: Pod): PodSummary => {
     createdAt: meta.creationTimestamp ? Date.parse(meta.creationTimestamp) : 0,
     specifiedDelete: meta.labels?.[LABEL_SPECIFIED_DELETE] !== undefined,
     inPlaceUpdating: heldByReadinessGate(pod),
+    updatedInPlace: updatedInPlace(pod),
     ...(lifecycleState ? { lifecycleState } : {}),
   });
 });
+
+/** The pod's revision label names the revision its last in-place update moved it to. */
+function updatedInPlace(pod: Pod): boolean {
+  const revision = pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH];
+  return revision !== undefined && readUpdateState(pod)?.revision === revision;
+}
 
 /**
  * Ready as status.readyReplicas counts it: Running, Ready, and no disruptive in-place update in

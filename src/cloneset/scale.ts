@@ -63,7 +63,10 @@ function withinReadyBudget(victims: readonly PodSummary[], readyBudget: number):
 /**
  * Scale-down victims: current-revision pods first, as many as the partition (plus the surge
  * share of the current revision) no longer needs; then update-revision pods. So surge pods left
- * over after an update are removed from the old revision and the updated count is kept.
+ * over after an update are removed from the old revision and the updated count is kept. An old
+ * pod that can be updated in place is not taken first: it ranks with the updated pods, where the
+ * surge pods of an in-place rollout go before it (pod-state.ts), and a pod in the middle of an
+ * in-place update goes last (decision 72).
  */
 function chooseVictims(
   pods: readonly PodSummary[],
@@ -72,10 +75,16 @@ function chooseVictims(
   atCurrentRevision: number,
 ): PodSummary[] {
   const isUpdated = countsAsUpdatedWhenScaling(updateRevision);
-  const notUpdated = rankForDeletion(pods.filter((p) => !isUpdated(p)));
-  const updated = rankForDeletion(pods.filter(isUpdated));
-  const fromOld = Math.min(total, atCurrentRevision);
-  return [...notUpdated.slice(0, fromOld), ...updated.slice(0, total - fromOld)];
+  const replaced = (p: PodSummary): boolean => !isUpdated(p) && p.updatesInPlace !== true;
+  const notUpdated = rankForDeletion(pods.filter(replaced));
+  // A pod out of service only for its in-place update is back soon: the last to go.
+  const ranked = rankForDeletion(pods.filter((p) => !replaced(p)));
+  const rest = [
+    ...ranked.filter((p) => p.inPlaceUpdating !== true),
+    ...ranked.filter((p) => p.inPlaceUpdating === true),
+  ];
+  const fromOld = Math.min(total, atCurrentRevision, notUpdated.length);
+  return [...notUpdated.slice(0, fromOld), ...rest.slice(0, total - fromOld)];
 }
 
 /**

@@ -155,46 +155,70 @@ interface SurgeUse {
   readonly atCurrentRevision: number;
 }
 
+/** The update's pods that keep their identity: to move in place, or in the middle of it. */
+export interface InPlaceMoves {
+  /** Old pods that stay and whose move is in place (PodSummary.updatesInPlace). */
+  readonly inPlace: number;
+  /** Pods on the update revision whose in-place update has them out of service still. */
+  readonly inFlight: number;
+}
+
+/**
+ * The update's surge need when pods move forward (decision 72). A pod that is updated in place is
+ * never replaced by a surge pod: only the moves that recreate take Kruise's surge (while both
+ * sides have pods to move). Moves in place take surge only for capacity, when the budget lets no
+ * pod out of service without it (maxUnavailable 0), and keep it until the last of them is back
+ * in service, so the surge pods are what leaves at the end.
+ */
+function forwardUpdateSurge(maxUnavailable: number, oldDiff: number, newDiff: number, moves: InPlaceMoves): number {
+  const inPlace = Math.min(moves.inPlace, oldDiff);
+  const recreates = Math.min(oldDiff - inPlace, Math.max(-newDiff, 0));
+  return recreates + (maxUnavailable === 0 ? inPlace + moves.inFlight : 0);
+}
+
+/** What the surge decision reads: the limits, the unavailable and marked pods, the update's gaps. */
+interface SurgeFacts {
+  readonly maxSurge: number;
+  readonly maxUnavailable: number;
+  readonly totalUnavailable: number;
+  readonly toDeleteNew: number;
+  readonly toDeleteOld: number;
+  readonly updateOldDiff: number;
+  readonly updateNewDiff: number;
+  readonly moves: InPlaceMoves;
+}
+
+/** Surge to replace specified-for-deletion pods that maxUnavailable would not let go. */
+function scaleSurgeNeed(f: SurgeFacts): SurgeUse {
+  const toDelete = f.toDeleteNew + f.toDeleteOld;
+  if (toDelete <= 0) return { total: 0, atCurrentRevision: 0 };
+  const total = Math.min(Math.max(f.totalUnavailable + toDelete - f.maxUnavailable, 0), toDelete);
+  return { total, atCurrentRevision: Math.max(total - f.toDeleteNew, 0) };
+}
+
+/** Surge for the update: forward (forwardUpdateSurge), or back when a raised partition rolls pods back. */
+function updateSurgeNeed(f: SurgeFacts): SurgeUse {
+  if (f.updateOldDiff < 0 && f.updateNewDiff > 0) {
+    // A raised partition moving pods back (partitionRollback): the surge is current-revision pods.
+    const total = Math.min(-f.updateOldDiff, f.updateNewDiff);
+    return { total, atCurrentRevision: total };
+  }
+  const total = forwardUpdateSurge(f.maxUnavailable, Math.max(f.updateOldDiff, 0), f.updateNewDiff, f.moves);
+  return { total, atCurrentRevision: 0 };
+}
+
 /**
  * Surge is used for one purpose per round: replacing specified-for-deletion pods that
  * maxUnavailable would not let go, or an update that has pods to move both ways (old ones to
  * retire while new ones are missing). The bigger need wins, capped by maxSurge.
  */
-function surgeToUse(
-  maxSurge: number,
-  maxUnavailable: number,
-  totalUnavailable: number,
-  toDeleteNew: number,
-  toDeleteOld: number,
-  updateOldDiff: number,
-  updateNewDiff: number,
-): SurgeUse {
-  if (maxSurge <= 0) return { total: 0, atCurrentRevision: 0 };
-
-  let scaleSurge = 0;
-  let scaleSurgeOld = 0;
-  const toDelete = toDeleteNew + toDeleteOld;
-  if (toDelete > 0) {
-    scaleSurge = Math.min(Math.max(totalUnavailable + toDelete - maxUnavailable, 0), toDelete);
-    if (scaleSurge > toDeleteNew) scaleSurgeOld = scaleSurge - toDeleteNew;
-  }
-
-  let updateSurge = 0;
-  let updateSurgeOld = 0;
-  const opposite = (updateOldDiff > 0 && updateNewDiff < 0) || (updateOldDiff < 0 && updateNewDiff > 0);
-  if (opposite) {
-    if (Math.abs(updateOldDiff) <= Math.abs(updateNewDiff)) {
-      updateSurge = Math.abs(updateOldDiff);
-      if (updateOldDiff < 0) updateSurgeOld = updateSurge;
-    } else {
-      updateSurge = Math.abs(updateNewDiff);
-      if (updateNewDiff > 0) updateSurgeOld = updateSurge;
-    }
-  }
-
-  const [need, needOld] = scaleSurge >= updateSurge ? [scaleSurge, scaleSurgeOld] : [updateSurge, updateSurgeOld];
-  const total = Math.min(maxSurge, need);
-  return { total, atCurrentRevision: Math.min(total, needOld) };
+function surgeToUse(f: SurgeFacts): SurgeUse {
+  if (f.maxSurge <= 0) return { total: 0, atCurrentRevision: 0 };
+  const scale = scaleSurgeNeed(f);
+  const update = updateSurgeNeed(f);
+  const need = scale.total >= update.total ? scale : update;
+  const total = Math.min(f.maxSurge, need.total);
+  return { total, atCurrentRevision: Math.min(total, need.atCurrentRevision) };
 }
 
 /**
@@ -224,15 +248,21 @@ export function calculateDiffs(input: RolloutInput, purpose: 'scale' | 'update' 
     updateNewDiff = Math.min(updateNewDiff, 0);
   }
 
-  const surge = surgeToUse(
+  const staying = pods.filter((p) => !isPreparingDelete(p) && !isSpecifiedDelete(p, podsToDelete));
+  const moves: InPlaceMoves = {
+    inPlace: staying.filter((p) => !isUpdated(p) && p.updatesInPlace === true).length,
+    inFlight: staying.filter((p) => isUpdated(p) && p.inPlaceUpdating === true).length,
+  };
+  const surge = surgeToUse({
     maxSurge,
     maxUnavailable,
     totalUnavailable,
-    updated.toDelete,
-    old.toDelete,
+    toDeleteNew: updated.toDelete,
+    toDeleteOld: old.toDelete,
     updateOldDiff,
     updateNewDiff,
-  );
+    moves,
+  });
   const expectedTotal = replicas + surge.total;
   const expectedOld = partition + surge.atCurrentRevision;
   const toDelete = updated.toDelete + old.toDelete;
@@ -257,8 +287,10 @@ export function calculateDiffs(input: RolloutInput, purpose: 'scale' | 'update' 
   }
   const deleteReadyLimit = toDelete > 0 || scaleDown > 0 ? disruptionBudget({ replicas, maxUnavailable, pods }) : 0;
 
-  // Move the smaller of the two gaps; the scale diffs close the rest.
-  const update = Math.abs(updateOldDiff) <= Math.abs(updateNewDiff) ? updateOldDiff : -updateNewDiff;
+  // Move the smaller of the two gaps; the scale diffs close the rest, except that an old pod that
+  // can be updated in place is always moved, never closed by a scale-down (decision 72).
+  const smaller = Math.abs(updateOldDiff) <= Math.abs(updateNewDiff) ? updateOldDiff : -updateNewDiff;
+  const update = updateOldDiff > 0 ? Math.max(smaller, Math.min(updateOldDiff, moves.inPlace)) : smaller;
   const updateMaxUnavailable = update !== 0 ? maxUnavailable + pods.length - replicas : 0;
 
   return {
