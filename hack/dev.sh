@@ -2,7 +2,8 @@
 # `make dev`: the full local cluster with Tailor running *in* it, installed with its Helm chart
 # (charts/tailor as release "tailor" in tailor-system, values hack/dev-values.yaml: the controller
 # Deployment, two replicas with leader election, and the node agent DaemonSet, idle while the
-# kubelet resizes) and the sample CloneSet applied and Ready.
+# kubelet resizes), the sample CloneSet applied and Ready, and the `kubectl tailor` plugin linked
+# onto PATH (`make install-plugin`).
 # Safe to run again: `helm upgrade --install` changes only what changed, the controller and the
 # agent roll only when the image changed (the image build is deterministic; its digest is a pod
 # annotation), and the sample is created only when it does not exist. What the release finds
@@ -40,6 +41,10 @@ kubectl get clonesets.apps.tailor.dev web >/dev/null 2>&1 || kubectl apply -f "$
 kubectl wait --for=jsonpath='{.status.readyReplicas}'=3 --timeout=180s clonesets.apps.tailor.dev/web >/dev/null
 kubectl -n tailor-system get deployment,daemonset
 kubectl get clonesets.apps.tailor.dev web
+# `kubectl tailor` on PATH, as `make install-plugin` links it (/usr/local/bin, else ~/.local/bin),
+# so the README's `kubectl tailor status web` works after `make dev` alone. -o build: image.sh
+# compiled dist/ above.
+make -C "$repo" --no-print-directory -o build install-plugin
 
 cat <<EOF
 
@@ -48,4 +53,5 @@ Next:
   export KUBECONFIG=$KUBECONFIG PATH=$bin:\$PATH
   kubectl edit clone web        # change the image to tailor.local/busybox:v2, or cpu/memory
   kubectl get clone web -w      # watch UPDATED / READY / RESIZING move; pods keep their UIDs
+  kubectl tailor status web     # or wait for the rollout's verdict (exit 0 complete, 1 blocked, 2 timed out)
 EOF
