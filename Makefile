@@ -12,7 +12,7 @@ export PATH := $(HOME)/.cache/tailor/node-tools:$(PATH)
 help:
 	@echo "make dev     local cluster with Tailor running in it and a sample applied"
 	@echo "make test    lint + typecheck + unit + argocd + chart + integration + cri + e2e + fault on the default Kubernetes,"
-	@echo "             then cri + e2e on the other releases in hack/versions.sh (starts and stops its own cluster)"
+	@echo "             then e2e on the other releases in hack/versions.sh (starts and stops its own cluster)"
 	@echo "KUBE_VERSION=1.34.4 make dev | test | test-e2e | cluster-up ...   the same on one listed release"
 	@echo "make lint    ESLint, Prettier --check, layering (dependency-cruiser); make format rewrites"
 	@echo "make lint-prune   lower the complexity ratchet after simplifying; make lint-moved FILES=\"a.ts b.ts\" after moving code"

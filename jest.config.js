@@ -17,7 +17,7 @@ const asPattern = (path) => `/${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
 // gate-off path, in-place image updates, sidecars and pod-level resources. The rest (the
 // controller's and the readers' logic, Kruise's cases, the chart, the CLI, the node-level specs,
 // which need three nodes) runs on the default release, so CI's 90 minutes hold cold (decisions
-// 60 and 61). The cri tier is small and runs whole everywhere.
+// 60 and 61). The cri tier runs on the default release only (decision 62).
 const everyReleaseE2e = [
   'test/e2e/testbed.test.ts',
   'test/e2e/agent.test.ts',

@@ -8,7 +8,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/versions.sh" || exit 1
 cache=${TAILOR_CACHE:-$HOME/.cache/tailor}
 out=$cache/kubernetes/v$KUBE_VERSION/bin
-binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kube-proxy)
+# No kube-proxy: nothing starts it (no test uses a Service; decision 61).
+binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
 wanted=("${@:-${binaries[@]}}")  # a subset may be named: build-k8s.sh etcd kube-apiserver
 
 mkdir -p "$out"

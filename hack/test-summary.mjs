@@ -6,9 +6,10 @@
 // without a failing test (lint, typecheck, build, a failed global setup or teardown) each count as one
 // failure, and a line on stderr says why. Exits non-zero when anything failed.
 // Without a `planned` file (results from an older run) it sums the JSON files it finds.
-// Before that line, one line per step (result and seconds) and one per Kubernetes release, so a
-// matrix run (hack/test.sh: <tier>@<release> for a release other than the default) shows what
-// each release passed and took.
+// Before that line, one line per step (result, seconds and the step's share of the time budget)
+// and one per Kubernetes release, so a matrix run (hack/test.sh: <tier>@<release> for a release
+// other than the default) shows what each release passed and took; then the run's time against the
+// budget (decision 62), with a warning line when it is over. Over budget never fails the run.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -29,6 +30,41 @@ const planned = plannedText
 const gateOffOnly = new Set((read('gate-off-only') ?? '').split('\n').filter(Boolean));
 const defaultRelease = read('default-release')?.trim();
 const RELEASE_FREE = new Set(['lint', 'typecheck', 'unit', 'argocd', 'chart', 'build']);
+
+// The time budget of `make test` on CI's 2-core machine (issue 40; decision 62): 40 minutes warm,
+// 60 cold. A run is cold when a `kubernetes` step took COLD_AFTER_SECONDS or more: a cached one
+// ends within a second or two, so such a run spent real time building (assumed: CI caches
+// ~/.cache/tailor as one unit, so containerd, the provisioner, helm and the rest were built too).
+const BUDGET_MINUTES = { warm: 40, cold: 60 };
+const COLD_AFTER_SECONDS = 30;
+// Each step's share of the budget in minutes, [warm, added when cold]: the default release's
+// tiers, then those of each other release (<tier>@<release>). With the two releases of
+// hack/versions.sh they add up to the budget; a step not listed has no share.
+const SHARES = {
+  lint: [2, 0],
+  typecheck: [1, 0],
+  unit: [2, 0],
+  argocd: [1, 2], // cold: Argo CD's module and the harness's build
+  chart: [1, 4], // cold: helm and kubeconform (hack/build-chart-tools.sh)
+  build: [0.5, 0],
+  kubernetes: [0.5, 8], // cold: the default release's control plane, kubelet and kubectl
+  integration: [3, 0],
+  cri: [2, 3], // cold: containerd, the volume provisioner and the test images (first full bed)
+  e2e: [12.5, 0],
+  fault: [6, 0],
+};
+const OTHER_RELEASE_SHARES = {
+  kubernetes: [0.5, 3],
+  e2e: [6, 0],
+  fault: [2, 0],
+};
+const secondsOf = (step) => Number(read(`${step}.seconds`)?.trim() ?? 0);
+const cold = planned.some((s) => s.split('@')[0] === 'kubernetes' && secondsOf(s) >= COLD_AFTER_SECONDS);
+const shareOf = (step) => {
+  const entry = (step.includes('@') ? OTHER_RELEASE_SHARES : SHARES)[step.split('@')[0]];
+  return entry === undefined ? undefined : Math.round((entry[0] + (cold ? entry[1] : 0)) * 60);
+};
+const overShare = [];
 const release = (step) =>
   step.includes('@')
     ? `Kubernetes v${step.slice(step.indexOf('@') + 1)}`
@@ -51,7 +87,8 @@ const count = (step, p, f, seconds) => {
 for (const step of planned) {
   const rcText = read(`${step}.rc`);
   const code = rcText === undefined ? undefined : Number(rcText.trim());
-  const seconds = Number(read(`${step}.seconds`)?.trim() ?? 0);
+  const seconds = secondsOf(step);
+  const share = shareOf(step);
   const tier = step.split('@')[0];
   const failedBefore = failed;
   const passedBefore = passed;
@@ -60,7 +97,10 @@ for (const step of planned) {
     count(step, passed - passedBefore, failed - failedBefore, seconds);
     const outcome =
       NOT_JEST.has(tier) && failed === failedBefore ? 'ok' : `${passed - passedBefore} passed, ${failed - failedBefore} failed`;
-    lines.push(`  ${step.padEnd(24)} ${String(seconds).padStart(5)} s  ${code === undefined ? 'not run' : outcome}${note}`);
+    const over = share !== undefined && seconds > share;
+    if (over) overShare.push(`${step} (+${seconds - share} s)`);
+    const budget = share === undefined ? ' '.repeat(13) : `/ ${String(share).padStart(5)} s ${over ? 'OVER' : '    '}`;
+    lines.push(`  ${step.padEnd(24)} ${String(seconds).padStart(5)} s ${budget}  ${code === undefined ? 'not run' : outcome}${note}`);
   };
   if (plannedText && code === undefined) {
     failed += 1;
@@ -104,10 +144,25 @@ for (const step of planned) {
   record();
 }
 if (lines.length > 0) {
-  console.log(`steps (seconds):\n${lines.join('\n')}`);
+  const kind = cold ? 'cold' : 'warm';
+  console.log(`steps (seconds / share of the ${BUDGET_MINUTES[kind]} min ${kind} budget):\n${lines.join('\n')}`);
   for (const [name, r] of byRelease) {
     const minutes = (r.seconds / 60).toFixed(1);
     console.log(`${name}: ${r.passed} passed, ${r.failed} failed in ${minutes} min`);
+  }
+  // hack/test.sh runs the steps one after another: their sum is its wall time (make test's npm ci
+  // before it is not counted).
+  const total = planned.reduce((sum, step) => sum + secondsOf(step), 0);
+  const cause = cold
+    ? `cold: ${planned.filter((s) => s.split('@')[0] === 'kubernetes' && secondsOf(s) >= COLD_AFTER_SECONDS).join(', ')} built`
+    : 'warm: no kubernetes step built';
+  console.log(`time: ${(total / 60).toFixed(1)} min of the ${BUDGET_MINUTES[kind]} min ${kind} budget (${cause})`);
+  const shares = overShare.length > 0 ? `; over their share: ${overShare.join(', ')}` : '';
+  const overBy = total - BUDGET_MINUTES[kind] * 60;
+  if (overBy > 0) {
+    console.log(`warning: over the ${kind} time budget by ${(overBy / 60).toFixed(1)} min${shares}`);
+  } else if (overShare.length > 0) {
+    console.log(`warning: within the ${kind} time budget${shares}`);
   }
 }
 for (const line of why) console.error(line);
