@@ -83,7 +83,9 @@ export const ReconcilingReasons = {
   Scaling: 'Scaling',
   /** Every pod exists at the right revision, some are not yet available. */
   PodsUnavailable: 'PodsUnavailable',
-  /** Resizes are underway (Proposed, InProgress or Deferred). */
+  /** The spec's latest generation has not been acted on yet (observedGeneration behind). */
+  SpecNotObserved: 'SpecNotObserved',
+  /** Resizes are underway (Proposed, InProgress or Deferred), or Infeasible ones are to be recreated. */
   Resizing: 'Resizing',
   /** False: every desired pod runs the update revision and is available. */
   Complete: 'Complete',

@@ -3,7 +3,7 @@
 // facts that say what the user holds back: `Reconciling` True while a rollout, a scale, pods
 // becoming available or a resize move; `Stalled` True when the CloneSet cannot reach its spec
 // without someone acting (the progress deadline passed, a resize is Infeasible and the strategy
-// waits, or the API server refuses the work for good). Both are always written, False when they
+// waits, or the API server refuses the work for good or keeps refusing it for a minute). Both are always written, False when they
 // do not hold (done, paused, held by a partition, OnDelete), so `kubectl wait
 // --for=condition=Reconciling=false` finds a value; kstatus reads False as absent
 // (docs/decisions/0022-kstatus-conditions.md). Kruise's own conditions are read, never changed.
@@ -25,19 +25,28 @@ export interface ReadinessFacts {
   onDelete: boolean;
   /** An Infeasible resize is left waiting (InPlaceOnly, or resizeStrategy.onInfeasible Wait), never recreated. */
   resizeWaitsOnInfeasible: boolean;
+  /** metadata.generation: a status whose observedGeneration is behind has not acted on the spec yet. */
+  generation?: number;
 }
 
 type Spec = Pick<DefaultedCloneSetSpec, 'replicas' | 'updateStrategy'>;
 
-export function readinessFacts(spec: Spec): ReadinessFacts {
+export function readinessFacts(spec: Spec, generation?: number): ReadinessFacts {
   const strategy = spec.updateStrategy;
   return {
     replicas: spec.replicas,
     paused: strategy.paused,
     onDelete: strategy.type === 'OnDelete',
     resizeWaitsOnInfeasible: strategy.type === 'InPlaceOnly' || strategy.resizeStrategy.onInfeasible !== 'Recreate',
+    ...(generation !== undefined ? { generation } : {}),
   };
 }
+
+/**
+ * A refusal that retrying may fix (quota, RBAC, a conflict) held this long is a refusal the API
+ * server keeps making: Stalled, until someone acts (decision 75).
+ */
+export const REFUSED_FOR_LONG_MS = 60_000;
 
 export interface Readiness {
   reconciling: ConditionWrite;
@@ -108,11 +117,11 @@ type Verdict = { reason: string; message: string };
  * OnDelete, a partition, or complete). A wait for availability keeps the reason of the work it
  * finishes (a rollout or a scale) from the previous status.
  */
-export function decideReadiness(status: CloneSetStatus, facts: ReadinessFacts): Readiness {
+export function decideReadiness(status: CloneSetStatus, facts: ReadinessFacts, now?: number): Readiness {
   const conditions = status.conditions ?? [];
   const find: Find = (type) => conditions.find((c) => c.type === type);
   const c = countsOf(status, facts);
-  const stalled = refusedForGood(find) ?? infeasibleResize(status, facts, find) ?? deadlineExceeded(c, find);
+  const stalled = refusedForGood(find, now) ?? infeasibleResize(status, facts, find) ?? deadlineExceeded(c, find);
   if (stalled) {
     return {
       stalled: { status: 'True', ...stalled },
@@ -123,7 +132,7 @@ export function decideReadiness(status: CloneSetStatus, facts: ReadinessFacts): 
       },
     };
   }
-  const moves = whatMoves(c, status, find);
+  const moves = notObserved(status, facts) ?? whatMoves(c, status, find);
   if (moves) {
     // A refusal that retrying may fix (quota, conflict): the work is still under way, and says so.
     const retrying = FAILURE_TYPES.map(find).find((x) => x?.status === 'True');
@@ -137,6 +146,16 @@ export function decideReadiness(status: CloneSetStatus, facts: ReadinessFacts): 
 
 const rolloutMessage = (c: Counts): string =>
   `rolling out revision ${c.revision}: ${c.updated} of ${c.target} pods updated, ${c.updatedAvailable} available`;
+
+/** The spec's latest generation has not been acted on (a round failed before it could plan). */
+function notObserved(status: CloneSetStatus, facts: ReadinessFacts): Verdict | undefined {
+  const observed = status.observedGeneration ?? 0;
+  if (facts.generation === undefined || observed >= facts.generation) return undefined;
+  return {
+    reason: ReconcilingReasons.SpecNotObserved,
+    message: `generation ${facts.generation} not yet acted on (observedGeneration ${observed})`,
+  };
+}
 
 /** The work still under way, if any. */
 function whatMoves(c: Counts, status: CloneSetStatus, find: Find): Verdict | undefined {
@@ -158,8 +177,10 @@ function whatMoves(c: Counts, status: CloneSetStatus, find: Find): Verdict | und
   const settling = becomingAvailable(c, find);
   if (settling) return settling;
   const r = status.resize;
-  if (r !== undefined && r.resizing > 0) {
-    const message = `${r.resizing} pod(s) resizing (proposed ${r.proposed}, in progress ${r.inProgress}, deferred ${r.deferred})`;
+  // An Infeasible resize the strategy recreates is work still to do (a waiting one is Stalled).
+  if (r !== undefined && r.resizing + r.infeasible > 0) {
+    const infeasible = r.infeasible > 0 ? `, infeasible ${r.infeasible} to be recreated` : '';
+    const message = `${r.resizing + r.infeasible} pod(s) resizing (proposed ${r.proposed}, in progress ${r.inProgress}, deferred ${r.deferred}${infeasible})`;
     return { reason: ReconcilingReasons.Resizing, message };
   }
   return undefined;
@@ -202,12 +223,18 @@ function whyNothingMoves(c: Counts): Verdict {
   };
 }
 
-/** A failure condition whose reason says retrying cannot help. */
-function refusedForGood(find: Find): Verdict | undefined {
+/**
+ * A failure condition whose reason says retrying cannot help, or one the API server has kept up for
+ * REFUSED_FOR_LONG_MS (its lastTransitionTime: the message stays the same while the refusal does).
+ */
+function refusedForGood(find: Find, now: number | undefined): Verdict | undefined {
   for (const type of FAILURE_TYPES) {
     const c = find(type);
-    if (c?.status === 'True' && PERMANENT_REFUSALS.has(c.reason ?? ''))
-      return { reason: type, message: clip(c.message ?? type) };
+    if (c?.status !== 'True') continue;
+    if (PERMANENT_REFUSALS.has(c.reason ?? '')) return { reason: type, message: clip(c.message ?? type) };
+    const since = Date.parse(c.lastTransitionTime ?? '');
+    if (now !== undefined && Number.isFinite(since) && now - since >= REFUSED_FOR_LONG_MS)
+      return { reason: type, message: clip(`refused since ${c.lastTransitionTime}: ${c.message ?? type}`) };
   }
   return undefined;
 }
@@ -234,7 +261,7 @@ function deadlineExceeded(c: Counts, find: Find): Verdict | undefined {
 
 /** `status` with Reconciling and Stalled set as decideReadiness says, every other condition kept as it is. */
 export function withReadiness(status: CloneSetStatus, facts: ReadinessFacts, now: number): CloneSetStatus {
-  const { reconciling, stalled } = decideReadiness(status, facts);
+  const { reconciling, stalled } = decideReadiness(status, facts, now);
   let conditions = setCondition(status.conditions ?? [], Types.Reconciling, reconciling, now);
   conditions = setCondition(conditions, Types.Stalled, stalled, now);
   return { ...status, conditions };

@@ -224,7 +224,11 @@ export class CloneSetReconciler {
     for (const f of failures)
       written[f.condition] = { status: 'True', reason: conditionReason(f.permanent), message: f.message };
     // A refusal folded in may stall the CloneSet (or say what a moving rollout retries).
-    const status = withReadiness(withConditions(plan.status, written, now), readinessFacts(cs.spec), now);
+    const status = withReadiness(
+      withConditions(plan.status, written, now),
+      readinessFacts(cs.spec, cs.metadata?.generation),
+      now,
+    );
     if (sameStatus(cs.status, status)) {
       this.statusDiffersSince.delete(key);
       return { status, wakeAt: plan.wakeAt };
@@ -264,7 +268,7 @@ export class CloneSetReconciler {
     const now = this.now();
     const status = withReadiness(
       withConditions(cs.status ?? {}, { [type]: condition }, now),
-      readinessFacts(cs.spec),
+      readinessFacts(cs.spec, cs.metadata?.generation),
       now,
     );
     if (!alreadyReported(cs, type, info.message)) this.deps.events.event(stored, 'Warning', eventReason, info.message);

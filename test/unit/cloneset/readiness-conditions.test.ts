@@ -287,6 +287,68 @@ describe('Reconciling and Stalled', () => {
     );
   });
 
+  // Issue 47: a refusal the API server keeps making is Stalled; a spec not yet acted on, or an
+  // Infeasible resize still to be recreated, is never Complete.
+  const refusedAt = (agoMs: number, reason = 'ApiRefused'): CloneSetCondition => ({
+    ...cond(
+      'FailedRevision',
+      'True',
+      reason,
+      'create the ControllerRevision of the template: 403 Forbidden: cannot update',
+    ),
+    lastTransitionTime: new Date(NOW - agoMs).toISOString(),
+  });
+  const honesty: [string, CloneSetStatus, ReadinessFacts, [string, string], [string, string]][] = [
+    [
+      'a refused revision write 10 s old: still retrying, not Complete (observedGeneration behind)',
+      { ...status({ conditions: [refusedAt(10_000)] }), observedGeneration: 2 },
+      facts({ generation: 3 }),
+      ['True', 'SpecNotObserved'],
+      ['False', 'NotStalled'],
+    ],
+    [
+      'the same refusal kept up for 60 s: Stalled, named by its condition',
+      { ...status({ conditions: [refusedAt(60_000)] }), observedGeneration: 2 },
+      facts({ generation: 3 }),
+      ['False', 'Stalled'],
+      ['True', 'FailedRevision'],
+    ],
+    [
+      'a quota refusal of creates kept up for 2 minutes: Stalled',
+      status({ replicas: 1, updated: 1, conditions: [{ ...refusedAt(120_000), type: 'FailedScale' }] }),
+      facts(),
+      ['False', 'Stalled'],
+      ['True', 'FailedScale'],
+    ],
+    [
+      'observedGeneration behind with every pod done: not Complete',
+      { ...status({}), observedGeneration: 1 },
+      facts({ generation: 2 }),
+      ['True', 'SpecNotObserved'],
+      ['False', 'NotStalled'],
+    ],
+    [
+      'an Infeasible resize the strategy recreates (onInfeasible Recreate): Resizing, not Complete',
+      status({ resize: { ...noResize, infeasible: 1 } }),
+      facts({ resizeWaitsOnInfeasible: false }),
+      ['True', 'Resizing'],
+      ['False', 'NotStalled'],
+    ],
+  ];
+  it.each(honesty)('%s', (_name, s, f, reconciling, stalled) => {
+    const r = decideReadiness(s, f, NOW);
+    expect({
+      reconciling: [r.reconciling.status, r.reconciling.reason],
+      stalled: [r.stalled.status, r.stalled.reason],
+    }).toEqual({ reconciling, stalled });
+  });
+
+  it("keeps a long refusal's Stalled message the same from one round to the next (one write, not one per retry)", () => {
+    const s = { ...status({ conditions: [refusedAt(61_000)] }), observedGeneration: 2 };
+    const once = withReadiness(s, facts({ generation: 3 }), NOW);
+    expect(withReadiness(once, facts({ generation: 3 }), NOW + 30_000)).toEqual(once);
+  });
+
   it('reads the facts from a defaulted spec: InPlaceOnly and onInfeasible Wait leave an Infeasible resize waiting', () => {
     const spec = (updateStrategy: object) =>
       withDefaults({ spec: { replicas: 4, selector: {}, template: {}, updateStrategy } }).spec;
