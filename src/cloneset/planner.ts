@@ -426,7 +426,7 @@ function finish(round: Round): Plan {
   });
   // Reconciling and Stalled (kstatus) read the status Kruise's conditions lead to; the reconciler
   // decides them again once the round's failures are folded in.
-  const status = withReadiness(counted, readinessFacts(cs.spec, cs.metadata?.generation), now);
+  const status = withReadiness(counted, readinessFacts(cs.spec), now);
   let wakeAt = earliest(round.wakeAt, progressDeadlineAt(status, cs.spec.progressDeadlineSeconds));
   for (const pod of round.pods) {
     const at = availableAt(pod, cs.spec.minReadySeconds ?? 0);
