@@ -23,6 +23,10 @@ export class PodWatch {
   /** Each pod's spells out of service (not Ready), from the watch's start. */
   private readonly notReadySpells = new Map<string, { from: number; to?: number }[]>();
 
+  /** Pods that exist now (terminating ones included, until deleted), and the most at once. */
+  private readonly present = new Set<string>();
+  private maxPresentSeen = 0;
+
   private constructor(private readonly desired: number) {}
 
   static async start(client: KubeClient, namespace: string, labelSelector: string, desired: number): Promise<PodWatch> {
@@ -33,6 +37,7 @@ export class PodWatch {
     const initial = await client.list<Pod>(path, { labelSelector });
     for (const pod of initial.items) w.record({ type: 'ADDED', object: pod });
     w.maxUnavailableSeen = 0;
+    w.maxPresentSeen = w.present.size;
     w.maxNotReadyOnNode.clear();
     w.transitions.length = 0;
     w.departures.length = 0;
@@ -50,6 +55,11 @@ export class PodWatch {
   /** The most pods short of `desired` ready pods at any moment since the watch started. */
   get maxUnavailable(): number {
     return this.maxUnavailableSeen;
+  }
+
+  /** The most pods that existed at once since the watch started (terminating ones count until deleted). */
+  get maxPresent(): number {
+    return this.maxPresentSeen;
   }
 
   /** Fails with every Ready transition seen when more than `budget` pods were ever unavailable at once. */
@@ -107,6 +117,9 @@ export class PodWatch {
     const meta = event.object.metadata;
     if (!meta?.name) return;
     if (meta.uid) this.uidsEverSeen.add(meta.uid);
+    if (event.type === 'DELETED') this.present.delete(meta.name);
+    else this.present.add(meta.name);
+    this.maxPresentSeen = Math.max(this.maxPresentSeen, this.present.size);
     const was = this.ready.get(meta.name);
     const revisionBefore = this.revisions.get(meta.name);
     const gone = event.type === 'DELETED' || !!meta.deletionTimestamp;
