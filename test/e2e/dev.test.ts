@@ -4,12 +4,13 @@
 // its resources are carried out by the in-cluster controller — so the RBAC is proven, not
 // assumed. Killing the leader pod hands the Lease to the other replica and the rollout finishes.
 import { describe, expect, it } from '@jest/globals';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { loadTestKubeConfig } from '../support/cluster/kube.js';
 import { KubeClient } from '../../src/runtime/kube-client.js';
 import type { Pod } from '../../src/api/wire.js';
 import { activePods, cloneSetPath, readCloneSet, waitForCloneSet, waitForReady } from '../support/fixtures/cloneset.js';
 import { eventually } from '../support/cluster/testbed.js';
+import { kubeBinary } from '../support/cluster/kube-version.js';
 
 const client = new KubeClient(loadTestKubeConfig());
 const ns = 'default';
@@ -117,6 +118,28 @@ describe('make dev', () => {
         cs.status?.updatedReadyReplicas === 3 && pods.every((p) => p.status?.containerStatuses?.[0]?.image === current),
       180_000,
     );
+    expect(new Set((await activePods(client, ns, 'web')).map((p) => p.metadata?.uid))).toEqual(uids);
+
+    // `kubectl tailor undo` (the plugin make dev installs) rolls back in place, run by the chart's
+    // controller with the chart's RBAC: the reused ControllerRevision is written back whole, a PUT
+    // the chart must grant (decision 71). Before that grant every round failed with 403.
+    const undo = spawnSync(kubeBinary('kubectl'), ['tailor', 'undo', 'web', '-n', ns], {
+      encoding: 'utf8',
+      env: { ...process.env, KUBECONFIG: process.env.TAILOR_KUBECONFIG },
+    });
+    expect({ code: undo.status, stderr: undo.stderr }).toEqual({ code: 0, stderr: '' });
+    const rolledBack = await waitForCloneSet(
+      client,
+      ns,
+      'web',
+      `rolled back to ${next}, in place`,
+      (cs, pods) =>
+        cs.status?.observedGeneration === cs.metadata?.generation &&
+        cs.status?.updatedReadyReplicas === 3 &&
+        pods.every((p) => p.status?.containerStatuses?.[0]?.image === next),
+      180_000,
+    );
+    expect(rolledBack.status?.conditions?.find((c) => c.type === 'FailedRevision')?.status ?? 'False').toBe('False');
     expect(new Set((await activePods(client, ns, 'web')).map((p) => p.metadata?.uid))).toEqual(uids);
     client.close();
   });
