@@ -6,7 +6,7 @@
 // node whose agent has not listed an image within ACK_GRACE_MS of the revision's creation is
 // treated the same: nothing waits on what will not come.
 // Pure. Must not: do I/O, or delay anything but the drain of a pod whose images change.
-import type { PulledImages } from '../api/prepull.js';
+import { reportedPull, type PulledImages } from '../api/prepull.js';
 import { EventReasons } from '../api/reasons.js';
 
 /** How long after a revision appears the controller waits for the agent to list its images. */
@@ -41,7 +41,7 @@ export function prePullVerdict(images: readonly string[], target: PrePullTarget,
     untilMs = Math.min(untilMs ?? deadline, deadline);
   };
   for (const image of new Set(images)) {
-    const pull = target.report[image];
+    const pull = reportedPull(target.report, image);
     if (pull === undefined) {
       const deadline = (target.revisionCreatedAt ?? now) + ACK_GRACE_MS;
       if (now < deadline) waitUntil(deadline);
