@@ -70,7 +70,7 @@ ensure_kwok() {
   # The API server taints every new node node.kubernetes.io/not-ready:NoSchedule, and only
   # kube-controller-manager (full mode) lifts it once the node is Ready: on a control-plane-only
   # test bed no pod would ever schedule onto the simulated nodes.
-  "$(. hack/versions.sh && echo "${TAILOR_CACHE:-$HOME/.cache/tailor}/kubernetes/v$KUBE_VERSION/bin/kubectl")" \
+  "$(. hack/versions.sh && echo "${TAILOR_CACHE:-$HOME/.cache/tailor}/kubernetes/v$KUBE_CONTROL_PLANE_VERSION/bin/kubectl")" \
     --kubeconfig "$cluster_dir/kubeconfig" taint nodes -l type=kwok node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
 }
 

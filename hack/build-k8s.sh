@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds a Kubernetes release of hack/versions.sh (KUBE_VERSION: the environment's, else the
-# default) and the etcd it is tested with from Go modules, into
-# ~/.cache/tailor/kubernetes/v$KUBE_VERSION/bin. Owns nothing else: it never starts a process.
+# default) from Go modules, into ~/.cache/tailor/kubernetes/v$KUBE_VERSION/bin: for the control
+# plane's release (the default) every binary the bed runs and the etcd it is tested with; for
+# another listed release only its kubelet, the one binary of it the bed runs (decision 62).
+# Owns nothing else: it never starts a process.
 # A second run with every binary present builds nothing; each release has its own directory.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -10,7 +12,11 @@ cache=${TAILOR_CACHE:-$HOME/.cache/tailor}
 out=$cache/kubernetes/v$KUBE_VERSION/bin
 # No kube-proxy: nothing starts it (no test uses a Service; decision 61).
 binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
+[ "$KUBE_VERSION" = "$KUBE_CONTROL_PLANE_VERSION" ] || binaries=(kubelet)
 wanted=("${@:-${binaries[@]}}")  # a subset may be named: build-k8s.sh etcd kube-apiserver
+for b in "${wanted[@]}"; do
+  [[ " ${binaries[*]} " == *" $b "* ]] || { echo "error: $b is not built for v$KUBE_VERSION (the bed runs ${binaries[*]} of it; decision 62)" >&2; exit 1; }
+done
 
 mkdir -p "$out"
 # One build at a time per version: concurrent runs would race on the same outputs.
@@ -43,9 +49,11 @@ if [ ! -f go.sum ] || [ ! -f .resolved ]; then
   } >> go.mod
   # Pin every package to the release's own versions: a bare `go get pkg` would upgrade to latest.
   etcd_version=$(sed -n 's#^\s*go.etcd.io/etcd/server/v3 \(v[0-9.]*\).*#\1#p' "$modfile")
-  kube_pkgs=()
-  for b in "${binaries[@]}"; do [ "$b" = etcd ] || kube_pkgs+=("k8s.io/kubernetes/cmd/$b@v$KUBE_VERSION"); done
-  go get "${kube_pkgs[@]}" "go.etcd.io/etcd/server/v3@$etcd_version"
+  pkgs=()
+  for b in "${binaries[@]}"; do
+    case $b in etcd) pkgs+=("go.etcd.io/etcd/server/v3@$etcd_version") ;; *) pkgs+=("k8s.io/kubernetes/cmd/$b@v$KUBE_VERSION") ;; esac
+  done
+  go get "${pkgs[@]}"
   grep -q "k8s.io/kubernetes v$KUBE_VERSION\$" go.mod || { echo "error: module resolution moved k8s.io/kubernetes off v$KUBE_VERSION" >&2; exit 1; }
   touch .resolved
 fi

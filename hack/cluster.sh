@@ -7,10 +7,11 @@
 #
 # NODES (default 3) is how many nodes `up full` runs: tailor-node, tailor-node-2, ... each a
 # kubelet and a containerd of its own in its own network namespace (decision 61). NODE_RESERVED
-# makes a node smaller than the machine (hack/bed/node.sh). The release is hack/versions.sh's
-# KUBE_VERSION (the environment overrides it). $CLUSTER_DIR/version records the release the
-# cluster's state belongs to: `up` on another release stops the cluster and starts it afresh (new
-# etcd data and kubelet state; certificates and images are kept).
+# makes a node smaller than the machine (hack/bed/node.sh). The nodes' kubelet is hack/versions.sh's
+# KUBE_VERSION (the environment overrides it); the control plane is always the default release, so
+# another release runs as a node-version skew (decision 62). $CLUSTER_DIR/version records the
+# release the cluster's state belongs to: `up` on another release stops the cluster and starts it
+# afresh (new etcd data and kubelet state; certificates and images are kept).
 #
 # One file per concern under hack/bed/: common.sh (addresses, processes), control-plane.sh,
 # network.sh, node.sh, registry.sh, storage.sh. This file only sequences them.
@@ -33,16 +34,21 @@ known_nodes() { local d; for d in "$CLUSTER_DIR"/nodes/*/; do if [ -d "$d" ]; th
 
 # State that belongs to one release: etcd's data (a newer etcd's data dir is not readable by an
 # older one, and the API server's storage versions differ) and the kubelets' checkpoints.
+# $CLUSTER_DIR/version holds the kubelets' release, control-plane-version the control plane's (a bed
+# without that file, from before decision 62, ran the control plane of its own release).
 ensure_release() {
-  local recorded=
+  local recorded= recorded_cp=
   [ -f "$CLUSTER_DIR/version" ] && recorded=$(cat "$CLUSTER_DIR/version")
-  [ "$recorded" = "$KUBE_VERSION" ] && return 0
+  recorded_cp=$recorded
+  [ -f "$CLUSTER_DIR/control-plane-version" ] && recorded_cp=$(cat "$CLUSTER_DIR/control-plane-version")
+  [ "$recorded" = "$KUBE_VERSION" ] && [ "$recorded_cp" = "$KUBE_CONTROL_PLANE_VERSION" ] && return 0
   if [ -n "$recorded" ] || [ -d "$CLUSTER_DIR/etcd" ]; then
-    log "the cluster's state is v${recorded:-unknown}, wanted v$KUBE_VERSION: stopping it and starting afresh"
+    log "the cluster's state is v${recorded:-unknown} (control plane v${recorded_cp:-unknown}), wanted v$KUBE_VERSION (control plane v$KUBE_CONTROL_PLANE_VERSION): stopping it and starting afresh"
     cmd_down
     rm -rf "$CLUSTER_DIR/etcd" "$CLUSTER_DIR/nodes" "$CLUSTER_DIR/feature-gates"
   fi
   echo "$KUBE_VERSION" >"$CLUSTER_DIR/version"
+  echo "$KUBE_CONTROL_PLANE_VERSION" >"$CLUSTER_DIR/control-plane-version"
 }
 
 # A node beyond NODES (a bed that ran more nodes before) is stopped and its Node object removed,
@@ -70,15 +76,23 @@ cmd_up() {
   # After ensure_release: a cluster of another release is taken down first, network included.
   ensure_host_network
   # A different feature-gate profile (e.g. the agent's: InPlacePodVerticalScaling=false) restarts
-  # the components that read it; pods keep running and the kubelets adopt them again.
-  local running_gates=$FEATURE_GATES
-  [ -f "$CLUSTER_DIR/feature-gates" ] && running_gates=$(cat "$CLUSTER_DIR/feature-gates")
+  # the components whose gates change: the kubelets, and the control plane only when its own gates
+  # do (on a 1.35+ control plane the agent's profile leaves them unchanged). Pods keep running and
+  # the kubelets adopt them again. The file holds the kubelets' gates, then the control plane's.
+  local running_gates=$FEATURE_GATES running_cp_gates=$CONTROL_PLANE_GATES
+  if [ -f "$CLUSTER_DIR/feature-gates" ]; then
+    running_gates=$(sed -n 1p "$CLUSTER_DIR/feature-gates")
+    running_cp_gates=$(sed -n 2p "$CLUSTER_DIR/feature-gates")
+  fi
   if running kube-apiserver && [ "$running_gates" != "$FEATURE_GATES" ]; then
-    log "feature gates change to $FEATURE_GATES: restarting the components that read them"
+    log "kubelet feature gates change to '$FEATURE_GATES': restarting the kubelets"
     for node in $(known_nodes); do stop "kubelet-$node"; done
+  fi
+  if running kube-apiserver && [ "$running_cp_gates" != "$CONTROL_PLANE_GATES" ]; then
+    log "control-plane feature gates change to '$CONTROL_PLANE_GATES': restarting the components that read them"
     stop kube-scheduler; stop kube-controller-manager; stop kube-apiserver
   fi
-  echo "$FEATURE_GATES" >"$CLUSTER_DIR/feature-gates"
+  printf '%s\n%s\n' "$FEATURE_GATES" "$CONTROL_PLANE_GATES" >"$CLUSTER_DIR/feature-gates"
   up_etcd
   up_apiserver
   if [ "$mode" = full ]; then
@@ -93,7 +107,7 @@ cmd_up() {
     up_storage $(wanted_nodes)
   fi
   echo "$mode" >"$CLUSTER_DIR/mode"
-  log "ready ($mode, v$KUBE_VERSION, $([ "$mode" = full ] && echo "$NODES node(s)" || echo "no nodes")): export KUBECONFIG=$CLUSTER_DIR/kubeconfig"
+  log "ready ($mode, control plane v$KUBE_CONTROL_PLANE_VERSION, $([ "$mode" = full ] && echo "$NODES node(s), kubelet v$KUBE_VERSION" || echo "no nodes")): export KUBECONFIG=$CLUSTER_DIR/kubeconfig"
 }
 
 cmd_down() {
@@ -117,7 +131,7 @@ cmd_down() {
 
 cmd_status() {
   local c state node
-  [ ! -f "$CLUSTER_DIR/version" ] || echo "release                  v$(cat "$CLUSTER_DIR/version")"
+  [ ! -f "$CLUSTER_DIR/version" ] || echo "release                  v$(cat "$CLUSTER_DIR/version") (kubelets)"
   for c in etcd kube-apiserver kube-controller-manager kube-scheduler registry local-path-provisioner \
     $(for node in $(known_nodes); do echo "containerd-$node kubelet-$node"; done); do
     if running "$c"; then state="running (pid $(pid_of "$c"))"; else state="stopped"; fi

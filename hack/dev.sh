@@ -13,7 +13,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 . "$here/versions.sh"
-bin=${TAILOR_CACHE:-$HOME/.cache/tailor}/kubernetes/v$KUBE_VERSION/bin
+bin=${TAILOR_CACHE:-$HOME/.cache/tailor}/kubernetes/v$KUBE_CONTROL_PLANE_VERSION/bin # kubectl
 cluster=${CLUSTER_DIR:-$repo/.tailor/cluster}
 export KUBECONFIG=$cluster/kubeconfig
 kubectl() { "$bin/kubectl" "$@"; }
@@ -48,7 +48,7 @@ make -C "$repo" --no-print-directory -o build install-plugin
 
 cat <<EOF
 
-Tailor runs in a local Kubernetes v$KUBE_VERSION cluster (namespace tailor-system), with the sample CloneSet "web" Ready.
+Tailor runs in a local Kubernetes v$KUBE_CONTROL_PLANE_VERSION cluster (kubelet v$KUBE_VERSION) (namespace tailor-system), with the sample CloneSet "web" Ready.
 Next:
   export KUBECONFIG=$KUBECONFIG PATH=$bin:\$PATH
   kubectl edit clone web        # change the image to tailor.local/busybox:v2, or cpu/memory

@@ -15,7 +15,9 @@
 #     tier's gate-off scenarios, which the default release cannot run);
 #   - anything else runs on KUBE_VERSION (the environment's, else the default) alone.
 # A step on a release other than the default is named <tier>@<release> (e2e@1.34.4.json); the
-# `kubernetes` step builds (or finds cached) a release's binaries before its first cluster tier.
+# `kubernetes` step builds (or finds cached) a release's binaries before its first cluster tier: the
+# default release's control plane, kubelet and kubectl; another release's kubelet only, which runs
+# under the default release's control plane (a node-version skew; decision 62).
 # Cluster tiers start the test-bed cluster they need through their Jest global setup
 # (test/support/cluster/cluster-setup.js) and stop it again if they started it; a cluster on another
 # release is replaced (hack/cluster.sh), so the releases never share etcd data or kubelet state.
@@ -99,7 +101,11 @@ for step in "${planned[@]}"; do
     lint) make --no-print-directory lint; code=$? ;;
     typecheck) npx tsc --noEmit -p tsconfig.json; code=$? ;;
     build) npx tsc -p tsconfig.build.json; code=$? ;;
-    kubernetes) KUBE_VERSION=$release bash hack/build-k8s.sh; code=$? ;;
+    kubernetes)
+      # Another release's kubelet runs under the default release's control plane: both are this step's.
+      { [ "$release" = "$default" ] || KUBE_VERSION=$default bash hack/build-k8s.sh; } &&
+        KUBE_VERSION=$release bash hack/build-k8s.sh
+      code=$? ;;
     argocd) bash test/argocd/run.sh "$results/$step.json"; code=$? ;;
     *)
       inband=(); [ "$tier" = unit ] || inband=(--runInBand) # cluster tiers share one node

@@ -32,4 +32,15 @@ case " $KUBE_VERSIONS " in
 esac
 # Minor release, for version-dependent choices (feature gates, kubelet config).
 KUBE_MINOR=$(echo "$KUBE_VERSION" | cut -d. -f2)
-export KUBE_VERSION
+# The control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler) and kubectl are
+# always the default release (listed first); KUBE_VERSION is the nodes' kubelet. Another listed
+# release is a node-version skew, as a cluster upgraded control plane first runs it: only its
+# kubelet is built (decision 62). Kubernetes supports a kubelet up to 3 minors older than the API
+# server, never newer.
+KUBE_CONTROL_PLANE_VERSION=${KUBE_VERSIONS%% *}
+KUBE_CONTROL_PLANE_MINOR=$(echo "$KUBE_CONTROL_PLANE_VERSION" | cut -d. -f2)
+if [ "$KUBE_MINOR" -gt "$KUBE_CONTROL_PLANE_MINOR" ] || [ $((KUBE_CONTROL_PLANE_MINOR - KUBE_MINOR)) -gt 3 ]; then
+  echo "error: a v$KUBE_VERSION kubelet is outside the skew Kubernetes supports with a v$KUBE_CONTROL_PLANE_VERSION control plane (up to 3 minors older)" >&2
+  return 1 2>/dev/null || exit 1
+fi
+export KUBE_VERSION KUBE_CONTROL_PLANE_VERSION

@@ -4,7 +4,10 @@
 # Must not: start or stop anything by itself.
 
 CACHE=${TAILOR_CACHE:-$HOME/.cache/tailor}
-BIN=$CACHE/kubernetes/v$KUBE_VERSION/bin
+# The control plane's binaries and kubectl are the default release's; the kubelet is KUBE_VERSION's
+# (the same release, or an older one as a node-version skew; decision 62).
+BIN=$CACHE/kubernetes/v$KUBE_CONTROL_PLANE_VERSION/bin
+KUBELET_BIN=$CACHE/kubernetes/v$KUBE_VERSION/bin/kubelet
 CONTAINERD_BIN=$CACHE/containerd/v$CONTAINERD_VERSION/bin
 CLUSTER_DIR=${CLUSTER_DIR:-$repo/.tailor/cluster}
 PKI=$CLUSTER_DIR/pki
@@ -105,10 +108,11 @@ ensure_packages() { # mode
 
 ensure_binaries() { # mode
   if [ "$1" = full ]; then
-    bash "$here/build-k8s.sh"
+    KUBE_VERSION=$KUBE_CONTROL_PLANE_VERSION bash "$here/build-k8s.sh" etcd kube-apiserver kube-controller-manager kube-scheduler kubectl
+    bash "$here/build-k8s.sh" kubelet
     bash "$here/build-containerd.sh"
     bash "$here/build-storage.sh"
   else
-    bash "$here/build-k8s.sh" etcd kube-apiserver kubectl
+    KUBE_VERSION=$KUBE_CONTROL_PLANE_VERSION bash "$here/build-k8s.sh" etcd kube-apiserver kubectl
   fi
 }

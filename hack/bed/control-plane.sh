@@ -4,10 +4,11 @@
 # Owns: $PKI, the kubeconfigs, etcd's data, these four processes.
 # Must not: issue a node's certificates (hack/bed/node.sh) or start anything of a node.
 
-# Feature gates for this profile; the agent's e2e profile sets InPlacePodVerticalScaling=false.
-# From 1.35 that gate is GA and locked on: the default profile passes no gate there, a request to
-# turn it off is refused, and =true is dropped (a locked gate is removed a few releases later, and
-# then naming it stops the components from starting). Decision 60.
+# Feature gates for this profile (FEATURE_GATES: the kubelet's, KUBE_VERSION's); the agent's e2e
+# profile sets InPlacePodVerticalScaling=false. From 1.35 that gate is GA and locked on: the default
+# profile passes no gate there, a request to turn it off is refused, and =true is dropped (a locked
+# gate is removed a few releases later, and then naming it stops the components from starting).
+# Decision 60.
 if [ "$KUBE_MINOR" -lt 35 ]; then
   FEATURE_GATES=${FEATURE_GATES:-InPlacePodVerticalScaling=true}
 else
@@ -18,8 +19,15 @@ else
   esac
   FEATURE_GATES=$(echo "${FEATURE_GATES:-}" | tr ',' '\n' | grep -v '^InPlacePodVerticalScaling=true$' | paste -sd, -) || true
 fi
-# Each component's flag, empty when the profile names no gate.
-gate_flags=(); [ -z "$FEATURE_GATES" ] || gate_flags=(--feature-gates "$FEATURE_GATES")
+# The control plane's gates: the same profile, less InPlacePodVerticalScaling on a control plane of
+# 1.35+ (locked on there). Whether pods resize is then the kubelet's gate alone: a 1.34 kubelet with
+# it off reports no container resources, so Tailor sends its resizes to the node agent (decision 62).
+CONTROL_PLANE_GATES=$FEATURE_GATES
+if [ "$KUBE_CONTROL_PLANE_MINOR" -ge 35 ]; then
+  CONTROL_PLANE_GATES=$(echo "$FEATURE_GATES" | tr ',' '\n' | grep -v '^InPlacePodVerticalScaling=' | paste -sd, -) || true
+fi
+# Each control-plane component's flag, empty when the profile names no gate.
+gate_flags=(); [ -z "$CONTROL_PLANE_GATES" ] || gate_flags=(--feature-gates "$CONTROL_PLANE_GATES")
 
 issue_cert() { # name, subject, sans (comma separated, optional)
   local name=$1 subject=$2 sans=${3:-} ext
@@ -116,7 +124,7 @@ up_apiserver() {
     --enable-admission-plugins PodNodeSelector \
     "${gate_flags[@]}" --profiling=false --v=1
   wait_for kube-apiserver 90 apiserver_ready
-  log "kube-apiserver v$KUBE_VERSION up at https://$APISERVER_IP:$APISERVER_PORT"
+  log "kube-apiserver v$KUBE_CONTROL_PLANE_VERSION up at https://$APISERVER_IP:$APISERVER_PORT"
 }
 
 up_controller_manager() {

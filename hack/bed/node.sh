@@ -221,7 +221,7 @@ up_kubelet() { # node
   if running "kubelet-$node" && kubelet_healthy "$node" >/dev/null 2>&1; then return 0; fi
   write_kubelet_config "$node"
   local started=$(($(date +%s) - 1))
-  start "kubelet-$node" nsenter --net="/run/netns/$node" --mount="$NS_DIR/$node" -- "$BIN/kubelet" \
+  start "kubelet-$node" nsenter --net="/run/netns/$node" --mount="$NS_DIR/$node" -- "$KUBELET_BIN" \
     --config "$dir/kubelet/config.yaml" --kubeconfig "$dir/kubelet.kubeconfig" --root-dir "$dir/kubelet/root" \
     --hostname-override "$node" --node-ip "$(node_ip "$node")" --v=1
   wait_for "kubelet node $node Ready" 120 node_ready "$node" "$started"

@@ -17,7 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 . "$repo/hack/versions.sh"
 CACHE=${TAILOR_CACHE:-$HOME/.cache/tailor}
-KBIN=$CACHE/kubernetes/v$KUBE_VERSION/bin
+KBIN=$CACHE/kubernetes/v$KUBE_CONTROL_PLANE_VERSION/bin # the control plane's kubectl and kube-scheduler
 KWOK=$CACHE/kwok/v$KWOK_VERSION/bin/kwok
 CLUSTER_DIR=${CLUSTER_DIR:-$repo/.tailor/cluster}
 KUBECONFIG=$CLUSTER_DIR/kubeconfig

@@ -1,6 +1,6 @@
 // The agent backend on a node whose kubelet cannot resize: the test bed is switched to the
-// profile with InPlacePodVerticalScaling=false (API server, controller-manager, scheduler and
-// kubelet restarted), Tailor's node agent runs for the node against the test bed's containerd,
+// profile with InPlacePodVerticalScaling=false (the 1.34 kubelet restarted with it; the 1.37 control
+// plane keeps the gate, locked on: decision 62), Tailor's node agent runs for the node against the test bed's containerd,
 // and the controller (backend auto) sends resizes to it. Pods are resized with restartCount
 // unchanged, container and pod cgroups take the kubelet-identical values, and a request above
 // node allocatable is reported Infeasible. The agent is the in-cluster DaemonSet that `make dev`

@@ -43,9 +43,12 @@ const restarts = (pod: Pod, name: string): number | undefined =>
 const status = (pod: Pod, name: string) =>
   [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])].find((s) => s.name === name);
 
-async function serverMinor(): Promise<number> {
-  const version = await client.get<{ minor?: string }>('/version');
-  return Number.parseInt(version.minor ?? '0', 10);
+/** The minor release of the kubelet on the node the pods run on (the control plane may be newer: decision 62). */
+async function kubeletMinor(): Promise<number> {
+  const node = await client.get<{ status?: { nodeInfo?: { kubeletVersion?: string } } }>(
+    `/api/v1/nodes/${process.env.TAILOR_TEST_NODE ?? 'tailor-node'}`,
+  );
+  return Number(/^v1\.(\d+)\./.exec(node.status?.nodeInfo?.kubeletVersion ?? '')?.[1] ?? 0);
 }
 
 describe('native sidecars in place', () => {
@@ -140,8 +143,8 @@ describe('native sidecars in place', () => {
 });
 
 describe('pod-level resources', () => {
-  it('resizes a pod-level cpu limit in place on Kubernetes >= 1.36 (same UIDs, no restarts), and recreates on older clusters', async () => {
-    const minor = await serverMinor();
+  it('resizes a pod-level cpu limit in place on a kubelet >= 1.36 (same UIDs, no restarts), and recreates on older kubelets', async () => {
+    const minor = await kubeletMinor();
     const podLevel = (cpu: string) => ({ requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu, memory: '128Mi' } });
     const plain = { name: 'main', image: 'tailor.local/busybox:v1', imagePullPolicy: 'Never', command: loop };
     await client.create(

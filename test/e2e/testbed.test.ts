@@ -7,6 +7,7 @@ import * as k8s from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
 import { KubeClient } from '../../src/runtime/kube-client.js';
 import { createTestNamespace, loadTestKubeConfig } from '../support/cluster/kube.js';
+import { kubeVersion } from '../support/cluster/kube-version.js';
 import { NODE_NAMES, containerdContainerIds, eventually, kubectl } from '../support/cluster/testbed.js';
 
 const kc = loadTestKubeConfig();
@@ -59,15 +60,18 @@ async function readyPod(name: string): Promise<k8s.V1Pod> {
 }
 
 describe('the full test bed', () => {
-  it('has NODES Ready nodes, each on containerd 2.x with its own address', async () => {
+  it("has NODES Ready nodes, each on containerd 2.x and the targeted release's kubelet, with its own address", async () => {
     // Integration tests' fake kubelet registers a tainted stand-in node; only real ones count.
     const listed = await core.listNode({ labelSelector: '!tailor.dev/fake-node' });
     const seen = listed.items.map((n) => ({
       name: n.metadata?.name,
       ready: n.status?.conditions?.find((c) => c.type === 'Ready')?.status,
       runtime: n.status?.nodeInfo?.containerRuntimeVersion?.replace(/\.\d+\.\d+$/, ''),
+      kubelet: n.status?.nodeInfo?.kubeletVersion,
     }));
-    expect(seen).toEqual(nodes.map((name) => ({ name, ready: 'True', runtime: 'containerd://2' })));
+    expect(seen).toEqual(
+      nodes.map((name) => ({ name, ready: 'True', runtime: 'containerd://2', kubelet: `v${kubeVersion()}` })),
+    );
     const addresses = listed.items.map((n) => n.status?.addresses?.find((a) => a.type === 'InternalIP')?.address);
     expect(new Set(addresses).size).toBe(nodes.length);
   });

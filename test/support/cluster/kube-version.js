@@ -1,5 +1,5 @@
-// The Kubernetes release the test bed runs, for Jest's config, the cluster tiers' global setup and
-// the tests: KUBE_VERSION from the environment, else hack/versions.sh's default — the rule every
+// The Kubernetes release the test bed's kubelets run (the control plane is always the default
+// release: controlPlaneVersion), for Jest's config, the cluster tiers' global setup and the tests: KUBE_VERSION from the environment, else hack/versions.sh's default — the rule every
 // hack/ script follows, so a test never drives a cluster of another version than the one it started.
 // Owns: reading hack/versions.sh. Must not: start or stop anything.
 // Plain JS: jest.config.js and the global setup load it outside the ts-jest transform.
@@ -28,10 +28,19 @@ export function kubeVersion() {
   return fallback;
 }
 
-/** A binary of the targeted release, as hack/build-k8s.sh caches it. */
+/**
+ * The release of the control plane (API server, controller-manager, scheduler) and kubectl: always
+ * the default; another targeted release is the nodes' kubelet only (hack/versions.sh
+ * KUBE_CONTROL_PLANE_VERSION; decision 62).
+ */
+export function controlPlaneVersion() {
+  return kubeVersions()[0];
+}
+
+/** A binary the test bed runs, as hack/build-k8s.sh caches it: the kubelet of the targeted release, the rest of the control plane's. */
 export function kubeBinary(name) {
   const cache = process.env.TAILOR_CACHE ?? `${process.env.HOME}/.cache/tailor`;
-  return `${cache}/kubernetes/v${kubeVersion()}/bin/${name}`;
+  return `${cache}/kubernetes/v${name === 'kubelet' ? kubeVersion() : controlPlaneVersion()}/bin/${name}`;
 }
 
 /**
