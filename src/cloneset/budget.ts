@@ -56,26 +56,44 @@ export function nodeShares(input: BudgetInput): Map<string, number> {
 /** What taking `pod` out of service costs: one if it serves now, nothing otherwise. */
 export const disruptionCost = (pod: PodSummary): number => (countsAsAvailable(pod) ? 1 : 0);
 
+/** What is left of the budget this round: in all, and per node (a node without an entry has no share of its own). */
+export interface BudgetLeft {
+  total: number;
+  readonly byNode: Map<string, number>;
+}
+
+/** The whole budget and every node's share of it (disruptionBudget and nodeShares). */
+export function budgetFor(input: BudgetInput): BudgetLeft {
+  return { total: disruptionBudget(input), byNode: nodeShares(input) };
+}
+
 /**
- * Admits candidates in the order given while the budget lasts; a candidate that costs nothing is
- * always admitted. Returns the admitted and the held candidates and what is left.
+ * Takes `pod` out of `left` when both the budget and its node's share still cover its cost, and
+ * says whether it did. A pod that costs nothing (not serving) is always taken.
+ */
+export function take(left: BudgetLeft, pod: PodSummary): boolean {
+  const cost = disruptionCost(pod);
+  if (cost === 0) return true;
+  const nodeLeft = left.byNode.get(pod.nodeName) ?? Infinity;
+  if (cost > left.total || cost > nodeLeft) return false;
+  left.total -= cost;
+  if (left.byNode.has(pod.nodeName)) left.byNode.set(pod.nodeName, nodeLeft - cost);
+  return true;
+}
+
+/**
+ * Admits candidates in the order given while the budget and their node's share last (take); a
+ * candidate that costs nothing is always admitted. Every path that takes pods out of service
+ * admits them here or through take: the update, scale-down and specified deletes, resize
+ * outcomes. `left` is what remains afterwards.
  */
 export function allocate<T>(
-  remaining: number,
+  left: BudgetLeft,
   candidates: readonly T[],
   summaryOf: (candidate: T) => PodSummary,
-): { admitted: T[]; held: T[]; remaining: number } {
+): { admitted: T[]; held: T[] } {
   const admitted: T[] = [];
   const held: T[] = [];
-  let left = remaining;
-  for (const candidate of candidates) {
-    const cost = disruptionCost(summaryOf(candidate));
-    if (cost > left) {
-      held.push(candidate);
-      continue;
-    }
-    left -= cost;
-    admitted.push(candidate);
-  }
-  return { admitted, held, remaining: left };
+  for (const candidate of candidates) (take(left, summaryOf(candidate)) ? admitted : held).push(candidate);
+  return { admitted, held };
 }

@@ -26,7 +26,7 @@ import {
 } from '../inplace/plan.js';
 import type { Pod } from '../api/wire.js';
 import { rfc3339Seconds } from '../api/time.js';
-import { allocate, disruptionBudget, disruptionCost } from './budget.js';
+import { allocate, budgetFor, disruptionBudget, disruptionCost } from './budget.js';
 import { planClaims, type ClaimPlan } from './claims.js';
 import {
   deletionStep,
@@ -295,7 +295,10 @@ function planResizeOutcomes(round: Round): void {
   const { tracking } = round.resizes;
   const leaving = new Set(round.intents.flatMap((i) => (i.kind === 'delete' ? [nameOf(i.pod)] : [])));
   const wanted = tracking.recreate.filter((r) => !leaving.has(nameOf(r.pod)));
-  const { admitted, held } = allocate(round.budget.total - round.budget.used, wanted, (r) => round.summaryOf(r.pod));
+  // What the update left, node shares included (nothing else this round took pods out of service).
+  const budgetInput = { replicas: round.replicas, maxUnavailable: round.maxUnavailable, pods: round.summaries };
+  const left = round.update.budgetLeft ?? budgetFor(budgetInput);
+  const { admitted, held } = allocate(left, wanted, (r) => round.summaryOf(r.pod));
   for (const { pod, reason } of admitted) {
     round.budget.used += disruptionCost(round.summaryOf(pod));
     round.intents.push({

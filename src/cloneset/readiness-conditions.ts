@@ -176,14 +176,15 @@ function whatMoves(c: Counts, status: CloneSetStatus, find: Find): Verdict | und
   }
   const settling = becomingAvailable(c, find);
   if (settling) return settling;
-  const r = status.resize;
-  // An Infeasible resize the strategy recreates is work still to do (a waiting one is Stalled).
-  if (r !== undefined && r.resizing + r.infeasible > 0) {
-    const infeasible = r.infeasible > 0 ? `, infeasible ${r.infeasible} to be recreated` : '';
-    const message = `${r.resizing + r.infeasible} pod(s) resizing (proposed ${r.proposed}, in progress ${r.inProgress}, deferred ${r.deferred}${infeasible})`;
-    return { reason: ReconcilingReasons.Resizing, message };
-  }
-  return undefined;
+  return resizesLeft(status.resize);
+}
+
+/** Resizes that may still finish, and Infeasible ones the strategy recreates (a waiting one is Stalled). */
+function resizesLeft(r: CloneSetStatus['resize']): Verdict | undefined {
+  if (r === undefined || r.resizing + r.infeasible === 0) return undefined;
+  const infeasible = r.infeasible > 0 ? `, infeasible ${r.infeasible} to be recreated` : '';
+  const message = `${r.resizing + r.infeasible} pod(s) resizing (proposed ${r.proposed}, in progress ${r.inProgress}, deferred ${r.deferred}${infeasible})`;
+  return { reason: ReconcilingReasons.Resizing, message };
 }
 
 /**
@@ -232,11 +233,15 @@ function refusedForGood(find: Find, now: number | undefined): Verdict | undefine
     const c = find(type);
     if (c?.status !== 'True') continue;
     if (PERMANENT_REFUSALS.has(c.reason ?? '')) return { reason: type, message: clip(c.message ?? type) };
-    const since = Date.parse(c.lastTransitionTime ?? '');
-    if (now !== undefined && Number.isFinite(since) && now - since >= REFUSED_FOR_LONG_MS)
-      return { reason: type, message: clip(`refused since ${c.lastTransitionTime}: ${c.message ?? type}`) };
+    if (heldLong(c, now)) return { reason: type, message: clip(`refused since ${c.lastTransitionTime}: ${c.message}`) };
   }
   return undefined;
+}
+
+/** The condition has been as it is for REFUSED_FOR_LONG_MS or more. */
+function heldLong(c: CloneSetCondition, now: number | undefined): boolean {
+  const since = Date.parse(c.lastTransitionTime ?? '');
+  return now !== undefined && Number.isFinite(since) && now - since >= REFUSED_FOR_LONG_MS;
 }
 
 /** Pods whose resize is Infeasible while the strategy waits: nothing will ever finish them. */

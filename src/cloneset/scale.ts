@@ -14,7 +14,8 @@ import {
   rankForDeletion,
   type PodSummary,
 } from './pod-state.js';
-import { calculateDiffs, countsAsUpdatedWhenScaling, type RolloutInput } from './update.js';
+import { nodeShares } from './budget.js';
+import { calculateDiffs, countsAsUpdatedWhenScaling, resolveRolloutLimits, type RolloutInput } from './update.js';
 
 /** What scaling needs beyond the rollout arithmetic's input. */
 export interface ScaleInput extends RolloutInput {
@@ -43,19 +44,23 @@ function deleting(names: string[]): ScalePlan {
 const deletionActs = (pod: PodSummary): boolean => !(isPreparingDelete(pod) && pod.preDeleteHooked === true);
 
 /**
- * Takes pods (best victims first) while the ready-pod budget lasts: pods that are not ready
- * cost nothing, each ready pod costs one.
+ * Takes pods (best victims first) while the ready-pod budget lasts and the pod's node has a share
+ * of it left (budget.ts nodeShares: one node is not emptied while the others keep theirs): pods
+ * that are not ready cost nothing, each ready pod costs one.
  */
-function withinReadyBudget(victims: readonly PodSummary[], readyBudget: number): string[] {
+function withinReadyBudget(victims: readonly PodSummary[], readyBudget: number, shares: Map<string, number>): string[] {
   let budget = readyBudget;
   const chosen: string[] = [];
   for (const pod of victims) {
     if (!countsAsReadyToDelete(pod)) {
       chosen.push(pod.name);
-    } else if (budget > 0) {
-      chosen.push(pod.name);
-      budget--;
+      continue;
     }
+    const nodeLeft = shares.get(pod.nodeName) ?? Infinity;
+    if (budget <= 0 || nodeLeft <= 0) continue;
+    chosen.push(pod.name);
+    budget--;
+    if (shares.has(pod.nodeName)) shares.set(pod.nodeName, nodeLeft - 1);
   }
   return chosen;
 }
@@ -137,8 +142,10 @@ export function planScale(input: ScaleInput): ScalePlan {
   const released = preDeleting.filter(deletionActs);
   if (released.length > 0) return deleting(released.map((p) => p.name));
 
+  const { maxUnavailable } = resolveRolloutLimits(input);
+  const shares = nodeShares({ replicas: input.replicas, maxUnavailable, pods });
   if (specified.length > 0) {
-    const toDelete = withinReadyBudget(rankForDeletion(specified), diffs.deleteReadyLimit);
+    const toDelete = withinReadyBudget(rankForDeletion(specified), diffs.deleteReadyLimit, shares);
     // Surplus pods wait until every specified pod is gone.
     return deleting(toDelete);
   }
@@ -146,7 +153,7 @@ export function planScale(input: ScaleInput): ScalePlan {
 
   if (diffs.scaleDown > 0) {
     const victims = chooseVictims(pods, input.updateRevision, diffs.scaleDown, diffs.scaleDownAtCurrentRevision);
-    return deleting(withinReadyBudget(victims, diffs.deleteReadyLimit));
+    return deleting(withinReadyBudget(victims, diffs.deleteReadyLimit, shares));
   }
 
   return deleting([]);

@@ -16,7 +16,7 @@ import {
   NONE,
   type PodSummary,
 } from './pod-state.js';
-import { disruptionBudget, disruptionCost, nodeShares } from './budget.js';
+import { budgetFor, disruptionBudget, disruptionCost, take, type BudgetLeft } from './budget.js';
 import { orderForUpdate, type UpdateOrder } from './update-order.js';
 
 /** The spec fields the arithmetic reads (names as in the CloneSet spec). */
@@ -157,10 +157,38 @@ interface SurgeUse {
 
 /** The update's pods that keep their identity: to move in place, or in the middle of it. */
 export interface InPlaceMoves {
-  /** Old pods that stay and whose move is in place (PodSummary.updatesInPlace). */
+  /** Old pods that stay and whose move is in place (PodSummary.updatesInPlace): none of them is a recreate. */
+  readonly keptOld: number;
+  /** Of those, how many the update revision has room for: the moves in place. */
   readonly inPlace: number;
   /** Pods on the update revision whose in-place update has them out of service still. */
   readonly inFlight: number;
+}
+
+/**
+ * Counts the in-place moves among `pods`. Old pods are moved in place into the room the update
+ * revision has: replicas − partition, less its pods that are not surge. Pods above replicas on
+ * the update revision count as surge (at most maxSurge of them): they leave at the end, so an old
+ * pod updated in place is kept before them. The rest of the old pods leave by the scale-down, as
+ * when replicas drops mid-rollout.
+ */
+function inPlaceMoves(
+  input: RolloutInput,
+  pods: readonly PodSummary[],
+  isUpdated: (p: PodSummary) => boolean,
+  limits: Pick<RolloutLimits, 'partition' | 'maxSurge'>,
+): InPlaceMoves {
+  const podsToDelete = input.podsToDelete ?? NONE;
+  const staying = pods.filter((p) => !isPreparingDelete(p) && !isSpecifiedDelete(p, podsToDelete));
+  const updated = staying.filter(isUpdated);
+  const surgeOnNew = Math.min(Math.max(staying.length - input.replicas, 0), updated.length, limits.maxSurge);
+  const room = Math.max(input.replicas - limits.partition - (updated.length - surgeOnNew), 0);
+  const keptOld = staying.filter((p) => !isUpdated(p) && p.updatesInPlace === true).length;
+  return {
+    keptOld,
+    inPlace: Math.min(keptOld, room),
+    inFlight: updated.filter((p) => p.inPlaceUpdating === true).length,
+  };
 }
 
 /**
@@ -172,7 +200,7 @@ export interface InPlaceMoves {
  */
 function forwardUpdateSurge(maxUnavailable: number, oldDiff: number, newDiff: number, moves: InPlaceMoves): number {
   const inPlace = Math.min(moves.inPlace, oldDiff);
-  const recreates = Math.min(oldDiff - inPlace, Math.max(-newDiff, 0));
+  const recreates = Math.min(Math.max(oldDiff - moves.keptOld, 0), Math.max(-newDiff, 0));
   return recreates + (maxUnavailable === 0 ? inPlace + moves.inFlight : 0);
 }
 
@@ -248,11 +276,7 @@ export function calculateDiffs(input: RolloutInput, purpose: 'scale' | 'update' 
     updateNewDiff = Math.min(updateNewDiff, 0);
   }
 
-  const staying = pods.filter((p) => !isPreparingDelete(p) && !isSpecifiedDelete(p, podsToDelete));
-  const moves: InPlaceMoves = {
-    inPlace: staying.filter((p) => !isUpdated(p) && p.updatesInPlace === true).length,
-    inFlight: staying.filter((p) => isUpdated(p) && p.inPlaceUpdating === true).length,
-  };
+  const moves = inPlaceMoves(input, pods, isUpdated, { partition, maxSurge });
   const surge = surgeToUse({
     maxSurge,
     maxUnavailable,
@@ -326,6 +350,8 @@ export interface UpdatePlan {
   readonly expectedUpdatedReplicas: number;
   /** The part of the disruption budget the chosen pods take (available pods among them). */
   readonly budgetUsed: number;
+  /** What the chosen pods leave of the budget, in all and per node (for the resize outcomes after them). */
+  readonly budgetLeft?: BudgetLeft;
 }
 
 /**
@@ -350,26 +376,21 @@ function limitCandidates(
   pods: readonly PodSummary[],
   diffs: RolloutDiffs,
   targetRevision: string,
-  budget: { total: number; byNode: Map<string, number> },
+  budget: BudgetLeft,
 ): { chosen: PodSummary[]; budgetUsed: number } {
   // Pods already in PreparingUpdate go first (a stable move): their hooks have been asked.
   const prepared = (p: PodSummary): boolean => p.lifecycleState === 'PreparingUpdate';
   const wanted = [...sorted.filter(prepared), ...sorted.filter((p) => !prepared(p))].slice(0, Math.abs(diffs.update));
   const targetUnavailable = pods.filter((p) => !countsAsAvailable(p) && p.revision === targetRevision).length;
   const chosen: PodSummary[] = [];
-  let left = budget.total;
-  const nodesLeft = new Map(budget.byNode);
+  const total = budget.total;
   for (const pod of wanted) {
     if (targetUnavailable + chosen.length >= diffs.updateMaxUnavailable) break;
-    const cost = disruptionCost(pod);
-    if (cost > left) break;
-    const nodeLeft = nodesLeft.get(pod.nodeName) ?? Infinity;
-    if (cost > nodeLeft) continue;
-    nodesLeft.set(pod.nodeName, nodeLeft - cost);
-    left -= cost;
-    chosen.push(pod);
+    if (disruptionCost(pod) > budget.total) break;
+    // A node that used its share is passed over for the next candidate on another node.
+    if (take(budget, pod)) chosen.push(pod);
   }
-  return { chosen, budgetUsed: budget.total - left };
+  return { chosen, budgetUsed: total - budget.total };
 }
 
 /**
@@ -398,7 +419,13 @@ export function planUpdate(input: RolloutInput): UpdatePlan {
   const sorted = orderForUpdate(candidatesFor(pods, input, forward).sort(compareActivePods), pods, input.updateOrder);
   const { maxUnavailable } = resolveRolloutLimits(input);
   const budgetInput = { replicas: input.replicas, maxUnavailable, pods };
-  const budget = { total: disruptionBudget(budgetInput), byNode: nodeShares(budgetInput) };
+  const budget = budgetFor(budgetInput);
   const { chosen, budgetUsed } = limitCandidates(sorted, pods, diffs, targetRevision, budget);
-  return { toUpdate: chosen.map((p) => p.name), targetRevision, expectedUpdatedReplicas, budgetUsed };
+  return {
+    toUpdate: chosen.map((p) => p.name),
+    targetRevision,
+    expectedUpdatedReplicas,
+    budgetUsed,
+    budgetLeft: budget,
+  };
 }

@@ -7,6 +7,23 @@ import fc from 'fast-check';
 import { disruptionBudget, nodeShares } from '../../../src/cloneset/budget.js';
 import { countsAsAvailable, type PodSummary } from '../../../src/cloneset/pod-state.js';
 import { planUpdate, resolveRolloutLimits, type RolloutInput } from '../../../src/cloneset/update.js';
+import { planReconcile } from '../../../src/cloneset/planner.js';
+import { summarizePod } from '../../../src/cloneset/pods.js';
+import type { Plan } from '../../../src/cloneset/intents.js';
+import type { Pod } from '../../../src/api/wire.js';
+import {
+  NEW as NEW_REV,
+  NOW,
+  OLD as OLD_REV,
+  cloneSet,
+  disruptedAvailable,
+  intentsOf,
+  pod,
+  revisionTemplates,
+  type Change,
+  type CloneSetSpec,
+  type PodSpec as FixturePod,
+} from '../../support/fixtures/planner-fixtures.js';
 
 const OLD = 'rev-old';
 const NEW = 'rev-new';
@@ -119,6 +136,90 @@ describe('a rolling update over several nodes', () => {
           expect(takenAvailable.filter((p) => p.nodeName === node).length).toBeLessThanOrEqual(left);
         }
       }),
+    );
+  });
+});
+
+// Issue 47: the node share applies to every path that takes pods out of service, in allocate
+// itself: resize recreates and scale-down too, not only the rolling update.
+describe('every path that takes pods out of service keeps to the node shares', () => {
+  const onNodes = (nodes: readonly string[], s: Omit<FixturePod, 'name' | 'node'> = {}): FixturePod[] =>
+    nodes.map((node, i) => ({ name: `p${i}`, node, ...s }));
+  const planOn = (spec: CloneSetSpec, pods: FixturePod[]): { plan: Plan; objects: Pod[] } => {
+    const templates = revisionTemplates(spec.change ?? 'image');
+    const objects = pods.map((p) => pod(p, templates));
+    const plan = planReconcile({
+      cloneSet: cloneSet(spec),
+      pods: objects,
+      revisions: { updateRevision: NEW_REV, currentRevision: OLD_REV, templates },
+      now: NOW,
+      resizeBackend: 'kubelet',
+      nodeEvidence: new Map(),
+    });
+    return { plan, objects };
+  };
+  const deletedPerNode = (plan: Plan, objects: readonly Pod[]): Map<string, number> => {
+    const nodeOfPod = new Map(objects.map((o) => [o.metadata?.name, o.spec?.nodeName ?? '']));
+    const per = new Map<string, number>();
+    for (const d of intentsOf(plan, 'delete')) {
+      const node = nodeOfPod.get(d.pod.metadata?.name) ?? '';
+      per.set(node, (per.get(node) ?? 0) + 1);
+    }
+    return per;
+  };
+
+  it('recreates Infeasible pods of one node only up to its share (2 of its 4 with maxUnavailable 3 over 6 pods)', () => {
+    const nodes = ['a', 'a', 'a', 'a', 'b', 'b'];
+    const pods = onNodes(nodes, { revision: NEW_REV }).map((p, i) =>
+      i < 4 ? { ...p, resize: 'Infeasible' as const } : p,
+    );
+    const { plan, objects } = planOn({ replicas: 6, maxUnavailable: 3, change: 'cpu' }, pods);
+    // Node a holds 4 of 6 pods: its share is ⌈3 × 4 / 6⌉ = 2, though the budget (3) would allow 3.
+    expect(deletedPerNode(plan, objects).get('a')).toBe(2);
+  });
+
+  it('deletes specified pods of one node only up to its share, the rest in later rounds', () => {
+    const nodes = ['a', 'a', 'a', 'a', 'b', 'b'];
+    const { plan, objects } = planOn(
+      { replicas: 6, maxUnavailable: 3, podsToDelete: ['p0', 'p1', 'p2', 'p3'] },
+      onNodes(nodes, { revision: NEW_REV }),
+    );
+    expect(deletedPerNode(plan, objects).get('a')).toBe(2);
+  });
+
+  it('scales down without taking more ready pods of a node than its share', () => {
+    const nodes = ['a', 'a', 'a', 'a', 'b', 'b'];
+    const { plan, objects } = planOn({ replicas: 2, maxUnavailable: 3 }, onNodes(nodes, { revision: NEW_REV }));
+    for (const [, count] of deletedPerNode(plan, objects)) expect(count).toBeLessThanOrEqual(2);
+  });
+
+  it('for any pods over nodes: no node loses more available pods in one round than its share', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom('a', 'b', 'c'), { minLength: 2, maxLength: 9 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 0, max: 511 }),
+        fc.constantFrom<Change>('image', 'cpu'),
+        (nodes, maxUnavailable, infeasibleMask, change) => {
+          const pods = onNodes(nodes, { revision: change === 'cpu' ? NEW_REV : OLD_REV }).map((p, i) =>
+            change === 'cpu' && (infeasibleMask >> i) & 1 ? { ...p, resize: 'Infeasible' as const } : p,
+          );
+          const { plan, objects } = planOn({ replicas: nodes.length, maxUnavailable, change }, pods);
+          const shares = nodeShares({
+            replicas: nodes.length,
+            maxUnavailable,
+            pods: objects.map((o) => summarizePod(o, { minReadySeconds: 0, now: NOW })),
+          });
+          const disrupted = new Set(disruptedAvailable(plan, objects));
+          for (const [node, share] of shares) {
+            const lost = objects.filter(
+              (o) => o.spec?.nodeName === node && disrupted.has(o.metadata?.name ?? ''),
+            ).length;
+            expect(lost).toBeLessThanOrEqual(share);
+          }
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 });
