@@ -298,44 +298,44 @@ describe('Reconciling and Stalled', () => {
     ),
     lastTransitionTime: new Date(NOW - agoMs).toISOString(),
   });
-  const honesty: [string, CloneSetStatus, ReadinessFacts, [string, string], [string, string]][] = [
-    [
-      'a refused revision write 10 s old: still retrying, not Complete (observedGeneration behind)',
-      { ...status({ conditions: [refusedAt(10_000)] }), observedGeneration: 2 },
-      facts({ generation: 3 }),
-      ['True', 'SpecNotObserved'],
-      ['False', 'NotStalled'],
-    ],
-    [
-      'the same refusal kept up for 60 s: Stalled, named by its condition',
-      { ...status({ conditions: [refusedAt(60_000)] }), observedGeneration: 2 },
-      facts({ generation: 3 }),
-      ['False', 'Stalled'],
-      ['True', 'FailedRevision'],
-    ],
-    [
-      'a quota refusal of creates kept up for 2 minutes: Stalled',
-      status({ replicas: 1, updated: 1, conditions: [{ ...refusedAt(120_000), type: 'FailedScale' }] }),
-      facts(),
-      ['False', 'Stalled'],
-      ['True', 'FailedScale'],
-    ],
-    [
-      'observedGeneration behind with every pod done: not Complete',
-      { ...status({}), observedGeneration: 1 },
-      facts({ generation: 2 }),
-      ['True', 'SpecNotObserved'],
-      ['False', 'NotStalled'],
-    ],
-    [
-      'an Infeasible resize the strategy recreates (onInfeasible Recreate): Resizing, not Complete',
-      status({ resize: { ...noResize, infeasible: 1 } }),
-      facts({ resizeWaitsOnInfeasible: false }),
-      ['True', 'Resizing'],
-      ['False', 'NotStalled'],
-    ],
+  const honesty: { name: string; s: CloneSetStatus; f: ReadinessFacts; reconciling: string[]; stalled: string[] }[] = [
+    {
+      name: 'a refused revision write 10 s old: still retrying, not Complete (observedGeneration behind)',
+      s: { ...status({ conditions: [refusedAt(10_000)] }), observedGeneration: 2 },
+      f: facts({ generation: 3 }),
+      reconciling: ['True', 'SpecNotObserved'],
+      stalled: ['False', 'NotStalled'],
+    },
+    {
+      name: 'the same refusal kept up for 60 s: Stalled, named by its condition',
+      s: { ...status({ conditions: [refusedAt(60_000)] }), observedGeneration: 2 },
+      f: facts({ generation: 3 }),
+      reconciling: ['False', 'Stalled'],
+      stalled: ['True', 'FailedRevision'],
+    },
+    {
+      name: 'a quota refusal of creates kept up for 2 minutes: Stalled',
+      s: status({ replicas: 1, updated: 1, conditions: [{ ...refusedAt(120_000), type: 'FailedScale' }] }),
+      f: facts(),
+      reconciling: ['False', 'Stalled'],
+      stalled: ['True', 'FailedScale'],
+    },
+    {
+      name: 'observedGeneration behind with every pod done: not Complete',
+      s: { ...status({}), observedGeneration: 1 },
+      f: facts({ generation: 2 }),
+      reconciling: ['True', 'SpecNotObserved'],
+      stalled: ['False', 'NotStalled'],
+    },
+    {
+      name: 'an Infeasible resize the strategy recreates (onInfeasible Recreate): Resizing, not Complete',
+      s: status({ resize: { ...noResize, infeasible: 1 } }),
+      f: facts({ resizeWaitsOnInfeasible: false }),
+      reconciling: ['True', 'Resizing'],
+      stalled: ['False', 'NotStalled'],
+    },
   ];
-  it.each(honesty)('%s', (_name, s, f, reconciling, stalled) => {
+  it.each(honesty)('$name', ({ s, f, reconciling, stalled }) => {
     const r = decideReadiness(s, f, NOW);
     expect({
       reconciling: [r.reconciling.status, r.reconciling.reason],
