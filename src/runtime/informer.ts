@@ -72,6 +72,9 @@ export class Informer<T extends KubeObject> {
   private lastEventAt = 0;
   private completedRelists = 0;
   private completedResyncs = 0;
+  /** A list or watch failed since the API server last answered one. */
+  private failedSinceAnswered = false;
+  private readonly reconnectListeners: (() => void)[] = [];
 
   constructor(private readonly options: InformerOptions<T>) {
     this.store = new Store<T>(options.transform);
@@ -80,6 +83,21 @@ export class Informer<T extends KubeObject> {
 
   addHandler(handler: InformerHandler<T>): void {
     this.handlers.push(handler);
+  }
+
+  /**
+   * Calls `listener` each time the API server answers a list or watch again after one failed (an
+   * outage, a restart): what failed meanwhile may succeed now.
+   */
+  onReconnect(listener: () => void): void {
+    this.reconnectListeners.push(listener);
+  }
+
+  /** The server answered: after a failure, tell the listeners. */
+  private answered(): void {
+    if (!this.failedSinceAnswered) return;
+    this.failedSinceAnswered = false;
+    for (const listener of this.reconnectListeners) listener();
   }
 
   addIndex(name: string, fn: IndexFunc<T>): void {
@@ -188,6 +206,7 @@ export class Informer<T extends KubeObject> {
         clearTimeout(this.watchdogTimer);
         return;
       case 'scheduleRetry': {
+        this.failedSinceAnswered = true;
         const delayMs = this.backoff.next();
         clearTimeout(this.retryTimer);
         this.retryTimer = setTimeout(
@@ -279,6 +298,7 @@ export class Informer<T extends KubeObject> {
     for (const change of this.store.replace(fresh)) this.deliver(change);
     this.lastEventAt = Date.now();
     if (wasSynced) this.completedRelists += 1;
+    this.answered();
     this.send({ type: 'listed', attempt, resourceVersion, now: Date.now() });
   }
 
@@ -307,6 +327,7 @@ export class Informer<T extends KubeObject> {
         for await (const chunk of response.body) text += decoder.write(chunk);
         throw new KubeApiError('WATCH', this.options.path, response.statusCode, safeParse(text + decoder.end()));
       }
+      this.answered(); // even an abandoned attempt's 200 says the server answers
       let buffered = '';
       for await (const chunk of response.body) {
         buffered += decoder.write(chunk);

@@ -9,6 +9,7 @@
 import { Controller, type ControllerOptions } from './controller.js';
 import { EventRecorder } from './events.js';
 import { HttpEndpoints } from './http-server.js';
+import { Backoff } from './backoff.js';
 import { Informer, type InformerOptions } from './informer.js';
 import { KubeClient, type KubeAuth } from './kube-client.js';
 import type { KubeObject } from '../api/wire.js';
@@ -34,6 +35,12 @@ export interface ManagerOptions {
   requestTimeoutMs?: number;
   /** Informers abandon a watch that delivered nothing for this long, and relist. Default 5 min. */
   noEventTimeoutMs?: number;
+  /**
+   * The ceiling of an informer's backoff while its list or watch fails (Backoff: 0.8 s doubling).
+   * Default 30 s, as client-go's reflector; the controller's few informers use less, so that a
+   * restarted API server is seen within seconds (decision 77).
+   */
+  watchRetryMaxMs?: number;
 }
 
 /** Connections of the Lease's own client: a round's requests go one after another. */
@@ -84,15 +91,28 @@ export class Manager {
    * nothing changes.
    */
   informer<T extends KubeObject>(options: Omit<InformerOptions<T>, 'client' | 'logger'>): Informer<T> {
+    const { noEventTimeoutMs, watchRetryMaxMs } = this.options;
     const informer = new Informer<T>({
       resyncPeriodMs: this.options.resyncPeriodMs ?? 10 * 60_000,
-      ...(this.options.noEventTimeoutMs === undefined ? {} : { noEventTimeoutMs: this.options.noEventTimeoutMs }),
+      ...(noEventTimeoutMs === undefined ? {} : { noEventTimeoutMs }),
+      ...(watchRetryMaxMs === undefined ? {} : { backoff: new Backoff({ maxDelayMs: watchRetryMaxMs }) }),
       ...options,
       client: this.client,
       logger: this.options.logger,
     });
+    informer.onReconnect(() => this.retryFailedNow(options.name));
     this.informers.push(informer);
     return informer;
+  }
+
+  /**
+   * The API server answers again after a failure: every key backing off after a failed reconcile
+   * is retried now rather than at the end of a backoff that grew through the outage (decision 77).
+   */
+  private retryFailedNow(informer: string): void {
+    let keys = 0;
+    for (const controller of this.controllers) keys += controller.queue.retryFailedNow();
+    if (keys > 0) this.options.logger.info({ informer, keys }, 'API server answers again: retrying failed keys now');
   }
 
   controller(options: Omit<ControllerOptions, 'logger' | 'metrics'>): Controller {

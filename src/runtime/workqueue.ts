@@ -137,6 +137,26 @@ export class WorkQueue {
     this.addAfter(key, this.#rateLimiter.when(key));
   }
 
+  /**
+   * Makes every key that waits out a failure backoff due now; their failure counts stay, so a key
+   * that fails again backs off further. For when the cause has passed: the API server answers
+   * again after an outage (the Controller calls it). Returns how many keys it brought forward.
+   */
+  retryFailedNow(): number {
+    if (this.#shuttingDown) {
+      return 0;
+    }
+    const now = this.#now();
+    let moved = 0;
+    for (const key of this.#delayed.keys()) {
+      if (this.#rateLimiter.numRequeues(key) > 0 && this.#delayed.upsertEarliest(key, now)) moved++;
+    }
+    if (moved > 0) {
+      this.#armDelayTimer();
+    }
+    return moved;
+  }
+
   /** Resets `key`'s backoff; call after it was processed successfully. Does not dequeue it. */
   forget(key: string): void {
     this.#rateLimiter.forget(key);
@@ -348,6 +368,11 @@ class DelayHeap {
 
   peekReadyAt(): number | undefined {
     return this.#heap[0]?.readyAt;
+  }
+
+  /** The waiting keys, in no order (a copy: the caller may reschedule them). */
+  keys(): string[] {
+    return [...this.#byKey.keys()];
   }
 
   /** Removes and returns the earliest key whose deadline is at or before `now`. */

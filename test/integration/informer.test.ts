@@ -341,6 +341,8 @@ describe('the informer when the API server goes away', () => {
       await createConfigMap(ns, name, { tier: 'web' }, { v: '1' });
     const started = await startInformer(ns, { backoff: slowBackoff(), index: true });
     const { informer, mirror } = started;
+    let reconnects = 0;
+    informer.onReconnect(() => void reconnects++);
     // The watch is live before the outage.
     await patchConfigMap(ns, 'keep', { data: { v: 'live' } });
     await eventually('the watch to deliver a change', async () =>
@@ -374,6 +376,8 @@ describe('the informer when the API server goes away', () => {
     expect(informer.get(`${ns}/delete-me`)).toBeUndefined();
     expect(names(informer.byIndex('tier', 'db'))).toEqual(['relabel-me']);
     expect(informer.hasSynced()).toBe(true);
+    // The controller retries its failed keys at once on this (decision 77).
+    expect(reconnects).toBeGreaterThanOrEqual(1);
   }, 300_000);
 
   it('relists and converges after etcd compacted away the resourceVersion it would resume from', async () => {

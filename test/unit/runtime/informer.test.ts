@@ -227,6 +227,25 @@ describe('Informer', () => {
     expect(api.lists).toBe(1);
   });
 
+  test('tells its reconnect listeners once when the server answers again after a broken watch, and not before', async () => {
+    const api = new ScriptedApi();
+    const { informer } = await started(api);
+    let reconnects = 0;
+    informer.onReconnect(() => void reconnects++);
+    api.latest.event('ADDED', api.put('a', '1'));
+    await jest.advanceTimersByTimeAsync(0);
+    expect(reconnects).toBe(0);
+    api.latest.fail(new KubeApiError('WATCH', '/x', 0, undefined, { cause: new Error('ECONNREFUSED') }));
+    await jest.advanceTimersByTimeAsync(999);
+    expect(reconnects).toBe(0);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(api.watches).toHaveLength(2);
+    expect(reconnects).toBe(1);
+    api.latest.event('MODIFIED', api.put('a', '2'));
+    await jest.advanceTimersByTimeAsync(0);
+    expect(reconnects).toBe(1);
+  });
+
   test('every resync period each cached object is delivered to the handlers again', async () => {
     const api = new ScriptedApi();
     api.put('a', '1');

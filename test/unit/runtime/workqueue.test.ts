@@ -193,6 +193,27 @@ describe('WorkQueue', () => {
     expect(queue.len()).toBe(1);
   });
 
+  test('retryFailedNow brings keys backing off after failures forward, keeps their counts, and leaves planned waits alone', async () => {
+    const queue = new WorkQueue();
+    // An outage: 'failing' failed 12 times, its next try 20 s away; 'planned' waits on purpose.
+    for (let i = 0; i < 12; i++) queue.addRateLimited('failing');
+    queue.addAfter('planned', 60_000);
+    queue.forget('planned');
+    await jest.advanceTimersByTimeAsync(1);
+    expect(queue.len()).toBe(0);
+
+    expect(queue.retryFailedNow()).toBe(1);
+    await jest.advanceTimersByTimeAsync(0);
+    expect(await drainReady(queue)).toEqual(['failing']);
+    expect(queue.numRequeues('failing')).toBe(12);
+    // A failure after that backs off further, from where it was.
+    queue.addRateLimited('failing');
+    await jest.advanceTimersByTimeAsync(5 * 2 ** 12 - 1);
+    expect(queue.len()).toBe(0);
+    await jest.advanceTimersByTimeAsync(60_000);
+    expect((await drainReady(queue)).sort()).toEqual(['failing', 'planned']);
+  });
+
   test('addRateLimited delays a key by its growing per-key backoff, and forget resets it', async () => {
     const queue = new WorkQueue();
 
