@@ -2,12 +2,37 @@
 // (restart.ts, decision 15), and how the pod's grace period splits between the hook and the stop,
 // as the kubelet decides both when it kills a container (pkg/kubelet/kuberuntime killContainer and
 // executePreStopHook, pkg/kubelet/lifecycle handlers).
-// Owns: that decision and the grace arithmetic. Pure. Must not: run a hook, talk to the runtime
-// or the network, or read the clock.
+// Owns: that decision, the grace arithmetic, and the bound on the hooks the agent keeps (a hook
+// past it is refused, never run in part). Pure. Must not: run a hook, talk to the runtime or the
+// network, or read the clock.
 import type { Pod } from '../api/wire.js';
 
 type Container = NonNullable<NonNullable<Pod['spec']>['containers']>[number];
-type HttpGetAction = NonNullable<NonNullable<NonNullable<Container['lifecycle']>['preStop']>['httpGet']>;
+type Handler = NonNullable<NonNullable<Container['lifecycle']>['preStop']>;
+type HttpGetAction = NonNullable<Handler['httpGet']>;
+
+/**
+ * Characters (as JSON) of one pod's preStop hooks that the node agent keeps in all (cache.ts):
+ * hooks are commands, URLs and headers of tens to hundreds of characters; an inline script of a
+ * few KiB still fits. A hook past what is left of it is kept as its size only (notKeptHook).
+ */
+export const PRESTOP_HOOKS_MAX_CHARS = 16 * 1024;
+
+/** The size of a hook, as the bound counts it. */
+export const hookChars = (handler: Handler): number => JSON.stringify(handler).length;
+
+interface NotKept {
+  readonly notKept: { readonly chars: number; readonly bound: number };
+}
+
+/**
+ * What the agent's cache keeps in place of a hook past the bound: its size, never a part of it (a
+ * command cut short could do something else than the whole one). stopPlan refuses to stop such a
+ * container: neither the hook cut short nor no hook is the stop its pod asks for (decision 74).
+ */
+export const notKeptHook = (chars: number, bound: number): Handler => ({ notKept: { chars, bound } }) as Handler;
+
+const notKeptOf = (handler: Handler): NotKept['notKept'] | undefined => (handler as Partial<NotKept>).notKept;
 
 /** The kubelet's default when a pod names no terminationGracePeriodSeconds. */
 export const DEFAULT_GRACE_SECONDS = 30;
@@ -40,6 +65,8 @@ export interface StopPlan {
   readonly graceSeconds: number;
   /** The hook to run first; none when the container has none or the grace period is 0. */
   readonly hook: PreStopHook | undefined;
+  /** Why the container is not to be stopped at all: its hook is past what the agent keeps (notKeptHook). */
+  readonly refused?: string;
 }
 
 /**
@@ -54,8 +81,20 @@ export function stopPlan(pod: Pod, containerName: string): StopPlan {
   );
   const handler = container?.lifecycle?.preStop;
   if (container === undefined || handler === undefined || graceSeconds <= 0) return { graceSeconds, hook: undefined };
-  return { graceSeconds, hook: preStopHook(handler, container, pod.status?.podIP) };
+  return { graceSeconds, ...planHook(handler, container, pod.status?.podIP) };
 }
+
+/** The hook to run, or why the stop is refused: a hook the agent's cache did not keep (notKeptHook). */
+function planHook(handler: Handler, container: Container, podIP: string | undefined): Omit<StopPlan, 'graceSeconds'> {
+  const notKept = notKeptOf(handler);
+  if (notKept !== undefined) return { hook: undefined, refused: notKeptRefusal(container.name, notKept) };
+  return { hook: preStopHook(handler, container, podIP) };
+}
+
+const notKeptRefusal = (container: string, { chars, bound }: NotKept['notKept']): string =>
+  `the preStop hook of container ${container} (${chars} characters) is past the ${bound} characters of hooks ` +
+  'the node agent keeps of a pod: the agent does not stop the container, with its hook cut short or without it; ' +
+  'delete the pod to have it recreated, or make the hook shorter (a script in the image)';
 
 /** The stop's grace period once the hook ran for `hookElapsedMs` (0 without a hook): whole seconds left, at least 2. */
 export function stopGraceSeconds(graceSeconds: number, hookElapsedMs: number): number {
@@ -70,11 +109,7 @@ export function stopGraceSeconds(graceSeconds: number, hookElapsedMs: number): n
  * the hook sets them) or a sleep. tcpSocket is not a hook the kubelet runs (it fails at runtime),
  * so neither does the agent: the hook is invalid and the stop goes on.
  */
-function preStopHook(
-  handler: NonNullable<NonNullable<Container['lifecycle']>['preStop']>,
-  container: Container,
-  podIP?: string,
-): PreStopHook {
+function preStopHook(handler: Handler, container: Container, podIP?: string): PreStopHook {
   // The kubelet's order: exec, then httpGet, then sleep (validation allows only one).
   if (handler.exec !== undefined) {
     const command = handler.exec.command ?? [];

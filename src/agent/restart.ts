@@ -4,11 +4,14 @@
 // runs now, stop that container once, as the kubelet would (prestop-plan.ts decides the hook,
 // prestop.ts runs it), in the background. The request needs no answer.
 // Owns: which containers to stop (pure, containersToStop), the in-flight stops and their
-// cancellation, and the stop calls.
+// cancellation, the stop calls, and saying so when a stop's plan refuses it (a preStop hook the
+// agent did not keep: decision 74).
 // Must not: stop a container the request does not name by its current ID, act on a pod that no
 // CloneSet controls, write anything to the pod, or hold the reconcile worker while a stop runs.
 import { Counter, type Registry } from 'prom-client';
 import { LRUCache } from 'lru-cache';
+import { hasEnded } from '../api/pod.js';
+import { EventReasons } from '../api/reasons.js';
 import { parseRestartRequest } from '../api/schemas.js';
 import { LABEL_CONTROLLER_REVISION_HASH } from '../api/types.js';
 import type { Pod } from '../api/wire.js';
@@ -33,10 +36,16 @@ export const MAX_IN_FLIGHT = 64;
 /** When a request that found every slot taken is looked at again. */
 export const WAIT_FOR_SLOT_MS = 1_000;
 
+/**
+ * A CloneSet pod that has not ended: an ended pod runs nothing again, whatever a stale status says
+ * (the pod GC fails the pods of a node out of service and leaves their statuses; decision 74).
+ */
+const restartable = (pod: Pod): boolean => cloneSetOwner(pod) !== undefined && !hasEnded(pod);
+
 /** The containers the pod's restart request asks this agent to stop now; none when there is nothing to do. */
 export function containersToStop(pod: Pod): ContainerToStop[] {
   const request = parseRestartRequest(pod.metadata?.annotations);
-  if (!request.ok || !cloneSetOwner(pod)) return [];
+  if (!request.ok || !restartable(pod)) return [];
   if (request.value.revision !== pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH]) return [];
   const statuses = [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])];
   return Object.entries(request.value.containers).flatMap(([name, id]) => {
@@ -94,6 +103,8 @@ export class RestartActuator {
    * needed for seconds.
    */
   private readonly stopped = new LRUCache<string, true>({ max: 4096 });
+  /** Containers whose stop was refused (stopPlan), so the refusal is said once. */
+  private readonly refused = new LRUCache<string, true>({ max: 4096 });
   /** When the preStop hook of a container whose stop then failed started: a retry does not run it again. */
   private readonly hooked = new LRUCache<string, number>({ max: 4096 });
   /** Stops under way, by container ID. */
@@ -105,7 +116,7 @@ export class RestartActuator {
   constructor(private readonly options: RestartActuatorOptions) {
     this.restarts = new Counter({
       name: 'tailor_agent_container_restarts_total',
-      help: 'Containers the node agent stopped for a restart in place, by result',
+      help: 'Containers the node agent was asked to stop for a restart in place, by result (stopped, aborted, failed, refused)',
       labelNames: ['result'],
       registers: [options.registry],
     });
@@ -131,9 +142,24 @@ export class RestartActuator {
       if (this.closed || this.stopped.has(target.containerId) || this.inFlight.has(target.containerId)) continue;
       if (this.inFlight.size >= (this.options.maxInFlight ?? MAX_IN_FLIGHT))
         return Promise.resolve({ requeueAfterMs: WAIT_FOR_SLOT_MS });
-      if (pod) this.start(key, pod, target);
+      if (pod) this.startUnlessRefused(key, pod, target);
     }
     return Promise.resolve(undefined);
+  }
+
+  /**
+   * Starts the stop, unless its plan refuses it (a preStop hook past what the agent keeps:
+   * prestop-plan.ts): then the container keeps running, said once per container in a Warning event
+   * and the log; the pod stays drained and the controller's RolloutBlocked names it after a minute.
+   */
+  private startUnlessRefused(key: string, pod: Pod, target: ContainerToStop): void {
+    const refused = stopPlan(pod, target.name).refused;
+    if (refused === undefined) return this.start(key, pod, target);
+    if (this.refused.has(target.containerId)) return;
+    this.refused.set(target.containerId, true);
+    this.restarts.inc({ result: 'refused' });
+    this.options.logger.warn({ pod: key, container: target.name }, refused);
+    this.options.events?.event(pod, 'Warning', EventReasons.PreStopHookNotKept, refused);
   }
 
   /**

@@ -36,6 +36,11 @@ export function podCondition(pod: Pod, type: string): Wire<k8s.V1PodCondition> |
   return pod.status?.conditions?.find((c) => c.type === type);
 }
 
+/**
+ * Finished: phase Succeeded or Failed. No container of such a pod runs again, and it holds no node
+ * resources; the caches keep its identity only (docs/decisions/0074-ended-pods-cached-as-identity.md).
+ */
+export const hasEnded = (pod: Pod): boolean => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+
 /** Neither terminating nor finished (Succeeded or Failed): a pod that still runs, or will. */
-export const isLivePod = (pod: Pod): boolean =>
-  !pod.metadata?.deletionTimestamp && pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed';
+export const isLivePod = (pod: Pod): boolean => !pod.metadata?.deletionTimestamp && !hasEnded(pod);

@@ -36,6 +36,11 @@ export const EventReasons = {
   ImagePrePullFailed: 'ImagePrePullFailed',
   /** A pod drained for a new image its node had not pulled within --image-prepull-timeout (decision 52). */
   ImagePrePullTimedOut: 'ImagePrePullTimedOut',
+  /**
+   * The node agent does not restart a container in place: its preStop hook is past what the agent
+   * keeps of a pod's hooks, and it is never run in part or skipped (decision 74).
+   */
+  PreStopHookNotKept: 'PreStopHookNotKept',
 } as const;
 
 /** `Resize<State>` events, one per resize state a pod enters. */

@@ -143,7 +143,25 @@ const parsedTexts = new LRUCache<string, AnnotationValue<unknown>>({
   sizeCalculation: (_value, key) => Math.max(1, key.length),
 });
 
+/** Starts what a cache keeps of an annotation value beyond its bound (notKeptAnnotation); never valid JSON. */
+const NOT_KEPT = '\u0000not kept:';
+
+/**
+ * What a cache keeps in place of an annotation value longer than it keeps (`bound` characters):
+ * its length, never part of it. Read back, it is an error that says so (parseAnnotation), so a
+ * value nobody kept is refused, never guessed from a part (decision 74).
+ */
+export const notKeptAnnotation = (chars: number, bound: number): string => `${NOT_KEPT}${chars}/${bound}`;
+
+function notKeptError(name: string, raw: string): string | undefined {
+  if (!raw.startsWith(NOT_KEPT)) return undefined;
+  const [chars = '?', bound = '?'] = raw.slice(NOT_KEPT.length).split('/');
+  return `${name} is ${chars} characters, more than the ${bound} kept of it`;
+}
+
 function parseText<T>(name: string, raw: string, schema: z.ZodType<T>): AnnotationValue<T> {
+  const notKept = notKeptError(name, raw);
+  if (notKept !== undefined) return { ok: false, error: notKept };
   let json: unknown;
   try {
     json = JSON.parse(raw);

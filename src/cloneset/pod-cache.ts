@@ -5,9 +5,14 @@
 // decision reads them; the patches Tailor sends never need them either. Parts that many pods repeat
 // by value (resources, resize policies, readiness gates, conditions, owner references) are kept
 // once and frozen, so a cached pod must be read, never written (decision 32).
-// A pod no CloneSet of ours controls keeps its identity only (identityOnly).
+// A pod no CloneSet of ours controls keeps its identity only (identityOnly); so does an ended one
+// (Succeeded or Failed), with its controller reference and the few labels still read of it
+// (endedIdentity, decision 74).
 // Pure. Must not: drop anything a planner, the in-place step machine or the resize view reads.
-import { CLONESET_OWNER, controllerOf } from '../api/owner.js';
+import type * as k8s from '@kubernetes/client-node';
+import { CLONESET_OWNER, controllerOf, type OwnerReferenceLike } from '../api/owner.js';
+import { hasEnded } from '../api/pod.js';
+import { LABEL_CONTROLLER_REVISION_HASH, LABEL_INSTANCE_ID } from '../api/types.js';
 import type { Pod } from '../api/wire.js';
 
 /**
@@ -122,9 +127,83 @@ function identityOnly(pod: Pod): Pod {
   };
 }
 
-/** The pod as the controller's cache keeps it. */
-export function trimPod(pod: Pod): Pod {
-  if (controllerOf(pod, CLONESET_OWNER) === undefined) return identityOnly(pod);
+/**
+ * The selector of the CloneSet an owner reference names, when the controller knows it: a
+ * CloneSet's selector is immutable (the CRD), so the labels it reads of a pod are known for good.
+ * `unknown`: the CloneSets are not listed yet; undefined: listed, and there is no such CloneSet.
+ */
+export type SelectorOf = (
+  namespace: string | undefined,
+  owner: OwnerReferenceLike,
+) => k8s.V1LabelSelector | 'unknown' | undefined;
+
+/** Tailor's own labels read of an ended pod: the revision it ran (kept in history) and its instance id (its name and claims, taken). */
+const ENDED_POD_LABELS: readonly string[] = [LABEL_CONTROLLER_REVISION_HASH, LABEL_INSTANCE_ID];
+
+/**
+ * The labels an ended pod keeps. Nothing plans for it any more, but the planner still releases a
+ * controlled pod that does not match its CloneSet's selector (planner.ts observe), so the labels
+ * that selector names are kept with Tailor's own: never more than the selector's 96 keys (the
+ * CRD's bound) and two. A pod whose CloneSet is gone keeps Tailor's own only; one read before the
+ * CloneSets were listed keeps them all, as before, until its next change, rather than be released
+ * for labels the cache dropped.
+ */
+function endedLabels(labels: Record<string, string>, selector: ReturnType<SelectorOf>): Record<string, string> {
+  if (selector === 'unknown') return sharedValues(labels) ?? {};
+  const keys = [
+    ...ENDED_POD_LABELS,
+    ...Object.keys(selector?.matchLabels ?? {}),
+    ...(selector?.matchExpressions ?? []).map((e) => e.key),
+  ];
+  const kept: Record<string, string> = {};
+  for (const key of keys) if (Object.hasOwn(labels, key)) kept[key] = shared(labels[key]!);
+  return kept;
+}
+
+/**
+ * An ended pod (Succeeded or Failed) of a CloneSet of ours, as the cache keeps it: its identity,
+ * its controller reference, deletion, phase and the labels still read of it (endedLabels). No
+ * decision reads more of it: it is not active (pod-state.ts isActive), holds no node resources and
+ * runs no container again; its name, instance id and claims stay taken and its revision in use
+ * until it is deleted. A kubelet's or anyone's writes to its spec, status and annotations, up to
+ * an object's full size, stay out of the controller's memory (decision 74).
+ */
+function endedIdentity(pod: Pod, owner: OwnerReferenceLike, selectorOf: SelectorOf | undefined): Pod {
+  const identity = identityOnly(pod);
+  const selector = selectorOf ? selectorOf(pod.metadata?.namespace, owner) : 'unknown';
+  const labels = endedLabels(pod.metadata?.labels ?? {}, selector);
+  return {
+    ...identity,
+    metadata: {
+      ...identity.metadata,
+      ownerReferences: sharedValue([owner]),
+      ...(Object.keys(labels).length > 0 ? { labels } : {}),
+    },
+    status: { phase: pod.status?.phase },
+  };
+}
+
+/**
+ * The cache's transform: trimPod, with `selectorOf` telling the selector of an ended pod's
+ * CloneSet (endedLabels).
+ */
+export const podTrimmer =
+  (selectorOf: SelectorOf): ((pod: Pod) => Pod) =>
+  (pod) =>
+    trim(pod, selectorOf);
+
+/** The pod as the controller's cache keeps it; an ended one keeps every label (podTrimmer keeps fewer). */
+export const trimPod = (pod: Pod): Pod => trim(pod, undefined);
+
+function trim(pod: Pod, selectorOf: SelectorOf | undefined): Pod {
+  const owner = controllerOf(pod, CLONESET_OWNER);
+  if (owner === undefined) return identityOnly(pod);
+  if (hasEnded(pod)) return endedIdentity(pod, owner, selectorOf);
+  return trimControlled(pod);
+}
+
+/** A live pod of a CloneSet of ours: what its decisions read. */
+function trimControlled(pod: Pod): Pod {
   const { metadata, spec, status } = pod;
   const trimmed: Pod = { apiVersion: pod.apiVersion, kind: pod.kind };
   if (metadata) {

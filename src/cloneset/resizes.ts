@@ -4,7 +4,7 @@
 // Pure. Must not: delete pods, emit events or write status (the executor does what the planner
 // admits), nor admit a recreate (the planner draws every disruption from the one budget).
 import { EventReasons, resizeStateReason } from '../api/reasons.js';
-import { podCondition } from '../api/pod.js';
+import { hasEnded, isLivePod, podCondition } from '../api/pod.js';
 import type { Pod } from '../api/wire.js';
 import { readResizeRequest } from '../resize/agent-protocol.js';
 import { staleResizeRequest, type Backend, type ConfiguredBackend } from '../resize/backend.js';
@@ -37,8 +37,9 @@ export interface ResizeFollowUp {
 }
 
 export function followResizes(cs: DefaultedWireCloneSet, pods: readonly Pod[], now: number): ResizeFollowUp {
+  // An ended pod's resize is over with it: the cache keeps none of its status (decision 74).
   const tracking = trackResizes(
-    pods.filter((p) => !p.metadata?.deletionTimestamp),
+    pods.filter(isLivePod),
     cs.status?.resize,
     { type: cs.spec.updateStrategy.type, ...cs.spec.updateStrategy.resizeStrategy },
     now,
@@ -72,7 +73,7 @@ export function followResizes(cs: DefaultedWireCloneSet, pods: readonly Pod[], n
   }
   // A pod that cannot be scheduled (for example a replacement with resources no node fits) is
   // said so on the CloneSet too, where the user looks.
-  for (const pod of pods) {
+  for (const pod of pods.filter((p) => !hasEnded(p))) {
     const scheduled = podCondition(pod, 'PodScheduled');
     if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') {
       events.push({

@@ -3,7 +3,7 @@
 // stuck, and says when to look again while pods are still on their way into service.
 // Pure. Must not: plan intents, draw from the disruption budget, or perform I/O.
 import { ConditionReasons } from '../api/reasons.js';
-import { podCondition } from '../api/pod.js';
+import { isLivePod, podCondition } from '../api/pod.js';
 import type { Pod } from '../api/wire.js';
 import { restartOverdue } from '../inplace/plan.js';
 import type { ConditionWrites } from './intents.js';
@@ -59,7 +59,8 @@ function stuck(pod: Pod, now: number): { now: boolean; at?: number } {
  */
 export function rolloutBlocked(round: BlockedRound): { condition: ConditionWrites[string]; wakeAt?: number } {
   const { update, replicas, maxUnavailable } = round;
-  const live = round.pods.filter((p) => !p.metadata?.deletionTimestamp);
+  // Neither terminating nor ended: an ended pod is out of the rollout for good, and replaced.
+  const live = round.pods.filter(isLivePod);
   const onTarget = (p: Pod): boolean => round.summaryOf(p).revision === update.targetRevision;
   const pending = live.filter((p) => !onTarget(p)).length;
   const wanted = update.expectedUpdatedReplicas - live.filter(onTarget).length;

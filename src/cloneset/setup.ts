@@ -6,7 +6,7 @@ import { API_GROUP, API_VERSION, LABEL_CLONESET, LABEL_INSTANCE_ID } from '../ap
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
 import { ownedIndexValue, CLONESET_OWNER } from '../api/owner.js';
 import { byControllerOf, enqueueOwner } from '../runtime/handlers.js';
-import { byNodeName } from '../runtime/informer.js';
+import { byNodeName, type Informer } from '../runtime/informer.js';
 import { objectKey } from '../runtime/store.js';
 import type { Node, Pod, WireCloneSet } from '../api/wire.js';
 import { DEFAULT_PREPULL_TIMEOUT_MS } from '../inplace/prepull.js';
@@ -18,7 +18,7 @@ import { trimRevision, OWNER_INDEX, type ControllerRevision } from './revision-s
 import { InPlaceUpdater } from '../inplace/engine.js';
 import { cloneSetHandler, podEventWindowMs, podHandler } from './handlers.js';
 import { trimNodeForPrePull, wakeOnPrePullReport } from './prepull-nodes.js';
-import { trimPod } from './pod-cache.js';
+import { podTrimmer, type SelectorOf } from './pod-cache.js';
 import { trimClaim, type Claim } from './claims.js';
 import {
   trimAdmissionLimit,
@@ -52,12 +52,14 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
     ...(options.cloneSetSelector ? { labelSelector: options.cloneSetSelector } : {}),
   });
   // Only pods Tailor created carry the instance-id label: the cache stays small on big clusters,
-  // and it holds only the fields the controller reads (pod-cache.ts).
+  // and it holds only the fields the controller reads (pod-cache.ts); of an ended pod, the labels
+  // its CloneSet's selector reads (decision 74).
+  const selectorOf = cloneSetSelectors(cloneSets);
   const pods = manager.informer<Pod>({
     name: 'pods',
     path: `/api/v1${scope}/pods`,
     labelSelector: LABEL_INSTANCE_ID,
-    transform: trimPod,
+    transform: podTrimmer(selectorOf),
   });
   // Revisions are cached as digests, not templates (revision-store.ts trimRevision); listed a few at
   // a time, since each may be as large as a CloneSet, so no one page blocks the event loop long.
@@ -144,4 +146,17 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
   nodes?.addHandler(wakeOnPrePullReport(queue, (node) => pods.byIndex(NODE_INDEX, node)));
   for (const limits of admissionLimits) limits.addHandler(wakeRefusedOnLimitChange(queue, refusedIn));
   return reconciler;
+}
+
+/**
+ * The selector of the CloneSet an owner reference names, from the CloneSets' cache: `unknown`
+ * until that cache is listed (pod-cache.ts then keeps an ended pod's labels whole), undefined when
+ * no CloneSet of that name and UID is there.
+ */
+function cloneSetSelectors(cloneSets: Pick<Informer<WireCloneSet>, 'get' | 'hasSynced'>): SelectorOf {
+  return (namespace, owner) => {
+    if (!cloneSets.hasSynced()) return 'unknown';
+    const cs = cloneSets.get(`${namespace ?? ''}/${owner.name}`);
+    return cs?.metadata?.uid === owner.uid ? cs.spec?.selector : undefined;
+  };
 }

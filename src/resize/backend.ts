@@ -4,6 +4,7 @@
 // (staleResizeRequest).
 // Pure. Must not: do I/O, remember anything, or decide what a resize state leads to (outcome.ts).
 import { AgentVerdicts } from '../api/reasons.js';
+import { hasEnded } from '../api/pod.js';
 import type { Node, Pod } from '../api/wire.js';
 import { readResizeRequest, readResizeStatus } from './agent-protocol.js';
 import { kubeletCanResize } from './state.js';
@@ -36,8 +37,12 @@ const runningContainers = (pod: Pod): number =>
 /**
  * What one pod says about its node's kubelet: a running container that reports its resources says
  * it resizes; a running container without them says it does not; no running container says nothing.
+ * An ended pod (Succeeded or Failed) says nothing either: the kubelet ends a pod only once its
+ * containers stopped, so a "running" status on one was left by someone else (the pod GC failing
+ * the pods of a node out of service), and the caches keep no status of it (decision 74).
  */
 export function podTestifies(pod: Pod): 'resizes' | 'silent' | undefined {
+  if (hasEnded(pod)) return undefined;
   if (kubeletCanResize(pod)) return 'resizes';
   return runningContainers(pod) > 0 ? 'silent' : undefined;
 }
@@ -53,7 +58,7 @@ export function nodeResizeEvidence(nodeName: string, pods: readonly Pod[], node?
   const onNode = pods.filter((p) => nodeName !== '' && p.spec?.nodeName === nodeName);
   return evidenceFrom(
     nodeName,
-    onNode.find(kubeletCanResize),
+    onNode.find((p) => podTestifies(p) === 'resizes'),
     onNode.find((p) => podTestifies(p) === 'silent'),
   );
 }

@@ -6,6 +6,8 @@
 // number, retried when the stop fails, aborted when the agent stops.
 import { describe, expect, it } from '@jest/globals';
 import { Registry } from 'prom-client';
+import { trimPodForAgent } from '../../../src/agent/cache.js';
+import { PRESTOP_HOOKS_MAX_CHARS } from '../../../src/agent/prestop-plan.js';
 import { containersToStop, RestartActuator, WAIT_FOR_SLOT_MS } from '../../../src/agent/restart.js';
 import type { Pod } from '../../../src/api/wire.js';
 import type { CallOptions, ExecSyncResult } from '../../../src/cri/types.js';
@@ -56,6 +58,12 @@ describe('containersToStop', () => {
     ['a pod no CloneSet controls', pod({ request: both, owned: false }), []],
     ['no request', pod({}), []],
     ['a request that does not parse', pod({ request: { revision: 'web-2', containers: {} } }), []],
+    // The pod GC fails the pods of a node out of service and leaves their statuses (decision 74).
+    [
+      'a Failed pod whose status still says running',
+      { ...pod({ request: both }), status: { ...pod({ request: both }).status, phase: 'Failed' } },
+      [],
+    ],
   ])('%s', (_, subject, expected) => {
     expect(containersToStop(subject).map((c) => `${c.name}:${c.containerId}`)).toEqual(expected);
   });
@@ -184,6 +192,17 @@ describe('RestartActuator', () => {
     await flush();
     expect(h.calls).toEqual(['exec aaa /bin/sh -c drain within 20s', 'stop aaa grace 20s']);
     expect(h.events).toEqual(['Warning FailedPreStopHook']);
+  });
+
+  it("a hook past what the agent keeps of the pod's hooks: the container is not stopped, and that is said once", async () => {
+    const command = ['/bin/sh', '-c', 'z'.repeat(PRESTOP_HOOKS_MAX_CHARS)];
+    const h = harness([trimPodForAgent(asked('a', 'aaa', { preStop: { exec: { command } }, grace: 30 }))]);
+    expect(await h.actuator.reconcile('ns/a')).toBeUndefined();
+    expect(await h.actuator.reconcile('ns/a')).toBeUndefined();
+    await flush();
+    expect(h.calls).toEqual([]);
+    expect(h.events).toEqual(['Warning PreStopHookNotKept']);
+    expect(h.actuator.inFlightCount()).toBe(0);
   });
 
   it('a hook that outlives the grace period is cut at its end and the stop gets the 2 s minimum', async () => {

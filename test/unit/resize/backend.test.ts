@@ -29,6 +29,7 @@ const pod = (name: string, node: string, shape: Shape, annotations: Record<strin
         : runningStatus('app', { image: 'i', ...(shape === 'reports' ? { resources: {} } : {}) }),
     ],
   });
+const ended = (p: Pod, phase: string): Pod => ({ ...p, status: { ...p.status, phase } });
 const node = (version: string): Node => ({
   metadata: { name: 'n1' },
   status: { nodeInfo: { kubeletVersion: version } as never },
@@ -60,6 +61,13 @@ describe('evidence about a node kubelet', () => {
       undefined,
     ],
     ['no pods is no evidence', [], undefined, undefined],
+    // The pod GC fails the pods of a node out of service and leaves their statuses (decision 74).
+    [
+      'an ended pod is no evidence, whatever its stale status says',
+      [ended(pod('a', 'n1', 'reports'), 'Failed'), ended(pod('b', 'n1', 'silent'), 'Succeeded')],
+      undefined,
+      undefined,
+    ],
     [
       'a kubelet older than 1.27 cannot resize whatever the pods say',
       [pod('a', 'n1', 'reports')],
