@@ -86,6 +86,28 @@ printf '%s\n' "${gate_off_only[@]}" >"$results/gate-off-only"
 echo "$default" >"$results/default-release"
 for step in "${planned[@]}"; do rm -f "$results/$step.json" "$results/$step.rc" "$results/$step.seconds"; done
 
+# One Jest tier on one release; its results go to `out` (Jest's --json).
+jest_tier() { # step, release, out, jest options...
+  local step=$1 release=$2 out=$3 tier only=0; shift 3
+  tier=$(tier_of "$step")
+  [[ " ${gate_off_only[*]-} " == *" $step "* ]] && only=1
+  KUBE_VERSION=$release NODES=$(nodes_for "$release") TAILOR_GATE_OFF_ONLY=$only NODE_OPTIONS=--experimental-vm-modules \
+    npx jest --selectProjects "$tier" --json --outputFile "$out" "$@"
+}
+
+# E2E_WORKERS > 1: the e2e files that share nothing node-level run side by side, then the others
+# alone (jest.config.js aloneE2e; decision 62); the two passes' results are merged into one.
+e2e_in_two_passes() { # step, release
+  local step=$1 release=$2 shared alone
+  mkdir -p "$results/parts"
+  TAILOR_E2E_GROUP=shared jest_tier "$step" "$release" "$results/parts/$step.shared.json" --maxWorkers="$E2E_WORKERS"
+  shared=$?
+  TAILOR_E2E_GROUP=alone jest_tier "$step" "$release" "$results/parts/$step.alone.json" --runInBand
+  alone=$?
+  node hack/merge-jest-results.mjs "$results/$step.json" "$results/parts/$step.shared.json" "$results/parts/$step.alone.json" || return 1
+  [ "$shared" = 0 ] && [ "$alone" = 0 ]
+}
+
 rc=0
 unbuilt=() # releases whose binaries failed to build: their tiers are not run
 for step in "${planned[@]}"; do
@@ -107,12 +129,11 @@ for step in "${planned[@]}"; do
         KUBE_VERSION=$release bash hack/build-k8s.sh
       code=$? ;;
     argocd) bash test/argocd/run.sh "$results/$step.json"; code=$? ;;
-    *)
-      inband=(); [ "$tier" = unit ] || inband=(--runInBand) # cluster tiers share one node
-      only=0; [[ " ${gate_off_only[*]-} " == *" $step "* ]] && only=1
-      KUBE_VERSION=$release NODES=$(nodes_for "$release") TAILOR_GATE_OFF_ONLY=$only NODE_OPTIONS=--experimental-vm-modules \
-        npx jest --selectProjects "$tier" "${inband[@]}" --json --outputFile "$results/$step.json"
+    e2e)
+      if [ "${E2E_WORKERS:-1}" -gt 1 ]; then e2e_in_two_passes "$step" "$release"; else jest_tier "$step" "$release" "$results/$step.json" --runInBand; fi
       code=$? ;;
+    unit) jest_tier "$step" "$release" "$results/$step.json"; code=$? ;;
+    *) jest_tier "$step" "$release" "$results/$step.json" --runInBand; code=$? ;; # cluster tiers share one node
   esac
   echo "$code" >"$results/$step.rc"
   echo $((SECONDS - started)) >"$results/$step.seconds"
