@@ -91,6 +91,8 @@ const onCluster = (mode) => ({
 export default {
   // Cluster tiers wait on real pods; a per-project testTimeout is ignored by Jest, so it is global.
   testTimeout: 180_000,
+  // Each tier's testbed.test.ts first: it checks the bed before other files change it.
+  testSequencer: '<rootDir>/test/support/cluster/bed-first-sequencer.js',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     // charts/tailor offline: helm and kubeconform built from their Go modules by the global setup
