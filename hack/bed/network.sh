@@ -25,6 +25,10 @@ ensure_host_network() {
     ip addr add "$NODES_GATEWAY/24" dev "$NODES_BRIDGE"
   fi
   ip link set "$NODES_BRIDGE" up
+  # A pod's packet to another node's pod goes node → host bridge → the other node: the host
+  # forwards it. The machine's default is off, and a package install's `sysctl --system` turns it
+  # off again; the blackhole above keeps the test-bed range from being forwarded anywhere else.
+  [ "$(cat /proc/sys/net/ipv4/ip_forward)" = 1 ] || sysctl -qw net.ipv4.ip_forward=1
 }
 
 ensure_node_network() { # node
