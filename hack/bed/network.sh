@@ -26,8 +26,8 @@ ensure_host_network() {
   fi
   ip link set "$NODES_BRIDGE" up
   # A pod's packet to another node's pod goes node → host bridge → the other node: the host
-  # forwards it. The machine's default is off, and a package install's `sysctl --system` turns it
-  # off again; the blackhole above keeps the test-bed range from being forwarded anywhere else.
+  # forwards it. It was found off on this machine mid-round (cause not found), and every cross-node
+  # check failed; the blackhole above keeps the test-bed range from being forwarded anywhere else.
   [ "$(cat /proc/sys/net/ipv4/ip_forward)" = 1 ] || sysctl -qw net.ipv4.ip_forward=1
 }
 
