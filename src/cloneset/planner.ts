@@ -42,9 +42,9 @@ import {
 import type { ConditionWrites, Intent, Plan, PlannedEvent } from './intents.js';
 import { countsAsAvailable, isSpecifiedDelete, NONE, type PodSummary } from './pod-state.js';
 import { heldByReadinessGate, needsReadinessGateCondition, readinessGateCondition } from '../inplace/readiness-gate.js';
-import { availableAt, summarizePod, type DefaultedWireCloneSet } from './pods.js';
+import { availableAt, type DefaultedWireCloneSet } from './pods.js';
 import { backendOf, earliest, movesNoPod, nameOf, type PlanInput } from './plan-input.js';
-import { notInPlaceUpdatable, planPodUpdates, withInPlaceMoves } from './pod-update.js';
+import { notInPlaceUpdatable, planPodUpdates, summarizePods } from './pod-update.js';
 import { followResizes, rerouteToKubelet, type ResizeFollowUp } from './resizes.js';
 import { rolloutBlocked } from './rollout-blocked.js';
 import { planScale, type ScalePlan } from './scale.js';
@@ -147,7 +147,7 @@ function observe(input: PlanInput): Round {
   }
   // OnDelete moves no running pod, like a pause; the pods that replace deleted ones are new.
   const paused = movesNoPod(strategy);
-  const summaries = summarize(input, pods, podsToDelete, paused);
+  const summaries = summarizePods(input, pods, podsToDelete, paused);
   const summaryByName = new Map(summaries.map((s) => [s.name, s]));
   const rollout: RolloutInput = {
     replicas,
@@ -184,29 +184,6 @@ function observe(input: PlanInput): Round {
     lifecycleMoves: new Set(),
     ...(resizes.tracking.nextCheckAt !== undefined ? { wakeAt: resizes.tracking.nextCheckAt } : {}),
   };
-}
-
-/**
- * Every pod's summary. Surge never replaces a pod that can be updated in place (decision 72): the
- * arithmetic needs to know which moves keep their pod, and asks only while surge is in use.
- */
-function summarize(
-  input: PlanInput,
-  pods: readonly Pod[],
-  podsToDelete: ReadonlySet<string>,
-  paused: boolean,
-): readonly PodSummary[] {
-  const { spec } = input.cloneSet;
-  const options = {
-    minReadySeconds: spec.minReadySeconds ?? 0,
-    now: input.now,
-    podsToDelete,
-    lifecycle: spec.lifecycle,
-  };
-  const observed = pods.map((p) => summarizePod(p, options));
-  const replicas = spec.replicas ?? 1;
-  const surgeInUse = resolveRolloutLimits({ replicas, maxSurge: spec.updateStrategy.maxSurge, paused }).maxSurge > 0;
-  return surgeInUse ? withInPlaceMoves(input, pods, observed) : observed;
 }
 
 function planCreates(round: Round, scale: ScalePlan): void {

@@ -20,7 +20,8 @@ import type { ConditionWrites, Intent, PlannedEvent } from './intents.js';
 import { deletionStep, inPlaceUpdateGate, lifecycleWrites, type MoveOptions } from './lifecycle.js';
 import { backendOf, earliest, movesNoPod, nameOf, prePullFor, type PlanInput } from './plan-input.js';
 import type { PodSummary } from './pod-state.js';
-import type { UpdatePlan } from './update.js';
+import { summarizePod } from './pods.js';
+import { resolveRolloutLimits, type UpdatePlan } from './update.js';
 
 /**
  * Pods moved in one round by changes that restart nothing (NotRequired resizes, labels), which
@@ -189,6 +190,29 @@ function withUpdatingState(
     },
   };
   return { ...step, patch };
+}
+
+/**
+ * Every pod's summary. Surge never replaces a pod that can be updated in place (decision 72): the
+ * arithmetic needs to know which moves keep their pod, and asks only while surge is in use.
+ */
+export function summarizePods(
+  input: PlanInput,
+  pods: readonly Pod[],
+  podsToDelete: ReadonlySet<string>,
+  paused: boolean,
+): readonly PodSummary[] {
+  const { spec } = input.cloneSet;
+  const options = {
+    minReadySeconds: spec.minReadySeconds ?? 0,
+    now: input.now,
+    podsToDelete,
+    lifecycle: spec.lifecycle,
+  };
+  const observed = pods.map((p) => summarizePod(p, options));
+  const replicas = spec.replicas ?? 1;
+  const surgeInUse = resolveRolloutLimits({ replicas, maxSurge: spec.updateStrategy.maxSurge, paused }).maxSurge > 0;
+  return surgeInUse ? withInPlaceMoves(input, pods, observed) : observed;
 }
 
 /**
