@@ -68,11 +68,12 @@ export function budgetFor(input: BudgetInput): BudgetLeft {
 }
 
 /**
- * Takes `pod` out of `left` when both the budget and its node's share still cover its cost, and
- * says whether it did. A pod that costs nothing (not serving) is always taken.
+ * Takes `pod` out of `left` when both the budget and its node's share still cover its cost
+ * (disruptionCost, unless the path counts otherwise), and says whether it did. A pod that costs
+ * nothing (not serving) is always taken.
  */
-export function take(left: BudgetLeft, pod: PodSummary): boolean {
-  const cost = disruptionCost(pod);
+export function take(left: BudgetLeft, pod: PodSummary, costOf: (pod: PodSummary) => number = disruptionCost): boolean {
+  const cost = costOf(pod);
   if (cost === 0) return true;
   const nodeLeft = left.byNode.get(pod.nodeName) ?? Infinity;
   if (cost > left.total || cost > nodeLeft) return false;

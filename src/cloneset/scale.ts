@@ -14,7 +14,7 @@ import {
   rankForDeletion,
   type PodSummary,
 } from './pod-state.js';
-import { nodeShares } from './budget.js';
+import { nodeShares, take } from './budget.js';
 import { calculateDiffs, countsAsUpdatedWhenScaling, resolveRolloutLimits, type RolloutInput } from './update.js';
 
 /** What scaling needs beyond the rollout arithmetic's input. */
@@ -49,20 +49,9 @@ const deletionActs = (pod: PodSummary): boolean => !(isPreparingDelete(pod) && p
  * that are not ready cost nothing, each ready pod costs one.
  */
 function withinReadyBudget(victims: readonly PodSummary[], readyBudget: number, shares: Map<string, number>): string[] {
-  let budget = readyBudget;
-  const chosen: string[] = [];
-  for (const pod of victims) {
-    if (!countsAsReadyToDelete(pod)) {
-      chosen.push(pod.name);
-      continue;
-    }
-    const nodeLeft = shares.get(pod.nodeName) ?? Infinity;
-    if (budget <= 0 || nodeLeft <= 0) continue;
-    chosen.push(pod.name);
-    budget--;
-    if (shares.has(pod.nodeName)) shares.set(pod.nodeName, nodeLeft - 1);
-  }
-  return chosen;
+  const left = { total: readyBudget, byNode: shares };
+  const readyCost = (pod: PodSummary): number => (countsAsReadyToDelete(pod) ? 1 : 0);
+  return victims.filter((pod) => take(left, pod, readyCost)).map((pod) => pod.name);
 }
 
 /**
