@@ -106,11 +106,28 @@ up_etcd() {
   log "etcd up"
 }
 
+# Tailor's identities only, at Metadata level (who, which verb on what, the answer): the e2e
+# tier's last file checks every request they sent against the chart's RBAC (decision 80). They are
+# tailor-system's ServiceAccounts, whether the chart installed them or the cluster tiers' controllers
+# run as them (test/support/cluster/controller-identity.ts).
+write_audit_policy() {
+  cat >"$CLUSTER_DIR/audit-policy.yaml" <<'POLICY'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: Metadata
+    userGroups: ["system:serviceaccounts:tailor-system"]
+  - level: None
+POLICY
+}
+
 up_apiserver() {
   # A running server that is not ready yet (etcd just came back) gets time; starting a second one
   # would only fail to bind and leave its pid in the pid file.
   if running kube-apiserver; then wait_for "running kube-apiserver ready" 60 apiserver_ready; return 0; fi
   port_free_or_ours $APISERVER_PORT kube-apiserver
+  write_audit_policy
   start kube-apiserver "$BIN/kube-apiserver" \
     --advertise-address "$APISERVER_IP" --bind-address "$APISERVER_IP" --secure-port "$APISERVER_PORT" \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
@@ -122,6 +139,8 @@ up_apiserver() {
     --service-account-issuer https://kubernetes.default.svc.cluster.local \
     --authorization-mode Node,RBAC --allow-privileged=true \
     --enable-admission-plugins PodNodeSelector \
+    --audit-policy-file "$CLUSTER_DIR/audit-policy.yaml" --audit-log-path "$LOGS/audit.log" \
+    --audit-log-format json --audit-log-maxsize 200 --audit-log-maxbackup 5 \
     "${gate_flags[@]}" --profiling=false --v=1
   wait_for kube-apiserver 90 apiserver_ready
   log "kube-apiserver v$KUBE_CONTROL_PLANE_VERSION up at https://$APISERVER_IP:$APISERVER_PORT"

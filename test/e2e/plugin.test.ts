@@ -22,6 +22,7 @@ import {
   waitForReady,
 } from '../support/fixtures/cloneset.js';
 import { startController, type RunningController } from '../support/cluster/controller.js';
+import { controllerKubeConfig } from '../support/cluster/controller-identity.js';
 import { ensureCrd } from '../support/cluster/crd.js';
 import { kubeconfigPath, loadTestKubeConfig } from '../support/cluster/kube.js';
 import { kubeBinary } from '../support/cluster/kube-version.js';
@@ -88,7 +89,7 @@ beforeAll(async () => {
   await eventually('default service account', () =>
     client.get(`/api/v1/namespaces/${ns}/serviceaccounts/default`).catch(() => undefined),
   );
-  controller = startController(kc, ns);
+  controller = startController(await controllerKubeConfig(client), ns);
 }, 180_000);
 
 afterAll(async () => {

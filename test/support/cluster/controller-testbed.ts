@@ -1,10 +1,12 @@
 // One namespace with the CloneSet CRD installed and the real controller running against it, set
 // up before a test file's tests and torn down after (Jest hooks). Integration tests add the fake
-// kubelet; e2e tests run on the real one. Owns the namespace and the controller it starts.
+// kubelet; e2e tests run on the real one. The controller logs in as the chart's identity
+// (controller-identity.ts), the tests as the bed's admin. Owns the namespace and the controller it starts.
 import { afterAll, beforeAll } from '@jest/globals';
 import type * as k8s from '@kubernetes/client-node';
 import { KubeClient } from '../../../src/runtime/kube-client.js';
 import { startController, type RunningController } from './controller.js';
+import { controllerKubeConfig } from './controller-identity.js';
 import { ensureCrd } from './crd.js';
 import { FakeKubelet } from './fake-kubelet.js';
 import { createTestNamespace, loadTestKubeConfig } from './kube.js';
@@ -34,11 +36,13 @@ export function controllerTestBed(
   const ns = `${prefix}-${Date.now().toString(36)}`;
   const kubelet = new FakeKubelet(client, ns);
   let controller: RunningController | undefined;
+  let controllerKc: k8s.KubeConfig | undefined;
   beforeAll(async () => {
     await ensureCrd(client);
     await createTestNamespace(client, ns, { anyNode: options.anyNode === true });
     if (options.fakeKubelet) kubelet.start();
-    controller = startController(kc, ns);
+    controllerKc = await controllerKubeConfig(client);
+    controller = startController(controllerKc, ns);
   });
   afterAll(async () => {
     await controller?.stop();
@@ -53,7 +57,7 @@ export function controllerTestBed(
     kubelet,
     async restartController() {
       await controller?.stop();
-      controller = startController(kc, ns);
+      controller = startController(controllerKc ?? kc, ns);
     },
     async controllerRequests() {
       const metric = await controller?.manager.metrics.restClientRequestsTotal.get();
