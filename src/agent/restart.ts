@@ -28,8 +28,6 @@ import { runPreStopHook } from './prestop.js';
 import { stopGraceSeconds, stopPlan, type PreStopHook } from './prestop-plan.js';
 import { DEFAULT_SLOT_LIMITS, grantSlots, type PodStops, type SlotLimits } from './restart-slots.js';
 
-export { MAX_IN_FLIGHT, MAX_IN_FLIGHT_PER_POD } from './restart-slots.js';
-
 export interface ContainerToStop {
   readonly name: string;
   /** The runtime's container ID (the status's `containerd://…` without its scheme). */
