@@ -2,8 +2,9 @@
 // it to stop. Stopping twice would restart twice, so only the container still running with the
 // named ID is stopped, only for a CloneSet pod, and only for the pod's own revision. And how the
 // actuator stops them: the preStop hook first, then StopContainer with the grace period left, in
-// the background (reconcile returns at once; one slow stop does not hold another), bounded in
-// number, retried when the stop fails, aborted when the agent stops.
+// the background (reconcile returns at once; one slow stop does not hold another), as many at once
+// as the slots of the pod, its namespace and the node allow (decision 78), retried when the stop
+// fails, aborted when the agent stops.
 import { describe, expect, it } from '@jest/globals';
 import { Registry } from 'prom-client';
 import { trimPodForAgent } from '../../../src/agent/cache.js';
