@@ -33,7 +33,7 @@ const pureModules = [
   '^src/resize/(?!metrics[.]ts$)',
   '^src/inplace/(diff|plan|batch-writes|prepull|readiness-gate|container-order)[.]ts$',
   '^src/cloneset/(planner|plan-input|pod-update|rollout-blocked|update|update-order|scale|budget|status|pod-state|pods|intents|revision|selector|refusal-handlers|pod-cache|claims|readiness-conditions|lifecycle|resizes|failures)[.]ts$',
-  '^src/agent/(admission|applied-record|authorize|cache|decide|order|namespace-limits|triggers|prepull-plan|prestop-plan)[.]ts$',
+  '^src/agent/(admission|applied-record|authorize|cache|decide|order|namespace-limits|triggers|prepull-plan|prestop-plan|restart-slots)[.]ts$',
   '^src/cli/(status-view|status-render)[.]ts$',
   '^src/cli/verbs/(revisions|completion)[.]ts$',
 ];

@@ -7,7 +7,8 @@
 // cancellation, the stop calls, and saying so when a stop's plan refuses it (a preStop hook the
 // agent did not keep: decision 74).
 // Must not: stop a container the request does not name by its current ID, act on a pod that no
-// CloneSet controls, write anything to the pod, or hold the reconcile worker while a stop runs.
+// CloneSet controls, write anything to the pod, hold the reconcile worker while a stop runs, or
+// decide itself how many stops a pod may start (restart-slots.ts does, decision 78).
 import { Counter, type Registry } from 'prom-client';
 import { LRUCache } from 'lru-cache';
 import { hasEnded } from '../api/pod.js';
@@ -20,10 +21,12 @@ import { ItemExponentialRateLimiter } from '../runtime/backoff.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { Informer } from '../runtime/informer.js';
+import { objectKey } from '../runtime/store.js';
 import type { Logger } from '../runtime/logger.js';
 import { cloneSetOwner } from './authorize.js';
 import { runPreStopHook } from './prestop.js';
 import { stopGraceSeconds, stopPlan, type PreStopHook } from './prestop-plan.js';
+import { DEFAULT_SLOT_LIMITS, grantSlots, type PodStops, type SlotLimits } from './restart-slots.js';
 
 export interface ContainerToStop {
   readonly name: string;
@@ -31,9 +34,7 @@ export interface ContainerToStop {
   readonly containerId: string;
 }
 
-/** Stops (hook included) running at once on this node; a request beyond them waits. */
-export const MAX_IN_FLIGHT = 64;
-/** When a request that found every slot taken is looked at again. */
+/** When a request that found no slot it may take is looked at again. */
 export const WAIT_FOR_SLOT_MS = 1_000;
 
 /**
@@ -56,15 +57,16 @@ export function containersToStop(pod: Pod): ContainerToStop[] {
 }
 
 export interface RestartActuatorOptions {
-  readonly pods: Pick<Informer<Pod>, 'get'>;
+  /** This node's pods: the one reconciled, and the others whose stops share the node's slots. */
+  readonly pods: Pick<Informer<Pod>, 'get' | 'list'>;
   readonly cri: Pick<CriClient, 'stopContainer' | 'execSync'>;
   /** Runs the pod's key again after `delayMs` (the work queue's addAfter): a failed stop is retried. */
   readonly retry: (key: string, delayMs: number) => void;
   readonly events?: Pick<EventRecorder, 'event'>;
   readonly logger: Logger;
   readonly registry: Registry;
-  /** Stops at once; MAX_IN_FLIGHT. */
-  readonly maxInFlight?: number;
+  /** Stops at once on the node and of one pod; DEFAULT_SLOT_LIMITS (restart-slots.ts). */
+  readonly slots?: SlotLimits;
   /** Milliseconds, for the hook's elapsed time; Date.now. */
   readonly now?: () => number;
 }
@@ -78,6 +80,9 @@ interface Stop {
 }
 
 interface InFlight {
+  /** The pod's key, whose slots the stop holds. */
+  readonly key: string;
+  readonly namespace: string;
   readonly abort: AbortController;
   readonly done: Promise<void>;
 }
@@ -90,9 +95,10 @@ interface InFlight {
  * restarted container has a new ID, so it is never stopped twice, and the controller reads the
  * restart count.
  * A stop can take the whole grace period, so reconcile only starts it, and one slow container
- * does not hold the node's other restarts. At most MAX_IN_FLIGHT stops run at once; a request
- * beyond them waits for a later reconcile. A stop that fails is retried through `retry` with a
- * growing delay (without its hook again when the hook already ran).
+ * does not hold the node's other restarts. How many of a pod's stops start is grantSlots' answer
+ * over every stop of the node under way or asked for (at most 4 of a pod, a namespace's share, 64
+ * on the node); the rest wait for a later reconcile. A stop that fails is retried through `retry`
+ * with a growing delay (without its hook again when the hook already ran).
  */
 export class RestartActuator {
   private readonly restarts: Counter<'result'>;
@@ -133,33 +139,76 @@ export class RestartActuator {
     return this.inFlight.size;
   }
 
-  /** Starts the stops the pod's request asks for; returns at once, without waiting for them. */
+  /**
+   * Starts the stops the pod's request asks for, as many as its slots allow (the rest are looked
+   * at again after WAIT_FOR_SLOT_MS); returns at once, without waiting for them.
+   */
   reconcile(key: string): Promise<ReconcileResult> {
     const pod = this.options.pods.get(key);
-    const wanted = pod && !pod.metadata?.deletionTimestamp ? containersToStop(pod) : [];
-    if (pod === undefined || wanted.length === 0) this.retryDelay.forget(key);
-    for (const target of wanted) {
-      if (this.closed || this.stopped.has(target.containerId) || this.inFlight.has(target.containerId)) continue;
-      if (this.inFlight.size >= (this.options.maxInFlight ?? MAX_IN_FLIGHT))
-        return Promise.resolve({ requeueAfterMs: WAIT_FOR_SLOT_MS });
-      if (pod) this.startUnlessRefused(key, pod, target);
-    }
-    return Promise.resolve(undefined);
+    if (pod === undefined || this.wanted(pod).length === 0) this.retryDelay.forget(key);
+    const waiting = pod === undefined ? [] : this.waiting(key, pod);
+    if (pod === undefined || waiting.length === 0) return Promise.resolve(undefined);
+    const grant = grantSlots(key, this.nodeStops(key, pod, waiting.length), this.options.slots ?? DEFAULT_SLOT_LIMITS);
+    for (const target of waiting.slice(0, grant.granted)) this.start(key, pod, target);
+    if (grant.waitsOn === undefined) return Promise.resolve(undefined);
+    this.options.logger.debug(
+      { pod: key, started: grant.granted, waiting: waiting.length - grant.granted, waitsOn: grant.waitsOn },
+      'restart in place waits for a slot',
+    );
+    return Promise.resolve({ requeueAfterMs: WAIT_FOR_SLOT_MS });
+  }
+
+  /** The containers the pod's request asks to stop now; none once the pod is being deleted. */
+  private wanted(pod: Pod): ContainerToStop[] {
+    return pod.metadata?.deletionTimestamp ? [] : containersToStop(pod);
+  }
+
+  /** The pod's wanted stops that have not started: neither stopped nor under way. */
+  private notStarted(pod: Pod): ContainerToStop[] {
+    return this.wanted(pod).filter((t) => !this.stopped.has(t.containerId) && !this.inFlight.has(t.containerId));
+  }
+
+  /** The pod's stops that wait for a slot: not started, and not refused by their plan (said here, once). */
+  private waiting(key: string, pod: Pod): ContainerToStop[] {
+    return this.closed ? [] : this.notStarted(pod).filter((target) => !this.refuse(key, pod, target));
   }
 
   /**
-   * Starts the stop, unless its plan refuses it (a preStop hook past what the agent keeps:
+   * Every pod of the node that holds or waits for stops, the reconciled one with its `waiting`
+   * stops. The other pods' waiting stops are read from the cache, so a namespace that asked counts
+   * in the shares before its own pods are reconciled (their refusals are said when they are).
+   */
+  private nodeStops(key: string, pod: Pod, waiting: number): PodStops[] {
+    const byPod = new Map<string, PodStops>();
+    const add = (stops: PodStops): void => {
+      const was = byPod.get(stops.pod);
+      byPod.set(stops.pod, was ? { ...was, held: was.held + stops.held, waiting: was.waiting + stops.waiting } : stops);
+    };
+    for (const op of this.inFlight.values()) add({ pod: op.key, namespace: op.namespace, held: 1, waiting: 0 });
+    for (const other of this.options.pods.list()) {
+      const otherKey = objectKey(other);
+      if (otherKey === key) continue;
+      const unrefused = this.notStarted(other).filter((t) => stopPlan(other, t.name).refused === undefined);
+      add({ pod: otherKey, namespace: other.metadata?.namespace ?? '', held: 0, waiting: unrefused.length });
+    }
+    add({ pod: key, namespace: pod.metadata?.namespace ?? '', held: 0, waiting });
+    return [...byPod.values()];
+  }
+
+  /**
+   * True when the stop's plan refuses it (a preStop hook past what the agent keeps:
    * prestop-plan.ts): then the container keeps running, said once per container in a Warning event
    * and the log; the pod stays drained and the controller's RolloutBlocked names it after a minute.
    */
-  private startUnlessRefused(key: string, pod: Pod, target: ContainerToStop): void {
+  private refuse(key: string, pod: Pod, target: ContainerToStop): boolean {
     const refused = stopPlan(pod, target.name).refused;
-    if (refused === undefined) return this.start(key, pod, target);
-    if (this.refused.has(target.containerId)) return;
+    if (refused === undefined) return false;
+    if (this.refused.has(target.containerId)) return true;
     this.refused.set(target.containerId, true);
     this.restarts.inc({ result: 'refused' });
     this.options.logger.warn({ pod: key, container: target.name }, refused);
     this.options.events?.event(pod, 'Warning', EventReasons.PreStopHookNotKept, refused);
+    return true;
   }
 
   /**
@@ -197,7 +246,7 @@ export class RestartActuator {
         if (!this.closed) this.options.retry(key, delayMs);
       })
       .finally(() => this.inFlight.delete(target.containerId));
-    this.inFlight.set(target.containerId, { abort, done });
+    this.inFlight.set(target.containerId, { key, namespace: pod.metadata?.namespace ?? '', abort, done });
   }
 
   /** The hook, then the stop; 'aborted' when the agent stopped first. Rejects when the stop failed. */

@@ -2,13 +2,15 @@
 // it to stop. Stopping twice would restart twice, so only the container still running with the
 // named ID is stopped, only for a CloneSet pod, and only for the pod's own revision. And how the
 // actuator stops them: the preStop hook first, then StopContainer with the grace period left, in
-// the background (reconcile returns at once; one slow stop does not hold another), bounded in
-// number, retried when the stop fails, aborted when the agent stops.
+// the background (reconcile returns at once; one slow stop does not hold another), as many at once
+// as the slots of the pod, its namespace and the node allow (decision 78), retried when the stop
+// fails, aborted when the agent stops.
 import { describe, expect, it } from '@jest/globals';
 import { Registry } from 'prom-client';
 import { trimPodForAgent } from '../../../src/agent/cache.js';
 import { PRESTOP_HOOKS_MAX_CHARS } from '../../../src/agent/prestop-plan.js';
 import { containersToStop, RestartActuator, WAIT_FOR_SLOT_MS } from '../../../src/agent/restart.js';
+import type { SlotLimits } from '../../../src/agent/restart-slots.js';
 import type { Pod } from '../../../src/api/wire.js';
 import type { CallOptions, ExecSyncResult } from '../../../src/cri/types.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
@@ -71,27 +73,40 @@ describe('containersToStop', () => {
 
 // ------------------------------------------------------------------------------------ the actuator
 
+type AskOptions = { preStop?: NonNullable<Container['lifecycle']>['preStop']; grace?: number; namespace?: string };
+
 /** A CloneSet pod whose restart request names its one container `app` running as `id`. */
-function asked(
-  name: string,
-  id: string,
-  opts: { preStop?: NonNullable<Container['lifecycle']>['preStop']; grace?: number } = {},
-): Pod {
+function asked(name: string, id: string, opts: AskOptions = {}): Pod {
+  return askedAll(name, { app: id }, opts);
+}
+
+/** A CloneSet pod whose restart request names each of its containers (name → the ID it runs as). */
+function askedAll(name: string, ids: Readonly<Record<string, string>>, opts: AskOptions = {}): Pod {
+  const names = Object.keys(ids);
   return buildPod({
     name,
+    ...(opts.namespace === undefined ? {} : { namespace: opts.namespace }),
     labels: { 'controller-revision-hash': 'web-2' },
     annotations: {
       'apps.tailor.dev/restart-request': JSON.stringify({
         revision: 'web-2',
-        containers: { app: `containerd://${id}` },
+        containers: Object.fromEntries(names.map((n) => [n, `containerd://${ids[n]}`])),
       }),
     },
     ownerReferences: [cloneSetOwner()],
-    containers: [{ name: 'app', image: 'a', ...(opts.preStop ? { lifecycle: { preStop: opts.preStop } } : {}) }],
-    containerStatuses: [runningStatus('app', { containerID: `containerd://${id}` })],
+    containers: names.map((n) => ({
+      name: n,
+      image: 'a',
+      ...(opts.preStop ? { lifecycle: { preStop: opts.preStop } } : {}),
+    })),
+    containerStatuses: names.map((n) => runningStatus(n, { containerID: `containerd://${ids[n]}` })),
     ...(opts.grace === undefined ? {} : { spec: { terminationGracePeriodSeconds: opts.grace } }),
   });
 }
+
+/** `count` containers c0… running as `<prefix>0`…. */
+const containers = (prefix: string, count: number): Record<string, string> =>
+  Object.fromEntries(Array.from({ length: count }, (_, i) => [`c${i}`, `${prefix}${i}`]));
 
 interface Deferred<T> {
   promise: Promise<T>;
@@ -115,8 +130,8 @@ const flush = async (): Promise<void> => {
   for (let i = 0; i < 10; i++) await Promise.resolve();
 };
 
-function harness(pods: Pod[], opts: { maxInFlight?: number } = {}) {
-  const byKey = new Map(pods.map((p) => [`ns/${p.metadata?.name}`, p]));
+function harness(pods: Pod[], opts: { slots?: SlotLimits } = {}) {
+  const byKey = new Map(pods.map((p) => [`${p.metadata?.namespace}/${p.metadata?.name}`, p]));
   const calls: string[] = [];
   const retries: Array<[string, number]> = [];
   const events: string[] = [];
@@ -127,7 +142,7 @@ function harness(pods: Pod[], opts: { maxInFlight?: number } = {}) {
     stop: (_id: string, _grace: number, _o?: CallOptions): Promise<void> => Promise.resolve(),
   };
   const actuator = new RestartActuator({
-    pods: { get: (key) => byKey.get(key) },
+    pods: { get: (key) => byKey.get(key), list: () => [...byKey.values()] },
     cri: {
       execSync: (id, cmd, timeout, o) => {
         calls.push(`exec ${id} ${cmd.join(' ')} within ${timeout}s`);
@@ -143,7 +158,7 @@ function harness(pods: Pod[], opts: { maxInFlight?: number } = {}) {
     logger: silentLogger(),
     registry: new Registry(),
     now: () => clock,
-    ...(opts.maxInFlight === undefined ? {} : { maxInFlight: opts.maxInFlight }),
+    ...(opts.slots === undefined ? {} : { slots: opts.slots }),
   });
   return { actuator, cri, calls, retries, events, advance: (ms: number) => (clock += ms) };
 }
@@ -229,7 +244,7 @@ describe('RestartActuator', () => {
   });
 
   it('beyond the stops allowed at once, a request waits for a later reconcile', async () => {
-    const h = harness([asked('a', 'aaa'), asked('b', 'bbb')], { maxInFlight: 1 });
+    const h = harness([asked('a', 'aaa'), asked('b', 'bbb')], { slots: { node: 1, pod: 4 } });
     const stop = deferred<void>();
     h.cri.stop = () => stop.promise;
     expect(await h.actuator.reconcile('ns/a')).toBeUndefined();
@@ -240,6 +255,63 @@ describe('RestartActuator', () => {
     expect(await h.actuator.reconcile('ns/b')).toBeUndefined();
     await flush();
     expect(h.calls).toEqual(['stop aaa grace 30s', 'stop bbb grace 30s']);
+  });
+
+  it("the review's case: one pod's 64 hanging preStop hooks hold 4 slots, and another tenant's pod is stopped meanwhile", async () => {
+    const hanging = askedAll('hang', containers('h', 64), { preStop: drain, grace: 3_600, namespace: 'tenant-a' });
+    const h = harness([hanging, asked('web', 'www', { namespace: 'tenant-b' })]);
+    h.cri.exec = (_id, _cmd, _t, o) => untilAborted(o);
+    expect(await h.actuator.reconcile('tenant-a/hang')).toEqual({ requeueAfterMs: WAIT_FOR_SLOT_MS });
+    expect(await h.actuator.reconcile('tenant-b/web')).toBeUndefined();
+    await flush();
+    expect(h.calls).toEqual([
+      'exec h0 /bin/sh -c drain within 3600s',
+      'exec h1 /bin/sh -c drain within 3600s',
+      'exec h2 /bin/sh -c drain within 3600s',
+      'exec h3 /bin/sh -c drain within 3600s',
+      'stop www grace 30s',
+    ]);
+    expect(h.actuator.inFlightCount()).toBe(4);
+    await h.actuator.stop();
+  });
+
+  it("a pod past its 4 slots waits, and its next container is stopped once one of the first four's stop ended", async () => {
+    const h = harness([askedAll('big', containers('b', 5))]);
+    const first = deferred<void>();
+    h.cri.stop = (id, _g, o) => (id === 'b0' ? first.promise : untilAborted(o));
+    expect(await h.actuator.reconcile('ns/big')).toEqual({ requeueAfterMs: WAIT_FOR_SLOT_MS });
+    expect(await h.actuator.reconcile('ns/big')).toEqual({ requeueAfterMs: WAIT_FOR_SLOT_MS });
+    first.resolve();
+    await flush();
+    expect(await h.actuator.reconcile('ns/big')).toBeUndefined();
+    expect(h.calls).toEqual([
+      'stop b0 grace 30s',
+      'stop b1 grace 30s',
+      'stop b2 grace 30s',
+      'stop b3 grace 30s',
+      'stop b4 grace 30s',
+    ]);
+    expect(h.retries).toEqual([]);
+    await h.actuator.stop();
+  });
+
+  it("a namespace that asked counts in the shares before its pods are reconciled: the first one's second pod waits, the newcomer's starts", async () => {
+    const hook = { preStop: drain, grace: 600 };
+    const h = harness(
+      [
+        askedAll('a1', containers('x', 4), { ...hook, namespace: 'a' }),
+        askedAll('a2', containers('y', 4), { ...hook, namespace: 'a' }),
+        askedAll('b1', containers('z', 4), { ...hook, namespace: 'b' }),
+      ],
+      { slots: { node: 12, pod: 4 } },
+    );
+    h.cri.exec = (_id, _cmd, _t, o) => untilAborted(o);
+    expect(await h.actuator.reconcile('a/a1')).toBeUndefined();
+    expect(await h.actuator.reconcile('a/a2')).toEqual({ requeueAfterMs: WAIT_FOR_SLOT_MS });
+    expect(await h.actuator.reconcile('b/b1')).toBeUndefined();
+    const started = h.calls.map((c) => c.split(' ')[1]?.[0]);
+    expect(started).toEqual(['x', 'x', 'x', 'x', 'z', 'z', 'z', 'z']);
+    await h.actuator.stop();
   });
 
   it('a failed stop is retried after a growing delay, without running the hook again, with the grace left since the hook began', async () => {
