@@ -1,6 +1,7 @@
 // The CloneSet's view of its pods' resizes: requests to reroute to the kubelet, status.resize, the
 // events for each state change (on the pod and on the CloneSet), PodUnschedulable for pods no
-// node fits, and which pods the resize strategy wants recreated or holds with ResizeBlocked.
+// node fits, which pods the resize strategy wants recreated (marked on their summaries, so the
+// surge can replace them first: decision 79) or holds, and the ResizeBlocked condition's words.
 // Pure. Must not: delete pods, emit events or write status (the executor does what the planner
 // admits), nor admit a recreate (the planner draws every disruption from the one budget).
 import { ConditionReasons, EventReasons, resizeStateReason } from '../api/reasons.js';
