@@ -78,8 +78,8 @@ export const ProgressingReasons = {
 /**
  * Reasons of the kstatus conditions (cloneset/readiness-conditions.ts, decision 22): Reconciling
  * True while work moves, False when done or held on purpose (or Stalled); Stalled False unless
- * something blocks for good, then its reason (the failure condition's type, ResizeInfeasible, or
- * Kruise's ProgressDeadlineExceeded).
+ * something blocks for good, then its reason (the failure condition's type, ResizeInfeasible,
+ * InfeasibleResizeNotAdmissible, or Kruise's ProgressDeadlineExceeded).
  */
 export const ReconcilingReasons = {
   /** Pods are still to be moved to the update revision. */
@@ -109,6 +109,11 @@ export const StalledReasons = {
   NotStalled: 'NotStalled',
   /** A resize is Infeasible and the strategy waits (InPlaceOnly, onInfeasible Wait). */
   ResizeInfeasible: 'ResizeInfeasible',
+  /**
+   * A resize is Infeasible and the strategy recreates it, but the budget can never admit the
+   * recreate: maxUnavailable resolves to 0 and no surge is usable (decision 79).
+   */
+  InfeasibleResizeNotAdmissible: 'InfeasibleResizeNotAdmissible',
 } as const;
 
 /**

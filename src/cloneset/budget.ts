@@ -28,6 +28,20 @@ export function disruptionBudget(input: BudgetInput): number {
 }
 
 /**
+ * Available pods beyond replicas: the capacity surge pods add. A recreate whose replacement the
+ * surge creates first takes only this much (never less than replicas serve meanwhile).
+ */
+export const surgeRoom = (input: BudgetInput): number => disruptionBudget({ ...input, maxUnavailable: 0 });
+
+/**
+ * Whether the budget can ever admit a pod's recreate, read from the spec alone (the limits
+ * resolved against replicas): some pod may go out of service, or surge may create its
+ * replacement first. Not from the pods: a budget used up now frees itself as pods come back.
+ */
+export const recreateEverAdmitted = (limits: { maxUnavailable: number; maxSurge: number }): boolean =>
+  limits.maxUnavailable > 0 || limits.maxSurge > 0;
+
+/**
  * How many more available pods each node may lose now: its share of maxUnavailable,
  * ⌈maxUnavailable × pods on the node ÷ pods on all nodes⌉ (at least 1), minus its pods out of
  * service already. A node whose pods all went out of service (lost, drained) takes nothing from
@@ -86,15 +100,24 @@ export function take(left: BudgetLeft, pod: PodSummary, costOf: (pod: PodSummary
  * Admits candidates in the order given while the budget and their node's share last (take); a
  * candidate that costs nothing is always admitted. Every path that takes pods out of service
  * admits them here or through take: the update, scale-down and specified deletes, resize
- * outcomes. `left` is what remains afterwards.
+ * outcomes. `left` is what remains afterwards. `cap` narrows what this call may spend of it (a
+ * path that may use only part of the budget, such as surgeRoom), never widens it.
  */
 export function allocate<T>(
   left: BudgetLeft,
   candidates: readonly T[],
   summaryOf: (candidate: T) => PodSummary,
+  cap = Infinity,
 ): { admitted: T[]; held: T[] } {
   const admitted: T[] = [];
   const held: T[] = [];
-  for (const candidate of candidates) (take(left, summaryOf(candidate)) ? admitted : held).push(candidate);
+  let room = cap;
+  for (const candidate of candidates) {
+    const pod = summaryOf(candidate);
+    const cost = disruptionCost(pod);
+    const fits = cost <= room && take(left, pod);
+    if (fits) room -= cost;
+    (fits ? admitted : held).push(candidate);
+  }
   return { admitted, held };
 }

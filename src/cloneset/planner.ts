@@ -8,7 +8,7 @@
 // its input is plan-input.ts, each pod's update pod-update.ts, RolloutBlocked rollout-blocked.ts.
 // Pure: the clock and the resize backend come in as input. Must not: perform I/O, generate
 // names, or read anything but its input.
-import { ConditionReasons, EventReasons } from '../api/reasons.js';
+import { EventReasons } from '../api/reasons.js';
 import {
   CloneSetConditionTypes as Conditions,
   LABEL_CONTROLLER_REVISION_HASH,
@@ -26,7 +26,7 @@ import {
 } from '../inplace/plan.js';
 import type { Pod } from '../api/wire.js';
 import { rfc3339Seconds } from '../api/time.js';
-import { allocate, budgetFor, disruptionBudget, disruptionCost } from './budget.js';
+import { allocate, budgetFor, disruptionBudget, disruptionCost, surgeRoom } from './budget.js';
 import { planClaims, type ClaimPlan } from './claims.js';
 import {
   deletionStep,
@@ -45,7 +45,13 @@ import { heldByReadinessGate, needsReadinessGateCondition, readinessGateConditio
 import { availableAt, type DefaultedWireCloneSet } from './pods.js';
 import { backendOf, earliest, movesNoPod, nameOf, type PlanInput } from './plan-input.js';
 import { notInPlaceUpdatable, planPodUpdates, summarizePods } from './pod-update.js';
-import { followResizes, rerouteToKubelet, type ResizeFollowUp } from './resizes.js';
+import {
+  followResizes,
+  markResizeRecreates,
+  rerouteToKubelet,
+  resizeBlockedCondition,
+  type ResizeFollowUp,
+} from './resizes.js';
 import { rolloutBlocked } from './rollout-blocked.js';
 import { planScale, type ScalePlan } from './scale.js';
 import { matchesSelector, selectorString } from './selector.js';
@@ -60,6 +66,8 @@ interface Round {
   readonly cs: DefaultedWireCloneSet;
   readonly replicas: number;
   readonly maxUnavailable: number;
+  /** updateStrategy.maxSurge resolved (0 while paused): above 0, a resize recreate is surged (decision 79). */
+  readonly maxSurge: number;
   /** The CloneSet's pods, released ones left out. */
   readonly pods: readonly Pod[];
   readonly summaries: readonly PodSummary[];
@@ -147,7 +155,9 @@ function observe(input: PlanInput): Round {
   }
   // OnDelete moves no running pod, like a pause; the pods that replace deleted ones are new.
   const paused = movesNoPod(strategy);
-  const summaries = summarizePods(input, pods, podsToDelete, paused);
+  const resizes = followResizes(cs, pods, now);
+  events.push(...resizes.events);
+  const summaries = markResizeRecreates(summarizePods(input, pods, podsToDelete, paused), resizes.tracking);
   const summaryByName = new Map(summaries.map((s) => [s.name, s]));
   const rollout: RolloutInput = {
     replicas,
@@ -163,14 +173,13 @@ function observe(input: PlanInput): Round {
     pods: summaries,
     updateOrder: updateOrderOf(strategy, pods),
   };
-  const { maxUnavailable } = resolveRolloutLimits(rollout);
-  const resizes = followResizes(cs, pods, now);
-  events.push(...resizes.events);
+  const { maxUnavailable, maxSurge } = resolveRolloutLimits(rollout);
   return {
     input,
     cs,
     replicas,
     maxUnavailable,
+    maxSurge,
     pods,
     summaries,
     summaryOf: (pod) => summaryByName.get(nameOf(pod))!,
@@ -267,7 +276,11 @@ function planUpdates(round: Round): void {
   planResizeOutcomes(round);
 }
 
-/** Recreates what the resize strategy asks for while the budget lasts; the rest is ResizeBlocked. */
+/**
+ * Recreates what the resize strategy asks for while the budget lasts; the rest is ResizeBlocked.
+ * With surge, the replacement was created first (update.ts), and the recreate takes only the
+ * capacity it adds, less what this round took already, so capacity never drops (decision 79).
+ */
 function planResizeOutcomes(round: Round): void {
   const { tracking } = round.resizes;
   const leaving = new Set(round.intents.flatMap((i) => (i.kind === 'delete' ? [nameOf(i.pod)] : [])));
@@ -275,7 +288,9 @@ function planResizeOutcomes(round: Round): void {
   // What the update left, node shares included (nothing else this round took pods out of service).
   const budgetInput = { replicas: round.replicas, maxUnavailable: round.maxUnavailable, pods: round.summaries };
   const left = round.update.budgetLeft ?? budgetFor(budgetInput);
-  const { admitted, held } = allocate(left, wanted, (r) => round.summaryOf(r.pod));
+  const surged = round.maxSurge > 0;
+  const cap = surged ? Math.max(0, surgeRoom(budgetInput) - round.budget.used) : Infinity;
+  const { admitted, held } = allocate(left, wanted, (r) => round.summaryOf(r.pod), cap);
   for (const { pod, reason } of admitted) {
     round.budget.used += disruptionCost(round.summaryOf(pod));
     round.intents.push({
@@ -291,23 +306,10 @@ function planResizeOutcomes(round: Round): void {
     .filter((s) => !s.terminating && !countsAsAvailable(s))
     .map((s) => s.name)
     .sort();
-  const outOfService = unavailable.join(', ') || 'pods not yet created';
-  const lines = [
-    ...tracking.blocked.map((b) => `${nameOf(b.pod)}: ${b.reason}${b.message ? ` (${b.message})` : ''}`),
-    ...held.map(
-      (h) =>
-        `${nameOf(h.pod)}: ${h.reason}, recreate waits for maxUnavailable ${round.maxUnavailable} (out of service: ${outOfService})`,
-    ),
-  ];
-  const infeasible = [...tracking.blocked, ...held].some((b) => b.reason === 'Infeasible');
-  round.conditions[Conditions.ResizeBlocked] =
-    lines.length === 0
-      ? null
-      : {
-          status: 'True',
-          reason: infeasible ? ConditionReasons.Infeasible : ConditionReasons.Timeout,
-          message: lines.sort().join('; ').slice(0, 2000),
-        };
+  const waitsFor = surged
+    ? `its replacement to be available (maxSurge ${round.maxSurge})`
+    : `maxUnavailable ${round.maxUnavailable} (out of service: ${unavailable.join(', ') || 'pods not yet created'})`;
+  round.conditions[Conditions.ResizeBlocked] = resizeBlockedCondition(tracking.blocked, held, waitsFor);
 }
 
 /** Every round: settle finished in-place updates, mark new pods' gates, reroute stale requests. */

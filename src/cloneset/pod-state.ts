@@ -42,6 +42,11 @@ export interface PodSummary {
    * and the surge arithmetic counts the move as a recreate, as Kruise does (update.ts).
    */
   readonly updatesInPlace?: boolean;
+  /**
+   * The resize strategy recreates the pod (its resize is Infeasible, or timed out, and the outcome
+   * is Recreate): with surge usable, its replacement is created first (update.ts, decision 79).
+   */
+  readonly resizeRecreate?: boolean;
   /** The pod reached its revision by an in-place update: it kept its identity through one. */
   readonly updatedInPlace?: boolean;
   /** An in-place update is waiting out `inPlaceUpdateStrategy.gracePeriodSeconds`. */

@@ -3,7 +3,8 @@
 // facts that say what the user holds back: `Reconciling` True while a rollout, a scale, pods
 // becoming available or a resize move; `Stalled` True when the CloneSet cannot reach its spec
 // without someone acting (the progress deadline passed, a resize is Infeasible and the strategy
-// waits, or the API server refuses the work for good or keeps refusing it for a minute). Both are always written, False when they
+// waits, or recreates it where the spec lets the budget never admit that, or the API server
+// refuses the work for good or keeps refusing it for a minute). Both are always written, False when they
 // do not hold (done, paused, held by a partition, OnDelete), so `kubectl wait
 // --for=condition=Reconciling=false` finds a value; kstatus reads False as absent
 // (docs/decisions/0022-kstatus-conditions.md). Kruise's own conditions are read, never changed.
@@ -14,6 +15,8 @@ import { CloneSetConditionTypes as Types, type CloneSetCondition, type CloneSetS
 import type { DefaultedCloneSetSpec } from '../api/defaults.js';
 import type { ConditionWrite } from './intents.js';
 import { setCondition } from './status.js';
+import { recreateEverAdmitted } from './budget.js';
+import { resolveRolloutLimits } from './update.js';
 
 /** What the spec says about the rollout beyond the status: the desired count and what is held on purpose. */
 export interface ReadinessFacts {
@@ -25,6 +28,11 @@ export interface ReadinessFacts {
   onDelete: boolean;
   /** An Infeasible resize is left waiting (InPlaceOnly, or resizeStrategy.onInfeasible Wait), never recreated. */
   resizeWaitsOnInfeasible: boolean;
+  /**
+   * Why the budget can never admit a recreate, read from the spec (budget.ts
+   * recreateEverAdmitted); absent when it can. An Infeasible resize to be recreated is then Stalled.
+   */
+  recreateNeverAdmitted?: string;
   /** metadata.generation: a status whose observedGeneration is behind has not acted on the spec yet. */
   generation?: number;
 }
@@ -33,13 +41,33 @@ type Spec = Pick<DefaultedCloneSetSpec, 'replicas' | 'updateStrategy'>;
 
 export function readinessFacts(spec: Spec, generation?: number): ReadinessFacts {
   const strategy = spec.updateStrategy;
+  const neverAdmitted = whyRecreateNeverAdmitted(spec);
   return {
     replicas: spec.replicas,
     paused: strategy.paused,
     onDelete: strategy.type === 'OnDelete',
     resizeWaitsOnInfeasible: strategy.type === 'InPlaceOnly' || strategy.resizeStrategy.onInfeasible !== 'Recreate',
+    ...(neverAdmitted !== undefined ? { recreateNeverAdmitted: neverAdmitted } : {}),
     ...(generation !== undefined ? { generation } : {}),
   };
+}
+
+/**
+ * What in the spec keeps the budget from ever admitting a recreate, in the limits the planner
+ * resolves (a pause or OnDelete uses no surge, as in the planner); undefined when it can.
+ */
+function whyRecreateNeverAdmitted(spec: Spec): string | undefined {
+  const { replicas, updateStrategy: u } = spec;
+  const held = u.paused || u.type === 'OnDelete';
+  const limits = resolveRolloutLimits({
+    replicas,
+    maxUnavailable: u.maxUnavailable,
+    maxSurge: u.maxSurge,
+    paused: held,
+  });
+  if (recreateEverAdmitted(limits)) return undefined;
+  const surge = held ? `updateStrategy.${u.paused ? 'paused' : 'type OnDelete'} uses no surge` : 'maxSurge is 0';
+  return `maxUnavailable ${u.maxUnavailable} resolves to 0 of ${replicas} pods and ${surge}`;
 }
 
 /**
@@ -244,15 +272,23 @@ function heldLong(c: CloneSetCondition, now: number | undefined): boolean {
   return now !== undefined && Number.isFinite(since) && now - since >= REFUSED_FOR_LONG_MS;
 }
 
-/** Pods whose resize is Infeasible while the strategy waits: nothing will ever finish them. */
+/**
+ * Pods whose resize is Infeasible while the strategy waits, or while it recreates them but the
+ * spec lets the budget never admit a recreate: nothing will ever finish them (decision 79).
+ */
 function infeasibleResize(status: CloneSetStatus, facts: ReadinessFacts, find: Find): Verdict | undefined {
   const infeasible = status.resize?.infeasible ?? 0;
-  if (infeasible === 0 || !facts.resizeWaitsOnInfeasible) return undefined;
+  if (infeasible === 0) return undefined;
   const blocked = find(Types.ResizeBlocked);
   const detail = blocked?.status === 'True' && blocked.message ? `: ${blocked.message}` : '';
+  const pods = `${infeasible} pod(s) cannot be resized on their nodes`;
+  if (facts.resizeWaitsOnInfeasible)
+    return { reason: StalledReasons.ResizeInfeasible, message: clip(`${pods} and the update strategy waits${detail}`) };
+  if (facts.recreateNeverAdmitted === undefined) return undefined;
+  const fix = 'raise updateStrategy.maxUnavailable or maxSurge, or lower the resources the template asks for';
   return {
-    reason: StalledReasons.ResizeInfeasible,
-    message: clip(`${infeasible} pod(s) cannot be resized on their nodes and the update strategy waits${detail}`),
+    reason: StalledReasons.InfeasibleResizeNotAdmissible,
+    message: clip(`${pods} and their recreate can never be admitted: ${facts.recreateNeverAdmitted}; ${fix}${detail}`),
   };
 }
 

@@ -1,16 +1,18 @@
 // The CloneSet's view of its pods' resizes: requests to reroute to the kubelet, status.resize, the
 // events for each state change (on the pod and on the CloneSet), PodUnschedulable for pods no
-// node fits, and which pods the resize strategy wants recreated or holds with ResizeBlocked.
+// node fits, which pods the resize strategy wants recreated (marked on their summaries, so the
+// surge can replace them first: decision 79) or holds, and the ResizeBlocked condition's words.
 // Pure. Must not: delete pods, emit events or write status (the executor does what the planner
 // admits), nor admit a recreate (the planner draws every disruption from the one budget).
-import { EventReasons, resizeStateReason } from '../api/reasons.js';
+import { ConditionReasons, EventReasons, resizeStateReason } from '../api/reasons.js';
 import { hasEnded, isLivePod, podCondition } from '../api/pod.js';
 import type { Pod } from '../api/wire.js';
 import { readResizeRequest } from '../resize/agent-protocol.js';
 import { staleResizeRequest, type Backend, type ConfiguredBackend } from '../resize/backend.js';
 import { trackResizes, type ResizeTracking } from '../resize/track.js';
 import { readUpdateState } from '../inplace/plan.js';
-import type { PlannedEvent } from './intents.js';
+import type { ConditionWrite, PlannedEvent } from './intents.js';
+import type { PodSummary } from './pod-state.js';
 import type { DefaultedWireCloneSet } from './pods.js';
 
 export type ResizeBackend = ConfiguredBackend;
@@ -86,4 +88,34 @@ export function followResizes(cs: DefaultedWireCloneSet, pods: readonly Pod[], n
     }
   }
   return { tracking, events, durations };
+}
+
+/** The summaries with `resizeRecreate` set on the pods the resize strategy recreates (update.ts surges for them). */
+export function markResizeRecreates(summaries: readonly PodSummary[], tracking: ResizeTracking): readonly PodSummary[] {
+  if (tracking.recreate.length === 0) return summaries;
+  const recreated = new Set(tracking.recreate.map((r) => r.pod.metadata?.name ?? ''));
+  return summaries.map((s) => (recreated.has(s.name) ? { ...s, resizeRecreate: true } : s));
+}
+
+/**
+ * ResizeBlocked: the resizes the strategy holds, and the recreates the budget held this round
+ * (`waitsFor` says for what); null when there are none.
+ */
+export function resizeBlockedCondition(
+  blocked: ResizeTracking['blocked'],
+  held: ResizeTracking['recreate'],
+  waitsFor: string,
+): ConditionWrite | null {
+  const name = (pod: Pod): string => pod.metadata?.name ?? '';
+  const lines = [
+    ...blocked.map((b) => `${name(b.pod)}: ${b.reason}${b.message ? ` (${b.message})` : ''}`),
+    ...held.map((h) => `${name(h.pod)}: ${h.reason}, recreate waits for ${waitsFor}`),
+  ];
+  if (lines.length === 0) return null;
+  const infeasible = [...blocked, ...held].some((b) => b.reason === 'Infeasible');
+  return {
+    status: 'True',
+    reason: infeasible ? ConditionReasons.Infeasible : ConditionReasons.Timeout,
+    message: lines.sort().join('; ').slice(0, 2000),
+  };
 }

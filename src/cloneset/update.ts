@@ -214,6 +214,20 @@ interface SurgeFacts {
   readonly updateOldDiff: number;
   readonly updateNewDiff: number;
   readonly moves: InPlaceMoves;
+  /** Pods the resize strategy recreates (PodSummary.resizeRecreate); atCurrentRevision: those not updated. */
+  readonly resizeRecreates: SurgeUse;
+}
+
+/** Pods the resize strategy recreates that stay until then (not already on their way out). */
+function countResizeRecreates(
+  pods: readonly PodSummary[],
+  isUpdated: (p: PodSummary) => boolean,
+  podsToDelete: ReadonlySet<string>,
+): SurgeUse {
+  const recreated = pods.filter(
+    (p) => p.resizeRecreate === true && !isPreparingDelete(p) && !isSpecifiedDelete(p, podsToDelete),
+  );
+  return { total: recreated.length, atCurrentRevision: recreated.filter((p) => !isUpdated(p)).length };
 }
 
 /** Surge to replace specified-for-deletion pods that maxUnavailable would not let go. */
@@ -237,14 +251,16 @@ function updateSurgeNeed(f: SurgeFacts): SurgeUse {
 
 /**
  * Surge is used for one purpose per round: replacing specified-for-deletion pods that
- * maxUnavailable would not let go, or an update that has pods to move both ways (old ones to
- * retire while new ones are missing). The bigger need wins, capped by maxSurge.
+ * maxUnavailable would not let go, an update that has pods to move both ways (old ones to
+ * retire while new ones are missing), or replacing the pods the resize strategy recreates: like
+ * the moves that recreate, they take surge whenever there is some, so each replacement (on its
+ * pod's side of the partition) runs before its pod goes (decision 79). The bigger need wins,
+ * capped by maxSurge.
  */
 function surgeToUse(f: SurgeFacts): SurgeUse {
   if (f.maxSurge <= 0) return { total: 0, atCurrentRevision: 0 };
-  const scale = scaleSurgeNeed(f);
-  const update = updateSurgeNeed(f);
-  const need = scale.total >= update.total ? scale : update;
+  const needs = [scaleSurgeNeed(f), updateSurgeNeed(f), f.resizeRecreates];
+  const need = needs.reduce((bigger, next) => (next.total > bigger.total ? next : bigger));
   const total = Math.min(f.maxSurge, need.total);
   return { total, atCurrentRevision: Math.min(total, need.atCurrentRevision) };
 }
@@ -286,6 +302,7 @@ export function calculateDiffs(input: RolloutInput, purpose: 'scale' | 'update' 
     updateOldDiff,
     updateNewDiff,
     moves,
+    resizeRecreates: countResizeRecreates(pods, isUpdated, podsToDelete),
   });
   const expectedTotal = replicas + surge.total;
   const expectedOld = partition + surge.atCurrentRevision;

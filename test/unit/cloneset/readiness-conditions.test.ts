@@ -334,6 +334,20 @@ describe('Reconciling and Stalled', () => {
       reconciling: ['True', 'Resizing'],
       stalled: ['False', 'NotStalled'],
     },
+    {
+      name: 'an Infeasible resize to be recreated that the budget can never admit: Stalled, not Complete (decision 79)',
+      s: status({ resize: { ...noResize, infeasible: 1 } }),
+      f: facts({ recreateNeverAdmitted: 'maxUnavailable 0 resolves to 0 of 3 pods and maxSurge is 0' }),
+      reconciling: ['False', 'Stalled'],
+      stalled: ['True', 'InfeasibleResizeNotAdmissible'],
+    },
+    {
+      name: 'a spec that never admits a recreate, with no Infeasible resize: nothing stalls',
+      s: status({}),
+      f: facts({ recreateNeverAdmitted: 'maxUnavailable 0 resolves to 0 of 3 pods and maxSurge is 0' }),
+      reconciling: ['False', 'Complete'],
+      stalled: ['False', 'NotStalled'],
+    },
   ];
   it.each(honesty)('$name', ({ s, f, reconciling, stalled }) => {
     const r = decideReadiness(s, f, NOW);
@@ -364,6 +378,39 @@ describe('Reconciling and Stalled', () => {
         .resizeWaitsOnInfeasible,
     ).toBe(true);
     expect(readinessFacts(spec({ type: 'OnDelete', paused: true }))).toMatchObject({ onDelete: true, paused: true });
+  });
+
+  it.each([
+    {
+      name: "the issue's maxSurge 1 with maxUnavailable 10% of 4 (rounds to 0): the surge admits it",
+      u: { maxUnavailable: '10%', maxSurge: 1 },
+      never: undefined,
+    },
+    {
+      name: 'maxUnavailable 0 with maxSurge 0',
+      u: { maxUnavailable: 0, maxSurge: 0 },
+      never: 'maxUnavailable 0 resolves to 0 of 4 pods and maxSurge is 0',
+    },
+    {
+      name: 'maxUnavailable 0 with maxSurge 2 while paused',
+      u: { maxUnavailable: 0, maxSurge: 2, paused: true },
+      never: 'maxUnavailable 0 resolves to 0 of 4 pods and updateStrategy.paused uses no surge',
+    },
+    {
+      name: 'maxUnavailable 10% with maxSurge 1 while paused: rounds up to 1 without surge',
+      u: { maxUnavailable: '10%', maxSurge: 1, paused: true },
+      never: undefined,
+    },
+    {
+      name: 'maxUnavailable 0% under OnDelete',
+      u: { type: 'OnDelete' as const, maxUnavailable: '0%', maxSurge: 1 },
+      never: 'maxUnavailable 0% resolves to 0 of 4 pods and updateStrategy.type OnDelete uses no surge',
+    },
+  ])('reads from the spec alone whether a recreate is ever admitted: $name', ({ u, never }) => {
+    const spec = withDefaults({
+      spec: { replicas: 4, selector: {}, template: {}, updateStrategy: { type: 'InPlaceIfPossible', ...u } },
+    }).spec;
+    expect(readinessFacts(spec).recreateNeverAdmitted).toBe(never);
   });
 });
 
