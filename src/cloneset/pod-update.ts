@@ -255,7 +255,8 @@ export function templatesWanted(
   update: UpdatePlan,
 ): { revisions: string[]; wakeAt?: number } {
   const picked = new Set(update.toUpdate);
-  const revisions = pods.filter((p) => picked.has(nameOf(p))).map(revisionOf);
+  // A pod never scheduled is replaced without its template.
+  const revisions = pods.filter((p) => picked.has(nameOf(p)) && p.spec?.nodeName).map(revisionOf);
   const wanted = [...new Set(revisions.filter((r) => input.revisions.deferred?.has(r)))];
   return wanted.length > 0 ? { revisions: wanted, wakeAt: input.now + DEFERRED_RETRY_MS } : { revisions: [] };
 }

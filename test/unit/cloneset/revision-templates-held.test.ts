@@ -168,6 +168,13 @@ describe('the planner and a pod whose template the round does not hold', () => {
     expect(out.wakeAt).toBeDefined();
   });
 
+  it('a picked pod never scheduled is replaced without its template, and asks for none', () => {
+    const unscheduled = pod({ name: 'a', revision: 'web-other', scheduled: false });
+    const out = plan({ replicas: 1, maxUnavailable: 1 }, [unscheduled], ['web-other']);
+    expect(intentsOf(out, 'delete').map((i) => i.reason)).toEqual(['ReplaceUnscheduled']);
+    expect(out.templatesWanted).toBeUndefined();
+  });
+
   it('an unknown revision (no such ControllerRevision) is still recreated, as before', () => {
     const out = plan({ replicas: 1, maxUnavailable: 1 }, [onOther('a')], []);
     expect(intentsOf(out, 'delete').map((i) => i.message)).toEqual(["the pod's revision is unknown"]);
