@@ -62,8 +62,9 @@ const RENUMBER_ATTEMPTS = 3;
  */
 export function trimRevision(r: ControllerRevision): ControllerRevision {
   const { managedFields: _dropped, annotations: _unread, ...metadata } = r.metadata ?? {};
+  // Trimmed already (the template is gone): what it was trimmed to stands.
   const fingerprint =
-    r.templateDigest !== undefined && r.templateChars !== undefined
+    r.templateDigest !== undefined
       ? { digest: r.templateDigest, chars: r.templateChars }
       : templateFingerprint(r.data?.template);
   return {
@@ -72,7 +73,7 @@ export function trimRevision(r: ControllerRevision): ControllerRevision {
     metadata,
     revision: r.revision,
     templateDigest: fingerprint.digest,
-    templateChars: fingerprint.chars,
+    ...(fingerprint.chars !== undefined ? { templateChars: fingerprint.chars } : {}),
   };
 }
 
