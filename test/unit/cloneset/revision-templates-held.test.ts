@@ -4,12 +4,17 @@
 // it; it is never recreated for want of it. The reviewer's cases of issue 47 item 3: 100 paused
 // pods each on its own revision of a 1.37 MB template; pods that ended on their own revisions.
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import { LABEL_CONTROLLER_REVISION_HASH } from '../../../src/api/types.js';
 import type { Pod, PodTemplate, WireCloneSet } from '../../../src/api/wire.js';
 import type { PlanInput } from '../../../src/cloneset/plan-input.js';
 import { planReconcile } from '../../../src/cloneset/planner.js';
 import { RevisionStore, trimRevision, type ControllerRevision } from '../../../src/cloneset/revision-store.js';
-import { ROUND_TEMPLATE_CHARS } from '../../../src/cloneset/round-templates.js';
+import {
+  REVISIONS_IN_USE_CAP,
+  ROUND_TEMPLATE_CHARS,
+  UNKNOWN_TEMPLATE_CHARS,
+} from '../../../src/cloneset/round-templates.js';
 import type { Informer } from '../../../src/runtime/informer.js';
 import { KubeClient, type RequestOptions } from '../../../src/runtime/kube-client.js';
 import {
@@ -57,7 +62,7 @@ const cloneSetAt = (update: number, current: number): WireCloneSet => ({
 });
 
 /** A RevisionStore over these revisions (cached as the informer caches them) whose client records each GET. */
-function recording(revisions: readonly ControllerRevision[]) {
+function recording(revisions: readonly ControllerRevision[], cached = revisions.map(trimRevision)) {
   const gets: string[] = [];
   const byName = new Map(revisions.map((r) => [r.metadata?.name ?? '', r]));
   const client = Object.create(KubeClient.prototype) as KubeClient;
@@ -67,7 +72,6 @@ function recording(revisions: readonly ControllerRevision[]) {
     gets.push(name);
     return Promise.resolve(byName.get(name) as T);
   };
-  const cached = revisions.map(trimRevision);
   const informer = { byIndex: () => cached } as unknown as Informer<ControllerRevision>;
   return { store: new RevisionStore(client, informer), gets };
 }
@@ -131,6 +135,37 @@ describe('a round holds its templates within the bound, whatever the pods run', 
     expect(gets).toEqual([revName(0)]);
     expect(round.inUse).toBe(0);
     expect(round.deferred.size).toBe(0);
+  });
+});
+
+describe('RevisionStore, for any pods over any revisions (ended or not) and template sizes', () => {
+  it('fetches within the cap and the bound, never for an ended pod, and nothing again the next round', async () => {
+    const phase = fc.constantFrom<'Running' | 'Succeeded' | 'Failed'>('Running', 'Succeeded', 'Failed');
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ revision: fc.nat(29), phase }), { maxLength: 60 }),
+        fc.array(fc.integer({ min: 1, max: UNKNOWN_TEMPLATE_CHARS }), { minLength: 31, maxLength: 31 }),
+        async (specs, sizes) => {
+          // Small stored templates, cached with the sizes drawn: what a round decides on.
+          const revisions = Array.from({ length: 31 }, (_, i) => ({ ...stored(i), data: { template: {} } }));
+          const cached = revisions.map((r, i) => ({ ...trimRevision(r), templateChars: sizes[i]! }));
+          const { store, gets } = recording(revisions, cached);
+          const pods = specs.map((s) => podOn(s.revision, s.phase));
+          // Every template is {} here: the CloneSet's equals the newest revision's, r30.
+          const cs = { ...cloneSetAt(30, 0), spec: { ...cloneSetAt(30, 0).spec, template: {} } };
+          await store.sync(cs, pods);
+          const fetched = gets.map((name) => Number(name.slice('web-r'.length)));
+          expect(fetched.reduce((sum, i) => sum + sizes[i]!, 0)).toBeLessThanOrEqual(ROUND_TEMPLATE_CHARS);
+          expect(fetched.filter((i) => i !== 0).length).toBeLessThanOrEqual(REVISIONS_IN_USE_CAP);
+          const live = new Set(specs.filter((s) => s.phase === 'Running').map((s) => s.revision));
+          for (const i of fetched) expect(i === 0 || live.has(i)).toBe(true);
+          const first = gets.length;
+          await store.sync(cs, pods);
+          expect(gets).toHaveLength(first);
+        },
+      ),
+      { numRuns: 100 },
+    );
   });
 });
 
