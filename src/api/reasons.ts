@@ -60,6 +60,8 @@ export const ConditionReasons = {
   Timeout: 'Timeout',
   /** The stored spec cannot be planned; fixed by editing the CloneSet. */
   InvalidSpec: 'InvalidSpec',
+  /** Live pods run more revisions than a round holds templates for (RevisionsInUse, decision 81). */
+  TooManyRevisions: 'TooManyRevisions',
 } as const;
 
 /** Kruise's Progressing reasons and messages, word for word: its tooling and e2e compare them whole. */

@@ -231,6 +231,8 @@ export const CloneSetConditionTypes = {
   FailedRevision: 'FailedRevision',
   /** Tailor: maxUnavailable pods are out of service and the rollout waits for them. */
   RolloutBlocked: 'RolloutBlocked',
+  /** Tailor: live pods run more revisions than a round holds templates for; the others' pods wait (decision 81). */
+  RevisionsInUse: 'RevisionsInUse',
   /** Deployment's: the rollout moves, completed, is paused, or missed progressDeadlineSeconds. */
   Progressing: 'Progressing',
   /** kstatus's: True while a rollout, a scale or a resize moves; False when done or held on purpose. */

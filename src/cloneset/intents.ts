@@ -89,4 +89,6 @@ export interface Plan {
    * creates it holds back for a predecessor still terminating are already left out of `intents`.
    */
   claims?: ClaimPlan;
+  /** Deferred revisions (PlanInput.revisions.deferred) of pods this round would move: fetched, then planned again. */
+  templatesWanted?: string[];
 }

@@ -15,7 +15,15 @@ export interface PlanInput {
   cloneSet: DefaultedWireCloneSet;
   /** Every pod the CloneSet controls, terminating ones included. */
   pods: readonly Pod[];
-  revisions: { updateRevision: string; currentRevision: string; templates: ReadonlyMap<string, PodTemplate> };
+  revisions: {
+    updateRevision: string;
+    currentRevision: string;
+    templates: ReadonlyMap<string, PodTemplate>;
+    /** Revisions live pods run whose templates this round does not hold (decision 81): their pods wait, never recreated for it. */
+    deferred?: ReadonlySet<string>;
+    /** Distinct revisions live pods run besides the current and update revisions (the RevisionsInUse condition). */
+    inUse?: number;
+  };
   now: number;
   resizeBackend: ResizeBackend;
   /** What is known about each node's kubelet (resize/backend.ts), by node name. */

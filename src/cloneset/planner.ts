@@ -44,7 +44,7 @@ import { countsAsAvailable, isSpecifiedDelete, NONE, type PodSummary } from './p
 import { heldByReadinessGate, needsReadinessGateCondition, readinessGateCondition } from '../inplace/readiness-gate.js';
 import { availableAt, type DefaultedWireCloneSet } from './pods.js';
 import { backendOf, earliest, movesNoPod, nameOf, type PlanInput } from './plan-input.js';
-import { notInPlaceUpdatable, planPodUpdates, summarizePods } from './pod-update.js';
+import { notInPlaceUpdatable, planPodUpdates, summarizePods, templatesWanted } from './pod-update.js';
 import {
   followResizes,
   markResizeRecreates,
@@ -53,6 +53,7 @@ import {
   type ResizeFollowUp,
 } from './resizes.js';
 import { rolloutBlocked } from './rollout-blocked.js';
+import { revisionsInUseCondition } from './round-templates.js';
 import { planScale, type ScalePlan } from './scale.js';
 import { matchesSelector, selectorString } from './selector.js';
 import { computeStatus, progressDeadlineAt } from './status.js';
@@ -84,6 +85,8 @@ interface Round {
   instanceIdsInUse?: ReadonlySet<string>;
   /** Pods whose lifecycle state moves this round (lifecycle.ts): nothing else writes them. */
   readonly lifecycleMoves: Set<string>;
+  /** Deferred revisions of the pods the update picked (decision 81). */
+  templatesWanted?: string[];
 }
 
 /** Pods created in one round at most, as the ReplicaSet controller's burst (its 500). */
@@ -96,6 +99,7 @@ export function planReconcile(input: PlanInput): Plan {
     lifecycleMarksNotReady: marksPodNotReady(input.cloneSet.spec.lifecycle),
   });
   round.conditions[Conditions.FailedScale] = null;
+  round.conditions[Conditions.RevisionsInUse] = revisionsInUseCondition(input.revisions.inUse);
   if (scale.cancelDelete.length > 0) planCancelDeletes(round, scale);
   else if (scale.create > 0) planCreates(round, scale);
   else if (scale.delete.length > 0) planScaleDown(round, scale);
@@ -106,6 +110,7 @@ export function planReconcile(input: PlanInput): Plan {
   planUpkeep(round);
   const claims = planRoundClaims(round);
   const plan = finish(round);
+  if (round.templatesWanted?.length) plan.templatesWanted = round.templatesWanted;
   return claims ? { ...plan, claims } : plan;
 }
 
@@ -264,6 +269,9 @@ function planUpdates(round: Round): void {
   round.intents.push(...podUpdates.intents);
   round.events.push(...podUpdates.events);
   round.wakeAt = earliest(round.wakeAt, podUpdates.wakeAt);
+  const wanted = templatesWanted(round.input, round.pods, update);
+  round.templatesWanted = wanted.revisions;
+  round.wakeAt = earliest(round.wakeAt, wanted.wakeAt);
   setTransition(
     round,
     Conditions.FailedUpdate,

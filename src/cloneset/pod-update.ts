@@ -30,6 +30,9 @@ import { resolveRolloutLimits, type UpdatePlan } from './update.js';
  */
 export const NON_DISRUPTIVE_MOVES_PER_ROUND = 100;
 
+/** When a round that left pods waiting for their templates looks again (decision 81). */
+export const DEFERRED_RETRY_MS = 1000;
+
 /** What the update half of a round decided for the pods the arithmetic picked. */
 export interface PodUpdates {
   intents: Intent[];
@@ -54,7 +57,6 @@ export function planPodUpdates(
   const { cloneSet: cs, now } = input;
   const strategy = cs.spec.updateStrategy;
   const out: PodUpdates = { intents: [], events: [], blockedFields: [] };
-  const revisionOf = (p: Pod): string => p.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '';
   const selected = new Set(update.toUpdate);
   const onTarget = pods.filter((p) => revisionOf(p) === update.targetRevision).length;
   let nonDisruptive = movesNoPod(strategy)
@@ -229,13 +231,40 @@ export function withInPlaceMoves(
   if (input.cloneSet.spec.updateStrategy.type === 'ReCreate') return summaries;
   return summaries.map((summary, i) => {
     const pod = pods[i];
+    // A pod whose template is not held is counted as replaced: the surge errs on the safe side.
     if (summary.revision === updateRevision || pod === undefined || !pod.spec?.nodeName) return summary;
+    if (input.revisions.deferred?.has(summary.revision)) return summary;
     return { ...summary, updatesInPlace: stepFor(input, pod, updateRevision).kind !== 'recreate' };
   });
 }
 
+/**
+ * The next in-place step for one pod. A pod whose template the round does not hold waits for a
+ * round that does (templatesWanted; decision 81): never recreated for want of it.
+ */
+const stepFor = (input: PlanInput, pod: Pod, targetRevision: string): InPlaceStep =>
+  input.revisions.deferred?.has(revisionOf(pod)) ? { kind: 'none' } : inPlaceStepFor(input, pod, targetRevision);
+
+/**
+ * Deferred revisions of the pods the update picked: the round fetches them and plans again
+ * (decision 81); should it not fetch them all (its bound), it looks again soon for the rest.
+ */
+export function templatesWanted(
+  input: PlanInput,
+  pods: readonly Pod[],
+  update: UpdatePlan,
+): { revisions: string[]; wakeAt?: number } {
+  const picked = new Set(update.toUpdate);
+  // A pod never scheduled is replaced without its template.
+  const revisions = pods.filter((p) => picked.has(nameOf(p)) && p.spec?.nodeName).map(revisionOf);
+  const wanted = [...new Set(revisions.filter((r) => input.revisions.deferred?.has(r)))];
+  return wanted.length > 0 ? { revisions: wanted, wakeAt: input.now + DEFERRED_RETRY_MS } : { revisions: [] };
+}
+
+const revisionOf = (p: Pod): string => p.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '';
+
 /** The next in-place step for one pod; a pod whose revision is unknown cannot be diffed. */
-function stepFor(input: PlanInput, pod: Pod, targetRevision: string): InPlaceStep {
+function inPlaceStepFor(input: PlanInput, pod: Pod, targetRevision: string): InPlaceStep {
   const strategy = input.cloneSet.spec.updateStrategy;
   const templates = input.revisions.templates;
   const podTemplate = templates.get(pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '');

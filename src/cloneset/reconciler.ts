@@ -86,11 +86,32 @@ export class CloneSetReconciler {
 
   /** `signal` aborts when leadership is lost or shutdown runs out of time: no intent starts after it. */
   async reconcile(key: string, signal?: AbortSignal): Promise<ReconcileResult> {
-    const observed = await this.observe(key);
-    if ('done' in observed) return observed.done;
-    const plan = await this.plan(observed);
+    const first = await this.observe(key);
+    if ('done' in first) return first.done;
+    const { observed, plan } = await this.planRound(first);
     const failures = await this.executor.execute(observed.stored, key, plan, signal);
     return this.conclude(observed, plan, failures);
+  }
+
+  /**
+   * Step 2, and again once when the pods it would move run revisions whose templates the round
+   * did not hold: those are fetched first, still within the round's bound (decision 81).
+   */
+  private async planRound(observed: Observed): Promise<{ observed: Observed; plan: Plan }> {
+    const plan = await this.plan(observed);
+    const wanted = plan.templatesWanted?.filter((r) => observed.input.revisions.deferred?.has(r)) ?? [];
+    if (wanted.length === 0) return { observed, plan };
+    const again = await this.withTemplates(observed, wanted);
+    return { observed: again, plan: await this.plan(again) };
+  }
+
+  /** The observation with the templates of `wanted` held first, still within the round's bound. */
+  private async withTemplates(observed: Observed, wanted: readonly string[]): Promise<Observed> {
+    const { stored, cs, pods, input } = observed;
+    const revisions = await this.store
+      .templatesFor(cs, pods, input.revisions, wanted)
+      .catch((err: unknown) => this.failRevision(stored, cs, err));
+    return { ...observed, input: { ...input, revisions } };
   }
 
   /**

@@ -1,8 +1,9 @@
 // A CloneSet's ControllerRevisions: find or create the revision for the current template
 // (reusing an identical earlier one on rollback, bumping collisionCount on a name collision),
-// report the current and update revisions with the templates in use (fetched on demand: the cache
-// keeps digests, trimRevision), and prune history beyond revisionHistoryLimit. Decisions are the
-// pure functions of revision.ts; this module does the I/O. Must not: touch pods.
+// report the current and update revisions with the templates a round holds (fetched on demand: the
+// cache keeps digests and sizes, trimRevision; which ones, round-templates.ts), and prune history
+// beyond revisionHistoryLimit. Decisions are the pure functions of revision.ts and
+// round-templates.ts; this module does the I/O. Must not: touch pods.
 import { LABEL_CLONESET, LABEL_CONTROLLER_REVISION_HASH, type CloneSetStatus } from '../api/types.js';
 import { ownedIndexValue } from '../api/owner.js';
 import type { Informer } from '../runtime/informer.js';
@@ -15,10 +16,12 @@ import {
   revisionName,
   revisionsToPrune,
   templateDigest,
+  templateFingerprint,
   templateHash,
   type RevisionSummary,
 } from './revision.js';
 import type { Pod, PodTemplate, WireCloneSet } from '../api/wire.js';
+import { roundTemplates, TEMPLATE_CACHE_CHARS, UNKNOWN_TEMPLATE_CHARS } from './round-templates.js';
 
 export interface ControllerRevision {
   apiVersion?: string;
@@ -29,6 +32,19 @@ export interface ControllerRevision {
   data?: { template?: PodTemplate };
   /** templateDigest() of data.template, set by trimRevision when the cache drops the template. */
   templateDigest?: string;
+  /** The template's size in characters (canonical JSON), set by trimRevision: what a round would hold. */
+  templateChars?: number;
+}
+
+/** The revisions a round planned with: their templates held, and those of live pods it does not hold. */
+export interface RoundRevisions {
+  updateRevision: string;
+  currentRevision: string;
+  templates: Map<string, PodTemplate>;
+  /** Revisions live pods run whose templates this round does not hold (round-templates.ts): their pods wait. */
+  deferred: ReadonlySet<string>;
+  /** Distinct revisions live pods run besides the current and update revisions. */
+  inUse: number;
 }
 
 /** The pods' and revisions' index by controlling CloneSet: namespace/uid (runtime/handlers.ts ownedIndexValue). */
@@ -36,9 +52,6 @@ export const OWNER_INDEX = 'ownerCloneSet';
 
 /** Reads and writes of a revision being renumbered before a conflict is left to the next round. */
 const RENUMBER_ATTEMPTS = 3;
-
-/** Characters (canonical JSON) of fetched templates kept across rounds: the templates pods run, not the history. */
-const TEMPLATE_CACHE_CHARS = 64 * 1024 * 1024;
 
 /**
  * A ControllerRevision as the controller caches it: its identity, owner, number, creation time and
@@ -49,12 +62,18 @@ const TEMPLATE_CACHE_CHARS = 64 * 1024 * 1024;
  */
 export function trimRevision(r: ControllerRevision): ControllerRevision {
   const { managedFields: _dropped, annotations: _unread, ...metadata } = r.metadata ?? {};
+  // Trimmed already (the template is gone): what it was trimmed to stands.
+  const fingerprint =
+    r.templateDigest !== undefined
+      ? { digest: r.templateDigest, chars: r.templateChars }
+      : templateFingerprint(r.data?.template);
   return {
     ...(r.apiVersion !== undefined ? { apiVersion: r.apiVersion } : {}),
     ...(r.kind !== undefined ? { kind: r.kind } : {}),
     metadata,
     revision: r.revision,
-    templateDigest: r.templateDigest ?? templateDigest(r.data?.template),
+    templateDigest: fingerprint.digest,
+    ...(fingerprint.chars !== undefined ? { templateChars: fingerprint.chars } : {}),
   };
 }
 
@@ -121,13 +140,10 @@ export class RevisionStore {
   }
 
   /**
-   * Finds or creates the revision for the current template; returns both revisions in use and the
-   * templates of the update revision, the current revision and every revision `pods` run.
+   * Finds or creates the revision for the current template; returns both revisions and the
+   * templates the round holds (templatesFor).
    */
-  async sync(
-    cs: WireCloneSet,
-    pods: readonly Pod[],
-  ): Promise<{ updateRevision: string; currentRevision: string; templates: Map<string, PodTemplate> } | 'collision'> {
+  async sync(cs: WireCloneSet, pods: readonly Pod[]): Promise<RoundRevisions | 'collision'> {
     const client = this.client;
     const ns = cs.metadata?.namespace ?? 'default';
     const owned = this.revisions.byIndex(OWNER_INDEX, ownedIndexValue(cs.metadata?.namespace, cs.metadata?.uid));
@@ -176,22 +192,36 @@ export class RevisionStore {
         }
       }
     }
-    // The update revision's template is the CloneSet's own (equal digests): never fetched.
-    const templates = new Map<string, PodTemplate>([[updateRevision, cs.spec.template]]);
-    const byName = new Map(owned.map((r) => [r.metadata?.name ?? '', r]));
     const stored = cs.status?.currentRevision;
-    const currentRevision = stored && (stored === updateRevision || byName.has(stored)) ? stored : updateRevision;
-    const running = new Set([
-      currentRevision,
-      ...pods.map((p) => p.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? ''),
-    ]);
-    for (const name of running) {
-      const r = byName.get(name);
-      if (r === undefined || templates.has(name)) continue;
-      const template = await this.templateOf(r);
+    const known = stored === updateRevision || owned.some((r) => r.metadata?.name === stored);
+    return this.templatesFor(cs, pods, { updateRevision, currentRevision: stored && known ? stored : updateRevision });
+  }
+
+  /**
+   * The templates of the update revision (the CloneSet's own, equal digests: never fetched), and of
+   * the revisions round-templates.ts picks, `wanted` (what a first plan asked for) first: bounded in
+   * number and characters, whatever the pods run; the LRU keeps them for the next round.
+   */
+  async templatesFor(
+    cs: WireCloneSet,
+    pods: readonly Pod[],
+    revisions: { updateRevision: string; currentRevision: string },
+    wanted: readonly string[] = [],
+  ): Promise<RoundRevisions> {
+    const owned = this.revisions.byIndex(OWNER_INDEX, ownedIndexValue(cs.metadata?.namespace, cs.metadata?.uid));
+    const byName = new Map(owned.map((r) => [r.metadata?.name ?? '', r]));
+    const { hold, deferred, inUse } = roundTemplates({
+      ...revisions,
+      pods,
+      wanted,
+      charsOf: (name) => (byName.has(name) ? (byName.get(name)?.templateChars ?? UNKNOWN_TEMPLATE_CHARS) : undefined),
+    });
+    const templates = new Map<string, PodTemplate>([[revisions.updateRevision, cs.spec.template]]);
+    for (const name of hold) {
+      const template = await this.templateOf(byName.get(name)!);
       if (template !== undefined) templates.set(name, template);
     }
-    return { updateRevision, currentRevision, templates };
+    return { ...revisions, templates, deferred, inUse };
   }
 
   /** Deletes history beyond revisionHistoryLimit, never a revision a pod or the status uses. */

@@ -13,10 +13,13 @@ export interface RevisionSummary {
 }
 
 /** SHA-256 of the template's canonical JSON: what the revision cache keeps instead of the template. */
-export const templateDigest = (template: unknown): string =>
-  createHash('sha256')
-    .update(canonicalJSON(template ?? {}))
-    .digest('hex');
+export const templateDigest = (template: unknown): string => templateFingerprint(template).digest;
+
+/** The digest and the size in characters of the template's canonical JSON, from one serialisation. */
+export function templateFingerprint(template: unknown): { digest: string; chars: number } {
+  const json = canonicalJSON(template ?? {});
+  return { digest: createHash('sha256').update(json).digest('hex'), chars: json.length };
+}
 
 // Kubernetes' rand.SafeEncodeString alphabet: no vowels, so hashes never spell words.
 const SAFE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';

@@ -73,6 +73,8 @@ interface WorldOptions {
   claims?: Claim[];
   /** Makes pod creates fail with this message. */
   refuseCreates?: string;
+  /** Cached revisions besides OLD and NEW (each fetched as TEMPLATES.old). */
+  moreRevisions?: ControllerRevision[];
 }
 
 function world(cs: WireCloneSet, options: WorldOptions = {}): World {
@@ -117,7 +119,7 @@ function world(cs: WireCloneSet, options: WorldOptions = {}): World {
     cloneSets: informer([cs]),
     pods: informer(options.pods ?? []),
     nodeEvidence: new NodeEvidenceIndex(),
-    revisions: informer(revisions(cs.spec.template)),
+    revisions: informer([...revisions(cs.spec.template), ...(options.moreRevisions ?? [])]),
     claims: informer(options.claims ?? []),
     scaleExpectations: new ScaleExpectations(),
     podExpectations: new ResourceVersionExpectations(),
@@ -222,6 +224,27 @@ describe('CloneSetReconciler', () => {
     });
     expect(w.patches.get(path)).toMatchObject({ metadata: { labels: { [LABEL_LIFECYCLE_STATE]: 'PreparingDelete' } } });
     expect(w.calls.filter((c) => c.startsWith('DELETE'))).toEqual([]);
+  });
+
+  it('past the cap of revisions in use, fetches only the template of the pod the rollout moves, then updates it in place', async () => {
+    const others = Array.from({ length: 12 }, (_, i) => `web-x${i}`);
+    const moreRevisions: ControllerRevision[] = others.map((name) => ({
+      metadata: { name, namespace: 'ns', uid: `rev-${name}`, ownerReferences: OWNED },
+      revision: 1, // older than NEW (2): nothing is renumbered
+      templateDigest: templateDigest(TEMPLATES.old),
+      templateChars: JSON.stringify(TEMPLATES.old).length,
+    }));
+    const pods = others.map((revision, i) => pod({ name: `web-${i}`, revision }));
+    const w = world(cloneSet({ replicas: 12, maxUnavailable: 1 }), { pods, moreRevisions });
+    await w.reconciler.reconcile(KEY);
+    const gets = w.calls.filter((c) => c.startsWith('GET'));
+    // The current revision's, then the one pod's the first plan picked: not the twelve.
+    expect(gets).toHaveLength(2);
+    expect(gets[0]).toBe(`GET /apis/apps/v1/namespaces/ns/controllerrevisions/${OLD}`);
+    expect(w.inPlace).toEqual([expect.stringMatching(/^drain web-\d+$/)]);
+    expect(w.calls.filter((c) => c.startsWith('POST') || c.startsWith('DELETE'))).toEqual([]);
+    const conditions = writtenStatus(w)['conditions'] as { type: string; reason: string }[];
+    expect(conditions.find((c) => c.type === 'RevisionsInUse')).toMatchObject({ reason: 'TooManyRevisions' });
   });
 
   it('folds a refused create into the status as FailedScale and fails the round so the key backs off', async () => {

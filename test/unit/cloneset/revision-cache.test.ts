@@ -30,8 +30,8 @@ const revision = (name: string, number: number, t: PodTemplate): ControllerRevis
 });
 
 // Issue 31.2: the controller's revision cache keeps digests, not templates.
-describe('the revision cache keeps a digest of each template, never the template', () => {
-  it('drops the template and managed fields, keeping identity, owner, number and creation time', () => {
+describe('the revision cache keeps a digest and the size of each template, never the template', () => {
+  it('drops the template and managed fields, keeping identity, owner, number, creation time and the template size', () => {
     const r = revision('web-1', 3, template('app:v1', 1000));
     const cached = trimRevision(r);
     expect(cached).toEqual({
@@ -46,6 +46,8 @@ describe('the revision cache keeps a digest of each template, never the template
       },
       revision: 3,
       templateDigest: templateDigest(r.data?.template),
+      // Its size, so a round knows what a template weighs before it fetches it (decision 81).
+      templateChars: JSON.stringify(r.data?.template).length,
     });
     expect(JSON.stringify(cached).length).toBeLessThan(600);
   });
@@ -53,6 +55,9 @@ describe('the revision cache keeps a digest of each template, never the template
   it('is idempotent: a cached revision trimmed again keeps its digest', () => {
     const cached = trimRevision(revision('web-1', 1, template('app:v1', 1)));
     expect(trimRevision(cached)).toEqual(cached);
+    // One trimmed before sizes were kept keeps its digest, its size unknown (a round takes the largest).
+    const { templateChars: _size, ...digestOnly } = cached;
+    expect(trimRevision(digestOnly)).toEqual(digestOnly);
   });
 
   it('finds the revision equal to a template by digest, whatever the key order, and no other', () => {
