@@ -91,11 +91,13 @@ jest_tier() { # step, release, out, jest options...
   local step=$1 release=$2 out=$3 tier only=0; shift 3
   tier=$(tier_of "$step")
   [[ " ${gate_off_only[*]-} " == *" $step "* ]] && only=1
-  # The e2e tier on the default release runs every file, so its audit log holds the whole tier's
-  # requests: test/e2e/rbac-audit.test.ts may then check that every granted verb was used.
+  # The e2e tier on the default release runs every file, so the audit log since the step began
+  # holds the whole tier's requests: test/e2e/rbac-audit.test.ts may then check that every granted
+  # verb was used (and reads nothing of earlier tiers or runs).
   local complete=0
   [ "$step" = e2e ] && complete=1
-  KUBE_VERSION=$release NODES=$(nodes_for "$release") TAILOR_GATE_OFF_ONLY=$only TAILOR_RBAC_AUDIT_COMPLETE=$complete \
+  KUBE_VERSION=$release NODES=$(nodes_for "$release") TAILOR_GATE_OFF_ONLY=$only \
+    TAILOR_RBAC_AUDIT_COMPLETE=$complete TAILOR_RBAC_AUDIT_SINCE=${step_began:-} \
     NODE_OPTIONS=--experimental-vm-modules \
     npx jest --selectProjects "$tier" --json --outputFile "$out" "$@"
 }
@@ -124,6 +126,7 @@ for step in "${planned[@]}"; do
   fi
   case $tier in lint | typecheck | unit | argocd | chart | build) echo "=== $step" ;; *) echo "=== $step (Kubernetes v$release)" ;; esac
   started=$SECONDS
+  step_began=$(date -u +%Y-%m-%dT%H:%M:%S.000000Z)
   case $tier in
     lint) make --no-print-directory lint; code=$? ;;
     typecheck) npx tsc --noEmit -p tsconfig.json; code=$? ;;

@@ -46,7 +46,8 @@ export interface SlotGrant {
  * The stops a namespace may hold when `namespaces` namespaces hold or want stops: the node's slots
  * split between them and one more that has not asked yet, at least a pod's bound. Alone, a
  * namespace holds half the node, so a second one arriving finds half of it free even when the first
- * one's hooks all hang; past 15 namespaces at once the node's bound is the one that holds.
+ * one's hooks all hang; past 16 namespaces at once the shares add up to more than the node, and
+ * the node's bound is the one that holds.
  */
 export function namespaceShare(namespaces: number, limits: SlotLimits = DEFAULT_SLOT_LIMITS): number {
   return Math.max(limits.pod, Math.floor(limits.node / (namespaces + 1)));

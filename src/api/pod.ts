@@ -5,6 +5,7 @@
 // fact means for a rollout or a resize.
 import type * as k8s from '@kubernetes/client-node';
 import type { Pod, Wire } from './wire.js';
+import { LABEL_CONTROLLER_REVISION_HASH } from './types.js';
 
 /** A pod's QoS class as Kubernetes names it (pod.status.qosClass; the kubelet's cgroup parent). */
 export type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
@@ -40,6 +41,9 @@ export function podCondition(pod: Pod, type: string): Wire<k8s.V1PodCondition> |
  * Finished: phase Succeeded or Failed. No container of such a pod runs again, and it holds no node
  * resources; the caches keep its identity only (docs/decisions/0074-ended-pods-cached-as-identity.md).
  */
+/** The revision a pod runs, by its controller-revision-hash label ('' when it has none). */
+export const podRevision = (pod: Pod): string => pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '';
+
 export const hasEnded = (pod: Pod): boolean => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
 
 /** Neither terminating nor finished (Succeeded or Failed): a pod that still runs, or will. */

@@ -6,12 +6,8 @@
 // Pure. Must not: choose which pods move or size the disruption budget (update.ts and budget.ts
 // do), or perform I/O.
 import { ConditionReasons, EventReasons } from '../api/reasons.js';
-import {
-  ANNOTATION_LIFECYCLE_TIMESTAMP,
-  LABEL_CONTROLLER_REVISION_HASH,
-  LABEL_LIFECYCLE_STATE,
-  type LifecycleState,
-} from '../api/types.js';
+import { ANNOTATION_LIFECYCLE_TIMESTAMP, LABEL_LIFECYCLE_STATE, type LifecycleState } from '../api/types.js';
+import { podRevision } from '../api/pod.js';
 import { rfc3339Seconds } from '../api/time.js';
 import type { Pod } from '../api/wire.js';
 import { planInPlaceUpdate, type InPlaceStep } from '../inplace/plan.js';
@@ -58,13 +54,17 @@ export function planPodUpdates(
   const strategy = cs.spec.updateStrategy;
   const out: PodUpdates = { intents: [], events: [], blockedFields: [] };
   const selected = new Set(update.toUpdate);
-  const onTarget = pods.filter((p) => revisionOf(p) === update.targetRevision).length;
+  const onTarget = pods.filter((p) => podRevision(p) === update.targetRevision).length;
   let nonDisruptive = movesNoPod(strategy)
     ? 0
     : Math.min(NON_DISRUPTIVE_MOVES_PER_ROUND, update.expectedUpdatedReplicas - onTarget - update.toUpdate.length);
   for (const pod of pods) {
     // A pod whose lifecycle state moves this round is written once: its update waits a round.
-    if (pod.metadata?.deletionTimestamp || revisionOf(pod) === update.targetRevision || lifecycleMoves.has(nameOf(pod)))
+    if (
+      pod.metadata?.deletionTimestamp ||
+      podRevision(pod) === update.targetRevision ||
+      lifecycleMoves.has(nameOf(pod))
+    )
       continue;
     const picked = selected.has(nameOf(pod));
     if (!picked && nonDisruptive <= 0) continue;
@@ -243,7 +243,7 @@ export function withInPlaceMoves(
  * round that does (templatesWanted; decision 81): never recreated for want of it.
  */
 const stepFor = (input: PlanInput, pod: Pod, targetRevision: string): InPlaceStep =>
-  input.revisions.deferred?.has(revisionOf(pod)) ? { kind: 'none' } : inPlaceStepFor(input, pod, targetRevision);
+  input.revisions.deferred?.has(podRevision(pod)) ? { kind: 'none' } : inPlaceStepFor(input, pod, targetRevision);
 
 /**
  * Deferred revisions of the pods the update picked: the round fetches them and plans again
@@ -256,18 +256,16 @@ export function templatesWanted(
 ): { revisions: string[]; wakeAt?: number } {
   const picked = new Set(update.toUpdate);
   // A pod never scheduled is replaced without its template.
-  const revisions = pods.filter((p) => picked.has(nameOf(p)) && p.spec?.nodeName).map(revisionOf);
+  const revisions = pods.filter((p) => picked.has(nameOf(p)) && p.spec?.nodeName).map(podRevision);
   const wanted = [...new Set(revisions.filter((r) => input.revisions.deferred?.has(r)))];
   return wanted.length > 0 ? { revisions: wanted, wakeAt: input.now + DEFERRED_RETRY_MS } : { revisions: [] };
 }
-
-const revisionOf = (p: Pod): string => p.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '';
 
 /** The next in-place step for one pod; a pod whose revision is unknown cannot be diffed. */
 function inPlaceStepFor(input: PlanInput, pod: Pod, targetRevision: string): InPlaceStep {
   const strategy = input.cloneSet.spec.updateStrategy;
   const templates = input.revisions.templates;
-  const podTemplate = templates.get(pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '');
+  const podTemplate = templates.get(podRevision(pod));
   const targetTemplate = templates.get(targetRevision);
   if (!podTemplate || !targetTemplate) {
     return strategy.type === 'InPlaceOnly'

@@ -17,6 +17,7 @@ import type { ConditionWrite } from './intents.js';
 import { setCondition } from './status.js';
 import { recreateEverAdmitted } from './budget.js';
 import { resolveRolloutLimits } from './update.js';
+import { IntOrPercentError } from '../api/intorpercent.js';
 
 /** What the spec says about the rollout beyond the status: the desired count and what is held on purpose. */
 export interface ReadinessFacts {
@@ -59,15 +60,22 @@ export function readinessFacts(spec: Spec, generation?: number): ReadinessFacts 
 function whyRecreateNeverAdmitted(spec: Spec): string | undefined {
   const { replicas, updateStrategy: u } = spec;
   const held = u.paused || u.type === 'OnDelete';
-  const limits = resolveRolloutLimits({
-    replicas,
-    maxUnavailable: u.maxUnavailable,
-    maxSurge: u.maxSurge,
-    paused: held,
-  });
+  let limits: ReturnType<typeof resolveRolloutLimits>;
+  try {
+    limits = resolveRolloutLimits({ replicas, maxUnavailable: u.maxUnavailable, maxSurge: u.maxSurge, paused: held });
+  } catch (err) {
+    // A value the CRD did not bound when the object was stored: the round's InvalidSpec says so.
+    if (err instanceof IntOrPercentError) return undefined;
+    throw err;
+  }
   if (recreateEverAdmitted(limits)) return undefined;
-  const surge = held ? `updateStrategy.${u.paused ? 'paused' : 'type OnDelete'} uses no surge` : 'maxSurge is 0';
-  return `maxUnavailable ${u.maxUnavailable} resolves to 0 of ${replicas} pods and ${surge}`;
+  const lower = 'or lower the resources the template asks for';
+  const [surge, fix] = u.paused
+    ? ['updateStrategy.paused uses no surge', `unpause it, raise updateStrategy.maxUnavailable ${lower}`]
+    : u.type === 'OnDelete'
+      ? ['updateStrategy.type OnDelete uses no surge', `raise updateStrategy.maxUnavailable ${lower}`]
+      : ['maxSurge is 0', `raise updateStrategy.maxUnavailable or maxSurge, ${lower}`];
+  return `maxUnavailable ${u.maxUnavailable} resolves to 0 of ${replicas} pods and ${surge}; ${fix}`;
 }
 
 /**
@@ -285,10 +293,9 @@ function infeasibleResize(status: CloneSetStatus, facts: ReadinessFacts, find: F
   if (facts.resizeWaitsOnInfeasible)
     return { reason: StalledReasons.ResizeInfeasible, message: clip(`${pods} and the update strategy waits${detail}`) };
   if (facts.recreateNeverAdmitted === undefined) return undefined;
-  const fix = 'raise updateStrategy.maxUnavailable or maxSurge, or lower the resources the template asks for';
   return {
     reason: StalledReasons.InfeasibleResizeNotAdmissible,
-    message: clip(`${pods} and their recreate can never be admitted: ${facts.recreateNeverAdmitted}; ${fix}${detail}`),
+    message: clip(`${pods} and their recreate can never be admitted: ${facts.recreateNeverAdmitted}${detail}`),
   };
 }
 

@@ -6,8 +6,8 @@
 // RevisionsInUse condition says how to get back under it.
 // Pure. Must not: fetch anything (revision-store.ts does, asking this module), or decide a pod's update.
 import { ConditionReasons } from '../api/reasons.js';
-import { ANNOTATION_INPLACE_UPDATE_STATE, LABEL_CONTROLLER_REVISION_HASH } from '../api/types.js';
-import { hasEnded } from '../api/pod.js';
+import { ANNOTATION_INPLACE_UPDATE_STATE } from '../api/types.js';
+import { hasEnded, podRevision } from '../api/pod.js';
 import type { Pod } from '../api/wire.js';
 import type { ConditionWrite } from './intents.js';
 
@@ -50,8 +50,6 @@ export interface RoundTemplates {
   readonly inUse: number;
 }
 
-const revisionOf = (pod: Pod): string => pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '';
-
 /** The revisions the round should hold, within the cap and the character bound. */
 export function roundTemplates(input: RoundTemplatesInput): RoundTemplates {
   const { currentRevision, updateRevision, charsOf } = input;
@@ -80,7 +78,7 @@ function liveRevisions(input: RoundTemplatesInput): { podsOf: Map<string, number
   const midUpdate = new Set<string>();
   const skipped = new Set([input.currentRevision, input.updateRevision]);
   for (const pod of input.pods) {
-    const revision = revisionOf(pod);
+    const revision = podRevision(pod);
     // An ended pod is never updated in place: its revision is not in use (decision 74).
     if (hasEnded(pod) || skipped.has(revision) || input.charsOf(revision) === undefined) continue;
     podsOf.set(revision, (podsOf.get(revision) ?? 0) + 1);

@@ -402,7 +402,7 @@ describe('an in-place rollout under faults loses nothing', () => {
     const progressAt = await timeWhen(
       'a replica to update another pod within 15 s of the API server being back',
       async () => (await podsAtV2(ns)).length > updatedBefore,
-      readyAt + NEXT_POD_AFTER_API_RESTART_MS - Date.now(),
+      Math.max(0, readyAt + NEXT_POD_AFTER_API_RESTART_MS - Date.now()),
     );
     await finish(rollout, {
       scenario: 'c. API server restarted',

@@ -36,13 +36,11 @@ export function controllerTestBed(
   const ns = `${prefix}-${Date.now().toString(36)}`;
   const kubelet = new FakeKubelet(client, ns);
   let controller: RunningController | undefined;
-  let controllerKc: k8s.KubeConfig | undefined;
   beforeAll(async () => {
     await ensureCrd(client);
     await createTestNamespace(client, ns, { anyNode: options.anyNode === true });
     if (options.fakeKubelet) kubelet.start();
-    controllerKc = await controllerKubeConfig(client);
-    controller = startController(controllerKc, ns);
+    controller = startController(await controllerKubeConfig(client), ns);
   });
   afterAll(async () => {
     await controller?.stop();
@@ -57,7 +55,8 @@ export function controllerTestBed(
     kubelet,
     async restartController() {
       await controller?.stop();
-      controller = startController(controllerKc ?? kc, ns);
+      // A new token: an install or uninstall since (helm.test.ts) may have replaced the ServiceAccount.
+      controller = startController(await controllerKubeConfig(client), ns);
     },
     async controllerRequests() {
       const metric = await controller?.manager.metrics.restClientRequestsTotal.get();

@@ -235,12 +235,12 @@ describe('an Infeasible resize the strategy recreates (decision 79)', () => {
     {
       name: 'paused with maxUnavailable 0 and maxSurge 1: a pause uses no surge',
       rollout: { replicas: 3, maxUnavailable: 0, maxSurge: 1, paused: true, smallMask: 0b010, start: 'patched' },
-      says: 'maxUnavailable 0 resolves to 0 of 3 pods and updateStrategy.paused uses no surge',
+      says: 'maxUnavailable 0 resolves to 0 of 3 pods and updateStrategy.paused uses no surge; unpause it, raise updateStrategy.maxUnavailable or lower the resources the template asks for',
     },
     {
       name: 'maxUnavailable 0% and maxSurge 0 (an object stored before the CRD refused both at 0)',
       rollout: { replicas: 3, maxUnavailable: '0%', maxSurge: 0, smallMask: 0b010, start: 'patched' },
-      says: 'maxUnavailable 0% resolves to 0 of 3 pods and maxSurge is 0',
+      says: 'maxUnavailable 0% resolves to 0 of 3 pods and maxSurge is 0; raise updateStrategy.maxUnavailable or maxSurge, or lower the resources the template asks for',
     },
   ];
   it.each(never)('can never be admitted: Stalled, never Complete, the pod kept ($name)', ({ rollout, says }) => {
@@ -250,8 +250,7 @@ describe('an Infeasible resize the strategy recreates (decision 79)', () => {
     expect(outcome.peak).toBe(rollout.replicas);
     expect(outcome.stalledReasons).toEqual(new Set(['InfeasibleResizeNotAdmissible']));
     expect(statusCondition(outcome.last, Types.Stalled)?.message).toBe(
-      `1 pod(s) cannot be resized on their nodes and their recreate can never be admitted: ${says}; ` +
-        'raise updateStrategy.maxUnavailable or maxSurge, or lower the resources the template asks for: ' +
+      `1 pod(s) cannot be resized on their nodes and their recreate can never be admitted: ${says}: ` +
         'p1: Infeasible, recreate waits for maxUnavailable 0 (out of service: pods not yet created)',
     );
     // kstatus reads Reconciling first: False (Stalled), never Complete (decision 22).

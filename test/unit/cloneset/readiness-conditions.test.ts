@@ -337,14 +337,20 @@ describe('Reconciling and Stalled', () => {
     {
       name: 'an Infeasible resize to be recreated that the budget can never admit: Stalled, not Complete (decision 79)',
       s: status({ resize: { ...noResize, infeasible: 1 } }),
-      f: facts({ recreateNeverAdmitted: 'maxUnavailable 0 resolves to 0 of 3 pods and maxSurge is 0' }),
+      f: facts({
+        recreateNeverAdmitted:
+          'maxUnavailable 0 resolves to 0 of 3 pods and maxSurge is 0; raise updateStrategy.maxUnavailable or maxSurge, or lower the resources the template asks for',
+      }),
       reconciling: ['False', 'Stalled'],
       stalled: ['True', 'InfeasibleResizeNotAdmissible'],
     },
     {
       name: 'a spec that never admits a recreate, with no Infeasible resize: nothing stalls',
       s: status({}),
-      f: facts({ recreateNeverAdmitted: 'maxUnavailable 0 resolves to 0 of 3 pods and maxSurge is 0' }),
+      f: facts({
+        recreateNeverAdmitted:
+          'maxUnavailable 0 resolves to 0 of 3 pods and maxSurge is 0; raise updateStrategy.maxUnavailable or maxSurge, or lower the resources the template asks for',
+      }),
       reconciling: ['False', 'Complete'],
       stalled: ['False', 'NotStalled'],
     },
@@ -389,12 +395,14 @@ describe('Reconciling and Stalled', () => {
     {
       name: 'maxUnavailable 0 with maxSurge 0',
       u: { maxUnavailable: 0, maxSurge: 0 },
-      never: 'maxUnavailable 0 resolves to 0 of 4 pods and maxSurge is 0',
+      never:
+        'maxUnavailable 0 resolves to 0 of 4 pods and maxSurge is 0; raise updateStrategy.maxUnavailable or maxSurge, or lower the resources the template asks for',
     },
     {
       name: 'maxUnavailable 0 with maxSurge 2 while paused',
       u: { maxUnavailable: 0, maxSurge: 2, paused: true },
-      never: 'maxUnavailable 0 resolves to 0 of 4 pods and updateStrategy.paused uses no surge',
+      never:
+        'maxUnavailable 0 resolves to 0 of 4 pods and updateStrategy.paused uses no surge; unpause it, raise updateStrategy.maxUnavailable or lower the resources the template asks for',
     },
     {
       name: 'maxUnavailable 10% with maxSurge 1 while paused: rounds up to 1 without surge',
@@ -404,13 +412,22 @@ describe('Reconciling and Stalled', () => {
     {
       name: 'maxUnavailable 0% under OnDelete',
       u: { type: 'OnDelete' as const, maxUnavailable: '0%', maxSurge: 1 },
-      never: 'maxUnavailable 0% resolves to 0 of 4 pods and updateStrategy.type OnDelete uses no surge',
+      never:
+        'maxUnavailable 0% resolves to 0 of 4 pods and updateStrategy.type OnDelete uses no surge; raise updateStrategy.maxUnavailable or lower the resources the template asks for',
     },
   ])('reads from the spec alone whether a recreate is ever admitted: $name', ({ u, never }) => {
     const spec = withDefaults({
       spec: { replicas: 4, selector: {}, template: {}, updateStrategy: { type: 'InPlaceIfPossible', ...u } },
     }).spec;
     expect(readinessFacts(spec).recreateNeverAdmitted).toBe(never);
+  });
+
+  it('leaves an unparseable maxUnavailable (stored before the CRD bounded it) to the round’s InvalidSpec, never throws', () => {
+    const spec = withDefaults({
+      spec: { replicas: 4, selector: {}, template: {}, updateStrategy: { type: 'InPlaceIfPossible' } },
+    }).spec;
+    const stored = { ...spec, updateStrategy: { ...spec.updateStrategy, maxUnavailable: 'lots' } };
+    expect(readinessFacts(stored).recreateNeverAdmitted).toBeUndefined();
   });
 });
 
