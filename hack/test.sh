@@ -102,7 +102,8 @@ jest_tier() { # step, release, out, jest options...
     npx jest --selectProjects "$tier" --json --outputFile "$out" "$@"
 }
 
-# E2E_WORKERS > 1: the e2e files that share nothing node-level run side by side, then the others
+# E2E_WORKERS (default 2; 1 runs every file alone) > 1: the e2e files that share nothing
+# node-level run side by side, then the others
 # alone (jest.config.js aloneE2e; decision 62); the two passes' results are merged into one.
 e2e_in_two_passes() { # step, release
   local step=$1 release=$2 shared alone
@@ -115,6 +116,7 @@ e2e_in_two_passes() { # step, release
   [ "$shared" = 0 ] && [ "$alone" = 0 ]
 }
 
+E2E_WORKERS=${E2E_WORKERS:-2} # decision 62's second amendment
 rc=0
 unbuilt=() # releases whose binaries failed to build: their tiers are not run
 for step in "${planned[@]}"; do
@@ -138,7 +140,7 @@ for step in "${planned[@]}"; do
       code=$? ;;
     argocd) bash test/argocd/run.sh "$results/$step.json"; code=$? ;;
     e2e)
-      if [ "${E2E_WORKERS:-1}" -gt 1 ]; then e2e_in_two_passes "$step" "$release"; else jest_tier "$step" "$release" "$results/$step.json" --runInBand; fi
+      if [ "$E2E_WORKERS" -gt 1 ]; then e2e_in_two_passes "$step" "$release"; else jest_tier "$step" "$release" "$results/$step.json" --runInBand; fi
       code=$? ;;
     unit) jest_tier "$step" "$release" "$results/$step.json"; code=$? ;;
     *) jest_tier "$step" "$release" "$results/$step.json" --runInBand; code=$? ;; # cluster tiers share one node
