@@ -61,6 +61,8 @@ export interface CloneSetReconcilerDeps {
   /** Nodes (trimmed to their pre-pull report) and how long a drain waits for a pull. */
   prePull?: { nodes: Informer<Node>; timeoutMs: number };
   now?: () => number;
+  /** Characters of templates one round holds (round-templates.ts roundTemplateChars); default: four workers'. */
+  roundTemplateChars?: number;
 }
 
 export class CloneSetReconciler {
@@ -74,7 +76,7 @@ export class CloneSetReconciler {
 
   constructor(private readonly deps: CloneSetReconcilerDeps) {
     this.now = deps.now ?? Date.now;
-    this.store = new RevisionStore(deps.client, deps.revisions);
+    this.store = new RevisionStore(deps.client, deps.revisions, deps.roundTemplateChars);
     this.executor = new PlanExecutor({
       client: deps.client,
       events: deps.events,

@@ -21,7 +21,12 @@ import {
   type RevisionSummary,
 } from './revision.js';
 import type { Pod, PodTemplate, WireCloneSet } from '../api/wire.js';
-import { roundTemplates, TEMPLATE_CACHE_CHARS, UNKNOWN_TEMPLATE_CHARS } from './round-templates.js';
+import {
+  ROUND_TEMPLATE_CHARS,
+  roundTemplates,
+  TEMPLATE_CACHE_CHARS,
+  UNKNOWN_TEMPLATE_CHARS,
+} from './round-templates.js';
 
 export interface ControllerRevision {
   apiVersion?: string;
@@ -91,6 +96,8 @@ export class RevisionStore {
   constructor(
     private readonly client: KubeClient,
     private readonly revisions: Informer<ControllerRevision>,
+    /** Characters of templates one round holds (roundTemplateChars of the controller's workers). */
+    private readonly roundChars: number = ROUND_TEMPLATE_CHARS,
   ) {}
 
   private digestOfTemplate(cs: WireCloneSet): string {
@@ -214,6 +221,7 @@ export class RevisionStore {
       ...revisions,
       pods,
       wanted,
+      boundChars: this.roundChars,
       charsOf: (name) => (byName.has(name) ? (byName.get(name)?.templateChars ?? UNKNOWN_TEMPLATE_CHARS) : undefined),
     });
     const templates = new Map<string, PodTemplate>([[revisions.updateRevision, cs.spec.template]]);

@@ -15,12 +15,16 @@ import type { ConditionWrite } from './intents.js';
 export const TEMPLATE_CACHE_CHARS = 64 * 1024 * 1024;
 
 /**
- * Characters of templates one round holds: a quarter of the cache, so the rounds of the default
- * four workers hold together no more than the cache keeps, and what a round fetched is still
- * there for the next one (no refetch). The current and the cap's ten of 1.37 MB fit; of etcd's
- * largest object (1.5 MiB), ten.
+ * Characters of templates one round holds with `workers` rounds at once: the cache split between
+ * them, so the rounds together hold no more than the cache keeps and what a round fetched is still
+ * there for the next one (no refetch), whatever --workers says. With the default four, a quarter:
+ * the current and the cap's ten of 1.37 MB fit; of etcd's largest object (1.5 MiB), ten.
  */
-export const ROUND_TEMPLATE_CHARS = TEMPLATE_CACHE_CHARS / 4;
+export const roundTemplateChars = (workers: number): number =>
+  Math.floor(TEMPLATE_CACHE_CHARS / Math.max(1, Math.floor(workers)));
+
+/** A round's characters at the default four workers. */
+export const ROUND_TEMPLATE_CHARS = roundTemplateChars(4);
 
 /** Revisions live pods may run besides the current and update revisions, all held each round. */
 export const REVISIONS_IN_USE_CAP = 10;

@@ -20,6 +20,7 @@ import { cloneSetHandler, podEventWindowMs, podHandler } from './handlers.js';
 import { trimNodeForPrePull, wakeOnPrePullReport } from './prepull-nodes.js';
 import { podTrimmer, type SelectorOf } from './pod-cache.js';
 import { trimClaim, type Claim } from './claims.js';
+import { roundTemplateChars } from './round-templates.js';
 import {
   trimAdmissionLimit,
   wakeRefusedOnLimitChange,
@@ -117,6 +118,7 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
     logger: options.logger,
     resize: { backend: options.resizeBackend ?? 'auto', metrics: new ResizeMetrics(manager.metrics.registry) },
     ...(nodes ? { prePull: { nodes, timeoutMs: prePullTimeoutMs } } : {}),
+    roundTemplateChars: roundTemplateChars(options.workers),
     inPlace: {
       updater: new InPlaceUpdater(manager.client, manager.events, podExpectations, inPlaceMetrics),
       metrics: inPlaceMetrics,

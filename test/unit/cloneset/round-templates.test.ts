@@ -13,6 +13,7 @@ import {
   TEMPLATE_CACHE_CHARS,
   UNKNOWN_TEMPLATE_CHARS,
   revisionsInUseCondition,
+  roundTemplateChars,
   roundTemplates,
   type RoundTemplatesInput,
 } from '../../../src/cloneset/round-templates.js';
@@ -50,6 +51,16 @@ describe('the templates a round holds', () => {
     // The cap's templates of 1.37 MB fit in the bound with the current one; of etcd's largest (1.5 MiB), ten do.
     expect((REVISIONS_IN_USE_CAP + 1) * MB137).toBeLessThanOrEqual(ROUND_TEMPLATE_CHARS);
     expect(10 * 1.5 * 1024 * 1024).toBeLessThanOrEqual(ROUND_TEMPLATE_CHARS);
+  });
+
+  it('splits the cache between the rounds of any number of workers (--workers), so together they never hold more than it keeps', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 512 }), (workers) => {
+        expect(roundTemplateChars(workers) * Math.max(1, workers)).toBeLessThanOrEqual(TEMPLATE_CACHE_CHARS);
+        expect(roundTemplateChars(workers)).toBeGreaterThan(0);
+      }),
+    );
+    expect(roundTemplateChars(4)).toBe(ROUND_TEMPLATE_CHARS);
   });
 
   it("the reviewer's case: 100 paused pods on 100 revisions of 1.37 MB hold the current template only, not 137 MB", () => {
