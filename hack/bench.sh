@@ -4,6 +4,7 @@
 # bench/*.bench.ts with node in this order, each printing its figures against the docs/architecture.md §7 Performance targets /
 # issue 16 goals ("met" / "MISSED"):
 #   runtime            no cluster (a stand-in API server in a child process)
+#   list-page          no cluster (an in-process stand-in client): the event loop held by a list page
 #   rollout, resize-*  the full test bed (real kubelet): brought up here if it is not running
 #   peer, scale, fleet the test bed's API server plus simulated nodes (hack/kwok/kwok.sh up ... down;
 #                      50 nodes, so the fleet bench's 50,000 pods sit at 1,000 a node, as on real nodes);
@@ -34,7 +35,7 @@ name_of() { local b=${1#bench/}; echo "${b%.bench.ts}"; }
 wanted() { [ -z "${BENCH:-}" ] || [[ " $BENCH " == *" $(name_of "$1") "* ]]; }
 needs() { # bench file -> none | full | kwok
   case $(name_of "$1") in
-    runtime) echo none ;;
+    runtime | list-page) echo none ;;
     scale | peer | fleet) echo kwok ;;
     *) echo full ;;
   esac

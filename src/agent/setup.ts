@@ -25,8 +25,12 @@ import type { Informer } from '../runtime/informer.js';
 import type { KeyQueue } from '../api/handler.js';
 import { prePullHandler, resizeHandlers, restartHandler } from './handlers.js';
 
-/** Revisions per list page: each may be as large as its CloneSet (the API server's object size limit). */
-const REVISION_PAGE_SIZE = 20;
+/**
+ * Revisions per list page: each may be as large as its CloneSet (the API server's object size
+ * limit), and a page is parsed in one piece, holding the event loop: five of 1.5 MB parse in
+ * tens of ms, twenty took seconds on a busy node (issue 47).
+ */
+const REVISION_PAGE_SIZE = 5;
 
 export interface AgentOptions {
   readonly nodeName: string;

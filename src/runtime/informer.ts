@@ -16,6 +16,12 @@ import type { Logger } from './logger.js';
 import { Store, type IndexFunc, type StoreChange } from './store.js';
 import { step, type WatcherEffect, type WatcherInput, type WatcherPhase, type WatcherState } from './watcher.js';
 
+/**
+ * The longest a list holds the event loop while it trims a page's objects (issue 47: a page of 20
+ * revisions of 1.37 MB held it for seconds, against a 10 s lease renew deadline).
+ */
+const LIST_SLICE_MS = 20;
+
 export interface InformerOptions<T extends KubeObject = KubeObject> {
   /** Shown in logs, e.g. "pods". */
   name: string;
@@ -264,6 +270,29 @@ export class Informer<T extends KubeObject> {
     return { labelSelector: this.options.labelSelector, fieldSelector: this.options.fieldSelector, ...extra };
   }
 
+  /** Adds a page's objects, trimmed, to `fresh`; false when a newer list took over meanwhile. */
+  private async preparePage(page: KubeList<T>, fresh: T[], attempt: number): Promise<boolean> {
+    // List items arrive without apiVersion/kind; watch events carry them. Fill them in so the
+    // cache holds one shape whichever way an object arrived.
+    const kind = page.kind?.replace(/List$/, '');
+    let sliceStartedAt = performance.now();
+    for (const item of page.items) {
+      if (page.apiVersion && item.apiVersion === undefined) item.apiVersion = page.apiVersion;
+      if (kind && item.kind === undefined) item.kind = kind;
+      // Trimmed now, page by page: the full objects of a 10,000-pod list are never all held
+      // at once (that peak, not the cache, set the process's resident size).
+      fresh.push(this.store.prepare(item));
+      // Trimming large objects (a revision's template is hashed) takes tens of ms each: the
+      // lease renewal and the watches get the event loop between slices.
+      if (performance.now() - sliceStartedAt > LIST_SLICE_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (!this.isCurrent(attempt)) return false;
+        sliceStartedAt = performance.now();
+      }
+    }
+    return true;
+  }
+
   /** Lists every page, then replaces the cache, delivering the difference as changes. */
   private async list_(attempt: number): Promise<void> {
     const fresh: T[] = [];
@@ -276,16 +305,7 @@ export class Informer<T extends KubeObject> {
           this.query({ limit: this.options.pageSize ?? 500, continue: continueToken }),
           { signal: this.stopController.signal },
         );
-        // List items arrive without apiVersion/kind; watch events carry them. Fill them in so the
-        // cache holds one shape whichever way an object arrived.
-        const kind = page.kind?.replace(/List$/, '');
-        for (const item of page.items) {
-          if (page.apiVersion && item.apiVersion === undefined) item.apiVersion = page.apiVersion;
-          if (kind && item.kind === undefined) item.kind = kind;
-          // Trimmed now, page by page: the full objects of a 10,000-pod list are never all held
-          // at once (that peak, not the cache, set the process's resident size).
-          fresh.push(this.store.prepare(item));
-        }
+        if (!(await this.preparePage(page, fresh, attempt))) return;
         continueToken = page.metadata?.continue || undefined;
         resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
       } while (continueToken && this.isCurrent(attempt));
