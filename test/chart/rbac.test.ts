@@ -14,7 +14,8 @@ import { API_GROUP, API_VERSION, LABEL_CONTROLLER_REVISION_HASH } from '../../sr
 import type { Pod, PodTemplate, WireCloneSet } from '../../src/api/wire.js';
 import { KubeApiError } from '../../src/runtime/api-error.js';
 import type { Informer } from '../../src/runtime/informer.js';
-import { KubeClient, type RequestOptions } from '../../src/runtime/kube-client.js';
+import type { RequestOptions } from '../../src/runtime/kube-client.js';
+import { clientAnswering, storedRevision } from '../support/fixtures/revisions.js';
 import { RevisionStore, trimRevision, type ControllerRevision } from '../../src/cloneset/revision-store.js';
 import { must, objects, type Obj } from './render.js';
 
@@ -59,13 +60,8 @@ const template = (image: string): PodTemplate => ({
   metadata: { labels: { app: 'web' } },
   spec: { containers: [{ name: 'app', image }] },
 });
-const stored = (name: string, revision: number, image: string): ControllerRevision => ({
-  apiVersion: 'apps/v1',
-  kind: 'ControllerRevision',
-  metadata: { name, namespace: NS, uid: `uid-${name}` },
-  revision,
-  data: { template: template(image) },
-});
+const stored = (name: string, revision: number, image: string): ControllerRevision =>
+  storedRevision(name, revision, template(image), NS);
 const cloneSet = (image: string, status: WireCloneSet['status'] = {}): WireCloneSet => ({
   apiVersion: `${API_GROUP}/${API_VERSION}`,
   kind: 'CloneSet',
@@ -90,14 +86,13 @@ const podOn = (revision: string): Pod => ({
 function recording(revisions: ControllerRevision[], created: unknown = undefined) {
   const seen: Access[] = [];
   const byName = new Map(revisions.map((r) => [r.metadata?.name ?? '', r]));
-  const client = Object.create(KubeClient.prototype) as KubeClient;
-  client.json = <T>(method: string, path: string, options: RequestOptions = {}): Promise<T> => {
+  const client = clientAnswering(<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> => {
     seen.push(accessOf(method, path, options.query));
     if (method === 'POST')
       return created instanceof Error ? Promise.reject(created) : Promise.resolve(options.body as T);
     const named = method === 'GET' ? byName.get(path.split('/').pop() ?? '') : undefined;
     return Promise.resolve((named ?? {}) as T);
-  };
+  });
   const informer = { byIndex: () => revisions.map(trimRevision) } as unknown as Informer<ControllerRevision>;
   return { store: new RevisionStore(client, informer), seen };
 }

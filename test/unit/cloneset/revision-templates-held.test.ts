@@ -16,7 +16,8 @@ import {
   UNKNOWN_TEMPLATE_CHARS,
 } from '../../../src/cloneset/round-templates.js';
 import type { Informer } from '../../../src/runtime/informer.js';
-import { KubeClient, type RequestOptions } from '../../../src/runtime/kube-client.js';
+import type { RequestOptions } from '../../../src/runtime/kube-client.js';
+import { clientAnswering, storedRevision } from '../../support/fixtures/revisions.js';
 import {
   NEW,
   NOW,
@@ -36,13 +37,7 @@ const template = (i: number): PodTemplate => ({
   spec: { containers: [{ name: 'app', image: `app:v${i}`, env: [{ name: 'BIG', value: BIG }] }] },
 });
 const revName = (i: number): string => `web-r${i}`;
-const stored = (i: number): ControllerRevision => ({
-  apiVersion: 'apps/v1',
-  kind: 'ControllerRevision',
-  metadata: { name: revName(i), namespace: NS, uid: `uid-r${i}` },
-  revision: i + 1,
-  data: { template: template(i) },
-});
+const stored = (i: number): ControllerRevision => storedRevision(revName(i), i + 1, template(i), NS);
 const podOn = (i: number, phase: 'Running' | 'Succeeded' | 'Failed' = 'Running'): Pod => ({
   metadata: { name: `web-${i}`, labels: { [LABEL_CONTROLLER_REVISION_HASH]: revName(i) } },
   status: { phase },
@@ -65,13 +60,12 @@ const cloneSetAt = (update: number, current: number): WireCloneSet => ({
 function recording(revisions: readonly ControllerRevision[], cached = revisions.map(trimRevision)) {
   const gets: string[] = [];
   const byName = new Map(revisions.map((r) => [r.metadata?.name ?? '', r]));
-  const client = Object.create(KubeClient.prototype) as KubeClient;
-  client.json = <T>(method: string, path: string, _options: RequestOptions = {}): Promise<T> => {
+  const client = clientAnswering(<T>(method: string, path: string, _options: RequestOptions = {}): Promise<T> => {
     if (method !== 'GET') throw new Error(`unexpected ${method} ${path}`);
     const name = path.split('/').pop() ?? '';
     gets.push(name);
     return Promise.resolve(byName.get(name) as T);
-  };
+  });
   const informer = { byIndex: () => cached } as unknown as Informer<ControllerRevision>;
   return { store: new RevisionStore(client, informer), gets };
 }
