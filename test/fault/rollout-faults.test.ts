@@ -50,6 +50,8 @@ const APP = 'web';
 const client = new KubeClient(loadTestKubeConfig());
 const namespaces: string[] = [];
 const proxies: FaultProxy[] = [];
+/** Every scenario's recorder, stopped after it even when it failed: a live watch keeps Jest from exiting. */
+const recorders: RolloutRecorder[] = [];
 
 beforeAll(async () => {
   const cli = resolve(process.cwd(), 'dist/cli/main.js');
@@ -58,6 +60,7 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
+  for (const r of recorders.splice(0)) r.stop();
   await killAllControllers();
   for (const p of proxies.splice(0)) {
     p.thaw();
@@ -103,6 +106,31 @@ const nextPodUpdated = (ns: string, updatedBefore: number): Promise<number> =>
 /** The next pod's update after an API server restart, at most (stopApiServer waits for the old one to exit). */
 const NEXT_POD_AFTER_API_RESTART_MS = 15_000;
 
+/**
+ * When each pod was last seen turning Ready, polling the API: after an API server restart the
+ * kubelets report late (their own watches come back after client-go's backoff, up to 60 s), and
+ * no next pod is due before they have.
+ */
+class ReadyTurns {
+  private readonly turnedAt = new Map<string, number>();
+  private ready: Set<string> | undefined;
+
+  observe(pods: Pod[]): void {
+    const ready = new Set(
+      pods
+        .filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true)
+        .map((p) => p.metadata?.name ?? ''),
+    );
+    if (this.ready !== undefined) for (const name of ready) if (!this.ready.has(name)) this.turnedAt.set(name, Date.now());
+    this.ready = ready;
+  }
+
+  /** The latest turn among `names`; 0 when none turned while observed. */
+  latest(names: Iterable<string>): number {
+    return Math.max(0, ...[...names].map((n) => this.turnedAt.get(n) ?? 0));
+  }
+}
+
 /** Polls `probe` every 50 ms; resolves with the time it first held. */
 async function timeWhen(what: string, probe: () => Promise<boolean> | boolean, timeoutMs = 60_000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
@@ -128,6 +156,7 @@ async function rolloutUnderWay(ns: string): Promise<Rollout> {
   await waitForReady(client, ns, APP, REPLICAS, 120_000);
   const before = new Set((await activePods(client, ns, APP)).map((p) => p.metadata?.uid ?? ''));
   const recorder = await RolloutRecorder.start(client, ns, APP);
+  recorders.push(recorder);
   const startedAt = Date.now();
   await client.patch(
     cloneSetPath(ns, APP),
@@ -398,16 +427,27 @@ describe('an in-place rollout under faults loses nothing', () => {
     const updatedBefore = rollout.recorder.podsAt(IMAGE_V2).length;
     let readyAt = 0;
     await restartApiServer({ onceReady: async () => void (readyAt = Date.now()) });
-    // Issue 47 item 6: within 15 s of the API server serving again (decision 77 made it about 5).
+    // Issue 47 item 6: the next pod within 15 s of the API server serving again, or of the kubelets
+    // reporting every pod Ready again when that comes later: the budget admits no next pod before,
+    // and a kubelet's own watch reconnects after its backoff (decision 77's amendment).
+    const readiness = new ReadyTurns();
+    let pods: Pod[] = [];
     const progressAt = await timeWhen(
-      'a replica to update another pod within 15 s of the API server being back',
-      async () => (await podsAtV2(ns)).length > updatedBefore,
-      Math.max(0, readyAt + NEXT_POD_AFTER_API_RESTART_MS - Date.now()),
+      'a replica to update another pod',
+      async () => {
+        pods = await activePods(client, ns, APP);
+        readiness.observe(pods);
+        return pods.filter((p) => p.spec?.containers?.[0]?.image === IMAGE_V2).length > updatedBefore;
+      },
+      120_000,
     );
+    const admittedAt = Math.max(readyAt, readiness.latest(pods.map((p) => p.metadata?.name ?? '')));
+    const kubeletsS = ((admittedAt - readyAt) / 1000).toFixed(1);
     await finish(rollout, {
       scenario: 'c. API server restarted',
-      recoveryMs: progressAt - readyAt,
-      measured: 'API back → the next pod updated',
+      recoveryMs: progressAt - admittedAt,
+      measured: `API back, pods Ready (+${kubeletsS} s) → next pod`,
     });
+    expect(progressAt - admittedAt).toBeLessThanOrEqual(NEXT_POD_AFTER_API_RESTART_MS);
   }, 420_000);
 });
