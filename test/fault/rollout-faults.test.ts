@@ -121,7 +121,8 @@ class ReadyTurns {
         .filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true)
         .map((p) => p.metadata?.name ?? ''),
     );
-    if (this.ready !== undefined) for (const name of ready) if (!this.ready.has(name)) this.turnedAt.set(name, Date.now());
+    if (this.ready !== undefined)
+      for (const name of ready) if (!this.ready.has(name)) this.turnedAt.set(name, Date.now());
     this.ready = ready;
   }
 
