@@ -4,7 +4,8 @@
 // what was applied; whether a well-formed request fits the pod; which containers restarted since
 // they were resized; the status to write (only when it changed); and which metric result and
 // event a verdict earns.
-// Owns: the order in which the agent's refusals are checked, its retry periods and its reasons.
+// Owns: the order in which the agent's refusals are checked, its retry periods and its reasons,
+// and the metric results (ResizeResult, the values of metrics.ts's result label).
 // Must not: read anything but its arguments (no informer, CRI, cgroup or clock); take the status
 // annotation for what was applied (only Evidence.applied, the agent's own record, is), so a
 // forged status cannot skip admission.
@@ -18,7 +19,6 @@ import type { Pod } from '../api/wire.js';
 import type { ContainerResources, Parsed, ResizeRequest, ResizeStatus } from '../resize/agent-protocol.js';
 import { holdsResources, type AdmissionResult } from './admission.js';
 import type { AppliedRecord } from './applied-record.js';
-import type { ResizeResult } from './metrics.js';
 import type { NamespaceLimitsVerdict } from './namespace-limits.js';
 
 /** How long a Deferred / Infeasible / refused resize waits before it is tried again without an event. */
@@ -207,6 +207,9 @@ const REFUSALS: ReadonlySet<string> = new Set([
 export function isRefusal(reason: string): boolean {
   return REFUSALS.has(reason);
 }
+
+/** What became of a resize request the agent handled: the result label of tailor_agent_resizes_total (metrics.ts). */
+export type ResizeResult = 'applied' | 'unchanged' | 'deferred' | 'infeasible' | 'refused' | 'kubelet' | 'error';
 
 /** The metric result of a verdict the agent reported instead of resizing. */
 export function reportResult(status: StatusUpdate): ResizeResult {

@@ -1,11 +1,10 @@
 // The node agent's metrics (docs/architecture.md §3.2 An agent resize): what became of each
 // resize request it handled, by result.
-// Owns: the agent's metric names, help texts and result labels.
+// Owns: the agent's metric names and help texts. The result label's values are decide.ts's
+// ResizeResult (pure, so decide.ts imports nothing from here).
 // Must not: decide a result (decide.ts reportResult and the reconciler do) or register anything
 // outside the registry it is given.
 import { Counter, type Registry } from 'prom-client';
-
-export type ResizeResult = 'applied' | 'unchanged' | 'deferred' | 'infeasible' | 'refused' | 'kubelet' | 'error';
 
 export class AgentMetrics {
   readonly resizesTotal: Counter<'result'>;

@@ -12,9 +12,9 @@ import {
   validateRequest,
   type Action,
   type Evidence,
+  type ResizeResult,
   type StatusUpdate,
 } from '../../../src/agent/decide.js';
-import type { ResizeResult } from '../../../src/agent/metrics.js';
 import type { AdmissionResult } from '../../../src/agent/admission.js';
 import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../../../src/api/types.js';
 import {
