@@ -4,18 +4,18 @@
 // container it names runs and its cgroup holds the request's values (CRI finds the containers,
 // the cgroup files give the values).
 // Owns: the records (AppliedRecords) and their recovery; the record's shape and what a container
-// runs with according to it are applied-record.ts's (pure).
+// runs with according to it are pure/applied-record.ts's.
 // Must not: read the status annotation back as truth (it is only a report; a forged one must not
-// skip admission); write to the node or the API server; decide anything about a request (decide.ts).
+// skip admission); write to the node or the API server; decide anything about a request (pure/decide.ts).
 import type { Pod } from '../api/wire.js';
 import type { CgroupReading } from '../cgroup/container.js';
 import { toLinuxResources, type ConvertOptions } from '../cri/convert.js';
 import { readResizeRequest, type ContainerResources, type ResizeRequest } from '../resize/agent-protocol.js';
 import type { Logger } from '../runtime/logger.js';
 import { cpuMatches, memoryMatches } from './actuate.js';
-import { holdsResources } from './admission.js';
-import { appliedContainers, type AppliedRecord, type RunningContainers } from './applied-record.js';
-import { cloneSetOwner } from './authorize.js';
+import { holdsResources } from './pure/admission.js';
+import { appliedContainers, type AppliedRecord, type RunningContainers } from './pure/applied-record.js';
+import { cloneSetOwner } from './pure/authorize.js';
 
 export interface NodeReaders {
   /** The running container of each name (CRI). */

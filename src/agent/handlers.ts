@@ -1,14 +1,14 @@
 // The node agent's informer handlers: which change of a pod of this node, of the Node, of a
 // LimitRange or ResourceQuota, or of a CloneSet revision puts which key on which of the agent's
 // queues (docs/architecture.md §3.2 An agent resize, §3.3 An agent restart, §3.4 Images pulled
-// before the drain). Owns: that mapping. Must not: judge a pod (triggers.ts's predicates and
-// decide.ts do), or read anything but the change and the pods' cache.
+// before the drain). Owns: that mapping. Must not: judge a pod (pure/triggers.ts's predicates and
+// pure/decide.ts do), or read anything but the change and the pods' cache.
 import { sameJSON } from '../api/json.js';
 import type { InformerHandler, KeyQueue } from '../api/handler.js';
 import { ANNOTATION_RESTART_REQUEST } from '../api/types.js';
 import type { Node, Pod } from '../api/wire.js';
 import { objectKey } from '../runtime/store.js';
-import { hasRequest, holdingsMayHaveChanged, pending } from './triggers.js';
+import { hasRequest, holdingsMayHaveChanged, pending } from './pure/triggers.js';
 
 export interface ResizeHandlerOptions {
   /** The pods of this node (the agent's pods cache). */
@@ -28,7 +28,7 @@ export interface ResizeHandlers {
 
 /**
  * A pod with a resize request is reconciled whenever it changes; every pending resize of the node
- * (Deferred, Infeasible, InProgress: triggers.ts) is retried when what the node's pods hold may
+ * (Deferred, Infeasible, InProgress: pure/triggers.ts) is retried when what the node's pods hold may
  * have changed (a pod coming, going, changing phase or annotations), when the Node changes, and
  * when a LimitRange's or quota's spec changes (that may turn a refusal into a resize or the
  * reverse; a quota's status moves with every pod of its namespace, so it does not count). The

@@ -1,9 +1,9 @@
 // The node agent's metrics (docs/architecture.md §3.2 An agent resize): what became of each
 // resize request it handled, by result.
-// Owns: the agent's metric names and help texts. The result label's values are decide.ts's
-// ResizeResult (pure, so decide.ts imports nothing from here).
-// Must not: decide a result (decide.ts reportResult and the reconciler do) or register anything
-// outside the registry it is given.
+// Owns: the agent's metric names and help texts. The result label's values are ResizeResult, in
+// pure/decide.ts, so the pure decision imports nothing from here.
+// Must not: decide a result (pure/decide.ts reportResult and the reconciler do) or register
+// anything outside the registry it is given.
 import { Counter, type Registry } from 'prom-client';
 
 export class AgentMetrics {

@@ -1,6 +1,6 @@
 // The node agent's image pre-pull (docs/decisions/0052-images-pulled-before-the-drain.md): pulls,
 // through CRI, the images the CloneSet pods of this node will run once their rollouts reach them
-// (prepull-plan.ts decides which), a bounded number at a time, with the pods' imagePullSecrets;
+// (pure/prepull-plan.ts decides which), a bounded number at a time, with the pods' imagePullSecrets;
 // and keeps the node's report (api/prepull.ts) on its Node, which the controller reads before it
 // drains a pod for new images. A pull that fails is reported once (Failed, with the runtime's
 // message) and not retried: the kubelet pulls again when the container restarts and says why.
@@ -26,7 +26,7 @@ import {
   registryAuthFor,
   type DockerConfig,
   type ImageWanted,
-} from './prepull-plan.js';
+} from './pure/prepull-plan.js';
 import { errorMessage } from '../api/errors.js';
 
 /** Retries of a failed report write: 250 ms doubling to 5 s (the one key is the report). */

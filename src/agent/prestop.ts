@@ -1,4 +1,4 @@
-// Runs one preStop hook that prestop-plan.ts chose, before the restart in place stops the
+// Runs one preStop hook that pure/prestop-plan.ts chose, before the restart in place stops the
 // container (restart.ts): an exec command through CRI ExecSync, an HTTP GET with node:http/https,
 // or a sleep, each ended by the signal (the grace period ran out, or the agent stops). As on the
 // kubelet, the hook's outcome is only reported; the caller stops the container either way.
@@ -7,7 +7,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CriClient } from '../cri/client.js';
-import type { HttpGetHook, PreStopHook } from './prestop-plan.js';
+import type { HttpGetHook, PreStopHook } from './pure/prestop-plan.js';
 
 export interface RunHookOptions {
   readonly cri: Pick<CriClient, 'execSync'>;

@@ -1,9 +1,9 @@
 // The node agent's per-pod reconcile (docs/architecture.md §3.2 An agent resize, §5 Trust
 // boundaries): for a pod of this node that carries `apps.tailor.dev/resize-request`, gather the
-// evidence, let decide.ts choose, carry it out (report a verdict, actuate, or verify what was
+// evidence, let pure/decide.ts choose, carry it out (report a verdict, actuate, or verify what was
 // applied) and record the outcome in `apps.tailor.dev/resize-status`.
 // Owns: the sequence of one reconcile and its I/O (CRI, cgroups, the status patch, events, metrics).
-// Must not: decide (decide.ts does); act on a pod of another node; write anything but the status
+// Must not: decide (pure/decide.ts does); act on a pod of another node; write anything but the status
 // annotation; or lower a memory limit below current usage (refused and reported as
 // InProgress/MemoryLimitBelowUsage, retried).
 import { ANNOTATION_RESIZE_STATUS, LABEL_CONTROLLER_REVISION_HASH } from '../api/types.js';
@@ -28,16 +28,16 @@ import type { Informer } from '../runtime/informer.js';
 import type { KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import { applyContainerResources, memoryRefusal, type ApplyResult } from './actuate.js';
-import { admit, nodeAllocatable, type AdmissionResult } from './admission.js';
+import { admit, nodeAllocatable, type AdmissionResult } from './pure/admission.js';
 import { AppliedRecords } from './applied.js';
-import { appliedContainers, currentResources, recordedResources, type AppliedRecord } from './applied-record.js';
+import { appliedContainers, currentResources, recordedResources, type AppliedRecord } from './pure/applied-record.js';
 import {
   cloneSetOwner,
   qosClassChange,
   requestNotInRevision,
   restartRequiredBy,
   type ControllerRevision,
-} from './authorize.js';
+} from './pure/authorize.js';
 import {
   RETRY_NOT_RUNNING_MS,
   RETRY_REFUSED_MS,
@@ -48,15 +48,15 @@ import {
   restartedContainers,
   type Evidence,
   type StatusUpdate,
-} from './decide.js';
+} from './pure/decide.js';
 import type { AgentMetrics } from './metrics.js';
 import {
   namespaceLimitsVerdict,
   type LimitRange,
   type NamespaceLimitsVerdict,
   type ResourceQuota,
-} from './namespace-limits.js';
-import { planResize, type PlanStep } from './order.js';
+} from './pure/namespace-limits.js';
+import { planResize, type PlanStep } from './pure/order.js';
 import type { RevisionTemplates } from './revision-templates.js';
 import { errorMessage } from '../api/errors.js';
 import { AgentReasons } from '../api/reasons.js';
@@ -67,7 +67,7 @@ export interface AgentReconcilerOptions {
   readonly nodes: Pick<Informer<Node>, 'get'>;
   /** CloneSets' ControllerRevisions with their containers, by namespace and name (revision-templates.ts). */
   readonly revisions: Pick<RevisionTemplates, 'revision'>;
-  /** Every namespace's LimitRanges and ResourceQuotas (namespace-limits.ts); none when absent. */
+  /** Every namespace's LimitRanges and ResourceQuotas (pure/namespace-limits.ts); none when absent. */
   readonly limitRanges?: Pick<Informer<LimitRange>, 'list'>;
   readonly quotas?: Pick<Informer<ResourceQuota>, 'list'>;
   /** The operator lets the agent grow pods past what their namespace's ResourceQuota charged (decision 51). */

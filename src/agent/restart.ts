@@ -1,14 +1,14 @@
 // The node agent's side of a restart in place (docs/architecture.md §3.3 An agent restart,
 // docs/decisions/0015-restart-in-place.md): for a CloneSet pod on this node whose
 // `apps.tailor.dev/restart-request` is of the pod's revision and names a container by the ID it
-// runs now, stop that container once, as the kubelet would (prestop-plan.ts decides the hook,
+// runs now, stop that container once, as the kubelet would (pure/prestop-plan.ts decides the hook,
 // prestop.ts runs it), in the background. The request needs no answer.
 // Owns: which containers to stop (pure, containersToStop), the in-flight stops and their
 // cancellation, the stop calls, and saying so when a stop's plan refuses it (a preStop hook the
 // agent did not keep: decision 74).
 // Must not: stop a container the request does not name by its current ID, act on a pod that no
 // CloneSet controls, write anything to the pod, hold the reconcile worker while a stop runs, or
-// decide itself how many stops a pod may start (restart-slots.ts does, decision 78).
+// decide itself how many stops a pod may start (pure/restart-slots.ts does, decision 78).
 import { Counter, type Registry } from 'prom-client';
 import { LRUCache } from 'lru-cache';
 import { hasEnded } from '../api/pod.js';
@@ -23,10 +23,10 @@ import type { EventRecorder } from '../runtime/events.js';
 import type { Informer } from '../runtime/informer.js';
 import { objectKey } from '../runtime/store.js';
 import type { Logger } from '../runtime/logger.js';
-import { cloneSetOwner } from './authorize.js';
+import { cloneSetOwner } from './pure/authorize.js';
 import { runPreStopHook } from './prestop.js';
-import { stopGraceSeconds, stopPlan, type PreStopHook } from './prestop-plan.js';
-import { DEFAULT_SLOT_LIMITS, grantSlots, type PodStops, type SlotLimits } from './restart-slots.js';
+import { stopGraceSeconds, stopPlan, type PreStopHook } from './pure/prestop-plan.js';
+import { DEFAULT_SLOT_LIMITS, grantSlots, type PodStops, type SlotLimits } from './pure/restart-slots.js';
 
 export interface ContainerToStop {
   readonly name: string;
@@ -65,7 +65,7 @@ export interface RestartActuatorOptions {
   readonly events?: Pick<EventRecorder, 'event'>;
   readonly logger: Logger;
   readonly registry: Registry;
-  /** Stops at once on the node and of one pod; DEFAULT_SLOT_LIMITS (restart-slots.ts). */
+  /** Stops at once on the node and of one pod; DEFAULT_SLOT_LIMITS (pure/restart-slots.ts). */
   readonly slots?: SlotLimits;
   /** Milliseconds, for the hook's elapsed time; Date.now. */
   readonly now?: () => number;
@@ -197,7 +197,7 @@ export class RestartActuator {
 
   /**
    * True when the stop's plan refuses it (a preStop hook past what the agent keeps:
-   * prestop-plan.ts): then the container keeps running, said once per container in a Warning event
+   * pure/prestop-plan.ts): then the container keeps running, said once per container in a Warning event
    * and the log; the pod stays drained and the controller's RolloutBlocked names it after a minute.
    */
   private refuse(key: string, pod: Pod, target: ContainerToStop): boolean {

@@ -1,19 +1,19 @@
 // The node agent's ControllerRevisions (issue 31.2): the informer keeps each revision's identity,
-// owner and number only (cache.ts trimRevisionIdentity), so a CloneSet with no pod on this node
+// owner and number only (pure/cache.ts trimRevisionIdentity), so a CloneSet with no pod on this node
 // costs the agent a few hundred bytes a revision whatever its template's size. The containers of a
 // revision that a pod of this node needs (the one its resize request names, the newest of its
-// CloneSet for the pre-pull) are fetched by name when needed, trimmed (cache.ts
+// CloneSet for the pre-pull) are fetched by name when needed, trimmed (pure/cache.ts
 // trimRevisionForAgent) and kept in a bounded LRU by revision UID: a revision's data never changes.
 // Owns: the fetches and that LRU. Must not: fetch a revision for a pod of another node, or decide
-// anything about one (authorize.ts and prepull-plan.ts do).
+// anything about one (pure/authorize.ts and pure/prepull-plan.ts do).
 import { LRUCache } from 'lru-cache';
 import { CLONESET_OWNER, controllerOf } from '../api/owner.js';
 import type { KubeObject, Pod } from '../api/wire.js';
 import type { Informer } from '../runtime/informer.js';
 import { isNotFound, type KubeClient } from '../runtime/kube-client.js';
-import type { ControllerRevision } from './authorize.js';
-import { trimRevisionForAgent } from './cache.js';
-import { newestRevisions, revisionsWanted } from './prepull-plan.js';
+import type { ControllerRevision } from './pure/authorize.js';
+import { trimRevisionForAgent } from './pure/cache.js';
+import { newestRevisions, revisionsWanted } from './pure/prepull-plan.js';
 
 type Revision = ControllerRevision & KubeObject;
 

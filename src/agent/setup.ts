@@ -1,9 +1,9 @@
 // Wires the node agent into a Manager: its informers (the pods bound to this node only, by
 // fieldSelector spec.nodeName; this Node; CloneSets' ControllerRevisions; LimitRanges and
-// ResourceQuotas, decision 51), each cache trimmed to what the agent reads (cache.ts); the
+// ResourceQuotas, decision 51), each cache trimmed to what the agent reads (pure/cache.ts); the
 // AgentReconciler behind one worker; the restart and image pre-pull workers; and the handlers
 // that feed their queues (handlers.ts).
-// Must not: decide anything about a pod (decide.ts), map a change to keys (handlers.ts), or watch
+// Must not: decide anything about a pod (pure/decide.ts), map a change to keys (handlers.ts), or watch
 // pods of other nodes.
 import { LABEL_CLONESET } from '../api/types.js';
 import type { CgroupVersion } from '../api/node.js';
@@ -13,10 +13,10 @@ import type { KubeObject, Node, Pod } from '../api/wire.js';
 import type { KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Manager } from '../runtime/manager.js';
-import type { ControllerRevision } from './authorize.js';
-import { trimLimitRangeForAgent, trimPodForAgent, trimQuotaForAgent, trimRevisionIdentity } from './cache.js';
+import type { ControllerRevision } from './pure/authorize.js';
+import { trimLimitRangeForAgent, trimPodForAgent, trimQuotaForAgent, trimRevisionIdentity } from './pure/cache.js';
 import { RevisionTemplates } from './revision-templates.js';
-import type { LimitRange, ResourceQuota } from './namespace-limits.js';
+import type { LimitRange, ResourceQuota } from './pure/namespace-limits.js';
 import { AgentMetrics } from './metrics.js';
 import { AgentReconciler } from './reconciler.js';
 import { RestartActuator } from './restart.js';
@@ -74,7 +74,7 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
   });
   const revisions = new RevisionTemplates({ revisions: revisionIdentities, client: manager.client });
   // Every namespace's LimitRanges and ResourceQuotas: a resize on this path never reaches their
-  // admission, so the agent judges requests against them itself (namespace-limits.ts).
+  // admission, so the agent judges requests against them itself (pure/namespace-limits.ts).
   const limitRanges = manager.informer<LimitRange>({
     name: 'limitranges',
     path: '/api/v1/limitranges',

@@ -1,5 +1,5 @@
 // Which controller owns an object: one rule for the controller's handlers and indexes
-// (runtime/handlers.ts) and the node agent's trust check (agent/authorize.ts). Kind alone is not
+// (runtime/handlers.ts) and the node agent's trust check (agent/pure/authorize.ts). Kind alone is not
 // enough: another group's "CloneSet" (OpenKruise's) is not ours. Pure; must not do I/O.
 import { API_GROUP, CLONESET_KIND } from './types.js';
 
@@ -40,7 +40,7 @@ export function controllerOf<R extends OwnerReferenceLike>(
  * The key of what a controller owns: its namespace and UID. Owner references cannot cross
  * namespaces, so an object in another namespace that names the same UID is never the owner's,
  * whatever its labels say (the garbage collector would remove it; until then it must not count).
- * The controller's indexes (runtime/handlers.ts) and the agent's pre-pull (agent/prepull-plan.ts) key by it.
+ * The controller's indexes (runtime/handlers.ts) and the agent's pre-pull (agent/pure/prepull-plan.ts) key by it.
  */
 export const ownedIndexValue = (namespace: string | undefined, ownerUid: string | undefined): string =>
   `${namespace ?? ''}/${ownerUid ?? ''}`;

@@ -147,7 +147,7 @@ export const AgentReasons = {
   Error: 'Error',
 } as const;
 
-/** Reasons the agent's node admission defers or refuses a resize with (agent/admission.ts). */
+/** Reasons the agent's node admission defers or refuses a resize with (agent/pure/admission.ts). */
 export const AdmissionReasons = {
   /** The new request is larger than the node's allocatable. */
   ExceedsAllocatable: 'ExceedsAllocatable',

@@ -3,7 +3,7 @@
 // write new ones, on cgroup v1 and v2, under the configurable root (--cgroup-root).
 // Owns: the pod cgroup's path (cgroupfs and systemd drivers, or the parent of a container's
 // cgroup, checked to be named for the pod's UID) and its files, each named through path.ts.
-// Must not: decide values or order (agent/order.ts), touch container cgroups (those go through
+// Must not: decide values or order (agent/pure/order.ts), touch container cgroups (those go through
 // CRI), or retry.
 import { access, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';

@@ -13,8 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { RevisionTemplates } from '../../src/agent/revision-templates.js';
-import { trimRevisionIdentity } from '../../src/agent/cache.js';
-import type { ControllerRevision as AgentRevision } from '../../src/agent/authorize.js';
+import { trimRevisionIdentity } from '../../src/agent/pure/cache.js';
+import type { ControllerRevision as AgentRevision } from '../../src/agent/pure/authorize.js';
 import { LABEL_CLONESET, LABEL_CONTROLLER_REVISION_HASH } from '../../src/api/types.js';
 import type { KubeObject, Pod, WireCloneSet } from '../../src/api/wire.js';
 import {

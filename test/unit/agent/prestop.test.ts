@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { runPreStopHook, type RunHookOptions } from '../../../src/agent/prestop.js';
-import { HOOK_USER_AGENT, type HttpGetHook } from '../../../src/agent/prestop-plan.js';
+import { HOOK_USER_AGENT, type HttpGetHook } from '../../../src/agent/pure/prestop-plan.js';
 import type { ExecSyncResult } from '../../../src/cri/types.js';
 
 const seen: Array<{ url: string | undefined; headers: IncomingHttpHeaders }> = [];

@@ -17,7 +17,7 @@ import { silentLogger } from '../../../src/runtime/logger.js';
 import type { KubeObject, Node, Pod } from '../../../src/api/wire.js';
 import { buildPod, cloneSetOwner, runningStatus } from '../../support/fixtures/pods.js';
 import type { ResizeStatus } from '../../../src/resize/agent-protocol.js';
-import type { ControllerRevision } from '../../../src/agent/authorize.js';
+import type { ControllerRevision } from '../../../src/agent/pure/authorize.js';
 
 const Mi = 1024n * 1024n;
 const POD_CG = '/kubepods/burstable/podu1';

@@ -7,10 +7,10 @@
 // fails, aborted when the agent stops.
 import { describe, expect, it } from '@jest/globals';
 import { Registry } from 'prom-client';
-import { trimPodForAgent } from '../../../src/agent/cache.js';
-import { PRESTOP_HOOKS_MAX_CHARS } from '../../../src/agent/prestop-plan.js';
+import { trimPodForAgent } from '../../../src/agent/pure/cache.js';
+import { PRESTOP_HOOKS_MAX_CHARS } from '../../../src/agent/pure/prestop-plan.js';
 import { containersToStop, RestartActuator, WAIT_FOR_SLOT_MS } from '../../../src/agent/restart.js';
-import type { SlotLimits } from '../../../src/agent/restart-slots.js';
+import type { SlotLimits } from '../../../src/agent/pure/restart-slots.js';
 import type { Pod } from '../../../src/api/wire.js';
 import type { CallOptions, ExecSyncResult } from '../../../src/cri/types.js';
 import { silentLogger } from '../../../src/runtime/logger.js';

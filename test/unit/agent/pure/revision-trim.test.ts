@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import type { ControllerRevision } from '../../../src/agent/authorize.js';
-import { trimRevisionForAgent } from '../../../src/agent/cache.js';
-import type { KubeObject } from '../../../src/api/wire.js';
+import type { ControllerRevision } from '../../../../src/agent/pure/authorize.js';
+import { trimRevisionForAgent } from '../../../../src/agent/pure/cache.js';
+import type { KubeObject } from '../../../../src/api/wire.js';
 
 // Issue 31.2: what every agent keeps of a revision is bounded by what the CRD bounds.
 describe("the agent's cached revision keeps only cpu and memory of a container's resources", () => {

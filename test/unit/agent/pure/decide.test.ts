@@ -2,7 +2,7 @@
 // write rule (only when changed, since kept while the state holds). The status annotation never
 // stands for what was applied: only the agent's own record (Evidence.applied) does.
 import { describe, expect, test } from '@jest/globals';
-import type { AppliedRecord } from '../../../src/agent/applied-record.js';
+import type { AppliedRecord } from '../../../../src/agent/pure/applied-record.js';
 import {
   decide,
   isRefusal,
@@ -14,17 +14,17 @@ import {
   type Evidence,
   type ResizeResult,
   type StatusUpdate,
-} from '../../../src/agent/decide.js';
-import type { AdmissionResult } from '../../../src/agent/admission.js';
-import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../../../src/api/types.js';
+} from '../../../../src/agent/pure/decide.js';
+import type { AdmissionResult } from '../../../../src/agent/pure/admission.js';
+import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../../../../src/api/types.js';
 import {
   readResizeRequest,
   readResizeStatus,
   type ResizeRequest,
   type ResizeStatus,
-} from '../../../src/resize/agent-protocol.js';
-import type { Pod } from '../../../src/api/wire.js';
-import { buildPod } from '../../support/fixtures/pods.js';
+} from '../../../../src/resize/agent-protocol.js';
+import type { Pod } from '../../../../src/api/wire.js';
+import { buildPod } from '../../../support/fixtures/pods.js';
 
 const goodRequest: ResizeRequest = {
   revision: 'r2',

@@ -1,11 +1,11 @@
 // Which preStop hook the node agent runs before it stops a container for a restart in place
-// (restart.ts, decision 15), and how the pod's grace period splits between the hook and the stop,
+// (agent/restart.ts, decision 15), and how the pod's grace period splits between the hook and the stop,
 // as the kubelet decides both when it kills a container (pkg/kubelet/kuberuntime killContainer and
 // executePreStopHook, pkg/kubelet/lifecycle handlers).
 // Owns: that decision, the grace arithmetic, and the bound on the hooks the agent keeps (a hook
 // past it is refused, never run in part). Pure. Must not: run a hook, talk to the runtime or the
 // network, or read the clock.
-import type { Pod } from '../api/wire.js';
+import type { Pod } from '../../api/wire.js';
 
 type Container = NonNullable<NonNullable<Pod['spec']>['containers']>[number];
 type Handler = NonNullable<NonNullable<Container['lifecycle']>['preStop']>;

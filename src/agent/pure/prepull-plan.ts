@@ -1,14 +1,14 @@
 // What the node agent pulls ahead of a rollout (imagesToPrePull), with which credentials
 // (registryAuthFor), and the node's report of it (nextReport)
 // (docs/decisions/0052-images-pulled-before-the-drain.md).
-// Pure. Must not: do I/O (prepull.ts pulls, reads secrets and writes the report).
+// Pure. Must not: do I/O (agent/prepull.ts pulls, reads secrets and writes the report).
 import { z } from 'zod';
-import type { ImagePull, RegistryAuth } from '../api/prepull.js';
-import type { Pod } from '../api/wire.js';
-import { isLivePod } from '../api/pod.js';
-import { CLONESET_OWNER, controllerOf, ownedIndexValue } from '../api/owner.js';
+import type { ImagePull, RegistryAuth } from '../../api/prepull.js';
+import type { Pod } from '../../api/wire.js';
+import { isLivePod } from '../../api/pod.js';
+import { CLONESET_OWNER, controllerOf, ownedIndexValue } from '../../api/owner.js';
 import { cloneSetOwner, type ControllerRevision } from './authorize.js';
-import { LABEL_CONTROLLER_REVISION_HASH } from '../api/types.js';
+import { LABEL_CONTROLLER_REVISION_HASH } from '../../api/types.js';
 
 export interface ImageWanted {
   readonly image: string;

@@ -7,10 +7,10 @@ import {
   nodeAllocatable,
   podRequest,
   type AppliedByPod,
-} from '../../../src/agent/admission.js';
-import type { ContainerResources, ResizeRequest } from '../../../src/resize/agent-protocol.js';
-import type { Pod } from '../../../src/api/wire.js';
-import { buildPod } from '../../support/fixtures/pods.js';
+} from '../../../../src/agent/pure/admission.js';
+import type { ContainerResources, ResizeRequest } from '../../../../src/resize/agent-protocol.js';
+import type { Pod } from '../../../../src/api/wire.js';
+import { buildPod } from '../../../support/fixtures/pods.js';
 
 const Gi = 1024n * 1024n * 1024n;
 

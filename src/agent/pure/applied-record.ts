@@ -2,10 +2,10 @@
 // Trust boundaries): the record's shape, the record of a request just applied to the containers
 // running now, and what each container runs with according to it (its spec once it restarted).
 // Owns: the record's shape and those readings of it. Pure. Must not: read the node, the status
-// annotation or the clock (applied.ts keeps the records and rebuilds them from the node).
-import { resizableContainers } from '../api/pod.js';
-import type { Pod } from '../api/wire.js';
-import type { ContainerResources, ResizeRequest } from '../resize/agent-protocol.js';
+// annotation or the clock (agent/applied.ts keeps the records and rebuilds them from the node).
+import { resizableContainers } from '../../api/pod.js';
+import type { Pod } from '../../api/wire.js';
+import type { ContainerResources, ResizeRequest } from '../../resize/agent-protocol.js';
 
 /** What was applied to one container, and to which container instance. */
 export type AppliedContainer = ContainerResources & { readonly containerID: string };

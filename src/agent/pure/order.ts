@@ -2,7 +2,7 @@
 // doPodResizeAction) as a plan of steps (planResize), and the pod cgroup values the kubelet gives a
 // pod (podCgroupValues).
 // Owns: that arithmetic and the order. Must not: do I/O, compare with cgroup reality beyond the
-// current pod values it is given (actuate.ts skips container steps that are already applied),
+// current pod values it is given (agent/actuate.ts skips container steps that are already applied),
 // or decide whether the resize is allowed (admission.ts).
 import {
   milliCpuToQuota,
@@ -12,11 +12,11 @@ import {
   toLinuxResources,
   type ConvertOptions,
   type CpuMemoryResources,
-} from '../cri/convert.js';
-import { parseQuantity, toBytes, toMilli } from '../api/quantity.js';
-import { isSidecar } from '../api/pod.js';
-import type { ContainerResources } from '../resize/agent-protocol.js';
-import type { PodCgroupValues } from '../api/node.js';
+} from '../../cri/convert.js';
+import { parseQuantity, toBytes, toMilli } from '../../api/quantity.js';
+import { isSidecar } from '../../api/pod.js';
+import type { ContainerResources } from '../../resize/agent-protocol.js';
+import type { PodCgroupValues } from '../../api/node.js';
 
 export type { PodCgroupValues };
 

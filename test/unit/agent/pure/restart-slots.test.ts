@@ -11,7 +11,7 @@ import {
   type PodStops,
   type SlotGrant,
   type SlotLimits,
-} from '../../../src/agent/restart-slots.js';
+} from '../../../../src/agent/pure/restart-slots.js';
 
 const stops = (pod: string, held: number, waiting: number): PodStops => ({
   pod,

@@ -5,11 +5,11 @@
 // resources through a new pod, which the API server admits against both.
 // Pure. Must not: do I/O, or look at resources other than cpu and memory.
 import type * as k8s from '@kubernetes/client-node';
-import { formatQuantity, parseQuantity } from '../api/quantity.js';
-import { AgentVerdicts } from '../api/reasons.js';
-import { isSidecar } from '../api/pod.js';
-import type { Pod, Wire } from '../api/wire.js';
-import type { ContainerResources, ResizeRequest } from '../resize/agent-protocol.js';
+import { formatQuantity, parseQuantity } from '../../api/quantity.js';
+import { AgentVerdicts } from '../../api/reasons.js';
+import { isSidecar } from '../../api/pod.js';
+import type { Pod, Wire } from '../../api/wire.js';
+import type { ContainerResources, ResizeRequest } from '../../resize/agent-protocol.js';
 
 export type LimitRange = Wire<k8s.V1LimitRange>;
 export type ResourceQuota = Wire<k8s.V1ResourceQuota>;

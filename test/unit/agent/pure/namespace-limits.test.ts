@@ -8,10 +8,10 @@ import {
   namespaceLimitsVerdict,
   type LimitRange,
   type ResourceQuota,
-} from '../../../src/agent/namespace-limits.js';
-import type { Pod } from '../../../src/api/wire.js';
-import { buildPod } from '../../support/fixtures/pods.js';
-import type { ContainerResources, ResizeRequest } from '../../../src/resize/agent-protocol.js';
+} from '../../../../src/agent/pure/namespace-limits.js';
+import type { Pod } from '../../../../src/api/wire.js';
+import { buildPod } from '../../../support/fixtures/pods.js';
+import type { ContainerResources, ResizeRequest } from '../../../../src/resize/agent-protocol.js';
 
 const res = (cpu: string, memory: string, limits?: [string, string]): ContainerResources => ({
   requests: { cpu, memory },

@@ -2,10 +2,10 @@
 // retried when what the node's pods hold may have changed — judged by value, so a pod re-read
 // with the same annotations (a new object each time) is not a change.
 import { describe, expect, test } from '@jest/globals';
-import { hasRequest, holdingsMayHaveChanged, pending, sameAnnotations } from '../../../src/agent/triggers.js';
-import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../../../src/api/types.js';
-import type { Pod } from '../../../src/api/wire.js';
-import { buildPod } from '../../support/fixtures/pods.js';
+import { hasRequest, holdingsMayHaveChanged, pending, sameAnnotations } from '../../../../src/agent/pure/triggers.js';
+import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../../../../src/api/types.js';
+import type { Pod } from '../../../../src/api/wire.js';
+import { buildPod } from '../../../support/fixtures/pods.js';
 
 const REQUEST = JSON.stringify({ revision: 'r2', containers: { app: { requests: { cpu: '200m' } } } });
 const status = (state: string): string => JSON.stringify({ revision: 'r2', state, since: '2026-01-01T00:00:00Z' });

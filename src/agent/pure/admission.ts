@@ -3,12 +3,12 @@
 // Owns: the pod request arithmetic (containers + sidecars, init containers as a max, overhead) and
 // the verdict. Must not: do I/O, read annotations (the caller passes what the agent applied),
 // or decide what to do with the verdict (decide.ts decide()).
-import { parseQuantity, toBytes, toMilli } from '../api/quantity.js';
-import { isSidecar } from '../api/pod.js';
-import type { Pod } from '../api/wire.js';
-import type { ContainerResources, ResizeRequest } from '../resize/agent-protocol.js';
-import { errorMessage } from '../api/errors.js';
-import { AdmissionReasons } from '../api/reasons.js';
+import { parseQuantity, toBytes, toMilli } from '../../api/quantity.js';
+import { isSidecar } from '../../api/pod.js';
+import type { Pod } from '../../api/wire.js';
+import type { ContainerResources, ResizeRequest } from '../../resize/agent-protocol.js';
+import { errorMessage } from '../../api/errors.js';
+import { AdmissionReasons } from '../../api/reasons.js';
 
 /** A node's allocatable cpu and memory (node.status.allocatable). */
 export interface Allocatable {

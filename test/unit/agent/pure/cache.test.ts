@@ -1,25 +1,25 @@
 // What the agent caches of pods and revisions: the fields its decisions read, nothing else, and the
 // decisions read the same from the trimmed object as from the full one.
 import { describe, expect, test } from '@jest/globals';
-import { podRequest } from '../../../src/agent/admission.js';
+import { podRequest } from '../../../../src/agent/pure/admission.js';
 import {
   cloneSetOwner,
   qosClassChange,
   requestNotInRevision,
   type ControllerRevision,
-} from '../../../src/agent/authorize.js';
+} from '../../../../src/agent/pure/authorize.js';
 import {
   trimLimitRangeForAgent,
   trimPodForAgent,
   trimQuotaForAgent,
   trimRevisionForAgent,
-} from '../../../src/agent/cache.js';
-import { podCgroupValues } from '../../../src/agent/order.js';
-import { stopPlan } from '../../../src/agent/prestop-plan.js';
-import { containersToStop } from '../../../src/agent/restart.js';
-import type { KubeObject, Pod } from '../../../src/api/wire.js';
-import { nodeResizeEvidence } from '../../../src/resize/backend.js';
-import { readResizeRequest } from '../../../src/resize/agent-protocol.js';
+} from '../../../../src/agent/pure/cache.js';
+import { podCgroupValues } from '../../../../src/agent/pure/order.js';
+import { stopPlan } from '../../../../src/agent/pure/prestop-plan.js';
+import { containersToStop } from '../../../../src/agent/restart.js';
+import type { KubeObject, Pod } from '../../../../src/api/wire.js';
+import { nodeResizeEvidence } from '../../../../src/resize/backend.js';
+import { readResizeRequest } from '../../../../src/resize/agent-protocol.js';
 
 const owner = { apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'cs-1', controller: true };
 const request =

@@ -1,11 +1,11 @@
 // Which pod changes wake the node agent, pure (docs/architecture.md §3.2 An agent resize): a pod
 // with a resize request is reconciled; a pending one (not applied yet: Deferred, Infeasible,
 // InProgress or unreadable) is retried when what the node's pods hold may have changed.
-// Owns: those predicates, used by setup.ts's informer handlers.
-// Must not: touch a queue or an informer (setup.ts does), or judge a request (decide.ts).
-import { ANNOTATION_RESIZE_REQUEST } from '../api/types.js';
-import type { Pod } from '../api/wire.js';
-import { readResizeStatus } from '../resize/agent-protocol.js';
+// Owns: those predicates, used by agent/setup.ts's informer handlers.
+// Must not: touch a queue or an informer (agent/setup.ts does), or judge a request (decide.ts).
+import { ANNOTATION_RESIZE_REQUEST } from '../../api/types.js';
+import type { Pod } from '../../api/wire.js';
+import { readResizeStatus } from '../../resize/agent-protocol.js';
 
 export const hasRequest = (pod: Pod): boolean => pod.metadata?.annotations?.[ANNOTATION_RESIZE_REQUEST] !== undefined;
 

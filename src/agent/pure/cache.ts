@@ -7,16 +7,16 @@
 // decision 74). A field a reader (listed at trimPodForAgent) starts reading must be kept here.
 // Pure. Must not: keep anything "just in case", or keep part of a value past its bound as if it
 // were the whole (it is dropped where that decides the same, else kept as a marker its reader refuses).
-import { CLONESET_OWNER, controllerOf } from '../api/owner.js';
-import { hasEnded } from '../api/pod.js';
-import { notKeptAnnotation } from '../api/schemas.js';
+import { CLONESET_OWNER, controllerOf } from '../../api/owner.js';
+import { hasEnded } from '../../api/pod.js';
+import { notKeptAnnotation } from '../../api/schemas.js';
 import {
   ANNOTATION_RESIZE_REQUEST,
   ANNOTATION_RESIZE_STATUS,
   ANNOTATION_RESTART_REQUEST,
   LABEL_CONTROLLER_REVISION_HASH,
-} from '../api/types.js';
-import type { KubeObject, ObjectMeta, Pod } from '../api/wire.js';
+} from '../../api/types.js';
+import type { KubeObject, ObjectMeta, Pod } from '../../api/wire.js';
 import type { ControllerRevision } from './authorize.js';
 import type { LimitRange, ResourceQuota } from './namespace-limits.js';
 import { hookChars, notKeptHook, PRESTOP_HOOKS_MAX_CHARS } from './prestop-plan.js';
@@ -41,7 +41,7 @@ export const POD_BOUNDS = {
   annotationChars: 64 * 1024,
   /**
    * Characters of an image reference: the CRD's bound on the template images the pre-pull compares
-   * them with (revision-templates.ts), so a longer one is different from every such image and is
+   * them with (agent/revision-templates.ts), so a longer one is different from every such image and is
    * dropped: the comparison decides the same.
    */
   imageChars: 1024,
@@ -117,7 +117,7 @@ function trimStatus(s: ContainerStatus, owned: boolean): ContainerStatus {
   if (s.state?.running !== undefined) out.state = { running: {} };
   // Only that the kubelet reports them is read, never the values.
   if (s.resources !== undefined) out.resources = {};
-  // containerID: the restart in place names the container to stop by it (restart.ts); one past
+  // containerID: the restart in place names the container to stop by it (agent/restart.ts); one past
   // the bound is never named by a request, and dropped.
   const containerID = owned ? within(s.containerID, POD_BOUNDS.containerIdChars) : undefined;
   if (containerID !== undefined) out.containerID = containerID;
@@ -243,11 +243,11 @@ function cloneSetPod(pod: Pod, owner: OwnerReference): Pod {
 }
 
 /**
- * A pod as the agent caches it. Its readers: decide.ts and reconciler.ts (annotations, labels,
+ * A pod as the agent caches it. Its readers: decide.ts and agent/reconciler.ts (annotations, labels,
  * owner, phase, node), admission.ts (every container's resources, overhead), authorize.ts (owner
  * references, revision containers' resources, resize and restart policies, QoS class), order.ts
  * (pod-level resources), resize/backend.ts (which containers run and report resources),
- * prepull-plan.ts (images, pull secrets, revision numbers), restart.ts (the restart request,
+ * prepull-plan.ts (images, pull secrets, revision numbers), agent/restart.ts (the restart request,
  * running container IDs, the grace period), prestop-plan.ts (containers' preStop hooks, the named
  * port an httpGet hook uses, the pod IP), namespace-limits.ts (a quota's hard amounts, a
  * LimitRange's items), and the event recorder (name, namespace, uid, resourceVersion, kind).
@@ -287,7 +287,7 @@ const trimTemplateContainer = (c: TemplateContainer): TemplateContainer => {
 
 /**
  * A ControllerRevision as the agent's informer keeps it: identity, owner and number, no template.
- * The containers of the revisions this node's pods need are fetched when needed (revision-templates.ts).
+ * The containers of the revisions this node's pods need are fetched when needed (agent/revision-templates.ts).
  */
 export function trimRevisionIdentity(revision: ControllerRevision & KubeObject): ControllerRevision & KubeObject {
   const metadata = trimMeta(revision.metadata);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { ControllerRevision } from '../../../src/agent/authorize.js';
+import type { ControllerRevision } from '../../../../src/agent/pure/authorize.js';
 import {
   imageLocation,
   imagesToPrePull,
@@ -9,9 +9,9 @@ import {
   parseDockerConfigSecret,
   registryAuthFor,
   type DockerConfig,
-} from '../../../src/agent/prepull-plan.js';
-import { LABEL_CONTROLLER_REVISION_HASH } from '../../../src/api/types.js';
-import { buildPod, cloneSetOwner } from '../../support/fixtures/pods.js';
+} from '../../../../src/agent/pure/prepull-plan.js';
+import { LABEL_CONTROLLER_REVISION_HASH } from '../../../../src/api/types.js';
+import { buildPod, cloneSetOwner } from '../../../support/fixtures/pods.js';
 
 const revision = (
   name: string,

@@ -8,8 +8,8 @@ import {
   type PodCgroupContainer,
   type PodCgroupSpec,
   type PodCgroupValues,
-} from '../../../src/agent/order.js';
-import type { ContainerResources } from '../../../src/resize/agent-protocol.js';
+} from '../../../../src/agent/pure/order.js';
+import type { ContainerResources } from '../../../../src/resize/agent-protocol.js';
 
 const Mi = 1024n * 1024n;
 const r = (cpu: string, memory: string, limits?: [string, string]): ContainerResources => ({

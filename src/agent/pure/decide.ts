@@ -5,18 +5,18 @@
 // they were resized; the status to write (only when it changed); and which metric result and
 // event a verdict earns.
 // Owns: the order in which the agent's refusals are checked, its retry periods and its reasons,
-// and the metric results (ResizeResult, the values of metrics.ts's result label).
+// and the metric results (ResizeResult, the values of agent/metrics.ts's result label).
 // Must not: read anything but its arguments (no informer, CRI, cgroup or clock); take the status
 // annotation for what was applied (only Evidence.applied, the agent's own record, is), so a
 // forged status cannot skip admission.
-import { sameJSON } from '../api/json.js';
-import { resizableContainers } from '../api/pod.js';
-import { parseQuantity, toBytes, toMilli } from '../api/quantity.js';
-import type { ResizeState } from '../api/types.js';
-import { errorMessage } from '../api/errors.js';
-import { AgentReasons, AgentVerdicts } from '../api/reasons.js';
-import type { Pod } from '../api/wire.js';
-import type { ContainerResources, Parsed, ResizeRequest, ResizeStatus } from '../resize/agent-protocol.js';
+import { sameJSON } from '../../api/json.js';
+import { resizableContainers } from '../../api/pod.js';
+import { parseQuantity, toBytes, toMilli } from '../../api/quantity.js';
+import type { ResizeState } from '../../api/types.js';
+import { errorMessage } from '../../api/errors.js';
+import { AgentReasons, AgentVerdicts } from '../../api/reasons.js';
+import type { Pod } from '../../api/wire.js';
+import type { ContainerResources, Parsed, ResizeRequest, ResizeStatus } from '../../resize/agent-protocol.js';
 import { holdsResources, type AdmissionResult } from './admission.js';
 import type { AppliedRecord } from './applied-record.js';
 import type { NamespaceLimitsVerdict } from './namespace-limits.js';
@@ -208,7 +208,10 @@ export function isRefusal(reason: string): boolean {
   return REFUSALS.has(reason);
 }
 
-/** What became of a resize request the agent handled: the result label of tailor_agent_resizes_total (metrics.ts). */
+/**
+ * What became of a resize request the agent handled: the result label of tailor_agent_resizes_total
+ * (agent/metrics.ts).
+ */
 export type ResizeResult = 'applied' | 'unchanged' | 'deferred' | 'infeasible' | 'refused' | 'kubelet' | 'error';
 
 /** The metric result of a verdict the agent reported instead of resizing. */

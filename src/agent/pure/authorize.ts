@@ -7,14 +7,14 @@
 // request that got through is still refused with a reason.
 // Pure. Must not: do I/O, look at what the agent applied (the caller passes it), or decide what
 // to do with a refusal (decide.ts decide()).
-import { LABEL_CONTROLLER_REVISION_HASH } from '../api/types.js';
-import { CLONESET_OWNER, controllerOf, type OwnerReferenceLike } from '../api/owner.js';
-import { compareQuantities, parseQuantity } from '../api/quantity.js';
-import { resizableContainers } from '../api/pod.js';
-import type { Pod, PodTemplate } from '../api/wire.js';
-import type { ContainerResources, ResizeRequest } from '../resize/agent-protocol.js';
-import { restartRequired, type ResizableResource } from '../resize/policy.js';
-import { qosClass, type QosContainer } from '../resize/qos.js';
+import { LABEL_CONTROLLER_REVISION_HASH } from '../../api/types.js';
+import { CLONESET_OWNER, controllerOf, type OwnerReferenceLike } from '../../api/owner.js';
+import { compareQuantities, parseQuantity } from '../../api/quantity.js';
+import { resizableContainers } from '../../api/pod.js';
+import type { Pod, PodTemplate } from '../../api/wire.js';
+import type { ContainerResources, ResizeRequest } from '../../resize/agent-protocol.js';
+import { restartRequired, type ResizableResource } from '../../resize/policy.js';
+import { qosClass, type QosContainer } from '../../resize/qos.js';
 
 type OwnerReference = OwnerReferenceLike;
 

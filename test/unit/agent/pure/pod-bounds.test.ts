@@ -6,30 +6,30 @@
 // evidence.
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { admit, holdsResources } from '../../../src/agent/admission.js';
+import { admit, holdsResources } from '../../../../src/agent/pure/admission.js';
 import {
   cloneSetOwner,
   qosClassChange,
   requestNotInRevision,
   restartRequiredBy,
   type ControllerRevision,
-} from '../../../src/agent/authorize.js';
-import { POD_BOUNDS, trimPodForAgent, trimRevisionForAgent } from '../../../src/agent/cache.js';
-import { decide, type Action, type Evidence } from '../../../src/agent/decide.js';
-import { namespaceLimitsVerdict, type LimitRange } from '../../../src/agent/namespace-limits.js';
-import { podCgroupValues } from '../../../src/agent/order.js';
-import { imagesToPrePull } from '../../../src/agent/prepull-plan.js';
-import { PRESTOP_HOOKS_MAX_CHARS, stopPlan } from '../../../src/agent/prestop-plan.js';
-import { containersToStop } from '../../../src/agent/restart.js';
+} from '../../../../src/agent/pure/authorize.js';
+import { POD_BOUNDS, trimPodForAgent, trimRevisionForAgent } from '../../../../src/agent/pure/cache.js';
+import { decide, type Action, type Evidence } from '../../../../src/agent/pure/decide.js';
+import { namespaceLimitsVerdict, type LimitRange } from '../../../../src/agent/pure/namespace-limits.js';
+import { podCgroupValues } from '../../../../src/agent/pure/order.js';
+import { imagesToPrePull } from '../../../../src/agent/pure/prepull-plan.js';
+import { PRESTOP_HOOKS_MAX_CHARS, stopPlan } from '../../../../src/agent/pure/prestop-plan.js';
+import { containersToStop } from '../../../../src/agent/restart.js';
 import {
   ANNOTATION_RESIZE_REQUEST,
   ANNOTATION_RESIZE_STATUS,
   ANNOTATION_RESTART_REQUEST,
   LABEL_CONTROLLER_REVISION_HASH,
-} from '../../../src/api/types.js';
-import type { KubeObject, Pod } from '../../../src/api/wire.js';
-import { readResizeRequest, readResizeStatus } from '../../../src/resize/agent-protocol.js';
-import { nodeResizeEvidence } from '../../../src/resize/backend.js';
+} from '../../../../src/api/types.js';
+import type { KubeObject, Pod } from '../../../../src/api/wire.js';
+import { readResizeRequest, readResizeStatus } from '../../../../src/resize/agent-protocol.js';
+import { nodeResizeEvidence } from '../../../../src/resize/backend.js';
 
 type Container = NonNullable<Pod['spec']>['containers'][number];
 type Revision = ControllerRevision & KubeObject;

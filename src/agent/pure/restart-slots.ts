@@ -1,4 +1,4 @@
-// Which stops for a restart in place may start now on this node (restart.ts, docs/decisions/
+// Which stops for a restart in place may start now on this node (agent/restart.ts, docs/decisions/
 // 0078-restart-slots-per-pod-and-namespace.md): the node's slots shared per pod and per namespace,
 // so one pod's, or one tenant's, hanging preStop hooks never hold every other tenant's restarts.
 // Owns: the bounds (the node's, a pod's), a namespace's share and the grant of one pod.

@@ -6,9 +6,9 @@ import {
   currentResources,
   recordedResources,
   type AppliedRecord,
-} from '../../../src/agent/applied-record.js';
-import type { Pod } from '../../../src/api/wire.js';
-import { buildPod } from '../../support/fixtures/pods.js';
+} from '../../../../src/agent/pure/applied-record.js';
+import type { Pod } from '../../../../src/api/wire.js';
+import { buildPod } from '../../../support/fixtures/pods.js';
 
 const spec = { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } };
 const grown = { requests: { cpu: '200m', memory: '128Mi' }, limits: { cpu: '400m', memory: '256Mi' } };

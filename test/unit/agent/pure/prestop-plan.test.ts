@@ -2,9 +2,14 @@
 // it: exec, HTTP GET (host, port by number or name, path, headers) or sleep; none without a hook or
 // with a grace period of 0; and the grace period left for the stop, in whole seconds, never below 2.
 import { describe, expect, it } from '@jest/globals';
-import { DEFAULT_GRACE_SECONDS, HOOK_USER_AGENT, stopGraceSeconds, stopPlan } from '../../../src/agent/prestop-plan.js';
-import type { Pod } from '../../../src/api/wire.js';
-import { buildPod, type Container } from '../../support/fixtures/pods.js';
+import {
+  DEFAULT_GRACE_SECONDS,
+  HOOK_USER_AGENT,
+  stopGraceSeconds,
+  stopPlan,
+} from '../../../../src/agent/pure/prestop-plan.js';
+import type { Pod } from '../../../../src/api/wire.js';
+import { buildPod, type Container } from '../../../support/fixtures/pods.js';
 
 type Lifecycle = NonNullable<Container['lifecycle']>;
 type Handler = NonNullable<Lifecycle['preStop']>;

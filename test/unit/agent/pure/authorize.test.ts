@@ -7,10 +7,10 @@ import {
   requestNotInRevision,
   restartRequiredBy,
   type ControllerRevision,
-} from '../../../src/agent/authorize.js';
-import type { ContainerResources, ResizeRequest } from '../../../src/resize/agent-protocol.js';
-import type { Pod } from '../../../src/api/wire.js';
-import { buildPod } from '../../support/fixtures/pods.js';
+} from '../../../../src/agent/pure/authorize.js';
+import type { ContainerResources, ResizeRequest } from '../../../../src/resize/agent-protocol.js';
+import type { Pod } from '../../../../src/api/wire.js';
+import { buildPod } from '../../../support/fixtures/pods.js';
 
 const OWNER = { apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'cs1', controller: true };
 const r = (
