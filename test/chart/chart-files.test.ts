@@ -1,9 +1,12 @@
 // The chart's own files, beside what it renders (issue 41): NOTES.txt tells what was installed and
-// what to run next, and names only what the chart renders and the repository has.
+// what to run next, and .helmignore keeps scratch files out of the package.
 import { describe, expect, it } from '@jest/globals';
-import { existsSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
 import yaml from 'js-yaml';
-import { EVERYTHING_ON, NAMESPACE, notes, objects, type Obj } from './render.js';
+import { CHART, EVERYTHING_ON, NAMESPACE, notes, objects, type Obj, packageChart } from './render.js';
 
 describe('NOTES.txt (helm install --dry-run=client, no cluster)', () => {
   it.each([
@@ -64,5 +67,61 @@ describe('NOTES.txt (helm install --dry-run=client, no cluster)', () => {
 
   it('with the CRD left to someone else, says so', () => {
     expect(notes({ crds: { enabled: false } })).toContain('no CRD (crds.enabled=false)');
+  });
+});
+
+describe('helm package (.helmignore)', () => {
+  /** Every file under dir, relative to it. */
+  const files = (dir: string): string[] =>
+    readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((e) => !e.isDirectory())
+      .map((e) => relative(dir, join(e.parentPath, e.name)))
+      .sort();
+  const listing = (tgz: string): string[] => {
+    const r = spawnSync('tar', ['-tzf', tgz], { encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    return r.stdout
+      .split('\n')
+      .filter((l) => l && !l.endsWith('/'))
+      .map((l) => l.replace(/^tailor\//, ''))
+      .sort();
+  };
+
+  it('ships the chart’s files, the CRD’s content through its link, and no scratch file', () => {
+    const work = mkdtempSync(join(tmpdir(), 'tailor-package-'));
+    try {
+      const copy = join(work, 'tailor');
+      cpSync(CHART, copy, { recursive: true, dereference: true });
+      const chartFiles = files(copy);
+      const scratch = [
+        '.git/HEAD',
+        '.DS_Store',
+        'values.yaml.orig',
+        'values.yaml~',
+        '.values.yaml.swp',
+        'notes.tmp',
+        'tailor-0.0.9.tgz',
+        // A merge leftover in templates/ would otherwise be rendered, and installed, as a template.
+        'templates/manager/deployment.yaml.orig',
+        'tests/values_test.yaml',
+      ];
+      for (const f of scratch) {
+        mkdirSync(dirname(join(copy, f)), { recursive: true });
+        writeFileSync(join(copy, f), 'scratch\n');
+      }
+      expect(listing(packageChart(copy, work))).toEqual(chartFiles);
+      expect(chartFiles).toEqual(
+        expect.arrayContaining(['files/apps.tailor.dev_clonesets.yaml', 'templates/NOTES.txt']),
+      );
+
+      // The chart itself: the link's target is stored, not the link.
+      mkdirSync(join(work, 'out'));
+      const tgz = packageChart(CHART, join(work, 'out'));
+      expect(listing(tgz)).toEqual(files(CHART));
+      const crd = spawnSync('tar', ['-xzOf', tgz, 'tailor/files/apps.tailor.dev_clonesets.yaml'], { encoding: 'utf8' });
+      expect(crd.stdout).toBe(readFileSync('crds/apps.tailor.dev_clonesets.yaml', 'utf8'));
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
   });
 });

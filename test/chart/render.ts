@@ -85,6 +85,14 @@ export function notes(values: object = {}): string {
   });
 }
 
+/** helm package of a chart directory into outDir; the path of the .tgz. */
+export function packageChart(chartDir: string, outDir: string): string {
+  const r = spawnSync(helmBin(), ['package', chartDir, '--destination', outDir], { encoding: 'utf8' });
+  const m = /saved it to: (\S+\.tgz)/.exec(r.stdout);
+  if (r.status !== 0 || !m) throw new Error(`helm package failed: ${r.stdout}${r.stderr}`);
+  return m[1]!;
+}
+
 /** helm lint --strict with these values. */
 export function lint(values: object = {}): { ok: boolean; output: string } {
   return withValues(values, (args) => {
