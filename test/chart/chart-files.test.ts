@@ -1,5 +1,20 @@
-// The chart's own files, beside what it renders (issue 41): NOTES.txt tells what was installed and
-// what to run next, and .helmignore keeps scratch files out of the package.
+// The chart's own files, beside what it renders (issue 41): values.yaml and values.schema.json name
+// the same keys, NOTES.txt tells what was installed and what to run next, and .helmignore keeps
+// scratch files out of the package.
+//
+// values.yaml against values.schema.json, key path by key path, both ways: every key of values.yaml
+// is declared in the schema's `properties` (the schema refuses an undeclared key, so one missing
+// there fails every install that sets it), and every property the schema declares has its default
+// in values.yaml (`helm show values` is where people find a value and its reason). The walk follows
+// `properties` only: below a key the schema leaves open (no `properties`: a Kubernetes object such
+// as `affinity`, or a map such as `commonLabels` whose `additionalProperties` gives only the type of
+// its entries) the keys are the user's, not the chart's, and lists are entries, not keys.
+// One exception, by name and nowhere else: `global`, declared at the root with no default. It is
+// Helm's, not the chart's: Helm hands a parent chart's globals to a subchart under that key, and
+// with `additionalProperties: false` at the root a schema without it refuses every install as a
+// subchart (checked with helm v4.3.1). The chart reads nothing from it, so values.yaml gives none.
+// It must stay an open object that nothing requires, so the exception cannot grow into a key the
+// chart reads.
 import { describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -7,6 +22,72 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import yaml from 'js-yaml';
 import { CHART, EVERYTHING_ON, NAMESPACE, notes, objects, type Obj, packageChart } from './render.js';
+
+interface Schema {
+  type?: string | string[];
+  properties?: Record<string, Schema>;
+  additionalProperties?: boolean | Schema;
+  required?: string[];
+}
+
+/** Keys the schema may declare with no default in values.yaml: Helm's own (see the header). */
+const HELM_KEYS = ['global'];
+
+const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const keyPath = (path: string, key: string): string => (path ? `${path}.${key}` : key);
+
+/** Where values and schema disagree, one line per key path. */
+function keyMismatches(values: unknown, schema: Schema, path = ''): string[] {
+  const declared = schema.properties;
+  if (!declared) return [];
+  if (!isMap(values)) return [`${path}: the schema declares keys under it; values.yaml has ${JSON.stringify(values)}`];
+  const out: string[] = [];
+  const openMap = isMap(schema.additionalProperties);
+  for (const [key, value] of Object.entries(values)) {
+    const sub = declared[key];
+    if (sub) out.push(...keyMismatches(value, sub, keyPath(path, key)));
+    else if (!openMap) out.push(`${keyPath(path, key)}: in values.yaml, not declared in values.schema.json`);
+  }
+  for (const key of Object.keys(declared)) {
+    if (key in values || (path === '' && HELM_KEYS.includes(key))) continue;
+    out.push(`${keyPath(path, key)}: declared in values.schema.json, no default in values.yaml`);
+  }
+  return out;
+}
+
+const chartValues = (): unknown => yaml.load(readFileSync(join(CHART, 'values.yaml'), 'utf8'));
+const chartSchema = (): Schema => JSON.parse(readFileSync(join(CHART, 'values.schema.json'), 'utf8')) as Schema;
+
+describe('values.yaml and values.schema.json', () => {
+  it('name the same keys, at every depth', () => {
+    expect(keyMismatches(chartValues(), chartSchema())).toEqual([]);
+  });
+
+  it('leave out of values.yaml only Helm’s own keys, declared open and required by nothing', () => {
+    const schema = chartSchema();
+    for (const key of HELM_KEYS) {
+      expect(schema.properties?.[key]).toMatchObject({ type: 'object' });
+      expect(schema.properties?.[key]?.properties).toBeUndefined();
+      expect(schema.required ?? []).not.toContain(key);
+    }
+  });
+
+  it('are compared both ways, with the key path of each difference', () => {
+    const values = chartValues() as { controller: Record<string, unknown>; metrics: Record<string, unknown> };
+    values.controller['replica'] = 3;
+    delete values.metrics['port'];
+    (values.controller['serviceAccount'] as Record<string, unknown>)['name'] = 'x';
+    // Keys below an open schema (a Kubernetes object, a label map) are the user's: not reported.
+    (values.controller['podSecurityContext'] as Record<string, unknown>)['fsGroup'] = 65532;
+    values.controller['podLabels'] = { team: 'platform' };
+    expect(keyMismatches(values, chartSchema()).sort()).toEqual([
+      'controller.replica: in values.yaml, not declared in values.schema.json',
+      'controller.serviceAccount.name: in values.yaml, not declared in values.schema.json',
+      'metrics.port: declared in values.schema.json, no default in values.yaml',
+    ]);
+    expect(keyMismatches({ ...values, global: {} }, chartSchema())).toHaveLength(3);
+  });
+});
 
 describe('NOTES.txt (helm install --dry-run=client, no cluster)', () => {
   it.each([
