@@ -7,7 +7,8 @@
 #   hack/test.sh all | lint | typecheck | unit | argocd | chart | integration | cri | e2e | fault
 # (argocd: config/argocd's Argo CD health check and actions in Argo CD's Lua engine, test/argocd/run.sh;
 # Go, no cluster, its counts written as a Jest tier's. chart: charts/tailor offline, helm lint,
-# kubeconform and values -> manifests, a Jest tier whose global setup builds helm; decision 24.)
+# kubeconform and values -> manifests, NOTES.txt, the packaged files and values.yaml's keys against
+# values.schema.json's, a Jest tier whose global setup builds helm; decision 24.)
 # The Kubernetes release is hack/versions.sh's (decision 60):
 #   - `all` with no KUBE_VERSION in the environment is the matrix: every tier on the default
 #     release, then the e2e tier on each other listed release (and there, on a release

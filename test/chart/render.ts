@@ -69,6 +69,30 @@ export function objects(values: object = {}): Obj[] {
   return r.objects;
 }
 
+/**
+ * The chart's NOTES.txt as `helm install --dry-run=client` renders it (`helm template` leaves NOTES
+ * out). Client-side: no cluster is reached, and KUBECONFIG names no file, so none could be.
+ */
+export function notes(values: object = {}): string {
+  return withValues(values, (args) => {
+    const r = spawnSync(
+      helmBin(),
+      ['install', 'tailor', CHART, '--namespace', NAMESPACE, '--dry-run=client', '--output', 'json', ...args],
+      { encoding: 'utf8', env: { ...process.env, KUBECONFIG: join(tmpdir(), 'tailor-chart-no-kubeconfig') } },
+    );
+    if (r.status !== 0) throw new Error(`helm install --dry-run=client failed: ${r.stderr}`);
+    return (JSON.parse(r.stdout) as { info: { notes: string } }).info.notes;
+  });
+}
+
+/** helm package of a chart directory into outDir; the path of the .tgz. */
+export function packageChart(chartDir: string, outDir: string): string {
+  const r = spawnSync(helmBin(), ['package', chartDir, '--destination', outDir], { encoding: 'utf8' });
+  const m = /saved it to: (\S+\.tgz)/.exec(r.stdout);
+  if (r.status !== 0 || !m) throw new Error(`helm package failed: ${r.stdout}${r.stderr}`);
+  return m[1]!;
+}
+
 /** helm lint --strict with these values. */
 export function lint(values: object = {}): { ok: boolean; output: string } {
   return withValues(values, (args) => {
