@@ -8,7 +8,7 @@
 // status (plan.ts judges a batch's completion) or decide anything else of the update.
 import type * as k8s from '@kubernetes/client-node';
 import type { Wire } from '../api/wire.js';
-import { isSidecar } from '../api/pod.js';
+import { isSidecar, type ContainerLists } from '../api/pod.js';
 
 /** A container's update priority, as OpenKruise names it (an integer; higher goes first). */
 export const ENV_CONTAINER_PRIORITY = 'KRUISE_CONTAINER_PRIORITY';
@@ -20,11 +20,6 @@ export const LAUNCH_PRIORITY_ORDERED = 'Ordered';
 
 type Container = Wire<k8s.V1Container>;
 
-export interface ContainerLists {
-  containers?: readonly Container[];
-  initContainers?: readonly Container[];
-}
-
 /**
  * `names` (containers the update changes) split into update batches, in the order they go:
  * changed native sidecars (spec order), then the app containers grouped by priority, highest
@@ -32,7 +27,7 @@ export interface ContainerLists {
  * are one batch. Names the spec does not hold are left out.
  */
 export function containerBatches(
-  spec: ContainerLists,
+  spec: ContainerLists<Container>,
   annotations: Readonly<Record<string, string>> | undefined,
   names: readonly string[],
 ): string[][] {

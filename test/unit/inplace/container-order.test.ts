@@ -1,5 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { containerBatches, type ContainerLists } from '../../../src/inplace/container-order.js';
+import type * as k8s from '@kubernetes/client-node';
+import type { ContainerLists } from '../../../src/api/pod.js';
+import type { Wire } from '../../../src/api/wire.js';
+import { containerBatches } from '../../../src/inplace/container-order.js';
+
+/** A pod spec's container lists, as containerBatches reads them. */
+type Spec = ContainerLists<Wire<k8s.V1Container>>;
 
 const priority = (value: string) => [{ name: 'KRUISE_CONTAINER_PRIORITY', value }];
 const app = (name: string, env?: { name: string; value: string }[]) => ({
@@ -10,17 +16,17 @@ const app = (name: string, env?: { name: string; value: string }[]) => ({
 const sidecar = (name: string) => ({ name, image: `${name}:v1`, restartPolicy: 'Always' });
 const initStep = (name: string) => ({ name, image: `${name}:v1` });
 
-const plain: ContainerLists = { containers: [app('nginx'), app('redis')] };
-const kruisePriorities: ContainerLists = { containers: [app('nginx'), app('redis', priority('10'))] };
-const equalPriorities: ContainerLists = { containers: [app('nginx', priority('5')), app('redis', priority('5'))] };
-const threeLevels: ContainerLists = {
+const plain: Spec = { containers: [app('nginx'), app('redis')] };
+const kruisePriorities: Spec = { containers: [app('nginx'), app('redis', priority('10'))] };
+const equalPriorities: Spec = { containers: [app('nginx', priority('5')), app('redis', priority('5'))] };
+const threeLevels: Spec = {
   containers: [app('a', priority('1')), app('b', priority('-3')), app('c', priority('7')), app('d', priority('1'))],
 };
-const withSidecars: ContainerLists = {
+const withSidecars: Spec = {
   initContainers: [initStep('setup'), sidecar('mesh'), sidecar('log')],
   containers: [app('nginx'), app('redis', priority('10'))],
 };
-const badPriority: ContainerLists = { containers: [app('nginx', priority('high')), app('redis', priority('2'))] };
+const badPriority: Spec = { containers: [app('nginx', priority('high')), app('redis', priority('2'))] };
 const ORDERED = { 'apps.tailor.dev/container-launch-priority': 'Ordered' };
 const KRUISE_ORDERED = { 'apps.kruise.io/container-launch-priority': 'Ordered' };
 
