@@ -2,12 +2,10 @@
 // (cri/convert.ts, agent/pure/order.ts) never import the CRI client or the cgroup filesystem modules
 // that read and write them: CRI's LinuxContainerResources, a pod cgroup's values, the cgroup
 // version. Types only. Must not: do I/O, or know how a value is read or written.
+import type { Labels } from './wire.js';
 
 /** The node's cgroup hierarchy: v1 (legacy or hybrid) or v2 (unified). */
 export type CgroupVersion = 1 | 2;
-
-/** String-to-string maps as CRI carries them (labels, annotations, the unified cgroup v2 map). */
-export type Labels = Readonly<Record<string, string>>;
 
 export interface HugepageLimit {
   /** "2MB", "1GB". */

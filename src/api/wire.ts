@@ -1,6 +1,7 @@
 // Kubernetes objects as they travel on the wire: client-node's model types with dates as the
 // RFC 3339 strings the API server sends, and the few shapes every layer names (a pod, a node, any
-// object, a list). Types only: the ground floor, so pure modules never import the REST client.
+// object, a list, a label map). Types only: the ground floor, so pure modules never import the
+// REST client.
 import type * as k8s from '@kubernetes/client-node';
 import type { CloneSet } from './types.js';
 
@@ -20,6 +21,12 @@ export type ObjectMeta = Wire<k8s.V1ObjectMeta>;
 export type PodTemplate = Wire<k8s.V1PodTemplateSpec>;
 /** A CloneSet as the API server sends it. */
 export type WireCloneSet = Wire<CloneSet>;
+
+/**
+ * A string-to-string map: an object's labels (or annotations), and the maps CRI carries (labels,
+ * annotations, the unified cgroup v2 map).
+ */
+export type Labels = Readonly<Record<string, string>>;
 
 export interface KubeObject {
   apiVersion?: string;

@@ -5,7 +5,8 @@
 // UpdateContainerResources; the pod-level cgroup is the agent's), decide anything, or retry.
 import { readFile, access } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { CgroupVersion, Labels } from '../api/node.js';
+import type { CgroupVersion } from '../api/node.js';
+import type { Labels } from '../api/wire.js';
 import type { CriClient } from '../cri/client.js';
 import { cgroupDir, cgroupFile } from './path.js';
 

@@ -1,10 +1,9 @@
 // Label selectors as the API server defines them: matching a label set, and the string form that
 // status.labelSelector (the scale subresource, HPA, `kubectl get -l`) expects. Pure.
 import type * as k8s from '@kubernetes/client-node';
+import type { Labels } from '../api/wire.js';
 
-type Labels = Record<string, string> | undefined;
-
-export function matchesSelector(labels: Labels, selector: k8s.V1LabelSelector | undefined): boolean {
+export function matchesSelector(labels: Labels | undefined, selector: k8s.V1LabelSelector | undefined): boolean {
   if (!selector) return false;
   const l = labels ?? {};
   for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (l[k] !== v) return false;

@@ -5,13 +5,11 @@
 // Must not: choose how many pods move or what they cost the disruption budget: it only permutes
 // the candidates, keeping where the pods already out of service stand, and update.ts caps them
 // exactly as it does without an order.
-import type { Pod } from '../api/wire.js';
+import type { Labels, Pod } from '../api/wire.js';
 import type { CloneSetUpdateStrategy, UpdatePriorityStrategy, UpdateScatterTerm } from '../api/types.js';
 import { disruptionCost } from './budget.js';
 import type { PodSummary } from './pod-state.js';
 import { matchesSelector } from './selector.js';
-
-export type Labels = Readonly<Record<string, string>>;
 
 /** What reorders the update's candidates; `labelsOf` answers for every active pod by name. */
 export interface UpdateOrder {

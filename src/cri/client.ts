@@ -24,7 +24,8 @@ import type {
   VersionInfo,
 } from './types.js';
 import type { RegistryAuth } from '../api/prepull.js';
-import type { Labels, LinuxContainerResources } from '../api/node.js';
+import type { LinuxContainerResources } from '../api/node.js';
+import type { Labels } from '../api/wire.js';
 import {
   containerFilterToWire,
   containerFromWire,

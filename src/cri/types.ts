@@ -2,7 +2,8 @@
 // bigint, enums as their proto names. The resource shapes live in src/api/node.ts, so pure
 // modules name them without the CRI layer.
 // Owns: type declarations only. Must not: hold code or know the wire form (wire.ts does).
-import type { Labels, LinuxContainerResources } from '../api/node.js';
+import type { LinuxContainerResources } from '../api/node.js';
+import type { Labels } from '../api/wire.js';
 
 export type ContainerState = 'CONTAINER_CREATED' | 'CONTAINER_RUNNING' | 'CONTAINER_EXITED' | 'CONTAINER_UNKNOWN';
 

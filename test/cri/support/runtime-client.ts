@@ -5,7 +5,8 @@
 // live here and not in src/cri/.
 // Owns: those RPCs' typed values and wire mappers. Must not: be imported by src/.
 import { CriClient } from '../../../src/cri/client.js';
-import type { Labels, LinuxContainerResources } from '../../../src/api/node.js';
+import type { LinuxContainerResources } from '../../../src/api/node.js';
+import type { Labels } from '../../../src/api/wire.js';
 import type { CallOptions } from '../../../src/cri/types.js';
 import { big, resourcesToWire, type WireInt64, type WireMap } from '../../../src/cri/wire.js';
 

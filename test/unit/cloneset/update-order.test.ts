@@ -7,6 +7,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 
 import type { UpdatePriorityStrategy, UpdateScatterTerm } from '../../../src/api/types.js';
+import type { Labels } from '../../../src/api/wire.js';
 import { disruptionBudget } from '../../../src/cloneset/budget.js';
 import type { PodSummary } from '../../../src/cloneset/pod-state.js';
 import {
@@ -17,7 +18,6 @@ import {
   scatterTerms,
   sortByPriority,
   trailingInteger,
-  type Labels,
   type UpdateOrder,
 } from '../../../src/cloneset/update-order.js';
 import { planUpdate, resolveRolloutLimits, type RolloutInput } from '../../../src/cloneset/update.js';
