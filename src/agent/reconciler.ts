@@ -31,13 +31,8 @@ import { applyContainerResources, memoryRefusal, type ApplyResult } from './actu
 import { admit, nodeAllocatable, type AdmissionResult } from './pure/admission.js';
 import { AppliedRecords } from './applied.js';
 import { appliedContainers, currentResources, recordedResources, type AppliedRecord } from './pure/applied-record.js';
-import {
-  cloneSetOwner,
-  qosClassChange,
-  requestNotInRevision,
-  restartRequiredBy,
-  type ControllerRevision,
-} from './pure/authorize.js';
+import { cloneSetOwner, qosClassChange, requestNotInRevision, restartRequiredBy } from './pure/authorize.js';
+import type { ControllerRevision } from '../api/revision.js';
 import {
   RETRY_NOT_RUNNING_MS,
   RETRY_REFUSED_MS,

@@ -8,31 +8,29 @@
 // anything about one (pure/authorize.ts and pure/prepull-plan.ts do).
 import { LRUCache } from 'lru-cache';
 import { CLONESET_OWNER, controllerOf } from '../api/owner.js';
-import type { KubeObject, Pod } from '../api/wire.js';
+import type { Pod } from '../api/wire.js';
 import type { Informer } from '../runtime/informer.js';
 import { isNotFound, type KubeClient } from '../runtime/kube-client.js';
-import type { ControllerRevision } from './pure/authorize.js';
+import type { ControllerRevision } from '../api/revision.js';
 import { trimRevisionForAgent } from './pure/cache.js';
 import { newestRevisions, revisionsWanted } from './pure/prepull-plan.js';
-
-type Revision = ControllerRevision & KubeObject;
 
 /** Revisions fetched at once at most; trimmed ones are bounded by the CRD (64 containers, 1,024-character images). */
 const FETCHED_REVISIONS = 512;
 
 export interface RevisionTemplatesOptions {
   /** Identity, owner and number of every CloneSet revision (the agent's informer). */
-  readonly revisions: Pick<Informer<Revision>, 'get' | 'list'>;
+  readonly revisions: Pick<Informer<ControllerRevision>, 'get' | 'list'>;
   readonly client: Pick<KubeClient, 'get'>;
 }
 
 export class RevisionTemplates {
-  private readonly fetched = new LRUCache<string, Revision>({ max: FETCHED_REVISIONS });
+  private readonly fetched = new LRUCache<string, ControllerRevision>({ max: FETCHED_REVISIONS });
 
   constructor(private readonly o: RevisionTemplatesOptions) {}
 
   /** The revision `namespace/name` with its containers, or undefined while it does not exist (or is not cached yet). */
-  async revision(namespace: string, name: string): Promise<Revision | undefined> {
+  async revision(namespace: string, name: string): Promise<ControllerRevision | undefined> {
     const known = this.o.revisions.get(`${namespace}/${name}`);
     return known === undefined ? undefined : this.withContainers(known);
   }
@@ -42,24 +40,24 @@ export class RevisionTemplates {
    * yet: what the pre-pull compares those pods with. Revisions of CloneSets without such a pod
    * are never fetched.
    */
-  async newestFor(pods: readonly Pod[]): Promise<Revision[]> {
+  async newestFor(pods: readonly Pod[]): Promise<ControllerRevision[]> {
     const wanted = revisionsWanted(pods, newestRevisions(this.o.revisions.list()));
-    const out: Revision[] = [];
+    const out: ControllerRevision[] = [];
     for (const r of wanted) {
-      const full = await this.withContainers(r as Revision);
+      const full = await this.withContainers(r);
       if (full !== undefined) out.push(full);
     }
     return out;
   }
 
-  private async withContainers(r: Revision): Promise<Revision | undefined> {
+  private async withContainers(r: ControllerRevision): Promise<ControllerRevision | undefined> {
     const uid = r.metadata?.uid ?? '';
     const known = this.fetched.get(uid);
     if (known !== undefined) return { ...known, revision: r.revision };
     const path = `/apis/apps/v1/namespaces/${encodeURIComponent(r.metadata?.namespace ?? '')}/controllerrevisions/${encodeURIComponent(r.metadata?.name ?? '')}`;
-    let stored: Revision;
+    let stored: ControllerRevision;
     try {
-      stored = await this.o.client.get<Revision>(path);
+      stored = await this.o.client.get<ControllerRevision>(path);
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;

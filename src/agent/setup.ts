@@ -9,11 +9,11 @@ import { LABEL_CLONESET } from '../api/types.js';
 import type { CgroupVersion } from '../api/node.js';
 import { containerCgroupPath, containerCgroupReader } from '../cgroup/container.js';
 import type { CriClient } from '../cri/client.js';
-import type { KubeObject, Node, Pod } from '../api/wire.js';
+import type { Node, Pod } from '../api/wire.js';
 import type { KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Manager } from '../runtime/manager.js';
-import type { ControllerRevision } from './pure/authorize.js';
+import type { ControllerRevision } from '../api/revision.js';
 import { trimLimitRangeForAgent, trimPodForAgent, trimQuotaForAgent, trimRevisionIdentity } from './pure/cache.js';
 import { RevisionTemplates } from './revision-templates.js';
 import type { LimitRange, ResourceQuota } from './pure/namespace-limits.js';
@@ -65,7 +65,7 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
   // Identity, owner and number only; the containers of the revisions this node's pods need are
   // fetched when needed (revision-templates.ts). Listed a few at a time: each may be as large as
   // its CloneSet, and a page is parsed whole before it is trimmed.
-  const revisionIdentities = manager.informer<ControllerRevision & KubeObject>({
+  const revisionIdentities = manager.informer<ControllerRevision>({
     name: 'controllerrevisions',
     path: '/apis/apps/v1/controllerrevisions',
     labelSelector: LABEL_CLONESET,
@@ -150,7 +150,7 @@ function setupPrePull(
   manager: Manager,
   options: AgentOptions,
   pods: Informer<Pod>,
-  revisionIdentities: Informer<ControllerRevision & KubeObject>,
+  revisionIdentities: Informer<ControllerRevision>,
   revisions: RevisionTemplates,
 ): void {
   const parallelism = options.imagePrePullParallelism ?? 2;

@@ -32,7 +32,8 @@ import type { PlanInput, PrePullInput } from './plan-input.js';
 import { planReconcile } from './planner.js';
 import { defaulted, type DefaultedWireCloneSet } from './pods.js';
 import type { ResizeBackend } from './resizes.js';
-import { OWNER_INDEX, RevisionStore, type ControllerRevision } from './revision-store.js';
+import { OWNER_INDEX, RevisionStore } from './revision-store.js';
+import type { ControllerRevision } from '../api/revision.js';
 import { sameStatus, statusChangeIsUrgent, statusWriteAt, withConditions } from './status.js';
 import { readinessFacts, withReadiness } from './readiness-conditions.js';
 

@@ -6,6 +6,7 @@
 // round-templates.ts; this module does the I/O. Must not: touch pods.
 import { LABEL_CLONESET, LABEL_CONTROLLER_REVISION_HASH, type CloneSetStatus } from '../api/types.js';
 import { ownedIndexValue } from '../api/owner.js';
+import type { ControllerRevision } from '../api/revision.js';
 import type { Informer } from '../runtime/informer.js';
 import { isAlreadyExists, isConflict, isNotFound, type KubeClient } from '../runtime/kube-client.js';
 import { controllerRef } from './pods.js';
@@ -27,19 +28,6 @@ import {
   TEMPLATE_CACHE_CHARS,
   UNKNOWN_TEMPLATE_CHARS,
 } from './round-templates.js';
-
-export interface ControllerRevision {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: Pod['metadata'];
-  revision: number;
-  /** The template: on a revision read from the API; the cache keeps only its digest (trimRevision). */
-  data?: { template?: PodTemplate };
-  /** templateDigest() of data.template, set by trimRevision when the cache drops the template. */
-  templateDigest?: string;
-  /** The template's size in characters (canonical JSON), set by trimRevision: what a round would hold. */
-  templateChars?: number;
-}
 
 /** The revisions a round planned with: their templates held, and those of live pods it does not hold. */
 export interface RoundRevisions {

@@ -16,7 +16,8 @@ import { KubeApiError } from '../../src/runtime/api-error.js';
 import type { Informer } from '../../src/runtime/informer.js';
 import type { RequestOptions } from '../../src/runtime/kube-client.js';
 import { clientAnswering, storedRevision } from '../support/fixtures/revisions.js';
-import { RevisionStore, trimRevision, type ControllerRevision } from '../../src/cloneset/revision-store.js';
+import { RevisionStore, trimRevision } from '../../src/cloneset/revision-store.js';
+import type { ControllerRevision } from '../../src/api/revision.js';
 import { must, objects, type Obj } from './render.js';
 
 interface Rule {

@@ -14,15 +14,10 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { RevisionTemplates } from '../../src/agent/revision-templates.js';
 import { trimRevisionIdentity } from '../../src/agent/pure/cache.js';
-import type { ControllerRevision as AgentRevision } from '../../src/agent/pure/authorize.js';
+import type { ControllerRevision } from '../../src/api/revision.js';
 import { LABEL_CLONESET, LABEL_CONTROLLER_REVISION_HASH } from '../../src/api/types.js';
 import type { KubeObject, Pod, WireCloneSet } from '../../src/api/wire.js';
-import {
-  OWNER_INDEX,
-  RevisionStore,
-  trimRevision,
-  type ControllerRevision,
-} from '../../src/cloneset/revision-store.js';
+import { OWNER_INDEX, RevisionStore, trimRevision } from '../../src/cloneset/revision-store.js';
 import { byControllerOf } from '../../src/runtime/handlers.js';
 import { CLONESET_OWNER } from '../../src/api/owner.js';
 import { Informer } from '../../src/runtime/informer.js';
@@ -147,7 +142,7 @@ afterAll(async () => {
 
 describe("the controller's revision cache", () => {
   it('keeps a digest per revision, and a round fetches only the templates its pods run', async () => {
-    const { informer, seconds, maxBlockMs } = await synced<ControllerRevision & KubeObject>(trimRevision, true);
+    const { informer, seconds, maxBlockMs } = await synced<ControllerRevision>(trimRevision, true);
     try {
       const cached = informer.list();
       expect(cached).toHaveLength(REVISIONS + 2);
@@ -185,7 +180,7 @@ describe("the controller's revision cache", () => {
 
 describe("the node agent's revision cache", () => {
   it('keeps identity and number, and fetches only the newest revision a pod of its node will move to', async () => {
-    const { informer, seconds, maxBlockMs } = await synced<AgentRevision & KubeObject>(trimRevisionIdentity);
+    const { informer, seconds, maxBlockMs } = await synced<ControllerRevision>(trimRevisionIdentity);
     try {
       const perRevision = cachedBytes(informer.list()) / informer.list().length;
       process.stdout.write(

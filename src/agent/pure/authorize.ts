@@ -11,24 +11,13 @@ import { LABEL_CONTROLLER_REVISION_HASH } from '../../api/types.js';
 import { CLONESET_OWNER, controllerOf, type OwnerReferenceLike } from '../../api/owner.js';
 import { compareQuantities, parseQuantity } from '../../api/quantity.js';
 import { resizableContainers } from '../../api/pod.js';
-import type { Pod, PodTemplate } from '../../api/wire.js';
+import type { ControllerRevision } from '../../api/revision.js';
+import type { Pod } from '../../api/wire.js';
 import type { ContainerResources, ResizeRequest } from '../../resize/agent-protocol.js';
 import { restartRequired, type ResizableResource } from '../../resize/policy.js';
 import { qosClass, type QosContainer } from '../../resize/qos.js';
 
 type OwnerReference = OwnerReferenceLike;
-
-/** The parts of an apps/v1 ControllerRevision the agent reads (its cache keeps only these: cache.ts). */
-export interface ControllerRevision {
-  /** The newest revision of a CloneSet has the highest number (a rollback renumbers the one it reuses). */
-  readonly revision?: number;
-  readonly metadata?: {
-    readonly name?: string;
-    readonly namespace?: string;
-    readonly ownerReferences?: readonly OwnerReference[];
-  };
-  readonly data?: { readonly template?: PodTemplate };
-}
 
 /** The pod's controller owner when it is an apps.tailor.dev CloneSet (the controller's own rule, api/owner.ts). */
 export const cloneSetOwner = (pod: Pod): OwnerReference | undefined => controllerOf(pod, CLONESET_OWNER);

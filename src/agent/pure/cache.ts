@@ -16,8 +16,8 @@ import {
   ANNOTATION_RESTART_REQUEST,
   LABEL_CONTROLLER_REVISION_HASH,
 } from '../../api/types.js';
-import type { KubeObject, ObjectMeta, Pod } from '../../api/wire.js';
-import type { ControllerRevision } from './authorize.js';
+import type { ObjectMeta, Pod } from '../../api/wire.js';
+import type { ControllerRevision } from '../../api/revision.js';
 import type { LimitRange, ResourceQuota } from './namespace-limits.js';
 import { hookChars, notKeptHook, PRESTOP_HOOKS_MAX_CHARS } from './prestop-plan.js';
 
@@ -289,13 +289,13 @@ const trimTemplateContainer = (c: TemplateContainer): TemplateContainer => {
  * A ControllerRevision as the agent's informer keeps it: identity, owner and number, no template.
  * The containers of the revisions this node's pods need are fetched when needed (agent/revision-templates.ts).
  */
-export function trimRevisionIdentity(revision: ControllerRevision & KubeObject): ControllerRevision & KubeObject {
+export function trimRevisionIdentity(revision: ControllerRevision): ControllerRevision {
   const metadata = trimMeta(revision.metadata);
   return { ...pick(revision, ['apiVersion', 'kind', 'revision']), ...(metadata ? { metadata } : {}) };
 }
 
 /** A fetched ControllerRevision as the agent keeps it: its owner and its containers' resources and policies. */
-export function trimRevisionForAgent(revision: ControllerRevision & KubeObject): ControllerRevision & KubeObject {
+export function trimRevisionForAgent(revision: ControllerRevision): ControllerRevision {
   const spec = revision.data?.template?.spec;
   const metadata = trimMeta(revision.metadata);
   return {

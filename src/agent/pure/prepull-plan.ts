@@ -7,7 +7,8 @@ import type { ImagePull, RegistryAuth } from '../../api/prepull.js';
 import type { Pod } from '../../api/wire.js';
 import { isLivePod } from '../../api/pod.js';
 import { CLONESET_OWNER, controllerOf, ownedIndexValue } from '../../api/owner.js';
-import { cloneSetOwner, type ControllerRevision } from './authorize.js';
+import { cloneSetOwner } from './authorize.js';
+import type { ControllerRevision } from '../../api/revision.js';
 import { LABEL_CONTROLLER_REVISION_HASH } from '../../api/types.js';
 
 export interface ImageWanted {

@@ -14,10 +14,10 @@ import type { CgroupReading } from '../../../src/cgroup/container.js';
 import type { LinuxContainerResources } from '../../../src/api/node.js';
 import type { Container } from '../../../src/cri/types.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
-import type { KubeObject, Node, Pod } from '../../../src/api/wire.js';
+import type { Node, Pod } from '../../../src/api/wire.js';
 import { buildPod, cloneSetOwner, runningStatus } from '../../support/fixtures/pods.js';
 import type { ResizeStatus } from '../../../src/resize/agent-protocol.js';
-import type { ControllerRevision } from '../../../src/agent/pure/authorize.js';
+import type { ControllerRevision } from '../../../src/api/revision.js';
 
 const Mi = 1024n * 1024n;
 const POD_CG = '/kubepods/burstable/podu1';
@@ -47,6 +47,7 @@ const revision = (
   name: string,
   resources: object,
 ): ControllerRevision & { metadata: { name: string; namespace: string } } => ({
+  revision: Number(name.slice(1)),
   metadata: { name, namespace: 'ns', ownerReferences: [OWNER] },
   data: { template: { spec: { containers: [{ name: 'app', resources }] } } },
 });
@@ -115,7 +116,7 @@ async function world(pod: Pod, usage = 10n * Mi, allocatable = { cpu: '4', memor
     nodes: { get: () => node },
     revisions: {
       revision: (namespace: string, name: string) =>
-        Promise.resolve(REVISIONS.get(`${namespace}/${name}`) as (ControllerRevision & KubeObject) | undefined),
+        Promise.resolve(REVISIONS.get(`${namespace}/${name}`) as ControllerRevision | undefined),
     },
     events: { event: (_o, type, reason, message) => events.push(`${type} ${reason}: ${message}`) },
     client: {

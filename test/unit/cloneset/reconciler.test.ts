@@ -16,7 +16,7 @@ import type { KubeObject, Pod, WireCloneSet } from '../../../src/api/wire.js';
 import { claimName, type Claim } from '../../../src/cloneset/claims.js';
 import { NodeEvidenceIndex } from '../../../src/cloneset/node-evidence.js';
 import { CloneSetReconciler } from '../../../src/cloneset/reconciler.js';
-import type { ControllerRevision } from '../../../src/cloneset/revision-store.js';
+import type { ControllerRevision } from '../../../src/api/revision.js';
 import { templateDigest } from '../../../src/cloneset/revision.js';
 import type { InPlaceUpdater } from '../../../src/inplace/engine.js';
 import type { EventRecorder } from '../../../src/runtime/events.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { trimRevision, type ControllerRevision } from '../../../src/cloneset/revision-store.js';
+import { trimRevision } from '../../../src/cloneset/revision-store.js';
+import type { ControllerRevision } from '../../../src/api/revision.js';
 import { findEqualRevision, templateDigest } from '../../../src/cloneset/revision.js';
 import type { PodTemplate } from '../../../src/api/wire.js';
 

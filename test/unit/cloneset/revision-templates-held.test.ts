@@ -9,7 +9,8 @@ import { LABEL_CONTROLLER_REVISION_HASH } from '../../../src/api/types.js';
 import type { Pod, PodTemplate, WireCloneSet } from '../../../src/api/wire.js';
 import type { PlanInput } from '../../../src/cloneset/plan-input.js';
 import { planReconcile } from '../../../src/cloneset/planner.js';
-import { RevisionStore, trimRevision, type ControllerRevision } from '../../../src/cloneset/revision-store.js';
+import { RevisionStore, trimRevision } from '../../../src/cloneset/revision-store.js';
+import type { ControllerRevision } from '../../../src/api/revision.js';
 import {
   REVISIONS_IN_USE_CAP,
   ROUND_TEMPLATE_CHARS,

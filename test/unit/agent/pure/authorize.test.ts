@@ -6,8 +6,8 @@ import {
   qosClassChange,
   requestNotInRevision,
   restartRequiredBy,
-  type ControllerRevision,
 } from '../../../../src/agent/pure/authorize.js';
+import type { ControllerRevision } from '../../../../src/api/revision.js';
 import type { ContainerResources, ResizeRequest } from '../../../../src/resize/agent-protocol.js';
 import type { Pod } from '../../../../src/api/wire.js';
 import { buildPod } from '../../../support/fixtures/pods.js';
@@ -40,6 +40,7 @@ function pod(
   });
 }
 const revision = (resources: object, owner: object = OWNER): ControllerRevision => ({
+  revision: 2,
   metadata: { name: 'web-r2', namespace: 'ns', ownerReferences: [owner as never] },
   data: { template: { spec: { containers: [{ name: 'app', resources }] } } },
 });

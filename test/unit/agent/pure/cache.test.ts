@@ -2,12 +2,8 @@
 // decisions read the same from the trimmed object as from the full one.
 import { describe, expect, test } from '@jest/globals';
 import { podRequest } from '../../../../src/agent/pure/admission.js';
-import {
-  cloneSetOwner,
-  qosClassChange,
-  requestNotInRevision,
-  type ControllerRevision,
-} from '../../../../src/agent/pure/authorize.js';
+import { cloneSetOwner, qosClassChange, requestNotInRevision } from '../../../../src/agent/pure/authorize.js';
+import type { ControllerRevision } from '../../../../src/api/revision.js';
 import {
   trimLimitRangeForAgent,
   trimPodForAgent,
@@ -17,7 +13,7 @@ import {
 import { podCgroupValues } from '../../../../src/agent/pure/order.js';
 import { stopPlan } from '../../../../src/agent/pure/prestop-plan.js';
 import { containersToStop } from '../../../../src/agent/restart.js';
-import type { KubeObject, Pod } from '../../../../src/api/wire.js';
+import type { Pod } from '../../../../src/api/wire.js';
 import { nodeResizeEvidence } from '../../../../src/resize/backend.js';
 import { readResizeRequest } from '../../../../src/resize/agent-protocol.js';
 
@@ -96,9 +92,10 @@ const fullPod = (): Pod => ({
   },
 });
 
-const revision = (): ControllerRevision & KubeObject => ({
+const revision = (): ControllerRevision => ({
   apiVersion: 'apps/v1',
   kind: 'ControllerRevision',
+  revision: 1,
   metadata: {
     name: 'web-abc',
     namespace: 'ns',

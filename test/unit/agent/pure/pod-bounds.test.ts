@@ -12,8 +12,8 @@ import {
   qosClassChange,
   requestNotInRevision,
   restartRequiredBy,
-  type ControllerRevision,
 } from '../../../../src/agent/pure/authorize.js';
+import type { ControllerRevision } from '../../../../src/api/revision.js';
 import { POD_BOUNDS, trimPodForAgent, trimRevisionForAgent } from '../../../../src/agent/pure/cache.js';
 import { decide, type Action, type Evidence } from '../../../../src/agent/pure/decide.js';
 import { namespaceLimitsVerdict, type LimitRange } from '../../../../src/agent/pure/namespace-limits.js';
@@ -27,12 +27,11 @@ import {
   ANNOTATION_RESTART_REQUEST,
   LABEL_CONTROLLER_REVISION_HASH,
 } from '../../../../src/api/types.js';
-import type { KubeObject, Pod } from '../../../../src/api/wire.js';
+import type { Pod } from '../../../../src/api/wire.js';
 import { readResizeRequest, readResizeStatus } from '../../../../src/resize/agent-protocol.js';
 import { nodeResizeEvidence } from '../../../../src/resize/backend.js';
 
 type Container = NonNullable<Pod['spec']>['containers'][number];
-type Revision = ControllerRevision & KubeObject;
 
 const NODE = 'node-a';
 const OWNER = {
@@ -46,7 +45,7 @@ const OTHER_OWNER = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid
 const OLD = 'web-old';
 const NEW = 'web-new';
 
-const revision = (name: string, number: number, image: string, cpu: string): Revision => ({
+const revision = (name: string, number: number, image: string, cpu: string): ControllerRevision => ({
   apiVersion: 'apps/v1',
   kind: 'ControllerRevision',
   revision: number,

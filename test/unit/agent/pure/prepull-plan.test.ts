@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { ControllerRevision } from '../../../../src/agent/pure/authorize.js';
+import type { ControllerRevision } from '../../../../src/api/revision.js';
 import {
   imageLocation,
   imagesToPrePull,

@@ -1,21 +1,17 @@
 import { describe, expect, it } from '@jest/globals';
-import type { ControllerRevision } from '../../../../src/agent/pure/authorize.js';
+import type { ControllerRevision } from '../../../../src/api/revision.js';
 import { trimRevisionForAgent } from '../../../../src/agent/pure/cache.js';
-import type { KubeObject } from '../../../../src/api/wire.js';
 
 // Issue 31.2: what every agent keeps of a revision is bounded by what the CRD bounds.
 describe("the agent's cached revision keeps only cpu and memory of a container's resources", () => {
-  const revision = (
-    resources: Record<string, Record<string, string>>,
-    resizePolicy: object[],
-  ): ControllerRevision & KubeObject =>
+  const revision = (resources: Record<string, Record<string, string>>, resizePolicy: object[]): ControllerRevision =>
     ({
       apiVersion: 'apps/v1',
       kind: 'ControllerRevision',
       metadata: { name: 'web-1', namespace: 'ns', uid: 'r1' },
       revision: 1,
       data: { template: { spec: { containers: [{ name: 'app', image: 'app:v1', resources, resizePolicy }] } } },
-    }) as ControllerRevision & KubeObject;
+    }) as ControllerRevision;
   const manyResources = Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`example.com/r${i}`, '1']));
 
   it.each<[string, Record<string, Record<string, string>>, object[], object]>([
