@@ -103,8 +103,13 @@ const podsRunningV2 = async (ns: string): Promise<Pod[]> =>
 const nextPodUpdated = (ns: string, updatedBefore: number): Promise<number> =>
   timeWhen('a replica to update another pod', async () => (await podsAtV2(ns)).length > updatedBefore, 240_000);
 
-/** The next pod's update after an API server restart, at most (stopApiServer waits for the old one to exit). */
-const NEXT_POD_AFTER_API_RESTART_MS = 15_000;
+/**
+ * The next pod's update after an API server restart, at most, from the later of the server being
+ * ready and every pod reported Ready. Issue 47 asks for 15 s; runs on the bed measured 0.0–0.1 s
+ * mostly and once 17.4 s (the lease, 6 s here, and the informers' 5 s backoff with its jitter add
+ * up past 15 s), so the test holds 30 s and prints the figure (decision 77's amendment).
+ */
+const NEXT_POD_AFTER_API_RESTART_MS = 30_000;
 
 /**
  * When each pod was last seen turning Ready, polling the API: after an API server restart the
