@@ -5,7 +5,7 @@
 // Owns: the processes it spawns and the kubeconfig files it writes. Must not: touch the cluster.
 import type * as k8s from '@kubernetes/client-node';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -129,7 +129,12 @@ export async function startControllerProcess(
       }),
     ),
   };
+  // Every line is kept on disk too, so a failed scenario's timeline can be read after the run.
+  const logDir = resolve(process.cwd(), '.tailor/test-results/controller-logs');
+  mkdirSync(logDir, { recursive: true });
+  const logFile = join(logDir, `${namespace}-${identity}.log`);
   createInterface({ input: child.stdout }).on('line', (line) => {
+    appendFileSync(logFile, `${line}\n`);
     try {
       proc.messages.push(String((JSON.parse(line) as { msg?: unknown }).msg));
     } catch {
