@@ -26,7 +26,7 @@ flock 9
 missing=()
 for b in "${wanted[@]}"; do [ -x "$out/$b" ] || missing+=("$b"); done
 if [ ${#missing[@]} -eq 0 ]; then echo "kubernetes v$KUBE_VERSION binaries cached in $out"; exit 0; fi
-echo "building ${missing[*]} of v$KUBE_VERSION (first run: about 6-13 minutes per release on 2 cores; cached afterwards)"
+echo "building ${missing[*]} of v$KUBE_VERSION (first run: about 10 minutes for the control plane, 3 for a kubelet alone, on 2 cores; cached afterwards)"
 
 [ -x /usr/local/go/bin/go ] && PATH=$PATH:/usr/local/go/bin
 command -v go >/dev/null || { echo "error: no Go toolchain on PATH: install Go >= 1.26 (https://go.dev/dl) and retry" >&2; exit 1; }
