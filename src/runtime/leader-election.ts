@@ -159,8 +159,18 @@ export class LeaderElector {
   private tick(): void {
     if (this.state === 'stopped') return;
     this.inFlight = this.round().finally(() => {
-      if (this.state !== 'stopped') this.retryTimer = setTimeout(() => this.tick(), this.retryPeriodMs);
+      if (this.state !== 'stopped') this.retryTimer = setTimeout(() => this.tick(), this.nextRoundInMs());
     });
+  }
+
+  /**
+   * The retry period, or sooner while leading on a round that ended late: leadership counts from
+   * the round's start, so a slow answer (an API server recovering) may leave less than a retry
+   * period of it, and waiting the full period would lose a lease the next round could renew.
+   */
+  private nextRoundInMs(): number {
+    if (this.state !== 'leading') return this.retryPeriodMs;
+    return Math.min(this.retryPeriodMs, Math.max(0, (this.leadingUntil - this.now()) / 2));
   }
 
   private async round(): Promise<void> {

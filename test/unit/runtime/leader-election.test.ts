@@ -307,6 +307,22 @@ describe('LeaderElector on the monotonic clock', () => {
     await e.stop();
   });
 
+  test('a lease taken late in its round is renewed before that round ends it, not a full retry period later', async () => {
+    const api = new FakeLeaseApi();
+    api.mode = 'slow';
+    api.latencyMs = 4_500;
+    const candidate = elector(api);
+    candidate.elector.start();
+    // GET and create answered 9 s after the round began: 1 s of the renew deadline is left.
+    await jest.advanceTimersByTimeAsync(2 * api.latencyMs);
+    expect(candidate.elector.isLeader()).toBe(true);
+    api.mode = 'ok';
+    await jest.advanceTimersByTimeAsync(TIMINGS.retryPeriodMs);
+    expect(candidate.elector.isLeader()).toBe(true);
+    expect(candidate.stopped()).toBe(0);
+    await candidate.elector.stop();
+  });
+
   test('a forward step of the wall clock does not end leadership', async () => {
     const api = new FakeLeaseApi();
     const { elector: e, stopped } = await leading(api);
