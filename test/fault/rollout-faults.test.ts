@@ -84,8 +84,8 @@ async function freshNamespace(prefix: string): Promise<string> {
 
 const leaseHolder = (ns: string): Promise<string | undefined> => sharedLeaseHolder(client, ns);
 
-const podsAtV2 = async (ns: string): Promise<Pod[]> =>
-  (await activePods(client, ns, APP)).filter((p) => p.spec?.containers?.[0]?.image === IMAGE_V2);
+const atV2 = (pods: Pod[]): Pod[] => pods.filter((p) => p.spec?.containers?.[0]?.image === IMAGE_V2);
+const podsAtV2 = async (ns: string): Promise<Pod[]> => atV2(await activePods(client, ns, APP));
 
 /** Pods whose kubelet reports the new image running and the pod Ready. */
 const podsRunningV2 = async (ns: string): Promise<Pod[]> =>
@@ -443,7 +443,7 @@ describe('an in-place rollout under faults loses nothing', () => {
       async () => {
         pods = await activePods(client, ns, APP);
         readiness.observe(pods);
-        return pods.filter((p) => p.spec?.containers?.[0]?.image === IMAGE_V2).length > updatedBefore;
+        return atV2(pods).length > updatedBefore;
       },
       120_000,
     );
