@@ -1,8 +1,8 @@
 // The layering of docs/architecture.md §2 Folders and layering, checked by `make lint`: arrows point down only. Each folder of
 // src/ sits on a floor; a module may import its own folder and the floors below, never one above
 // or a sibling on its own floor. (Floors, low to high: api · runtime · cri · cgroup · resize ·
-// inplace · cloneset, agent · cli.)
-const floors = [['api'], ['runtime'], ['cri'], ['cgroup'], ['resize'], ['inplace'], ['cloneset', 'agent'], ['cli']];
+// inplace · workload, agent · cloneset · cli.)
+const floors = [['api'], ['runtime'], ['cri'], ['cgroup'], ['resize'], ['inplace'], ['workload', 'agent'], ['cloneset'], ['cli']];
 
 const forbidden = floors.flatMap((floor, level) =>
   floor.map((dir) => {
@@ -24,7 +24,7 @@ const forbidden = floors.flatMap((floor, level) =>
 // network modules — by any path of imports, type-only ones included: an import of an impure
 // module is refused even when what it imports from there is pure. Move the pure part down instead
 // (a shared type into src/api/, a pure function into a pure module beside it). Where a folder has
-// a pure folder (src/agent/pure/), its pure modules live there and the list names the folder, so a
+// a pure folder (src/workload/pure/, src/cloneset/pure/, src/agent/pure/), its pure modules live there and the list names the folder, so a
 // new file there is checked without editing a pattern; elsewhere each is named. A module that says
 // it is pure joins this list; none leaves it.
 const pureModules = [
@@ -34,7 +34,8 @@ const pureModules = [
   '^src/cgroup/values[.]ts$',
   '^src/resize/(?!metrics[.]ts$)',
   '^src/inplace/(diff|plan|batch-writes|prepull|readiness-gate|container-order)[.]ts$',
-  '^src/cloneset/(planner|plan-input|pod-update|rollout-blocked|update|update-order|scale|budget|status|pod-state|pods|intents|revision|selector|refusal-handlers|pod-cache|claims|readiness-conditions|lifecycle|resizes|failures)[.]ts$',
+  '^src/workload/pure/',
+  '^src/cloneset/pure/',
   '^src/agent/pure/',
   '^src/cli/(status-view|status-render)[.]ts$',
   '^src/cli/verbs/(revisions|completion)[.]ts$',

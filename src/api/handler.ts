@@ -1,6 +1,6 @@
 // The two shapes an event handler is written against: the cache changes it is called with and the
 // work queue it adds keys to. Here, not in src/runtime/, so a pure handler (one that only maps a
-// change to keys, like cloneset/refusal-handlers.ts) names them without importing the machinery
+// change to keys, like cloneset/pure/refusal-handlers.ts) names them without importing the machinery
 // that runs it. Types only. Must not: hold an implementation.
 
 /**

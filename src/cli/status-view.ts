@@ -10,7 +10,7 @@ import {
   type CloneSetCondition,
   type ResizeState,
 } from '../api/types.js';
-import { podCountsAsReady, whyPodCannotStart } from '../cloneset/pods.js';
+import { podCountsAsReady, whyPodCannotStart } from '../workload/pure/pod-summary.js';
 import { readUpdateState } from '../inplace/plan.js';
 import { readinessGateCondition } from '../inplace/readiness-gate.js';
 import { ProgressingReasons } from '../api/reasons.js';

@@ -13,8 +13,9 @@ import type { InPlaceMetrics } from '../inplace/metrics.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
 import { isNotFound, type KubeClient } from '../runtime/kube-client.js';
-import { describeFailure } from './failures.js';
-import type { Intent, Plan } from './intents.js';
+import { describeFailure } from '../workload/pure/failures.js';
+import type { Intent } from '../workload/pure/intents.js';
+import type { Plan } from './pure/round-plan.js';
 import type { GateWrite } from '../inplace/readiness-gate.js';
 import { PodControl, PodControlError } from './pod-control.js';
 import type { WireCloneSet, Pod } from '../api/wire.js';
@@ -61,8 +62,8 @@ export class PlanExecutor {
     const { claims } = plan;
     const { events } = this.deps;
     for (const e of plan.events) {
-      if (e.on === 'cloneset' && e.batchPod !== undefined) events.batch(cs, e.type, e.reason, e.message, e.batchPod);
-      else events.event(e.on === 'cloneset' ? cs : e.on, e.type, e.reason, e.message);
+      if (e.on === 'workload' && e.batchPod !== undefined) events.batch(cs, e.type, e.reason, e.message, e.batchPod);
+      else events.event(e.on === 'workload' ? cs : e.on, e.type, e.reason, e.message);
     }
     const attempts = new Attempts(signal);
     const byKind = <K extends Intent['kind']>(kind: K): Of<K>[] =>

@@ -8,8 +8,8 @@ import { randomBytes } from 'node:crypto';
 import type { ScaleExpectations } from '../runtime/expectations.js';
 import { LABEL_INSTANCE_ID } from '../api/types.js';
 import { isAlreadyExists, isConflict, isNotFound, type KubeClient } from '../runtime/kube-client.js';
-import { claimsForPod, withClaimVolumes, type ClaimPlan } from './claims.js';
-import { newInstanceIds, newPod } from './pods.js';
+import { claimsForPod, withClaimVolumes, type ClaimPlan } from './pure/claims.js';
+import { newInstanceIds, newPod } from './pure/pods.js';
 import type { Pod, PodTemplate, WireCloneSet } from '../api/wire.js';
 
 /** A create or delete that failed, with the pod names it was about. */

@@ -9,7 +9,7 @@ import { ownedIndexValue } from '../api/owner.js';
 import type { ControllerRevision } from '../api/revision.js';
 import type { Informer } from '../runtime/informer.js';
 import { isAlreadyExists, isConflict, isNotFound, type KubeClient } from '../runtime/kube-client.js';
-import { controllerRef } from './pods.js';
+import { controllerRef } from './pure/pods.js';
 import { LRUCache } from 'lru-cache';
 import {
   findEqualRevision,
@@ -20,14 +20,14 @@ import {
   templateFingerprint,
   templateHash,
   type RevisionSummary,
-} from './revision.js';
+} from '../workload/pure/revision.js';
 import type { Pod, PodTemplate, WireCloneSet } from '../api/wire.js';
 import {
   ROUND_TEMPLATE_CHARS,
   roundTemplates,
   TEMPLATE_CACHE_CHARS,
   UNKNOWN_TEMPLATE_CHARS,
-} from './round-templates.js';
+} from '../workload/pure/round-templates.js';
 
 /** The revisions a round planned with: their templates held, and those of live pods it does not hold. */
 export interface RoundRevisions {

@@ -12,22 +12,22 @@ import type { Node, Pod, WireCloneSet } from '../api/wire.js';
 import { DEFAULT_PREPULL_TIMEOUT_MS } from '../inplace/prepull.js';
 import type { Manager } from '../runtime/manager.js';
 import type { Logger } from '../runtime/logger.js';
-import { NodeEvidenceIndex } from './node-evidence.js';
+import { NodeEvidenceIndex } from '../workload/node-evidence.js';
 import { CloneSetReconciler, NODE_INDEX } from './reconciler.js';
 import { trimRevision, OWNER_INDEX } from './revision-store.js';
 import type { ControllerRevision } from '../api/revision.js';
 import { InPlaceUpdater } from '../inplace/engine.js';
 import { cloneSetHandler, podEventWindowMs, podHandler } from './handlers.js';
-import { trimNodeForPrePull, wakeOnPrePullReport } from './prepull-nodes.js';
-import { podTrimmer, type SelectorOf } from './pod-cache.js';
-import { trimClaim, type Claim } from './claims.js';
-import { roundTemplateChars } from './round-templates.js';
+import { trimNodeForPrePull, wakeOnPrePullReport } from '../workload/prepull-nodes.js';
+import { podTrimmer, type SelectorOf } from './pure/pod-cache.js';
+import { trimClaim, type Claim } from './pure/claims.js';
+import { roundTemplateChars } from '../workload/pure/round-templates.js';
 import {
   trimAdmissionLimit,
   wakeRefusedOnLimitChange,
   writesRefused,
   type AdmissionLimit,
-} from './refusal-handlers.js';
+} from './pure/refusal-handlers.js';
 import { InPlaceMetrics } from '../inplace/metrics.js';
 import { ResizeMetrics } from '../resize/metrics.js';
 

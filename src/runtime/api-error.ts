@@ -1,9 +1,9 @@
 // What a failed request to the API server throws: the API server's Status body, the error of a
 // request refused or never answered (KubeApiError), and the client's refusal of a write it did not
 // send. Here, apart from the REST client (kube-client.ts), so a pure module can tell a refusal from
-// other failures (cloneset/failures.ts) without importing the client. Owns: those values. Pure.
+// other failures (workload/pure/failures.ts) without importing the client. Owns: those values. Pure.
 // Must not: send requests, or decide what a failure means (kube-client.ts's isNotFound and the
-// like, cloneset/failures.ts).
+// like, workload/pure/failures.ts).
 
 /** The API server's Status body, when it sent one. */
 export interface KubeStatus {

@@ -6,7 +6,7 @@
 // The verdict itself comes from status-view.ts. Must not: write to the cluster, or judge a
 // rollout itself.
 import { CLONESET_OWNER, controllerOf } from '../../api/owner.js';
-import { selectorString } from '../../cloneset/selector.js';
+import { selectorString } from '../../workload/pure/selector.js';
 import { KubeApiError } from '../../runtime/api-error.js';
 import { renderStatus, renderSummaryLine } from '../status-render.js';
 import { buildStatusView, type StatusView } from '../status-view.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { InPlaceUpdater } from '../../../src/inplace/engine.js';
 import { IN_PLACE_WRITES_AT_ONCE, PlanExecutor } from '../../../src/cloneset/executor.js';
-import type { Plan } from '../../../src/cloneset/intents.js';
+import type { Plan } from '../../../src/cloneset/pure/round-plan.js';
 import type { EventRecorder } from '../../../src/runtime/events.js';
 import type { ScaleExpectations } from '../../../src/runtime/expectations.js';
 import type { KubeClient } from '../../../src/runtime/kube-client.js';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import type { PulledImages } from '../../../src/api/prepull.js';
 import { ANNOTATION_PULLED_IMAGES } from '../../../src/api/prepull.js';
-import type { PrePullInput } from '../../../src/cloneset/plan-input.js';
-import { planReconcile } from '../../../src/cloneset/planner.js';
-import { trimNodeForPrePull, wakeOnPrePullReport } from '../../../src/cloneset/prepull-nodes.js';
+import type { PrePullInput } from '../../../src/cloneset/pure/plan-input.js';
+import { planReconcile } from '../../../src/cloneset/pure/planner.js';
+import { trimNodeForPrePull, wakeOnPrePullReport } from '../../../src/workload/prepull-nodes.js';
 import { cloneSet, intentsOf, NEW, NOW, OLD, pod, revisionTemplates } from '../../support/fixtures/planner-fixtures.js';
 import { buildPod, cloneSetOwner } from '../../support/fixtures/pods.js';
 

@@ -13,11 +13,11 @@ import {
   type VolumeClaimTemplate,
 } from '../../../src/api/types.js';
 import type { KubeObject, Pod, WireCloneSet } from '../../../src/api/wire.js';
-import { claimName, type Claim } from '../../../src/cloneset/claims.js';
-import { NodeEvidenceIndex } from '../../../src/cloneset/node-evidence.js';
+import { claimName, type Claim } from '../../../src/cloneset/pure/claims.js';
+import { NodeEvidenceIndex } from '../../../src/workload/node-evidence.js';
 import { CloneSetReconciler } from '../../../src/cloneset/reconciler.js';
 import type { ControllerRevision } from '../../../src/api/revision.js';
-import { templateDigest } from '../../../src/cloneset/revision.js';
+import { templateDigest } from '../../../src/workload/pure/revision.js';
 import type { InPlaceUpdater } from '../../../src/inplace/engine.js';
 import type { EventRecorder } from '../../../src/runtime/events.js';
 import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/runtime/expectations.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { trimRevision } from '../../../src/cloneset/revision-store.js';
 import type { ControllerRevision } from '../../../src/api/revision.js';
-import { findEqualRevision, templateDigest } from '../../../src/cloneset/revision.js';
+import { findEqualRevision, templateDigest } from '../../../src/workload/pure/revision.js';
 import type { PodTemplate } from '../../../src/api/wire.js';
 
 const template = (image: string, env: number): PodTemplate => ({

@@ -7,15 +7,15 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { LABEL_CONTROLLER_REVISION_HASH } from '../../../src/api/types.js';
 import type { Pod, PodTemplate, WireCloneSet } from '../../../src/api/wire.js';
-import type { PlanInput } from '../../../src/cloneset/plan-input.js';
-import { planReconcile } from '../../../src/cloneset/planner.js';
+import type { PlanInput } from '../../../src/cloneset/pure/plan-input.js';
+import { planReconcile } from '../../../src/cloneset/pure/planner.js';
 import { RevisionStore, trimRevision } from '../../../src/cloneset/revision-store.js';
 import type { ControllerRevision } from '../../../src/api/revision.js';
 import {
   REVISIONS_IN_USE_CAP,
   ROUND_TEMPLATE_CHARS,
   UNKNOWN_TEMPLATE_CHARS,
-} from '../../../src/cloneset/round-templates.js';
+} from '../../../src/workload/pure/round-templates.js';
 import type { Informer } from '../../../src/runtime/informer.js';
 import type { RequestOptions } from '../../../src/runtime/kube-client.js';
 import { clientAnswering, storedRevision } from '../../support/fixtures/revisions.js';

@@ -1,0 +1,456 @@
+// The CloneSet planner: from what the controller observed (the CloneSet, its pods, its revisions
+// and the time) to this round's intents, events and the status they lead to. It is the only place
+// that decides which pods leave service, and every such decision draws from the one disruption
+// budget (budget.ts): scale-down, ReCreate, the InPlaceIfPossible fallback, in-place restarts,
+// RestartContainer resizes and resize outcomes that recreate. A round either scales (creates or
+// deletes) or updates, as in Kruise, so expectations cover one kind of change at a time. It also
+// decides the round's claims (claims.ts) and so how many creates go out. Owns the round's order;
+// its input is plan-input.ts, each pod's update pod-update.ts, RolloutBlocked rollout-blocked.ts.
+// Pure: the clock and the resize backend come in as input. Must not: perform I/O, generate
+// names, or read anything but its input.
+import { EventReasons } from '../../api/reasons.js';
+import {
+  CloneSetConditionTypes as Conditions,
+  LABEL_CONTROLLER_REVISION_HASH,
+  LABEL_INSTANCE_ID,
+  LABEL_SPECIFIED_DELETE,
+  type LifecycleState,
+} from '../../api/types.js';
+import {
+  planNextContainerBatch,
+  readUpdateState,
+  RESTART_OVERDUE_MS,
+  restartRequestedAt,
+  settleInPlaceUpdate,
+  updateStateProblem,
+} from '../../inplace/plan.js';
+import type { Pod } from '../../api/wire.js';
+import { rfc3339Seconds } from '../../api/time.js';
+import { allocate, budgetFor, disruptionBudget, disruptionCost, surgeRoom } from '../../workload/pure/budget.js';
+import { planClaims, type ClaimPlan } from './claims.js';
+import {
+  deletionStep,
+  excludesPreparingDelete,
+  heldNotReady,
+  lifecycleStateOf,
+  lifecycleWrites,
+  marksPodNotReady,
+  notReadyWrite,
+  refreshedLifecycleState,
+  type MoveOptions,
+} from '../../workload/pure/lifecycle.js';
+import type { ConditionWrites, Intent, PlannedEvent } from '../../workload/pure/intents.js';
+import type { Plan } from './round-plan.js';
+import { countsAsAvailable, isSpecifiedDelete, NONE, type PodSummary } from '../../workload/pure/pod-state.js';
+import {
+  heldByReadinessGate,
+  needsReadinessGateCondition,
+  readinessGateCondition,
+} from '../../inplace/readiness-gate.js';
+import type { DefaultedWireCloneSet } from './pods.js';
+import { availableAt } from '../../workload/pure/pod-summary.js';
+import { backendOf, earliest, movesNoPod, nameOf, type PlanInput } from './plan-input.js';
+import { notInPlaceUpdatable, planPodUpdates, summarizePods, templatesWanted } from './pod-update.js';
+import {
+  followResizes,
+  markResizeRecreates,
+  rerouteToKubelet,
+  resizeBlockedCondition,
+  type ResizeFollowUp,
+} from '../../workload/pure/resizes.js';
+import { rolloutBlocked } from './rollout-blocked.js';
+import { revisionsInUseCondition } from '../../workload/pure/round-templates.js';
+import { planScale, type ScalePlan } from './scale.js';
+import { matchesSelector, selectorString } from '../../workload/pure/selector.js';
+import { computeStatus, progressDeadlineAt } from './status.js';
+import { readinessFacts, withReadiness } from './readiness-conditions.js';
+import { planUpdate, resolvePartition, resolveRolloutLimits, type RolloutInput, type UpdatePlan } from './update.js';
+import { updateOrderOf } from '../../workload/pure/update-order.js';
+
+/** One round being planned: what was observed, and the intents, events and conditions so far. */
+interface Round {
+  readonly input: PlanInput;
+  readonly cs: DefaultedWireCloneSet;
+  readonly replicas: number;
+  readonly maxUnavailable: number;
+  /** updateStrategy.maxSurge resolved (0 while paused): above 0, a resize recreate is surged (decision 79). */
+  readonly maxSurge: number;
+  /** The CloneSet's pods, released ones left out. */
+  readonly pods: readonly Pod[];
+  readonly summaries: readonly PodSummary[];
+  readonly summaryOf: (pod: Pod) => PodSummary;
+  readonly rollout: RolloutInput;
+  readonly update: UpdatePlan;
+  readonly resizes: ResizeFollowUp;
+  readonly budget: { total: number; used: number };
+  readonly intents: Intent[];
+  readonly events: PlannedEvent[];
+  readonly conditions: ConditionWrites;
+  wakeAt?: number;
+  /** Set when the round creates pods: the instance ids they must not take. */
+  instanceIdsInUse?: ReadonlySet<string>;
+  /** Pods whose lifecycle state moves this round (lifecycle.ts): nothing else writes them. */
+  readonly lifecycleMoves: Set<string>;
+  /** Deferred revisions of the pods the update picked (decision 81). */
+  templatesWanted?: string[];
+}
+
+/** Pods created in one round at most, as the ReplicaSet controller's burst (its 500). */
+export const CREATES_PER_ROUND = 500;
+
+export function planReconcile(input: PlanInput): Plan {
+  const round = observe(input);
+  const scale = planScale({
+    ...round.rollout,
+    lifecycleMarksNotReady: marksPodNotReady(input.cloneSet.spec.lifecycle),
+  });
+  round.conditions[Conditions.FailedScale] = null;
+  round.conditions[Conditions.RevisionsInUse] = revisionsInUseCondition(input.revisions.inUse);
+  if (scale.cancelDelete.length > 0) planCancelDeletes(round, scale);
+  else if (scale.create > 0) planCreates(round, scale);
+  else if (scale.delete.length > 0) planScaleDown(round, scale);
+  else {
+    for (const pod of round.pods) if (!pod.metadata?.deletionTimestamp) planLifecycleRefresh(round, pod);
+    planUpdates(round);
+  }
+  planUpkeep(round);
+  const claims = planRoundClaims(round);
+  const plan = finish(round);
+  if (round.templatesWanted?.length) plan.templatesWanted = round.templatesWanted;
+  return claims ? { ...plan, claims } : plan;
+}
+
+/**
+ * What happens to the CloneSet's claims this round (claims.ts): the claims of the pods it deletes
+ * go with them, and a replacement waiting for its predecessor's name (and claims) is created once
+ * that pod is gone: its create leaves the round. Undefined without templates or claims.
+ */
+function planRoundClaims(round: Round): ClaimPlan | undefined {
+  const claims = round.input.claims ?? [];
+  if (claims.length === 0 && (round.cs.spec.volumeClaimTemplates ?? []).length === 0) return undefined;
+  const deletedPods = round.intents.flatMap((i) => (i.kind === 'delete' ? [i.pod] : []));
+  const plan = planClaims({ cloneSet: round.cs, pods: round.input.pods, claims, deletedPods });
+  // The first creates go out; the last heldCreates wait for a later round.
+  let held = plan.heldCreates;
+  for (let i = round.intents.length - 1; i >= 0 && held > 0; i--) {
+    if (round.intents[i]?.kind !== 'create') continue;
+    round.intents.splice(i, 1);
+    held--;
+  }
+  return plan;
+}
+
+/** Releases pods that left the selector, reads every pod once, and sizes the budget. */
+function observe(input: PlanInput): Round {
+  const { cloneSet: cs, now } = input;
+  const strategy = cs.spec.updateStrategy;
+  const replicas = cs.spec.replicas ?? 1;
+  const podsToDelete = new Set(cs.spec.scaleStrategy?.podsToDelete);
+  const intents: Intent[] = [];
+  const events: PlannedEvent[] = [];
+  const pods: Pod[] = [];
+  for (const pod of input.pods) {
+    if (!pod.metadata?.deletionTimestamp && !matchesSelector(pod.metadata?.labels, cs.spec.selector)) {
+      intents.push({ kind: 'release', pod });
+      continue;
+    }
+    pods.push(pod);
+    const problem = updateStateProblem(pod);
+    if (problem)
+      events.push({
+        on: pod,
+        type: 'Warning',
+        reason: EventReasons.InvalidAnnotation,
+        message: `${problem}; read as absent`,
+      });
+  }
+  // OnDelete moves no running pod, like a pause; the pods that replace deleted ones are new.
+  const paused = movesNoPod(strategy);
+  const resizes = followResizes(
+    cs.status,
+    { type: cs.spec.updateStrategy.type, ...cs.spec.updateStrategy.resizeStrategy },
+    pods,
+    now,
+  );
+  events.push(...resizes.events);
+  const summaries = markResizeRecreates(summarizePods(input, pods, podsToDelete, paused), resizes.tracking);
+  const summaryByName = new Map(summaries.map((s) => [s.name, s]));
+  const rollout: RolloutInput = {
+    replicas,
+    partition: strategy.partition,
+    maxUnavailable: strategy.maxUnavailable,
+    maxSurge: strategy.maxSurge,
+    paused,
+    scaleMaxUnavailable: cs.spec.scaleStrategy?.maxUnavailable,
+    podsToDelete,
+    excludePreparingDelete: excludesPreparingDelete(cs),
+    currentRevision: input.revisions.currentRevision,
+    updateRevision: input.revisions.updateRevision,
+    pods: summaries,
+    updateOrder: updateOrderOf(strategy, pods),
+  };
+  const { maxUnavailable, maxSurge } = resolveRolloutLimits(rollout);
+  return {
+    input,
+    cs,
+    replicas,
+    maxUnavailable,
+    maxSurge,
+    pods,
+    summaries,
+    summaryOf: (pod) => summaryByName.get(nameOf(pod))!,
+    rollout,
+    update: planUpdate(rollout),
+    resizes,
+    budget: { total: disruptionBudget({ replicas, maxUnavailable, pods: summaries }), used: 0 },
+    intents,
+    events,
+    conditions: {},
+    lifecycleMoves: new Set(),
+    ...(resizes.tracking.nextCheckAt !== undefined ? { wakeAt: resizes.tracking.nextCheckAt } : {}),
+  };
+}
+
+function planCreates(round: Round, scale: ScalePlan): void {
+  const { currentRevision, updateRevision, templates } = round.input.revisions;
+  // Bounded like the ReplicaSet controller's burst: the next round, once the cache has seen
+  // these, creates the next share. One CloneSet's `replicas: 1000000` cannot hold the event loop.
+  const count = Math.min(scale.create, CREATES_PER_ROUND);
+  // Every pod the CloneSet has, terminating ones too: their names are still taken.
+  round.instanceIdsInUse = new Set(round.input.pods.flatMap((p) => p.metadata?.labels?.[LABEL_INSTANCE_ID] ?? []));
+  for (let i = 0; i < count; i++) {
+    const revision = i < scale.createAtCurrentRevision ? currentRevision : updateRevision;
+    round.intents.push({ kind: 'create', revision, template: templates.get(revision) ?? round.cs.spec.template });
+  }
+  if (scale.create < scale.missing) {
+    const message = `scaleStrategy.maxUnavailable holds back ${scale.missing - scale.create} of ${scale.missing} new pods`;
+    round.events.push({ on: 'workload', type: 'Normal', reason: EventReasons.ScaleUpLimited, message });
+  }
+}
+
+/** PreparingDelete pods replicas wants again go back to PreparingNormal (lifecycle.ts). */
+function planCancelDeletes(round: Round, scale: ScalePlan): void {
+  const back = new Set(scale.cancelDelete);
+  for (const pod of round.pods.filter((p) => back.has(nameOf(p)))) moveLifecycle(round, pod, 'PreparingNormal');
+}
+
+/** Plans a pod's lifecycle move, once per pod and round. */
+function moveLifecycle(round: Round, pod: Pod, state: LifecycleState, options: MoveOptions = {}): void {
+  if (round.lifecycleMoves.has(nameOf(pod))) return;
+  round.lifecycleMoves.add(nameOf(pod));
+  const at = rfc3339Seconds(round.input.now);
+  round.intents.push({ kind: 'lifecycle', pod, state, at, ...options, ...lifecycleWrites(pod, state, at, options) });
+}
+
+/**
+ * Scale-down victims were chosen within the budget by the arithmetic (deleteReadyLimit). A pod
+ * the preDelete hook holds moves to PreparingDelete instead, and is deleted once released.
+ */
+function planScaleDown(round: Round, scale: ScalePlan): void {
+  const victims = new Set(scale.delete);
+  const preDelete = round.cs.spec.lifecycle?.preDelete;
+  for (const pod of round.pods.filter((p) => victims.has(nameOf(p)))) {
+    const step = deletionStep(round.cs.spec.lifecycle, pod);
+    if (step !== 'delete') {
+      if (step === 'prepare')
+        moveLifecycle(round, pod, 'PreparingDelete', { markNotReady: !!preDelete?.markPodNotReady });
+      round.budget.used += disruptionCost(round.summaryOf(pod));
+      continue;
+    }
+    const specified = isSpecifiedDelete(round.summaryOf(pod), round.rollout.podsToDelete);
+    const labelled = pod.metadata?.labels?.[LABEL_SPECIFIED_DELETE] !== undefined;
+    const message = !specified
+      ? `replicas is ${round.replicas}`
+      : labelled
+        ? `labelled ${LABEL_SPECIFIED_DELETE}`
+        : 'named in scaleStrategy.podsToDelete';
+    round.intents.push({ kind: 'delete', pod, reason: specified ? 'PodsToDelete' : 'ScaleDown', message });
+    round.budget.used += disruptionCost(round.summaryOf(pod));
+  }
+}
+
+/**
+ * The update and the resize outcomes share what is left of the budget, update first: the
+ * arithmetic has already taken its part (limitCandidates).
+ */
+function planUpdates(round: Round): void {
+  const { update } = round;
+  round.budget.used += update.budgetUsed;
+  const podUpdates = planPodUpdates(round.input, round.pods, update, round.lifecycleMoves);
+  round.intents.push(...podUpdates.intents);
+  round.events.push(...podUpdates.events);
+  round.wakeAt = earliest(round.wakeAt, podUpdates.wakeAt);
+  const wanted = templatesWanted(round.input, round.pods, update);
+  round.templatesWanted = wanted.revisions;
+  round.wakeAt = earliest(round.wakeAt, wanted.wakeAt);
+  setTransition(
+    round,
+    Conditions.FailedUpdate,
+    EventReasons.NotInPlaceUpdatable,
+    notInPlaceUpdatable(podUpdates.blockedFields),
+  );
+  const blocked = rolloutBlocked(round);
+  setTransition(round, Conditions.RolloutBlocked, EventReasons.RolloutBlocked, blocked.condition);
+  round.wakeAt = earliest(round.wakeAt, blocked.wakeAt === Infinity ? undefined : blocked.wakeAt);
+  planResizeOutcomes(round);
+}
+
+/**
+ * Recreates what the resize strategy asks for while the budget lasts; the rest is ResizeBlocked.
+ * With surge, the replacement was created first (update.ts), and the recreate takes only the
+ * capacity it adds, less what this round took already, so capacity never drops (decision 79).
+ */
+function planResizeOutcomes(round: Round): void {
+  const { tracking } = round.resizes;
+  const leaving = new Set(round.intents.flatMap((i) => (i.kind === 'delete' ? [nameOf(i.pod)] : [])));
+  const wanted = tracking.recreate.filter((r) => !leaving.has(nameOf(r.pod)));
+  // What the update left, node shares included (nothing else this round took pods out of service).
+  const budgetInput = { replicas: round.replicas, maxUnavailable: round.maxUnavailable, pods: round.summaries };
+  const left = round.update.budgetLeft ?? budgetFor(budgetInput);
+  const surged = round.maxSurge > 0;
+  const cap = surged ? Math.max(0, surgeRoom(budgetInput) - round.budget.used) : Infinity;
+  const { admitted, held } = allocate(left, wanted, (r) => round.summaryOf(r.pod), cap);
+  for (const { pod, reason } of admitted) {
+    round.budget.used += disruptionCost(round.summaryOf(pod));
+    round.intents.push({
+      kind: 'delete',
+      pod,
+      reason: 'ResizeRecreate',
+      message: `recreated with its new resources: ${reason}`,
+    });
+    const message = `pod ${nameOf(pod)} is recreated with its new resources: ${reason}`;
+    round.events.push({ on: 'workload', type: 'Warning', reason: EventReasons.ResizeRecreate, message });
+  }
+  const unavailable = round.summaries
+    .filter((s) => !s.terminating && !countsAsAvailable(s))
+    .map((s) => s.name)
+    .sort();
+  const waitsFor = surged
+    ? `its replacement to be available (maxSurge ${round.maxSurge})`
+    : `maxUnavailable ${round.maxUnavailable} (out of service: ${unavailable.join(', ') || 'pods not yet created'})`;
+  round.conditions[Conditions.ResizeBlocked] = resizeBlockedCondition(tracking.blocked, held, waitsFor);
+}
+
+/** Every round: settle finished in-place updates, mark new pods' gates, reroute stale requests. */
+function planUpkeep(round: Round): void {
+  const selected = new Set(round.update.toUpdate);
+  const { lifecycle } = round.cs.spec;
+  // A pod this round already deletes, moves or updates gets no gate write (settle, next batch,
+  // gate ready) besides: the two could race (a hook's gate False against a settle's True). It
+  // waits for the next round, which that write's own watch event starts.
+  const written = new Set(round.intents.flatMap((i) => ('pod' in i ? [nameOf(i.pod)] : [])));
+  const deleted = new Set(round.intents.flatMap((i) => (i.kind === 'delete' ? [nameOf(i.pod)] : [])));
+  for (const pod of round.pods) {
+    if (!deleted.has(nameOf(pod))) {
+      const reroute = rerouteToKubelet(pod, backendOf(round.input, pod));
+      if (reroute && !pod.metadata?.deletionTimestamp) round.intents.push({ kind: 'reroute', pod, ...reroute });
+    }
+    if (written.has(nameOf(pod))) continue;
+    // A hook that marks the pod not ready holds the gate False every round, not only at the move.
+    const state = lifecycleStateOf(pod);
+    if (
+      heldNotReady(lifecycle, state) &&
+      !pod.metadata?.deletionTimestamp &&
+      readinessGateCondition(pod)?.status !== 'False'
+    ) {
+      const at = rfc3339Seconds(round.input.now);
+      round.intents.push({
+        kind: 'holdNotReady',
+        pod,
+        state: state as LifecycleState,
+        at,
+        notReady: notReadyWrite(state, at),
+      });
+      continue;
+    }
+    let settlement = settleInPlaceUpdate(pod, selected.has(nameOf(pod)));
+    // A hook that marks the pod not ready holds the gate False itself: nothing to withdraw.
+    if (settlement === 'undrain' && heldNotReady(lifecycle, state)) settlement = 'none';
+    if (settlement === 'complete' || settlement === 'undrain') round.intents.push({ kind: 'settle', pod, settlement });
+    // The next container batch of a pod still at the revision it is updated to (decision 0021).
+    const podTemplate = round.input.revisions.templates.get(
+      pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '',
+    );
+    const nextBatch =
+      settlement === 'pending' && !selected.has(nameOf(pod))
+        ? planNextContainerBatch(pod, podTemplate, round.input.now, backendOf(round.input, pod))
+        : undefined;
+    if (nextBatch) round.intents.push({ kind: 'patch', pod, step: nextBatch });
+    if (settlement === 'pending') {
+      // Look again when a restart still waiting would be overdue, to say so (RolloutBlocked).
+      const update = readUpdateState(pod);
+      const overdueAt = (update ? restartRequestedAt(update) : NaN) + RESTART_OVERDUE_MS;
+      if (overdueAt > round.input.now) round.wakeAt = earliest(round.wakeAt, overdueAt);
+    }
+    if (!pod.metadata?.deletionTimestamp && needsReadinessGateCondition(pod))
+      round.intents.push({ kind: 'markGateReady', pod });
+  }
+}
+
+/**
+ * The move a pod makes without being deleted or updated (PreparingNormal → Normal and the like);
+ * as in Kruise, only in a round that does not scale.
+ */
+function planLifecycleRefresh(round: Round, pod: Pod): void {
+  const { lifecycle } = round.cs.spec;
+  const revision = pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '';
+  const next = refreshedLifecycleState(lifecycle, pod, {
+    updateRevision: round.input.revisions.updateRevision,
+    revision,
+    scheduled: !!pod.spec?.nodeName,
+    inPlaceUpdateDone: readUpdateState(pod)?.revision === revision && !heldByReadinessGate(pod),
+  });
+  if (next !== undefined) moveLifecycle(round, pod, next);
+}
+
+/** The status the round leads to, and when to look again. */
+function finish(round: Round): Plan {
+  const { cs, input, replicas } = round;
+  const { now } = input;
+  const strategy = cs.spec.updateStrategy;
+  const counted = computeStatus({
+    generation: cs.metadata?.generation ?? 0,
+    replicas,
+    pods: round.summaries,
+    currentRevision: input.revisions.currentRevision,
+    updateRevision: input.revisions.updateRevision,
+    collisionCount: cs.status?.collisionCount ?? 0,
+    expectedUpdatedReplicas: replicas - resolvePartition(strategy.partition, replicas),
+    labelSelector: selectorString(cs.spec.selector),
+    previous: cs.status,
+    progressDeadlineSeconds: cs.spec.progressDeadlineSeconds,
+    paused: !!strategy.paused,
+    onDelete: strategy.type === 'OnDelete',
+    resize: round.resizes.tracking.status,
+    conditions: round.conditions,
+    now,
+  });
+  // Reconciling and Stalled (kstatus) read the status Kruise's conditions lead to; the reconciler
+  // decides them again once the round's failures are folded in.
+  const status = withReadiness(counted, readinessFacts(cs.spec), now);
+  let wakeAt = earliest(round.wakeAt, progressDeadlineAt(status, cs.spec.progressDeadlineSeconds));
+  for (const pod of round.pods) {
+    const at = availableAt(pod, cs.spec.minReadySeconds ?? 0);
+    if (at !== undefined && at > now) wakeAt = earliest(wakeAt, at);
+  }
+  const plan: Plan = {
+    intents: round.intents,
+    events: round.events,
+    status,
+    budget: round.budget,
+    resizeDurations: round.resizes.durations,
+    instanceIdsInUse: round.instanceIdsInUse ?? NONE,
+  };
+  if (wakeAt !== undefined) plan.wakeAt = wakeAt;
+  return plan;
+}
+
+/** Sets a condition and, when it newly appears or its message changes, plans its event. */
+function setTransition(round: Round, type: string, reason: string, wanted: ConditionWrites[string]): void {
+  round.conditions[type] = wanted;
+  if (!wanted) return;
+  const old = round.cs.status?.conditions?.find((c) => c.type === type);
+  if (old?.status !== wanted.status || old.message !== wanted.message) {
+    round.events.push({ on: 'workload', type: 'Warning', reason, message: wanted.message });
+  }
+}
