@@ -34,7 +34,8 @@ build: deps
 typecheck: deps
 	npx tsc --noEmit -p tsconfig.json
 
-# ESLint (type-checked rules), Prettier, and the layering of docs/architecture.md §2 Folders and layering (dependency-cruiser).
+# ESLint (type-checked rules), Prettier, the layering of docs/architecture.md §2 Folders and layering (dependency-cruiser),
+# and ShellCheck over the shell scripts (hack/shellcheck.sh).
 # ESLint reads eslint-suppressions.json, the function-shape ratchet
 # (docs/decisions/0025-guard-rails-ratchet-and-transitive-purity.md): it fails when a file exceeds
 # the limits by more than its count there, and when a count is no longer used (make lint-prune).
@@ -42,6 +43,7 @@ lint: deps
 	npx eslint src test bench
 	npx prettier --check "src/**/*.ts" "test/**/*.ts" "bench/**/*.ts"
 	npx depcruise src --config .dependency-cruiser.cjs
+	bash hack/shellcheck.sh
 
 # Lowers the ratchet's counts to what the code now exceeds, after a function got simpler.
 lint-prune: deps

@@ -19,7 +19,7 @@
 # the test bed if it had to start it (stopped again on exit). Must not: stop a cluster someone else
 # started. On a shared machine run it under the cluster lock: flock /tmp/tailor-cluster.lock make bench
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 out=.tailor/bench-dist
 cluster_dir=.tailor/cluster
 t_start=$SECONDS
@@ -45,9 +45,10 @@ needs() { # bench file -> none | full | kwok
 cluster_running() { [ -f "$cluster_dir/mode" ] && bash hack/cluster.sh status 2>/dev/null | grep '^kube-apiserver .*running' >/dev/null; }
 started_cluster=0
 kwok_up=0
+# shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
-  [ $kwok_up = 1 ] && bash hack/kwok/kwok.sh down
-  [ $started_cluster = 1 ] && bash hack/cluster.sh down >/dev/null && echo "bench: stopped the test bed it started"
+  if [ "$kwok_up" = 1 ]; then bash hack/kwok/kwok.sh down; fi
+  if [ "$started_cluster" = 1 ] && bash hack/cluster.sh down >/dev/null; then echo "bench: stopped the test bed it started"; fi
 }
 trap cleanup EXIT
 
@@ -89,6 +90,7 @@ build_kruise() {
 oldest_release() { (. hack/versions.sh && echo "${KUBE_VERSIONS##* }"); }
 
 run() { # bench file
+  # shellcheck disable=SC2031 # versions.sh sets KUBE_VERSION only in the subshells above
   local ts=$1 js="$out/${1%.ts}.js" t0=$SECONDS release=${KUBE_VERSION:-}
   [ "$(name_of "$ts")" = resize-backends ] && release=$(oldest_release)
   echo "=== $ts${release:+ (Kubernetes $release)}"
@@ -100,7 +102,7 @@ run() { # bench file
 rc=0
 for need in none full kwok; do
   for ts in "${all[@]}"; do
-    [ "$(needs "$ts")" = "$need" ] && wanted "$ts" || continue
+    { [ "$(needs "$ts")" = "$need" ] && wanted "$ts"; } || continue
     # Before the cluster is needed: a first build is long and must not hold the test bed idle.
     case $(name_of "$ts") in peer | fleet) build_kruise ;; esac
     case $need in

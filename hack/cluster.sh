@@ -19,12 +19,18 @@
 # 198.18.0.0/15, blackholed on the host; no masquerade, no default route in nodes or pods).
 set -Eeuo pipefail
 # set -e would otherwise stop the script without a word: say which command failed.
+# shellcheck disable=SC2154 # rc is set inside the trap
 trap 'rc=$?; echo "cluster: error: line $LINENO: \"$BASH_COMMAND\" exited $rc; see $LOGS/" >&2' ERR
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 . "$here/versions.sh" || exit 1
-for part in common control-plane network node registry storage; do . "$here/bed/$part.sh"; done
+. "$here/bed/common.sh"
+. "$here/bed/control-plane.sh"
+. "$here/bed/network.sh"
+. "$here/bed/node.sh"
+. "$here/bed/registry.sh"
+. "$here/bed/storage.sh"
 
 NODES=${NODES:-3}
 case $NODES in [1-9]) ;; *) die "NODES=$NODES: the bed runs 1 to 9 nodes" ;; esac
@@ -37,7 +43,7 @@ known_nodes() { local d; for d in "$CLUSTER_DIR"/nodes/*/; do if [ -d "$d" ]; th
 # $CLUSTER_DIR/version holds the kubelets' release, control-plane-version the control plane's (a bed
 # without that file, from before decision 62, ran the control plane of its own release).
 ensure_release() {
-  local recorded= recorded_cp=
+  local recorded='' recorded_cp=''
   [ -f "$CLUSTER_DIR/version" ] && recorded=$(cat "$CLUSTER_DIR/version")
   recorded_cp=$recorded
   [ -f "$CLUSTER_DIR/control-plane-version" ] && recorded_cp=$(cat "$CLUSTER_DIR/control-plane-version")
@@ -104,6 +110,7 @@ cmd_up() {
     remove_extra_nodes
     for node in $(wanted_nodes); do up_node "$node"; done
     push_registry_images tailor-node
+    # shellcheck disable=SC2046 # one word a node
     up_storage $(wanted_nodes)
   fi
   echo "$mode" >"$CLUSTER_DIR/mode"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash # sourced, never run
 # Sourced by the hack/build-*.sh scripts that build a pinned Go module from its own source.
 # Defines functions only; must not build or start anything.
 
@@ -16,7 +17,9 @@ module_source() { # module, version (with v), dest
   echo "downloading $mod@$version"
   json=$(go mod download -json "$mod@$version")
   dir=$(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
-  [ -n "$dir" ] && [ -f "$dir/go.mod" ] || { echo "error: go mod download gave no source for $mod@$version:" >&2; printf '%s\n' "$json" >&2; exit 1; }
+  if [ -z "$dir" ] || [ ! -f "$dir/go.mod" ]; then
+    echo "error: go mod download gave no source for $mod@$version:" >&2; printf '%s\n' "$json" >&2; exit 1
+  fi
   rm -rf "$dest"
   # The module cache is read-only; the build needs a writable copy (go may touch go.sum).
   cp -r "$dir" "$dest"

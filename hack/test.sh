@@ -28,10 +28,11 @@
 # whose steps prove the node agent's own resize path, a per-node matter (decision 61).
 # Ends with the plain line "N passed, N failed[, N skipped]" and exits non-zero when anything failed.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 results=.tailor/test-results
 mkdir -p "$results"
 chosen=${KUBE_VERSION:-}
+# shellcheck disable=SC2016 # expanded by the inner shell
 default=$(env -u KUBE_VERSION bash -c '. hack/versions.sh && echo "$KUBE_VERSION"') || exit 1
 . hack/versions.sh || exit 1 # KUBE_VERSIONS; refuses an unlisted KUBE_VERSION
 gate_off_runs() { [ "$(echo "$1" | cut -d. -f2)" -lt 35 ]; } # as test/support/cluster/kube-version.js

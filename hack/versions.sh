@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034,SC2317 # sourced: its variables are read by the scripts that source it, and it returns when sourced, exits when run
 # The one place the test bed's pinned versions live. Sourced by hack/*.sh; read by
 # test/support/cluster/kube-version.js for Jest and the tests (keep the KUBE_ lines in this shape).
 #

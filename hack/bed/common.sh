@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034 # sourced: its variables are read by the scripts that source it
 # The test bed's shared vocabulary, sourced by hack/cluster.sh before the other hack/bed/ files:
 # its addresses and directories, logging, and the bookkeeping of the processes it starts (one pid
 # file and one log per process under $CLUSTER_DIR). Defines functions and variables only.
@@ -107,6 +108,7 @@ ensure_packages() { # mode
 }
 
 ensure_binaries() { # mode
+  # shellcheck disable=SC2154 # here (hack/) is set by hack/cluster.sh, which sources this file
   if [ "$1" = full ]; then
     KUBE_VERSION=$KUBE_CONTROL_PLANE_VERSION bash "$here/build-k8s.sh" etcd kube-apiserver kube-controller-manager kube-scheduler kubectl
     bash "$here/build-k8s.sh" kubelet

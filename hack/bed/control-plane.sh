@@ -1,3 +1,4 @@
+# shellcheck shell=bash # sourced, never run
 # The test bed's control plane: its certificates and kubeconfigs, etcd, kube-apiserver,
 # kube-controller-manager and kube-scheduler, each a process on the host listening on the host's
 # loopback (the API server on $APISERVER_IP, which every node reaches). Sourced by hack/cluster.sh.
@@ -96,7 +97,7 @@ etcd_healthy() { curl -sf "http://127.0.0.1:$ETCD_PORT/health"; }
 
 up_etcd() {
   if running etcd && etcd_healthy >/dev/null; then return 0; fi
-  port_free_or_ours $ETCD_PORT etcd
+  port_free_or_ours "$ETCD_PORT" etcd
   start etcd "$BIN/etcd" --name tailor --data-dir "$CLUSTER_DIR/etcd" \
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
@@ -126,7 +127,7 @@ up_apiserver() {
   # A running server that is not ready yet (etcd just came back) gets time; starting a second one
   # would only fail to bind and leave its pid in the pid file.
   if running kube-apiserver; then wait_for "running kube-apiserver ready" 60 apiserver_ready; return 0; fi
-  port_free_or_ours $APISERVER_PORT kube-apiserver
+  port_free_or_ours "$APISERVER_PORT" kube-apiserver
   write_audit_policy
   start kube-apiserver "$BIN/kube-apiserver" \
     --advertise-address "$APISERVER_IP" --bind-address "$APISERVER_IP" --secure-port "$APISERVER_PORT" \

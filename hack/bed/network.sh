@@ -1,3 +1,4 @@
+# shellcheck shell=bash # sourced, never run
 # The test bed's network: the API server's address on the host's loopback, and per node a network
 # namespace (named as the node) joined to the host by a veth on the bridge tailor-nodes, with the
 # node's address 198.18.1.<i>, and a route on the host to the node's pod CIDR through it, so pods

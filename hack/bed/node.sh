@@ -1,3 +1,4 @@
+# shellcheck shell=bash # sourced, never run
 # A node of the test bed: its own containerd (2.x, hack/build-containerd.sh) and kubelet, both in
 # the node's network namespace (hack/bed/network.sh) and in a mount namespace of the node's own,
 # where /run/tailor/containerd and /run/tailor/kubelet/pki are the node's (so a DaemonSet's
@@ -32,7 +33,7 @@ ensure_cgroup_hierarchies() {
   for c in hugetlb net_cls perf_event; do
     grep -q "^$c\s" /proc/cgroups || continue
     mountpoint -q "/sys/fs/cgroup/$c" && continue
-    mkdir -p "/sys/fs/cgroup/$c" && mount -t cgroup -o "$c" cgroup "/sys/fs/cgroup/$c" || log "could not mount cgroup $c (continuing)"
+    if ! { mkdir -p "/sys/fs/cgroup/$c" && mount -t cgroup -o "$c" cgroup "/sys/fs/cgroup/$c"; }; then log "could not mount cgroup $c (continuing)"; fi
   done
 }
 
@@ -79,6 +80,7 @@ write_containerd_config() { # node
   dir=$(node_dir "$node"); run=$(node_run "$node")
   mkdir -p "$dir/containerd" "$dir/cni/net.d" "$run/containerd"
   # The one containerd configuration, shared with the cri tier (hack/containerd.toml).
+  # shellcheck disable=SC2154 # here (hack/) is set by hack/cluster.sh, which sources this file
   sed -e "s|@ROOT@|$dir/containerd/root|" -e "s|@STATE@|$run/containerd/state|" \
     -e "s|@SOCKET@|$(node_socket "$node")|g" -e "s|@RUNC_ROOT@|$run/runc|" \
     -e "s|@CNI_CONF_DIR@|$dir/cni/net.d|" -e "s|@REGISTRY_HOSTS@|$dir/containerd/certs.d|" \

@@ -1,3 +1,4 @@
+# shellcheck shell=bash # sourced, never run
 # The test bed's image registry: Debian's docker-registry with htpasswd auth on $REGISTRY (the API
 # server's address, which every node reaches), serving images no node holds until a pod pulls them
 # (the pre-pull e2e). Its content is cached with the images. Sourced by hack/cluster.sh.

@@ -1,3 +1,4 @@
+# shellcheck shell=bash # sourced, never run
 # The test bed's storage, as clusters have it: a default StorageClass "local-path" whose claims
 # bind per node when their pod is scheduled (WaitForFirstConsumer) and get a directory on that
 # node, made and removed by local-path-provisioner (hack/build-storage.sh; what kind ships) through

@@ -48,7 +48,7 @@ stop() { # name
   pid=$(pid_of "$name") || { rm -f "$PIDS/$name.pid"; return 0; }
   kill -TERM "$pid" 2>/dev/null || true
   for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-  kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+  if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
   rm -f "$PIDS/$name.pid"
   log "stopped $name"
 }
