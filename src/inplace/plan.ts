@@ -73,30 +73,48 @@ export function planInPlaceUpdate(pod: Pod, t: UpdateTarget): InPlaceStep {
   const diff = diffTemplates(t.podTemplate, t.targetTemplate);
   const restarts =
     Object.keys(diff.images).length > 0 || Object.keys(diff.restarts).length > 0 || resizeRestarts(pod, diff);
+  return (
+    notInPlace(pod, diff, t, restarts) ??
+    (restarts ? drainFirst(pod, diff, t) : undefined) ??
+    patchStep(pod, diff, t, restarts)
+  );
+}
+
+/** Recreate or blocked, when the strategy or a field the update changes rules out in place. */
+function notInPlace(pod: Pod, diff: TemplateDiff, t: UpdateTarget, restarts: boolean): InPlaceStep | undefined {
   const blocking = [...diff.recreateOnly, ...resizeBlockers(pod, diff, t, restarts)];
   if (t.strategy === 'ReCreate') return { kind: 'recreate', reason: 'updateStrategy.type is ReCreate' };
-  if (blocking.length > 0) {
-    return t.strategy === 'InPlaceOnly'
-      ? { kind: 'blocked', fields: blocking }
-      : { kind: 'recreate', reason: `cannot change in place: ${blocking.join(', ')}` };
+  if (blocking.length === 0) return undefined;
+  return t.strategy === 'InPlaceOnly'
+    ? { kind: 'blocked', fields: blocking }
+    : { kind: 'recreate', reason: `cannot change in place: ${blocking.join(', ')}` };
+}
+
+/**
+ * Before an update that restarts containers: drain (once the images are pre-pulled, where the node
+ * pre-pulls), then wait until the pod is out of endpoints and the grace period has passed.
+ * Undefined once the pod may be patched.
+ */
+function drainFirst(pod: Pod, diff: TemplateDiff, t: UpdateTarget): InPlaceStep | undefined {
+  const gate = readinessGateCondition(pod);
+  if (gate?.status !== 'False') {
+    const images = Object.values(diff.images);
+    const verdict = t.prePull && images.length > 0 ? prePullVerdict(images, t.prePull, t.now) : undefined;
+    if (verdict?.wait === true) return { kind: 'wait', untilMs: verdict.untilMs };
+    const notPrePulled = verdict?.notPrePulled.length ? { notPrePulled: verdict.notPrePulled } : {};
+    const what = [
+      ...new Set([...Object.keys(diff.images), ...Object.keys(diff.restarts), ...Object.keys(diff.resources)]),
+    ].join(', ');
+    return { kind: 'drain', message: `in-place update to revision ${t.targetRevision}: ${what}`, ...notPrePulled };
   }
-  if (restarts) {
-    const gate = readinessGateCondition(pod);
-    if (gate?.status !== 'False') {
-      const images = Object.values(diff.images);
-      const verdict = t.prePull && images.length > 0 ? prePullVerdict(images, t.prePull, t.now) : undefined;
-      if (verdict?.wait === true) return { kind: 'wait', untilMs: verdict.untilMs };
-      const notPrePulled = verdict?.notPrePulled.length ? { notPrePulled: verdict.notPrePulled } : {};
-      const what = [
-        ...new Set([...Object.keys(diff.images), ...Object.keys(diff.restarts), ...Object.keys(diff.resources)]),
-      ].join(', ');
-      return { kind: 'drain', message: `in-place update to revision ${t.targetRevision}: ${what}`, ...notPrePulled };
-    }
-    if (podCondition(pod, 'Ready')?.status === 'True') return { kind: 'wait' };
-    const drainedAt = Date.parse(gate.lastTransitionTime ?? '') || t.now;
-    const readyAt = drainedAt + t.gracePeriodSeconds * 1000;
-    if (t.now < readyAt) return { kind: 'wait', untilMs: readyAt };
-  }
+  if (podCondition(pod, 'Ready')?.status === 'True') return { kind: 'wait' };
+  const drainedAt = Date.parse(gate.lastTransitionTime ?? '') || t.now;
+  const readyAt = drainedAt + t.gracePeriodSeconds * 1000;
+  return t.now < readyAt ? { kind: 'wait', untilMs: readyAt } : undefined;
+}
+
+/** The patch of the first container batch: its images, restarts and resize, every label and annotation, the state record. */
+function patchStep(pod: Pod, diff: TemplateDiff, t: UpdateTarget, restarts: boolean): InPlaceStep {
   const annotations = { ...pod.metadata?.annotations, ...t.targetTemplate.metadata?.annotations };
   const work = containerWork(pod, diff, t);
   // Priorities order what restarts; an update that restarts nothing keeps the pod in service and
@@ -146,19 +164,23 @@ function resizeBlockers(pod: Pod, diff: TemplateDiff, t: UpdateTarget, restarts:
   const paths = [...names.map(path), ...(diff.podResources ? ['spec.resources'] : [])];
   if (paths.length === 0) return [];
   if (!t.resize.supported) return paths.map((p) => `${p} (${t.resize.reason ?? 'cannot resize in place'})`);
-  const blocked: string[] = [];
   if (t.resize.via === 'agent') {
     const notForAgent = [
       ...names.filter((n) => sidecars.has(n)).map(path),
       ...(diff.podResources ? ['spec.resources'] : []),
     ];
-    blocked.push(...notForAgent.map((p) => `${p} (the node agent resizes containers only)`));
+    if (notForAgent.length > 0) return notForAgent.map((p) => `${p} (the node agent resizes containers only)`);
   } else if (diff.podResources && podLevelStatus(pod) === undefined) {
-    blocked.push(
+    return [
       "spec.resources (this node's kubelet does not resize pod-level resources in place; Kubernetes >= 1.36 does)",
-    );
+    ];
   }
-  if (blocked.length > 0) return blocked;
+  return qosBlockers(pod, diff, t, restarts);
+}
+
+/** A resize that changes the pod's QoS class, at the end or between container batches: pods/resize refuses it. */
+function qosBlockers(pod: Pod, diff: TemplateDiff, t: UpdateTarget, restarts: boolean): string[] {
+  const names = Object.keys(diff.resources);
   const resizedSoFar = (done: ReadonlySet<string>, podLevel: Resources | undefined): { resources?: Resources }[] => {
     const resize = (c: Container): Container =>
       done.has(c.name) && diff.resources[c.name] ? { ...c, resources: diff.resources[c.name] } : c;

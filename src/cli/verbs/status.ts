@@ -140,65 +140,102 @@ function finalVerdict(view: StatusView, watching: boolean, blockedForMs: number)
 
 /** Follows one CloneSet's rollout; returns the exit code. */
 export async function followStatus(name: string, ns: string, opts: StatusOptions, deps: StatusDeps): Promise<number> {
-  const now = deps.now ?? Date.now;
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const client = deps.client;
-  const tty = deps.stdout.isTTY === true && process.env['TERM'] !== 'dumb';
-  const out: Output = tty ? new TerminalOutput(deps.stdout) : new LineOutput(deps.stdout);
-  const started = now();
-  const deadline = opts.timeout > 0 ? started + opts.timeout : Infinity;
-  const subject = `clone "${name}"`;
-  let view: StatusView | undefined;
-  let blockedSince: number | undefined;
+  return new StatusFollower(name, ns, opts, deps).run();
+}
 
-  const fail = (message: string): number => {
-    out.finish(view, true);
-    deps.stderr.write(`error: ${oneLine(message)}\n`);
-    return ExitCodes.error;
-  };
+/** One `kubectl tailor status` run: read, show, and stop once the rollout settles or time is up. */
+class StatusFollower {
+  private readonly now: () => number;
+  private readonly out: Output;
+  private readonly started: number;
+  private readonly deadline: number;
+  private readonly subject: string;
+  private view: StatusView | undefined;
+  private blockedSince: number | undefined;
 
-  for (;;) {
+  constructor(
+    private readonly name: string,
+    private readonly ns: string,
+    private readonly opts: StatusOptions,
+    private readonly deps: StatusDeps,
+  ) {
+    this.now = deps.now ?? Date.now;
+    const tty = deps.stdout.isTTY === true && process.env['TERM'] !== 'dumb';
+    this.out = tty ? new TerminalOutput(deps.stdout) : new LineOutput(deps.stdout);
+    this.started = this.now();
+    this.deadline = opts.timeout > 0 ? this.started + opts.timeout : Infinity;
+    this.subject = `clone "${name}"`;
+  }
+
+  async run(): Promise<number> {
+    const sleep = this.deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    for (;;) {
+      const failed = await this.read();
+      if (failed !== undefined) return failed;
+      const t = this.now();
+      const done = this.view ? this.show(this.view, t) : undefined;
+      const ended = done ?? this.stopWaiting(t);
+      if (ended !== undefined) return ended;
+      await sleep(Math.max(0, Math.min(this.opts.interval, this.deadline - t)));
+    }
+  }
+
+  /** Reads the CloneSet and its pods into the view; an exit code when reading cannot go on. */
+  private async read(): Promise<number | undefined> {
+    const { client } = this.deps;
     try {
       // A stalled connection must not outlive the timeout: give each read a deadline of its own.
-      const budget = Math.max(1000, Math.min(READ_TIMEOUT_MS, deadline - now()));
-      const snapshot = await withDeadline(readSnapshot(client, ns, name), budget);
-      view = buildStatusView(snapshot.cs, snapshot.pods, now());
+      const budget = Math.max(1000, Math.min(READ_TIMEOUT_MS, this.deadline - this.now()));
+      const snapshot = await withDeadline(readSnapshot(client, this.ns, this.name), budget);
+      this.view = buildStatusView(snapshot.cs, snapshot.pods, this.now());
     } catch (err) {
       if (err instanceof KubeApiError && err.statusCode === 404) {
-        return fail(
-          view ? `CloneSet "${name}" in namespace "${ns}" was deleted` : await explainNotFound(client, ns, name, err),
+        return this.fail(
+          this.view
+            ? `CloneSet "${this.name}" in namespace "${this.ns}" was deleted`
+            : await explainNotFound(client, this.ns, this.name, err),
         );
       }
-      if (isFatal(err) || (!view && !opts.watch)) return fail(describeError(err));
-      out.retrying(oneLine(describeError(err)));
+      if (isFatal(err) || (!this.view && !this.opts.watch)) return this.fail(describeError(err));
+      this.out.retrying(oneLine(describeError(err)));
     }
-    const t = now();
-    if (view) {
-      const waited = formatDuration(Math.max(1000, Math.floor((t - started) / 1000) * 1000));
-      const limit = opts.timeout > 0 ? `, timeout ${formatDuration(opts.timeout)}` : '';
-      out.show(view, opts.watch ? `(watching for ${waited}${limit}; Ctrl-C stops)` : '');
-      blockedSince = view.verdict === 'blocked' ? (blockedSince ?? t) : undefined;
-      const done = finalVerdict(view, opts.watch, blockedSince === undefined ? 0 : t - blockedSince);
-      if (done !== undefined) {
-        out.finish(view, done === ExitCodes.complete);
-        if (done === ExitCodes.complete) deps.stdout.write(`${subject} ${view.message}\n`);
-        else deps.stderr.write(`error: ${subject} rollout is blocked: ${oneLine(view.message)}\n`);
-        return done;
-      }
-    }
-    if (!opts.watch) {
-      out.finish(view, false);
-      deps.stderr.write(`${subject} rollout is not finished: ${view?.message ?? 'no status'}\n`);
+    return undefined;
+  }
+
+  /** Shows the view; the exit code once its verdict is final. */
+  private show(view: StatusView, t: number): number | undefined {
+    const waited = formatDuration(Math.max(1000, Math.floor((t - this.started) / 1000) * 1000));
+    const limit = this.opts.timeout > 0 ? `, timeout ${formatDuration(this.opts.timeout)}` : '';
+    this.out.show(view, this.opts.watch ? `(watching for ${waited}${limit}; Ctrl-C stops)` : '');
+    this.blockedSince = view.verdict === 'blocked' ? (this.blockedSince ?? t) : undefined;
+    const done = finalVerdict(view, this.opts.watch, this.blockedSince === undefined ? 0 : t - this.blockedSince);
+    if (done === undefined) return undefined;
+    this.out.finish(view, done === ExitCodes.complete);
+    if (done === ExitCodes.complete) this.deps.stdout.write(`${this.subject} ${view.message}\n`);
+    else this.deps.stderr.write(`error: ${this.subject} rollout is blocked: ${oneLine(view.message)}\n`);
+    return done;
+  }
+
+  /** The exit code when the rollout has not settled and there is no more waiting: not watching, or time is up. */
+  private stopWaiting(t: number): number | undefined {
+    if (!this.opts.watch) {
+      this.out.finish(this.view, false);
+      this.deps.stderr.write(`${this.subject} rollout is not finished: ${this.view?.message ?? 'no status'}\n`);
       return ExitCodes.timeout;
     }
-    if (t >= deadline) {
-      out.finish(view, false);
-      deps.stderr.write(
-        `error: timed out after ${formatDuration(opts.timeout)} waiting for ${subject}: ${oneLine(view?.message ?? 'no status read')}\n`,
-      );
-      return ExitCodes.timeout;
-    }
-    await sleep(Math.max(0, Math.min(opts.interval, deadline - t)));
+    if (t < this.deadline) return undefined;
+    this.out.finish(this.view, false);
+    const said = oneLine(this.view?.message ?? 'no status read');
+    this.deps.stderr.write(
+      `error: timed out after ${formatDuration(this.opts.timeout)} waiting for ${this.subject}: ${said}\n`,
+    );
+    return ExitCodes.timeout;
+  }
+
+  private fail(message: string): number {
+    this.out.finish(this.view, true);
+    this.deps.stderr.write(`error: ${oneLine(message)}\n`);
+    return ExitCodes.error;
   }
 }
 

@@ -50,14 +50,9 @@ export function planPodUpdates(
   update: UpdatePlan,
   lifecycleMoves: ReadonlySet<string>,
 ): PodUpdates {
-  const { cloneSet: cs, now } = input;
-  const strategy = cs.spec.updateStrategy;
   const out: PodUpdates = { intents: [], events: [], blockedFields: [] };
   const selected = new Set(update.toUpdate);
-  const onTarget = pods.filter((p) => podRevision(p) === update.targetRevision).length;
-  let nonDisruptive = movesNoPod(strategy)
-    ? 0
-    : Math.min(NON_DISRUPTIVE_MOVES_PER_ROUND, update.expectedUpdatedReplicas - onTarget - update.toUpdate.length);
+  let nonDisruptive = nonDisruptiveMoves(input, pods, update);
   for (const pod of pods) {
     // A pod whose lifecycle state moves this round is written once: its update waits a round.
     if (
@@ -69,22 +64,12 @@ export function planPodUpdates(
     const picked = selected.has(nameOf(pod));
     if (!picked && nonDisruptive <= 0) continue;
     if (picked && !pod.spec?.nodeName) {
-      out.intents.push({
-        kind: 'delete',
-        pod,
-        reason: 'ReplaceUnscheduled',
-        message: `never scheduled; replaced by a pod of revision ${update.targetRevision}`,
-      });
+      out.intents.push(replaceUnscheduled(pod, update.targetRevision));
       continue;
     }
     const step = stepFor(input, pod, update.targetRevision);
     if (!picked) {
-      if (
-        step.kind !== 'patch' ||
-        Object.keys(step.diff.images).length > 0 ||
-        Object.keys(step.diff.restarts).length > 0
-      )
-        continue;
+      if (!restartsNothing(step)) continue;
       nonDisruptive--;
     }
     const held = heldByLifecycle(input, pod, step, picked);
@@ -92,44 +77,71 @@ export function planPodUpdates(
       if (held !== 'wait') out.intents.push(held);
       continue;
     }
-    switch (step.kind) {
-      case 'recreate': {
-        const fallback = strategy.type !== 'ReCreate';
-        if (fallback)
-          out.events.push({
-            on: 'workload',
-            type: 'Normal',
-            reason: EventReasons.RecreateFallback,
-            message: `recreated: ${step.reason}`,
-            batchPod: nameOf(pod),
-          });
-        out.intents.push({
-          kind: 'delete',
-          pod,
-          reason: fallback ? 'RecreateFallback' : 'RecreateUpdate',
-          message: step.reason,
-        });
-        break;
-      }
-      case 'blocked':
-        out.blockedFields.push(...step.fields);
-        break;
-      case 'drain':
-        out.intents.push({ kind: 'drain', pod, message: step.message });
-        for (const missed of step.notPrePulled ?? [])
-          out.events.push({ on: pod, type: 'Warning', reason: missed.reason, message: missed.message });
-        break;
-      case 'wait':
-        out.wakeAt = earliest(out.wakeAt, step.untilMs ?? now + 500);
-        break;
-      case 'patch':
-        out.intents.push({ kind: 'patch', pod, step: withUpdatingState(input, step, picked) });
-        break;
-      case 'none':
-        break;
-    }
+    followStep(out, input, { pod, step, picked });
   }
   return out;
+}
+
+/** How many pods outside the pick may take a change that restarts nothing this round (within the partition). */
+function nonDisruptiveMoves(input: PlanInput, pods: readonly Pod[], update: UpdatePlan): number {
+  if (movesNoPod(input.cloneSet.spec.updateStrategy)) return 0;
+  const onTarget = pods.filter((p) => podRevision(p) === update.targetRevision).length;
+  return Math.min(NON_DISRUPTIVE_MOVES_PER_ROUND, update.expectedUpdatedReplicas - onTarget - update.toUpdate.length);
+}
+
+const replaceUnscheduled = (pod: Pod, targetRevision: string): Intent => ({
+  kind: 'delete',
+  pod,
+  reason: 'ReplaceUnscheduled',
+  message: `never scheduled; replaced by a pod of revision ${targetRevision}`,
+});
+
+/** A patch that changes no image and restarts no container: a pod outside the pick may take it. */
+const restartsNothing = (step: InPlaceStep): boolean =>
+  step.kind === 'patch' && Object.keys(step.diff.images).length === 0 && Object.keys(step.diff.restarts).length === 0;
+
+/** What a pod's next step adds to the round: its intent, its events, the fields that block it, when to look again. */
+function followStep(
+  out: PodUpdates,
+  input: PlanInput,
+  { pod, step, picked }: { pod: Pod; step: InPlaceStep; picked: boolean },
+): void {
+  switch (step.kind) {
+    case 'recreate': {
+      const fallback = input.cloneSet.spec.updateStrategy.type !== 'ReCreate';
+      if (fallback)
+        out.events.push({
+          on: 'workload',
+          type: 'Normal',
+          reason: EventReasons.RecreateFallback,
+          message: `recreated: ${step.reason}`,
+          batchPod: nameOf(pod),
+        });
+      out.intents.push({
+        kind: 'delete',
+        pod,
+        reason: fallback ? 'RecreateFallback' : 'RecreateUpdate',
+        message: step.reason,
+      });
+      break;
+    }
+    case 'blocked':
+      out.blockedFields.push(...step.fields);
+      break;
+    case 'drain':
+      out.intents.push({ kind: 'drain', pod, message: step.message });
+      for (const missed of step.notPrePulled ?? [])
+        out.events.push({ on: pod, type: 'Warning', reason: missed.reason, message: missed.message });
+      break;
+    case 'wait':
+      out.wakeAt = earliest(out.wakeAt, step.untilMs ?? input.now + 500);
+      break;
+    case 'patch':
+      out.intents.push({ kind: 'patch', pod, step: withUpdatingState(input, step, picked) });
+      break;
+    case 'none':
+      break;
+  }
 }
 
 /**

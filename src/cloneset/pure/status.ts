@@ -100,8 +100,13 @@ function progressing(conditions: CloneSetCondition[], status: CloneSetStatus, in
   const deadline = input.progressDeadlineSeconds;
   if (deadline === undefined || deadline === NO_PROGRESS_DEADLINE)
     return conditions.filter((c) => c.type !== 'Progressing');
-  const set = (wanted: ConditionWrite): CloneSetCondition[] =>
-    setCondition(conditions, 'Progressing', wanted, input.now);
+  const settled = settledProgress(status, input);
+  if (settled) return setCondition(conditions, 'Progressing', settled, input.now);
+  return updatingProgress(conditions, status, input, deadline);
+}
+
+/** Progressing when the rollout is not moving by itself: available, paused, partition available, or OnDelete's updated. */
+function settledProgress(status: CloneSetStatus, input: StatusInput): ConditionWrite | undefined {
   const replicas = input.replicas;
   const updatedAvailable = status.updatedAvailableReplicas ?? 0;
   const expected = status.expectedUpdatedReplicas ?? replicas;
@@ -110,13 +115,23 @@ function progressing(conditions: CloneSetCondition[], status: CloneSetStatus, in
     status.replicas === replicas &&
     status.updatedReplicas === replicas &&
     updatedAvailable === replicas
-  ) {
-    return set(ProgressingReasons.Available);
-  }
-  if (input.paused) return set(ProgressingReasons.Paused);
-  if (expected < replicas && expected <= updatedAvailable) return set(ProgressingReasons.PartitionAvailable);
+  )
+    return ProgressingReasons.Available;
+  if (input.paused) return ProgressingReasons.Paused;
+  if (expected < replicas && expected <= updatedAvailable) return ProgressingReasons.PartitionAvailable;
+  if (input.onDelete) return ProgressingReasons.Updated;
+  return undefined;
+}
 
-  if (input.onDelete) return set(ProgressingReasons.Updated);
+/** Progressing while pods are updating: the deadline counts from the last progress, and a new revision starts it anew. */
+function updatingProgress(
+  conditions: CloneSetCondition[],
+  status: CloneSetStatus,
+  input: StatusInput,
+  deadline: number,
+): CloneSetCondition[] {
+  const set = (wanted: ConditionWrite): CloneSetCondition[] =>
+    setCondition(conditions, 'Progressing', wanted, input.now);
   const prev = input.previous;
   const old = conditions.find((c) => c.type === 'Progressing');
   const newRevision = prev?.updateRevision !== status.updateRevision;
@@ -135,8 +150,7 @@ function progressing(conditions: CloneSetCondition[], status: CloneSetStatus, in
     return set(exceeded);
   if (old?.reason === ProgressingReasons.Updated.reason && old.status === 'True' && !moved) {
     const lastProgress = Date.parse(old.lastUpdateTime ?? old.lastTransitionTime ?? '');
-    if (input.now - lastProgress > deadline * 1000) return set(exceeded);
-    return conditions;
+    return input.now - lastProgress > deadline * 1000 ? set(exceeded) : conditions;
   }
   // Progress (or a start): lastUpdateTime is the last-progress clock the deadline counts from.
   const started = set(ProgressingReasons.Updated);
