@@ -109,7 +109,7 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
   const controller = manager.controller({
     name: 'agent',
     concurrency: 1,
-    reconcile: (key) => reconciler.reconcile(key),
+    reconcile: (key, context) => reconciler.reconcile(key, context.reconcileId),
   });
   const queue = controller.queue;
 

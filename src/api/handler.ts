@@ -1,5 +1,5 @@
-// The two shapes an event handler is written against: the cache changes it is called with and the
-// work queue it adds keys to. Here, not in src/runtime/, so a pure handler (one that only maps a
+// The shapes an event handler and a reconcile are written against: the cache changes a handler is
+// called with, the work queue it adds keys to, and what a reconcile asks for next. Here, not in src/runtime/, so a pure handler (one that only maps a
 // change to keys, like cloneset/pure/refusal-handlers.ts) names them without importing the machinery
 // that runs it. Types only. Must not: hold an implementation.
 
@@ -17,3 +17,10 @@ export interface InformerHandler<T> {
 export interface KeyQueue {
   add(key: string): void;
 }
+
+/**
+ * What reconcile asks for next. `requeueAfterMs > 0`: run again after that delay (backoff reset).
+ * `requeue: true`: run again after the key's rate-limited backoff (controller-runtime's Requeue).
+ * Nothing: done until the key is added again.
+ */
+export type ReconcileResult = { requeueAfterMs?: number; requeue?: boolean } | void;

@@ -89,8 +89,9 @@ export class CloneSetReconciler {
   }
 
   /** `signal` aborts when leadership is lost or shutdown runs out of time: no intent starts after it. */
-  async reconcile(key: string, signal?: AbortSignal): Promise<ReconcileResult> {
-    const first = await this.observe(key);
+  async reconcile(key: string, signal?: AbortSignal, reconcileId?: string): Promise<ReconcileResult> {
+    const log = this.deps.logger.child({ cloneset: key, ...(reconcileId ? { reconcileId } : {}) });
+    const first = await this.observe(key, log);
     if ('done' in first) return first.done;
     const { observed, plan } = await this.planRound(first);
     const failures = await this.executor.execute(observed.stored, key, plan, signal);
@@ -122,12 +123,12 @@ export class CloneSetReconciler {
    * Step 1: the CloneSet, once the caches have seen our own writes, its pods, revisions and
    * claims, and what its nodes pre-pull: the planner's input. `done` when the round ends here.
    */
-  private async observe(key: string): Promise<Observed | { done: ReconcileResult }> {
+  private async observe(key: string, log: Logger): Promise<Observed | { done: ReconcileResult }> {
     const stored = this.deps.cloneSets.get(key);
     if (!stored) return { done: this.forget(key) };
     if (stored.metadata?.deletionTimestamp) return { done: undefined };
     const cs = defaulted(stored);
-    const waitFor = this.cacheLag(key, cs);
+    const waitFor = this.cacheLag(key, cs, log);
     if (waitFor !== undefined) return { done: waitFor };
     const pods = this.deps.pods.byIndex(OWNER_INDEX, ownedBy(cs));
     const revisions = await this.store.sync(cs, pods).catch((err: unknown) => this.failRevision(stored, cs, err));
@@ -142,7 +143,7 @@ export class CloneSetReconciler {
       claims: this.deps.claims?.byIndex(OWNER_INDEX, ownedBy(cs)) ?? [],
       ...this.prePullInput(cs, pods),
     };
-    return { key, stored, cs, pods, input };
+    return { key, stored, cs, pods, input, log };
   }
 
   /** A deleted CloneSet leaves nothing behind: its expectations, status timers and metric series. */
@@ -157,10 +158,10 @@ export class CloneSetReconciler {
   }
 
   /** Step 2 (planner.ts, pure). A spec that cannot be planned is an InvalidSpec condition and event, then a failure. */
-  private async plan({ key, stored, cs, input }: Observed): Promise<Plan> {
+  private async plan({ stored, cs, input, log }: Observed): Promise<Plan> {
     try {
       const plan = planReconcile(input);
-      this.deps.logger.debug({ cloneset: key, intents: plan.intents.map((i) => i.kind), budget: plan.budget }, 'plan');
+      log.debug({ intents: plan.intents.map((i) => i.kind), budget: plan.budget }, 'plan');
       return plan;
     } catch (err) {
       if (!(err instanceof IntOrPercentError)) throw err;
@@ -197,11 +198,11 @@ export class CloneSetReconciler {
   }
 
   /** When to look again if the caches have not yet seen our own creates, deletes or writes. */
-  private cacheLag(key: string, cs: DefaultedWireCloneSet): ReconcileResult | undefined {
+  private cacheLag(key: string, cs: DefaultedWireCloneSet, log: Logger): ReconcileResult | undefined {
     const { scaleExpectations, podExpectations } = this.deps;
     if (!scaleExpectations.satisfied(key)) {
       const pending = scaleExpectations.pending(key);
-      this.deps.logger.debug({ cloneset: key, pending }, 'waiting for the cache to observe our creates/deletes');
+      log.debug({ pending }, 'waiting for the cache to observe our creates/deletes');
       return { requeueAfterMs: Math.max(100, Math.min(pending?.expiresInMs ?? 1000, 5000)) };
     }
     const uid = cs.metadata?.uid ?? '';
@@ -342,6 +343,8 @@ interface Observed {
   /** Every pod the CloneSet owns (the owner index). */
   readonly pods: Pod[];
   readonly input: PlanInput;
+  /** This round's logger: the CloneSet's key and the reconcile's ID in every line. */
+  readonly log: Logger;
 }
 
 /** The owner index value of what this CloneSet owns (pods, revisions, claims). */

@@ -132,7 +132,7 @@ export function setupCloneSetController(manager: Manager, options: CloneSetContr
   const controller = manager.controller({
     name: 'cloneset',
     concurrency: options.workers,
-    reconcile: (key, context) => reconciler.reconcile(key, context.signal),
+    reconcile: (key, context) => reconciler.reconcile(key, context.signal, context.reconcileId),
   });
   const queue = controller.queue;
 

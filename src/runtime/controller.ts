@@ -3,16 +3,13 @@
 // results with controller-runtime's labels, and stops within a grace period.
 // It must not decide what a key means, read the API, or keep its own queue of keys.
 
+import { randomUUID } from 'node:crypto';
 import PQueue from 'p-queue';
 import type { RateLimiter } from './backoff.js';
 import { WorkQueue, type WorkQueueMetrics } from './workqueue.js';
 
-/**
- * What reconcile asks for next. `requeueAfterMs > 0`: run again after that delay (backoff reset).
- * `requeue: true`: run again after the key's rate-limited backoff (controller-runtime's Requeue).
- * Nothing: done until the key is added again.
- */
-export type ReconcileResult = { requeueAfterMs?: number; requeue?: boolean } | void;
+import type { ReconcileResult } from '../api/handler.js';
+export type { ReconcileResult };
 
 export interface ReconcileContext {
   /**
@@ -20,6 +17,8 @@ export interface ReconcileContext {
    * by cancel() (the lease was lost). Pass it to every API call (KubeClient's `{ signal }`).
    */
   signal: AbortSignal;
+  /** Names this one reconcile in every log line about it (controller-runtime's reconcileID). */
+  reconcileId: string;
 }
 
 export type Reconciler = (key: string, context: ReconcileContext) => Promise<ReconcileResult>;
@@ -249,13 +248,14 @@ export class Controller {
   async #process(key: string): Promise<void> {
     this.#metrics?.setActiveWorkers(this.#inFlight.size);
     const startedAt = this.#now();
+    const reconcileId = randomUUID();
     try {
       let result: ReconcileResult;
       try {
-        result = await this.#reconcile(key, { signal: this.#abortInFlight.signal });
+        result = await this.#reconcile(key, { signal: this.#abortInFlight.signal, reconcileId });
       } catch (thrown: unknown) {
         this.#metrics?.observeReconcileTime((this.#now() - startedAt) / 1000);
-        this.#handleFailure(key, thrown);
+        this.#handleFailure(key, thrown, reconcileId);
         return;
       }
       this.#metrics?.observeReconcileTime((this.#now() - startedAt) / 1000);
@@ -285,7 +285,7 @@ export class Controller {
     this.#metrics?.incReconcileTotal('success');
   }
 
-  #handleFailure(key: string, thrown: unknown): void {
+  #handleFailure(key: string, thrown: unknown, reconcileId: string): void {
     const error = asError(thrown, `controller ${this.name}: reconcile of ${key} threw a non-Error value`);
     const terminal = isTerminalError(error);
     const slow = findInCauses(error, SlowRetryError);
@@ -302,6 +302,7 @@ export class Controller {
       {
         controller: this.name,
         key,
+        reconcileId,
         err: error,
         terminal,
         ...(terminal ? {} : { requeues: this.queue.numRequeues(key) }),

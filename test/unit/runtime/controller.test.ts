@@ -119,6 +119,23 @@ describe('Controller', () => {
     expect(harness.logs.filter((line) => line.level === PINO_ERROR && line.key === 'ns/web')).toHaveLength(3);
   });
 
+  test('every reconcile gets a reconcile ID of its own, and the error line of a failed one names it', async () => {
+    const ids: string[] = [];
+    const harness = startController(async (_key, context): Promise<ReconcileResult> => {
+      ids.push(context.reconcileId);
+      if (ids.length === 1) throw new Error('conflict');
+    });
+    running = harness.controller;
+
+    harness.controller.queue.add('ns/web');
+    await jest.advanceTimersByTimeAsync(100);
+
+    expect(ids).toHaveLength(2);
+    expect(new Set(ids).size).toBe(2);
+    const errors = harness.logs.filter((line) => line.level === PINO_ERROR) as (LogLine & { reconcileId?: string })[];
+    expect(errors.map((line) => line.reconcileId)).toEqual([ids[0]]);
+  });
+
   test('requeue: true runs the key again after its rate-limited backoff', async () => {
     const runsAt: number[] = [];
     const harness = startController(async (): Promise<ReconcileResult> => {
