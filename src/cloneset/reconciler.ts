@@ -252,7 +252,7 @@ export class CloneSetReconciler {
     // A refusal folded in may stall the CloneSet (or say what a moving rollout retries).
     const status = withReadiness(
       withConditions(plan.status, written, now),
-      readinessFacts(cs.spec, cs.metadata?.generation),
+      readinessFacts(cs.spec, cs.metadata?.generation, plan.limits),
       now,
     );
     if (sameStatus(cs.status, status)) {

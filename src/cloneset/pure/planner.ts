@@ -65,7 +65,14 @@ import { planScale, type ScalePlan } from './scale.js';
 import { matchesSelector, selectorString } from '../../workload/pure/selector.js';
 import { computeStatus, progressDeadlineAt } from './status.js';
 import { readinessFacts, withReadiness } from './readiness-conditions.js';
-import { planUpdate, resolvePartition, resolveRolloutLimits, type RolloutInput, type UpdatePlan } from './update.js';
+import {
+  planUpdate,
+  resolveRolloutLimits,
+  type RolloutInput,
+  type RolloutLimits,
+  type RolloutSpec,
+  type UpdatePlan,
+} from './update.js';
 import { updateOrderOf } from '../../workload/pure/update-order.js';
 
 /** One round being planned: what was observed, and the intents, events and conditions so far. */
@@ -73,6 +80,8 @@ interface Round {
   readonly input: PlanInput;
   readonly cs: DefaultedWireCloneSet;
   readonly replicas: number;
+  /** The spec's limits, resolved once for the whole round. */
+  readonly limits: RolloutLimits;
   readonly maxUnavailable: number;
   /** updateStrategy.maxSurge resolved (0 while paused): above 0, a resize recreate is surged (decision 79). */
   readonly maxSurge: number;
@@ -141,30 +150,35 @@ function planRoundClaims(round: Round): ClaimPlan | undefined {
   return plan;
 }
 
-/** Releases pods that left the selector, reads every pod once, and sizes the budget. */
-function observe(input: PlanInput): Round {
-  const { cloneSet: cs, now } = input;
-  const strategy = cs.spec.updateStrategy;
-  const replicas = cs.spec.replicas ?? 1;
-  const podsToDelete = new Set(cs.spec.scaleStrategy?.podsToDelete);
-  const intents: Intent[] = [];
-  const events: PlannedEvent[] = [];
-  const pods: Pod[] = [];
+/** The pods the selector still matches; the others are released. An unreadable update state is said once per pod. */
+function selectedPods(input: PlanInput): { pods: Pod[]; intents: Intent[]; events: PlannedEvent[] } {
+  const { selector } = input.cloneSet.spec;
+  const out = { pods: [] as Pod[], intents: [] as Intent[], events: [] as PlannedEvent[] };
   for (const pod of input.pods) {
-    if (!pod.metadata?.deletionTimestamp && !matchesSelector(pod.metadata?.labels, cs.spec.selector)) {
-      intents.push({ kind: 'release', pod });
+    if (!pod.metadata?.deletionTimestamp && !matchesSelector(pod.metadata?.labels, selector)) {
+      out.intents.push({ kind: 'release', pod });
       continue;
     }
-    pods.push(pod);
+    out.pods.push(pod);
     const problem = updateStateProblem(pod);
     if (problem)
-      events.push({
+      out.events.push({
         on: pod,
         type: 'Warning',
         reason: EventReasons.InvalidAnnotation,
         message: `${problem}; read as absent`,
       });
   }
+  return out;
+}
+
+/** Releases pods that left the selector, reads every pod once, and sizes the budget. */
+function observe(input: PlanInput): Round {
+  const { cloneSet: cs, now } = input;
+  const strategy = cs.spec.updateStrategy;
+  const replicas = cs.spec.replicas ?? 1;
+  const podsToDelete = new Set(cs.spec.scaleStrategy?.podsToDelete);
+  const { pods, intents, events } = selectedPods(input);
   // OnDelete moves no running pod, like a pause; the pods that replace deleted ones are new.
   const paused = movesNoPod(strategy);
   const resizes = followResizes(
@@ -174,15 +188,22 @@ function observe(input: PlanInput): Round {
     now,
   );
   events.push(...resizes.events);
-  const summaries = markResizeRecreates(summarizePods(input, pods, podsToDelete, paused), resizes.tracking);
-  const summaryByName = new Map(summaries.map((s) => [s.name, s]));
-  const rollout: RolloutInput = {
+  const spec: RolloutSpec = {
     replicas,
     partition: strategy.partition,
     maxUnavailable: strategy.maxUnavailable,
     maxSurge: strategy.maxSurge,
     paused,
     scaleMaxUnavailable: cs.spec.scaleStrategy?.maxUnavailable,
+  };
+  // The one place a round resolves its limits: every part of the plan reads these.
+  const limits = resolveRolloutLimits(spec);
+  const { maxUnavailable, maxSurge } = limits;
+  const summaries = markResizeRecreates(summarizePods(input, pods, podsToDelete, maxSurge > 0), resizes.tracking);
+  const summaryByName = new Map(summaries.map((s) => [s.name, s]));
+  const rollout: RolloutInput = {
+    ...spec,
+    limits,
     podsToDelete,
     excludePreparingDelete: excludesPreparingDelete(cs),
     currentRevision: input.revisions.currentRevision,
@@ -190,11 +211,11 @@ function observe(input: PlanInput): Round {
     pods: summaries,
     updateOrder: updateOrderOf(strategy, pods),
   };
-  const { maxUnavailable, maxSurge } = resolveRolloutLimits(rollout);
   return {
     input,
     cs,
     replicas,
+    limits,
     maxUnavailable,
     maxSurge,
     pods,
@@ -429,7 +450,7 @@ function finish(round: Round): Plan {
     currentRevision: input.revisions.currentRevision,
     updateRevision: input.revisions.updateRevision,
     collisionCount: cs.status?.collisionCount ?? 0,
-    expectedUpdatedReplicas: replicas - resolvePartition(strategy.partition, replicas),
+    expectedUpdatedReplicas: replicas - round.limits.partition,
     labelSelector: selectorString(cs.spec.selector),
     previous: cs.status,
     progressDeadlineSeconds: cs.spec.progressDeadlineSeconds,
@@ -441,7 +462,7 @@ function finish(round: Round): Plan {
   });
   // Reconciling and Stalled (kstatus) read the status Kruise's conditions lead to; the reconciler
   // decides them again once the round's failures are folded in.
-  const status = withReadiness(counted, readinessFacts(cs.spec), now);
+  const status = withReadiness(counted, readinessFacts(cs.spec, undefined, round.limits), now);
   let wakeAt = earliest(round.wakeAt, progressDeadlineAt(status, cs.spec.progressDeadlineSeconds));
   for (const pod of round.pods) {
     const at = availableAt(pod, cs.spec.minReadySeconds ?? 0);
@@ -452,6 +473,7 @@ function finish(round: Round): Plan {
     events: round.events,
     status,
     budget: round.budget,
+    limits: round.limits,
     resizeDurations: round.resizes.durations,
     instanceIdsInUse: round.instanceIdsInUse ?? NONE,
   };

@@ -17,7 +17,7 @@ import { deletionStep, inPlaceUpdateGate, lifecycleWrites, type MoveOptions } fr
 import { backendOf, earliest, movesNoPod, nameOf, prePullFor, type PlanInput } from './plan-input.js';
 import type { PodSummary } from '../../workload/pure/pod-state.js';
 import { summarizePod } from '../../workload/pure/pod-summary.js';
-import { resolveRolloutLimits, type UpdatePlan } from './update.js';
+import type { UpdatePlan } from './update.js';
 
 /**
  * Pods moved in one round by changes that restart nothing (NotRequired resizes, labels), which
@@ -214,7 +214,7 @@ export function summarizePods(
   input: PlanInput,
   pods: readonly Pod[],
   podsToDelete: ReadonlySet<string>,
-  paused: boolean,
+  surgeInUse: boolean,
 ): readonly PodSummary[] {
   const { spec } = input.cloneSet;
   const options = {
@@ -224,8 +224,6 @@ export function summarizePods(
     lifecycle: spec.lifecycle,
   };
   const observed = pods.map((p) => summarizePod(p, options));
-  const replicas = spec.replicas ?? 1;
-  const surgeInUse = resolveRolloutLimits({ replicas, maxSurge: spec.updateStrategy.maxSurge, paused }).maxSurge > 0;
   return surgeInUse ? withInPlaceMoves(input, pods, observed) : observed;
 }
 

@@ -16,7 +16,7 @@ import type { DefaultedCloneSetSpec } from '../../api/defaults.js';
 import type { ConditionWrite } from '../../workload/pure/intents.js';
 import { setCondition } from './status.js';
 import { recreateEverAdmitted } from '../../workload/pure/budget.js';
-import { resolveRolloutLimits } from './update.js';
+import { resolveRolloutLimits, type RolloutLimits } from './update.js';
 import { IntOrPercentError } from '../../api/intorpercent.js';
 
 /** What the spec says about the rollout beyond the status: the desired count and what is held on purpose. */
@@ -40,9 +40,10 @@ export interface ReadinessFacts {
 
 type Spec = Pick<DefaultedCloneSetSpec, 'replicas' | 'updateStrategy'>;
 
-export function readinessFacts(spec: Spec, generation?: number): ReadinessFacts {
+/** `limits`: the round's, when the planner resolved them; else resolved here from the spec. */
+export function readinessFacts(spec: Spec, generation?: number, limits?: RolloutLimits): ReadinessFacts {
   const strategy = spec.updateStrategy;
-  const neverAdmitted = whyRecreateNeverAdmitted(spec);
+  const neverAdmitted = whyRecreateNeverAdmitted(spec, limits);
   return {
     replicas: spec.replicas,
     paused: strategy.paused,
@@ -53,29 +54,34 @@ export function readinessFacts(spec: Spec, generation?: number): ReadinessFacts 
   };
 }
 
-/**
- * What in the spec keeps the budget from ever admitting a recreate, in the limits the planner
- * resolves (a pause or OnDelete uses no surge, as in the planner); undefined when it can.
- */
-function whyRecreateNeverAdmitted(spec: Spec): string | undefined {
+/** The spec's limits as the planner resolves them (a pause or OnDelete uses no surge); undefined for a value the CRD did not bound. */
+function specLimits(spec: Spec): RolloutLimits | undefined {
   const { replicas, updateStrategy: u } = spec;
   const held = u.paused || u.type === 'OnDelete';
-  let limits: ReturnType<typeof resolveRolloutLimits>;
   try {
-    limits = resolveRolloutLimits({ replicas, maxUnavailable: u.maxUnavailable, maxSurge: u.maxSurge, paused: held });
+    return resolveRolloutLimits({ replicas, maxUnavailable: u.maxUnavailable, maxSurge: u.maxSurge, paused: held });
   } catch (err) {
     // A value the CRD did not bound when the object was stored: the round's InvalidSpec says so.
     if (err instanceof IntOrPercentError) return undefined;
     throw err;
   }
-  if (recreateEverAdmitted(limits)) return undefined;
+}
+
+/**
+ * What in the spec keeps the budget from ever admitting a recreate, in the limits the planner
+ * resolves (a pause or OnDelete uses no surge, as in the planner); undefined when it can.
+ */
+function whyRecreateNeverAdmitted(spec: Spec, roundLimits: RolloutLimits | undefined): string | undefined {
+  const { updateStrategy: u } = spec;
+  const limits = roundLimits ?? specLimits(spec);
+  if (limits === undefined || recreateEverAdmitted(limits)) return undefined;
   const lower = 'or lower the resources the template asks for';
   const [surge, fix] = u.paused
     ? ['updateStrategy.paused uses no surge', `unpause it, raise updateStrategy.maxUnavailable ${lower}`]
     : u.type === 'OnDelete'
       ? ['updateStrategy.type OnDelete uses no surge', `raise updateStrategy.maxUnavailable ${lower}`]
       : ['maxSurge is 0', `raise updateStrategy.maxUnavailable or maxSurge, ${lower}`];
-  return `maxUnavailable ${u.maxUnavailable} resolves to 0 of ${replicas} pods and ${surge}; ${fix}`;
+  return `maxUnavailable ${u.maxUnavailable} resolves to 0 of ${spec.replicas} pods and ${surge}; ${fix}`;
 }
 
 /**

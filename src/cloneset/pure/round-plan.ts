@@ -4,6 +4,7 @@
 // Must not: import anything that performs I/O.
 import type { CloneSetStatus } from '../../api/types.js';
 import type { ClaimPlan } from './claims.js';
+import type { RolloutLimits } from './update.js';
 import type { Intent, PlannedEvent } from '../../workload/pure/intents.js';
 
 export interface Plan {
@@ -15,6 +16,8 @@ export interface Plan {
   wakeAt?: number;
   /** The disruption budget at the start of the round and what the intents take from it. */
   budget: { total: number; used: number };
+  /** The spec's limits as this round resolved them (the reconciler's Reconciling and Stalled read the same). */
+  limits: RolloutLimits;
   /** Seconds each resize that finished this round took, for the duration histogram. */
   resizeDurations: number[];
   /** Instance ids of every pod the CloneSet has (terminating ones too): a new pod takes none of them. */

@@ -15,7 +15,7 @@ import {
   type PodSummary,
 } from '../../workload/pure/pod-state.js';
 import { nodeShares, take } from '../../workload/pure/budget.js';
-import { calculateDiffs, countsAsUpdatedWhenScaling, resolveRolloutLimits, type RolloutInput } from './update.js';
+import { calculateDiffs, countsAsUpdatedWhenScaling, limitsOf, type RolloutInput } from './update.js';
 
 /** What scaling needs beyond the rollout arithmetic's input. */
 export interface ScaleInput extends RolloutInput {
@@ -131,7 +131,7 @@ export function planScale(input: ScaleInput): ScalePlan {
   const released = preDeleting.filter(deletionActs);
   if (released.length > 0) return deleting(released.map((p) => p.name));
 
-  const { maxUnavailable } = resolveRolloutLimits(input);
+  const { maxUnavailable } = limitsOf(input);
   const shares = nodeShares({ replicas: input.replicas, maxUnavailable, pods });
   if (specified.length > 0) {
     const toDelete = withinReadyBudget(rankForDeletion(specified), diffs.deleteReadyLimit, shares);

@@ -46,6 +46,11 @@ export interface RolloutSpec {
 }
 
 export interface RolloutInput extends RolloutSpec {
+  /**
+   * The spec's limits, resolved once per round by the planner (resolveRolloutLimits) so that every
+   * part of the round reads the same numbers; resolved here from the spec when absent.
+   */
+  readonly limits?: RolloutLimits;
   readonly currentRevision: string;
   readonly updateRevision: string;
   /** All pods the CloneSet owns; terminating and finished ones are ignored. */
@@ -93,6 +98,9 @@ export function resolveRolloutLimits(spec: RolloutSpec): RolloutLimits {
     scaleMaxUnavailable: resolveIntOrPercent(spec.scaleMaxUnavailable ?? UNLIMITED, replicas, true),
   };
 }
+
+/** The round's limits: those the planner resolved, else the spec's. */
+export const limitsOf = (input: RolloutInput): RolloutLimits => input.limits ?? resolveRolloutLimits(input);
 
 /** How far the pods are from the spec. All counts are ≥ 0 except `update` and `updateMaxUnavailable`. */
 export interface RolloutDiffs {
@@ -272,7 +280,7 @@ function surgeToUse(f: SurgeFacts): SurgeUse {
 export function calculateDiffs(input: RolloutInput, purpose: 'scale' | 'update' = 'update'): RolloutDiffs {
   const { replicas, updateRevision, currentRevision } = input;
   const podsToDelete = input.podsToDelete ?? NONE;
-  const { partition, maxSurge, maxUnavailable, scaleMaxUnavailable } = resolveRolloutLimits(input);
+  const { partition, maxSurge, maxUnavailable, scaleMaxUnavailable } = limitsOf(input);
 
   const pods = activePods(input.pods);
   const isUpdated =
@@ -418,7 +426,7 @@ function limitCandidates(
  * (update-order.ts).
  */
 export function planUpdate(input: RolloutInput): UpdatePlan {
-  const expectedUpdatedReplicas = input.replicas - resolvePartition(input.partition, input.replicas);
+  const expectedUpdatedReplicas = input.replicas - limitsOf(input).partition;
   const idle: UpdatePlan = {
     toUpdate: [],
     targetRevision: input.updateRevision,
@@ -434,7 +442,7 @@ export function planUpdate(input: RolloutInput): UpdatePlan {
   const targetRevision = forward ? input.updateRevision : input.currentRevision;
   const pods = activePods(input.pods);
   const sorted = orderForUpdate(candidatesFor(pods, input, forward).sort(compareActivePods), pods, input.updateOrder);
-  const { maxUnavailable } = resolveRolloutLimits(input);
+  const { maxUnavailable } = limitsOf(input);
   const budgetInput = { replicas: input.replicas, maxUnavailable, pods };
   const budget = budgetFor(budgetInput);
   const { chosen, budgetUsed } = limitCandidates(sorted, pods, diffs, targetRevision, budget);

@@ -35,6 +35,7 @@ const planOf = (n: number): Plan => ({
   events: [],
   status: {},
   budget: { total: n, used: n },
+  limits: { partition: 0, maxSurge: 0, maxUnavailable: n, scaleMaxUnavailable: n },
   resizeDurations: [],
   instanceIdsInUse: new Set(),
 });

@@ -460,6 +460,15 @@ function floorOf(spec: CloneSetSpec): number {
 }
 
 describe('planner properties (fast-check)', () => {
+  it('resolves the limits once per round, as the spec gives them', () => {
+    fc.assert(
+      fc.property(scenarioArb, ({ spec, pods }) => {
+        const { plan: p } = plan(spec, pods);
+        expect(spec.replicas - p.limits.maxUnavailable).toBe(floorOf(spec));
+      }),
+    );
+  });
+
   it('never takes more available pods out of service than the budget allows', () => {
     fc.assert(
       fc.property(scenarioArb, ({ spec, pods }) => {
