@@ -4,6 +4,7 @@
 // one before; with --revision, prints that revision's pod template. Also the revision read that
 // `undo` and completion share. Exit 0, or 3 with one line on stderr.
 // Must not: write to the cluster.
+import type { ControllerRevision } from '../../api/revision.js';
 import yaml from 'js-yaml';
 import { LABEL_CLONESET } from '../../api/types.js';
 import {
@@ -16,14 +17,7 @@ import {
   type ConnectionOptions,
   type Reader,
 } from './common.js';
-import {
-  historyRows,
-  ownedRevisions,
-  renderHistory,
-  revisionRole,
-  type RevisionRecord,
-  type WireControllerRevision,
-} from './revisions.js';
+import { historyRows, ownedRevisions, renderHistory, revisionRole, type RevisionRecord } from './revisions.js';
 import type { WireCloneSet } from '../../api/wire.js';
 
 export interface HistoryOptions extends ConnectionOptions {
@@ -35,7 +29,7 @@ export interface HistoryOptions extends ConnectionOptions {
 export async function readRevisions(client: Reader, ns: string, cs: WireCloneSet): Promise<RevisionRecord[]> {
   try {
     const list = await withDeadline(
-      client.list<WireControllerRevision>(`/apis/apps/v1/namespaces/${encodeURIComponent(ns)}/controllerrevisions`, {
+      client.list<ControllerRevision>(`/apis/apps/v1/namespaces/${encodeURIComponent(ns)}/controllerrevisions`, {
         labelSelector: `${LABEL_CLONESET}=${cs.metadata?.name ?? ''}`,
       }),
       READ_TIMEOUT_MS,

@@ -7,15 +7,9 @@
 // template equals the spec's; revision-store.ts).
 import { canonicalJSON } from '../../api/json.js';
 import { CLONESET_OWNER, controllerOf } from '../../api/owner.js';
-import type { ObjectMeta, WireCloneSet, PodTemplate } from '../../api/wire.js';
+import type { ControllerRevision } from '../../api/revision.js';
+import type { WireCloneSet, PodTemplate } from '../../api/wire.js';
 import { diffTemplates, RESTARTED_AT_ANNOTATION, type TemplateDiff } from '../../inplace/diff.js';
-
-/** A ControllerRevision as the API sends it (the fields the verbs read). */
-export interface WireControllerRevision {
-  metadata?: ObjectMeta;
-  revision?: number;
-  data?: { template?: PodTemplate };
-}
 
 export interface RevisionRecord {
   name: string;
@@ -24,13 +18,10 @@ export interface RevisionRecord {
 }
 
 /** The revisions the CloneSet with this UID controls, oldest first. */
-export function ownedRevisions(
-  items: readonly WireControllerRevision[],
-  ownerUid: string | undefined,
-): RevisionRecord[] {
+export function ownedRevisions(items: readonly ControllerRevision[], ownerUid: string | undefined): RevisionRecord[] {
   return items
     .filter((r) => ownerUid !== undefined && controllerOf(r, CLONESET_OWNER)?.uid === ownerUid)
-    .map((r) => ({ name: r.metadata?.name ?? '', revision: r.revision ?? 0, template: r.data?.template ?? {} }))
+    .map((r) => ({ name: r.metadata?.name ?? '', revision: r.revision, template: r.data?.template ?? {} }))
     .sort((a, b) => a.revision - b.revision || a.name.localeCompare(b.name));
 }
 

@@ -1,6 +1,7 @@
 // Tables for the pure side of `kubectl tailor history` and `undo`: which revisions a CloneSet
 // owns and in what order, the one-line summary of what a revision changed, the history table,
 // the revision undo picks (or refuses), and the patches the write verbs send.
+import type { ControllerRevision } from '../../../src/api/revision.js';
 import { describe, expect, it } from '@jest/globals';
 import type { WireCloneSet, PodTemplate } from '../../../src/api/wire.js';
 import {
@@ -15,7 +16,6 @@ import {
   undoPatch,
   undoTarget,
   type RevisionRecord,
-  type WireControllerRevision,
 } from '../../../src/cli/verbs/revisions.js';
 import { diffTemplates } from '../../../src/inplace/diff.js';
 
@@ -52,7 +52,7 @@ const wireRevision = (
   t: PodTemplate,
   owner = UID,
   controller = true,
-): WireControllerRevision => ({
+): ControllerRevision => ({
   metadata: {
     name,
     ownerReferences: [
