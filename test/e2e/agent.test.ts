@@ -14,7 +14,7 @@ import {
   activePods,
   cloneSetManifest,
   cloneSetPath,
-  waitForCloneSet,
+  patchTemplateAndWait,
   waitForReady,
 } from '../support/fixtures/cloneset.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
@@ -59,17 +59,10 @@ describe('resize through the node agent', () => {
     const before = await activePods(client, ns, 'web');
     expect(before.every((p) => p.status?.containerStatuses?.[0]?.resources === undefined)).toBe(true);
 
-    await client.patch(
-      cloneSetPath(ns, 'web'),
-      { spec: { template: { spec: { containers: [container('200m', '128Mi')] } } } },
-      'merge',
-    );
-    const done = await waitForCloneSet(
-      client,
-      ns,
-      'web',
-      'agent applied',
-      (cs, pods) =>
+    const done = await patchTemplateAndWait(client, ns, 'web', {
+      template: { spec: { containers: [container('200m', '128Mi')] } },
+      what: 'agent applied',
+      until: (cs, pods) =>
         cs.status?.updatedReplicas === 3 &&
         (cs.status?.resize?.resizing ?? 1) === 0 &&
         pods.every(
@@ -81,8 +74,8 @@ describe('resize through the node agent', () => {
               }
             ).revision === cs.status?.updateRevision,
         ),
-      120_000,
-    );
+      timeoutMs: 120_000,
+    });
     expect(done.status?.resize?.pods ?? []).toEqual([]);
     const after = await activePods(client, ns, 'web');
     expect(new Set(after.map((p) => p.metadata?.uid))).toEqual(new Set(before.map((p) => p.metadata?.uid)));
@@ -123,17 +116,10 @@ describe('resize through the node agent', () => {
       expect(before.spec?.overhead).toEqual({ cpu: '50m', memory: '128Mi' });
       expect(podCgroupFile('memory', before, 'memory.limit_in_bytes', 'pod')).toBe(String(256 * Mi));
 
-      await client.patch(
-        cloneSetPath(ns, 'overhead'),
-        { spec: { template: { spec: { containers: [container('200m', '128Mi')] } } } },
-        'merge',
-      );
-      await waitForCloneSet(
-        client,
-        ns,
-        'overhead',
-        'agent applied',
-        (cs, pods) =>
+      await patchTemplateAndWait(client, ns, 'overhead', {
+        template: { spec: { containers: [container('200m', '128Mi')] } },
+        what: 'agent applied',
+        until: (cs, pods) =>
           cs.status?.updatedReplicas === 1 &&
           (cs.status?.resize?.resizing ?? 1) === 0 &&
           pods.every(
@@ -141,8 +127,8 @@ describe('resize through the node agent', () => {
               (JSON.parse(p.metadata?.annotations?.['apps.tailor.dev/resize-status'] ?? '{}') as { revision?: string })
                 .revision === cs.status?.updateRevision,
           ),
-        120_000,
-      );
+        timeoutMs: 120_000,
+      });
       const [after] = await activePods(client, ns, 'overhead');
       if (!after) throw new Error('no pod');
       expect(after.metadata?.uid).toBe(before.metadata?.uid);
@@ -189,19 +175,12 @@ describe('resize through the node agent', () => {
       ),
     );
     await waitForReady(client, ns, 'big', 1, 120_000);
-    await client.patch(
-      cloneSetPath(ns, 'big'),
-      { spec: { template: { spec: { containers: [container('500', '32Mi')] } } } },
-      'merge',
-    );
-    const cs = await waitForCloneSet(
-      client,
-      ns,
-      'big',
-      'Infeasible',
-      (c) => c.status?.resize?.infeasible === 1,
-      60_000,
-    );
+    const cs = await patchTemplateAndWait(client, ns, 'big', {
+      template: { spec: { containers: [container('500', '32Mi')] } },
+      what: 'Infeasible',
+      until: (c) => c.status?.resize?.infeasible === 1,
+      timeoutMs: 60_000,
+    });
     expect(cs.status?.conditions?.find((c) => c.type === 'ResizeBlocked')?.status).toBe('True');
     await eventually('pod still running', async () =>
       (await activePods(client, ns, 'big')).length === 1 ? true : undefined,

@@ -16,6 +16,7 @@ import {
   cloneSetManifest,
   cloneSetPath,
   readCloneSet,
+  patchTemplateAndWait,
   waitForCloneSet,
   waitForReady,
 } from '../support/fixtures/cloneset.js';
@@ -99,12 +100,12 @@ describe('autoscalers', () => {
     });
 
     // An image rollout keeps the autoscaler's values: the template's resources did not change.
-    await client.patch(
-      cloneSetPath(ns, 'vpa'),
-      { spec: { template: { spec: { containers: [container('tailor.local/busybox:v2')] } } } },
-      'merge',
-    );
-    await waitForCloneSet(client, ns, 'vpa', 'rolled out', (cs) => cs.status?.updatedReadyReplicas === 2, 180_000);
+    await patchTemplateAndWait(client, ns, 'vpa', {
+      template: { spec: { containers: [container('tailor.local/busybox:v2')] } },
+      what: 'rolled out',
+      until: (cs) => cs.status?.updatedReadyReplicas === 2,
+      timeoutMs: 180_000,
+    });
     pods = await activePods(client, ns, 'vpa');
     const after = pods.find((p) => p.metadata?.name === name);
     expect(after?.metadata?.uid).toBe(target?.metadata?.uid);

@@ -7,7 +7,7 @@ import {
   activePods,
   cloneSetManifest,
   cloneSetPath,
-  waitForCloneSet,
+  patchTemplateAndWait,
   waitForReady,
 } from '../support/fixtures/cloneset.js';
 import { eventually, kubectl } from '../support/cluster/testbed.js';
@@ -34,22 +34,15 @@ describe('a CloneSet on a real kubelet', () => {
     );
     await waitForReady(client, ns, 'web', 3, 90_000);
 
-    await client.patch(
-      cloneSetPath(ns, 'web'),
-      { spec: { template: { spec: { containers: [container('tailor.local/busybox:v2')] } } } },
-      'merge',
-    );
-    await waitForCloneSet(
-      client,
-      ns,
-      'web',
-      'all pods on v2 and ready',
-      (cs, pods) =>
+    await patchTemplateAndWait(client, ns, 'web', {
+      template: { spec: { containers: [container('tailor.local/busybox:v2')] } },
+      what: 'all pods on v2 and ready',
+      until: (cs, pods) =>
         cs.status?.updatedReadyReplicas === 3 &&
         pods.length === 3 &&
         pods.every((p) => p.status?.containerStatuses?.[0]?.image?.endsWith('busybox:v2')),
-      120_000,
-    );
+      timeoutMs: 120_000,
+    });
 
     expect(kubectl(['-n', ns, 'scale', 'clone', 'web', '--replicas=2'])).toContain('scaled');
     await waitForReady(client, ns, 'web', 2, 60_000);

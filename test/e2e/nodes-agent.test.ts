@@ -42,6 +42,7 @@ import {
   cloneSetManifest,
   cloneSetPath,
   readCloneSet,
+  patchTemplateAndWait,
   waitForCloneSet,
   waitForReady,
 } from '../support/fixtures/cloneset.js';
@@ -325,15 +326,12 @@ describe('the node agent on three nodes, each as itself', () => {
     });
     const watch = await PodWatch.start(client, ns, `app=${name}`, 2);
     try {
-      await client.patch(cloneSetPath(ns, name), { spec: { template: { spec: pod(BULKY.v2) } } }, 'merge');
-      await waitForCloneSet(
-        client,
-        ns,
-        name,
-        'both pods on bulky:v2 and ready',
-        (cs) => cs.status?.updatedReadyReplicas === 2,
-        300_000,
-      );
+      await patchTemplateAndWait(client, ns, name, {
+        template: { spec: pod(BULKY.v2) },
+        what: 'both pods on bulky:v2 and ready',
+        until: (cs) => cs.status?.updatedReadyReplicas === 2,
+        timeoutMs: 300_000,
+      });
     } finally {
       watch.stop();
       abort.abort();

@@ -18,7 +18,7 @@ import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { kubeBinary } from '../support/cluster/kube-version.js';
 import { kubeconfigPath } from '../support/cluster/kube.js';
 import { PodWatch } from '../support/cluster/pod-watch.js';
-import { eventually, RUN_UNTIL_TERM } from '../support/cluster/testbed.js';
+import { eventually, NODE_NAMES, RUN_UNTIL_TERM } from '../support/cluster/testbed.js';
 import {
   activePods,
   cloneSetManifest,
@@ -32,10 +32,10 @@ import {
 const bed = controllerTestBed('nodes-rollout', { anyNode: true });
 const { client, ns } = bed;
 const run = promisify(execFile);
-const SMALL_NODE = 'tailor-node-3';
+const SMALL_NODE = NODE_NAMES[2];
 
 afterEach(async () => {
-  await run(kubeBinary('kubectl'), ['--kubeconfig', kubeconfigPath(), 'uncordon', 'tailor-node-2']);
+  await run(kubeBinary('kubectl'), ['--kubeconfig', kubeconfigPath(), 'uncordon', NODE_NAMES[1]]);
   await deleteCloneSetsAndPods(client, ns);
 });
 afterAll(async () => {
@@ -192,7 +192,7 @@ describe('a rollout over three nodes', () => {
           '--kubeconfig',
           kubeconfigPath(),
           'drain',
-          'tailor-node-2',
+          NODE_NAMES[1],
           '--ignore-daemonsets',
           `--pod-selector=app=drain`,
           '--timeout=180s',
@@ -204,8 +204,8 @@ describe('a rollout over three nodes', () => {
       watch.stop();
     }
     const after = await activePods(client, ns, 'drain');
-    expect(after.filter((p) => p.spec?.nodeName === 'tailor-node-2')).toEqual([]);
-    const evicted = before.filter((p) => p.spec?.nodeName === 'tailor-node-2').map((p) => p.metadata?.uid);
+    expect(after.filter((p) => p.spec?.nodeName === NODE_NAMES[1])).toEqual([]);
+    const evicted = before.filter((p) => p.spec?.nodeName === NODE_NAMES[1]).map((p) => p.metadata?.uid);
     expect(after.some((p) => evicted.includes(p.metadata?.uid))).toBe(false);
     // The PDB allows 2 out of service; the CloneSet takes 1 at a time and counts evicted pods.
     watch.expectUnavailableAtMost(2);

@@ -18,6 +18,7 @@ import {
   cloneSetManifest,
   cloneSetPath,
   readCloneSet,
+  patchTemplateAndWait,
   waitForCloneSet,
   waitForReady,
 } from '../support/fixtures/cloneset.js';
@@ -330,12 +331,11 @@ describe('kubectl tailor rollout verbs', () => {
     expect((await readCloneSet(client, ns, 'app')).spec.updateStrategy?.paused).toBe(true);
     expect((await verb('pause', 'app')).stdout).toBe('clone "app" is already paused\n');
 
-    await client.patch(
-      cloneSetPath(ns, 'app'),
-      { spec: { template: { spec: { containers: [container('50m', 'tailor.local/busybox:v2')] } } } },
-      'merge',
-    );
-    await waitForCloneSet(client, ns, 'app', 'the paused change observed', () => true);
+    await patchTemplateAndWait(client, ns, 'app', {
+      template: { spec: { containers: [container('50m', 'tailor.local/busybox:v2')] } },
+      what: 'the paused change observed',
+      until: () => true,
+    });
     await new Promise((r) => setTimeout(r, 3000));
     const held = await activePods(client, ns, 'app');
     expect(held.map((p) => p.spec?.containers[0]?.image)).toEqual([

@@ -25,7 +25,7 @@ import {
   activePods,
   cloneSetManifest,
   cloneSetPath,
-  waitForCloneSet,
+  patchTemplateAndWait,
   waitForReady,
 } from '../support/fixtures/cloneset.js';
 
@@ -82,19 +82,12 @@ async function rollOutTo(
   await waitForReady(client, ns, name, 2, 120_000);
   const before = new Set((await activePods(client, ns, name)).map((p) => p.metadata?.uid));
   const watch = await PodWatch.start(client, ns, `app=${name}`, 2);
-  await client.patch(
-    cloneSetPath(ns, name),
-    { spec: { template: { spec: { containers: [container(image)] } } } },
-    'merge',
-  );
-  await waitForCloneSet(
-    client,
-    ns,
-    name,
-    'both pods updated in place and ready',
-    (cs) => cs.status?.updatedReadyReplicas === 2,
-    240_000,
-  );
+  await patchTemplateAndWait(client, ns, name, {
+    template: { spec: { containers: [container(image)] } },
+    what: 'both pods updated in place and ready',
+    until: (cs) => cs.status?.updatedReadyReplicas === 2,
+    timeoutMs: 240_000,
+  });
   watch.stop();
   const after = new Set((await activePods(client, ns, name)).map((p) => p.metadata?.uid));
   const seconds = new Map([...watch.outOfService()].map(([pod, spell]) => [pod, spell.totalMs / 1000]));

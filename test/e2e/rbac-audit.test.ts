@@ -20,8 +20,9 @@ import { describe, expect, it } from '@jest/globals';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CONTROLLER_NAMESPACE as SYSTEM, shippedRules, type Rule } from '../support/cluster/controller-identity.js';
+import { LOG_DIR } from '../support/cluster/bed.js';
 
-const LOGS = resolve(process.env.CLUSTER_DIR ?? resolve(process.cwd(), '.tailor/cluster'), 'logs');
+const LOGS = LOG_DIR;
 const complete = process.env.TAILOR_RBAC_AUDIT_COMPLETE === '1';
 const SINCE = process.env.TAILOR_RBAC_AUDIT_SINCE ?? '';
 

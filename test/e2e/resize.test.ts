@@ -10,6 +10,7 @@ import {
   cloneSetManifest,
   cloneSetPath,
   readCloneSet,
+  patchTemplateAndWait,
   waitForCloneSet,
   waitForReady,
 } from '../support/fixtures/cloneset.js';
@@ -45,22 +46,15 @@ describe('in-place resize through the kubelet', () => {
         await new Promise((res) => setTimeout(res, 50));
       }
     })();
-    await client.patch(
-      cloneSetPath(ns, 'web'),
-      { spec: { template: { spec: { containers: [container('200m', '128Mi')] } } } },
-      'merge',
-    );
-    await waitForCloneSet(
-      client,
-      ns,
-      'web',
-      'resized and settled',
-      (cs, pods) =>
+    await patchTemplateAndWait(client, ns, 'web', {
+      template: { spec: { containers: [container('200m', '128Mi')] } },
+      what: 'resized and settled',
+      until: (cs, pods) =>
         cs.status?.updatedReadyReplicas === 3 &&
         (cs.status?.resize?.resizing ?? 1) === 0 &&
         pods.every((p) => p.status?.containerStatuses?.[0]?.resources?.limits?.['memory'] === '128Mi'),
-      120_000,
-    );
+      timeoutMs: 120_000,
+    });
     polling = false;
     await poller;
     // A poll in flight when polling stopped may have been answered with an older status (CI saw
@@ -98,21 +92,14 @@ describe('in-place resize through the kubelet', () => {
     );
     await waitForReady(client, ns, 'big', 1, 120_000);
     const [pod] = await activePods(client, ns, 'big');
-    await client.patch(
-      cloneSetPath(ns, 'big'),
-      { spec: { template: { spec: { containers: [container('500', '32Mi')] } } } },
-      'merge',
-    );
-    const cs = await waitForCloneSet(
-      client,
-      ns,
-      'big',
-      'Infeasible reported',
-      (c) =>
+    const cs = await patchTemplateAndWait(client, ns, 'big', {
+      template: { spec: { containers: [container('500', '32Mi')] } },
+      what: 'Infeasible reported',
+      until: (c) =>
         c.status?.resize?.infeasible === 1 &&
         (c.status.conditions ?? []).some((x) => x.type === 'ResizeBlocked' && x.status === 'True'),
-      60_000,
-    );
+      timeoutMs: 60_000,
+    });
     expect(cs.status?.resize?.pods?.[0]).toMatchObject({ name: pod?.metadata?.name, state: 'Infeasible' });
     expect(cs.status?.conditions?.find((c) => c.type === 'ResizeBlocked')?.message).toContain(
       pod?.metadata?.name ?? '?',
@@ -155,12 +142,12 @@ describe('in-place resize through the kubelet', () => {
     await eventually('filler running', async () =>
       (await client.get<Pod>(`/api/v1/namespaces/${ns}/pods/filler`)).status?.phase === 'Running' ? true : undefined,
     );
-    await client.patch(
-      cloneSetPath(ns, 'deferred'),
-      { spec: { template: { spec: { containers: [container('600m', '32Mi')] } } } },
-      'merge',
-    );
-    await waitForCloneSet(client, ns, 'deferred', 'Deferred reported', (c) => c.status?.resize?.deferred === 1, 60_000);
+    await patchTemplateAndWait(client, ns, 'deferred', {
+      template: { spec: { containers: [container('600m', '32Mi')] } },
+      what: 'Deferred reported',
+      until: (c) => c.status?.resize?.deferred === 1,
+      timeoutMs: 60_000,
+    });
     await client.delete(`/api/v1/namespaces/${ns}/pods/filler`, { gracePeriodSeconds: 0 });
     const done = await waitForCloneSet(
       client,
@@ -193,22 +180,15 @@ describe('in-place resize through the kubelet', () => {
     );
     await waitForReady(client, ns, 'restart', 1, 120_000);
     const [pod] = await activePods(client, ns, 'restart');
-    await client.patch(
-      cloneSetPath(ns, 'restart'),
-      { spec: { template: { spec: { containers: [restarting('128Mi')] } } } },
-      'merge',
-    );
-    await waitForCloneSet(
-      client,
-      ns,
-      'restart',
-      'resized and ready',
-      (c, pods) =>
+    await patchTemplateAndWait(client, ns, 'restart', {
+      template: { spec: { containers: [restarting('128Mi')] } },
+      what: 'resized and ready',
+      until: (c, pods) =>
         c.status?.readyReplicas === 1 &&
         (c.status?.resize?.resizing ?? 1) === 0 &&
         pods[0]?.status?.containerStatuses?.[0]?.resources?.limits?.['memory'] === '128Mi',
-      120_000,
-    );
+      timeoutMs: 120_000,
+    });
     const [after] = await activePods(client, ns, 'restart');
     expect(after?.metadata?.uid).toBe(pod?.metadata?.uid);
     expect(after?.status?.containerStatuses?.[0]?.restartCount).toBe(

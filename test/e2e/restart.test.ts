@@ -12,6 +12,7 @@ import {
   activePods,
   cloneSetManifest,
   cloneSetPath,
+  patchTemplateAndWait,
   waitForCloneSet,
   waitForReady,
 } from '../support/fixtures/cloneset.js';
@@ -242,38 +243,24 @@ describe('restart in place', () => {
       ),
     );
     await waitForReady(client, ns, 'envmeta', 2);
-    await client.patch(
-      cloneSetPath(ns, 'envmeta'),
-      { spec: { template: { metadata: { labels: { app: 'envmeta', track: 'blue' } } } } },
-      'merge',
-    );
-    await waitForCloneSet(
-      client,
-      ns,
-      'envmeta',
-      'two pods labelled blue',
-      (cs, pods) =>
+    await patchTemplateAndWait(client, ns, 'envmeta', {
+      template: { metadata: { labels: { app: 'envmeta', track: 'blue' } } },
+      what: 'two pods labelled blue',
+      until: (cs, pods) =>
         cs.status?.updatedReadyReplicas === 2 && pods.every((p) => p.metadata?.labels?.['track'] === 'blue'),
-      180_000,
-    );
+      timeoutMs: 180_000,
+    });
     const before = new Map((await activePods(client, ns, 'envmeta')).map((p) => [p.metadata?.uid, restarts(p)]));
-    await client.patch(
-      cloneSetPath(ns, 'envmeta'),
-      { spec: { template: { metadata: { labels: { app: 'envmeta', track: 'green' } } } } },
-      'merge',
-    );
-    await waitForCloneSet(
-      client,
-      ns,
-      'envmeta',
-      'both pods restarted with track=green',
-      (cs, pods) =>
+    await patchTemplateAndWait(client, ns, 'envmeta', {
+      template: { metadata: { labels: { app: 'envmeta', track: 'green' } } },
+      what: 'both pods restarted with track=green',
+      until: (cs, pods) =>
         cs.status?.updatedReadyReplicas === 2 &&
         pods.every(
           (p) => p.metadata?.labels?.['track'] === 'green' && restarts(p) === (before.get(p.metadata?.uid) ?? -9) + 1,
         ),
-      180_000,
-    );
+      timeoutMs: 180_000,
+    });
     const pods = await activePods(client, ns, 'envmeta');
     expect(new Set(pods.map((p) => p.metadata?.uid))).toEqual(new Set(before.keys()));
     for (const pod of pods) {

@@ -9,7 +9,7 @@ import {
   cloneSetManifest,
   cloneSetPath,
   trueCondition as condition,
-  waitForCloneSet,
+  patchTemplateAndWait,
   waitForReady,
 } from '../support/fixtures/cloneset.js';
 import { PodWatch } from '../support/cluster/pod-watch.js';
@@ -37,19 +37,12 @@ describe('an Infeasible resize on 4 pods with maxUnavailable 1', () => {
     const watch = await PodWatch.start(client, ns, 'app=typo', 4);
     try {
       // The typo: 64 CPUs instead of 64m.
-      await client.patch(
-        cloneSetPath(ns, 'typo'),
-        { spec: { template: { spec: { containers: [sizedContainer('64', '32Mi', notRequired)] } } } },
-        'merge',
-      );
-      const blocked = await waitForCloneSet(
-        client,
-        ns,
-        'typo',
-        'ResizeBlocked naming pods that wait for maxUnavailable',
-        (cs) => /recreate waits for maxUnavailable 1/.test(condition(cs, 'ResizeBlocked')?.message ?? ''),
-        120_000,
-      );
+      const blocked = await patchTemplateAndWait(client, ns, 'typo', {
+        template: { spec: { containers: [sizedContainer('64', '32Mi', notRequired)] } },
+        what: 'ResizeBlocked naming pods that wait for maxUnavailable',
+        until: (cs) => /recreate waits for maxUnavailable 1/.test(condition(cs, 'ResizeBlocked')?.message ?? ''),
+        timeoutMs: 120_000,
+      });
       expect(condition(blocked, 'ResizeBlocked')?.reason).toBe('Infeasible');
       // Give a runaway controller time to show itself.
       await sleep(10_000);
@@ -62,24 +55,17 @@ describe('an Infeasible resize on 4 pods with maxUnavailable 1', () => {
 
       // The fix: back to 50m. The three original pods resize back in place; the replacement that
       // never ran is replaced at no cost.
-      await client.patch(
-        cloneSetPath(ns, 'typo'),
-        { spec: { template: { spec: { containers: [sizedContainer('50m', '32Mi', notRequired)] } } } },
-        'merge',
-      );
-      const healed = await waitForCloneSet(
-        client,
-        ns,
-        'typo',
-        '4 ready pods on the reverted template, nothing blocked',
-        (cs, pods) =>
+      const healed = await patchTemplateAndWait(client, ns, 'typo', {
+        template: { spec: { containers: [sizedContainer('50m', '32Mi', notRequired)] } },
+        what: '4 ready pods on the reverted template, nothing blocked',
+        until: (cs, pods) =>
           pods.length === 4 &&
           cs.status?.updatedReadyReplicas === 4 &&
           (cs.status?.resize?.resizing ?? 1) === 0 &&
           (cs.status?.resize?.infeasible ?? 1) === 0 &&
           !condition(cs, 'ResizeBlocked'),
-        180_000,
-      );
+        timeoutMs: 180_000,
+      });
       expect(healed.status?.readyReplicas).toBe(4);
       const after = await activePods(client, ns, 'typo');
       expect(after.filter((p) => original.has(p.metadata?.uid)).length).toBe(3);

@@ -8,7 +8,7 @@ import {
   activePods,
   cloneSetManifest,
   cloneSetPath,
-  waitForCloneSet,
+  patchTemplateAndWait,
   waitForReady,
 } from '../support/fixtures/cloneset.js';
 import { RESIZE_WITHOUT_RESTART, RUN_UNTIL_TERM } from '../support/cluster/testbed.js';
@@ -67,22 +67,15 @@ describe('native sidecars in place', () => {
     await waitForReady(client, ns, 'mesh-cpu', 3);
     const before = await activePods(client, ns, 'mesh-cpu');
     const started = Date.now();
-    await client.patch(
-      cloneSetPath(ns, 'mesh-cpu'),
-      { spec: { template: { spec: { initContainers: [sidecar('tailor.local/busybox:v1', '200m')] } } } },
-      'merge',
-    );
-    const after = await waitForCloneSet(
-      client,
-      ns,
-      'mesh-cpu',
-      'sidecars resized',
-      (cs, pods) =>
+    const after = await patchTemplateAndWait(client, ns, 'mesh-cpu', {
+      template: { spec: { initContainers: [sidecar('tailor.local/busybox:v1', '200m')] } },
+      what: 'sidecars resized',
+      until: (cs, pods) =>
         cs.status?.updatedReadyReplicas === 3 &&
         (cs.status?.resize?.resizing ?? 1) === 0 &&
         pods.length === 3 &&
         pods.every((p) => status(p, 'mesh')?.resources?.limits?.['cpu'] === '200m'),
-    );
+    });
     process.stdout.write(
       `[current-k8s] sidecar cpu resize of 3 pods: ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
     );
@@ -111,21 +104,14 @@ describe('native sidecars in place', () => {
     const before = await activePods(client, ns, 'mesh-image');
     const imageIds = new Map(before.map((p) => [p.metadata?.uid, status(p, 'mesh')?.imageID]));
     const started = Date.now();
-    await client.patch(
-      cloneSetPath(ns, 'mesh-image'),
-      { spec: { template: { spec: { initContainers: [sidecar('tailor.local/busybox:v2', '100m')] } } } },
-      'merge',
-    );
-    await waitForCloneSet(
-      client,
-      ns,
-      'mesh-image',
-      'sidecars on v2',
-      (cs, pods) =>
+    await patchTemplateAndWait(client, ns, 'mesh-image', {
+      template: { spec: { initContainers: [sidecar('tailor.local/busybox:v2', '100m')] } },
+      what: 'sidecars on v2',
+      until: (cs, pods) =>
         cs.status?.updatedReadyReplicas === 3 &&
         pods.length === 3 &&
         pods.every((p) => status(p, 'mesh')?.image?.endsWith('busybox:v2') && status(p, 'mesh')?.ready),
-    );
+    });
     const seconds = (Date.now() - started) / 1000;
     const pods = await activePods(client, ns, 'mesh-image');
     const appRestarts = pods.map((p) => restarts(p, 'main') ?? 0).reduce((a, b) => a + b, 0);
@@ -161,23 +147,16 @@ describe('pod-level resources', () => {
     await waitForReady(client, ns, 'pod-level', 3);
     const before = await activePods(client, ns, 'pod-level');
     const started = Date.now();
-    await client.patch(
-      cloneSetPath(ns, 'pod-level'),
-      { spec: { template: { spec: { resources: podLevel('400m') } } } },
-      'merge',
-    );
-    await waitForCloneSet(
-      client,
-      ns,
-      'pod-level',
-      'pods at the new pod-level limit',
-      (cs, pods) =>
+    await patchTemplateAndWait(client, ns, 'pod-level', {
+      template: { spec: { resources: podLevel('400m') } },
+      what: 'pods at the new pod-level limit',
+      until: (cs, pods) =>
         cs.status?.updatedReadyReplicas === 3 &&
         (cs.status?.resize?.resizing ?? 1) === 0 &&
         pods.length === 3 &&
         pods.every((p) => p.spec?.resources?.limits?.['cpu'] === '400m'),
-      180_000,
-    );
+      timeoutMs: 180_000,
+    });
     process.stdout.write(
       `[current-k8s] pod-level cpu limit change of 3 pods on 1.${minor}: ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
     );

@@ -9,6 +9,7 @@ import {
   cloneSetManifest,
   cloneSetPath,
   readCloneSet,
+  patchTemplateAndWait,
   waitForCloneSet,
   trueCondition as condition,
   waitForReady,
@@ -69,19 +70,12 @@ describe('status follows the pods', () => {
     );
     await waitForReady(client, ns, 'nope', 4);
     const edited = Date.now();
-    await client.patch(
-      cloneSetPath(ns, 'nope'),
-      { spec: { template: { spec: { containers: [container('tailor.local/busybox:does-not-exist')] } } } },
-      'merge',
-    );
-    const blocked = await waitForCloneSet(
-      client,
-      ns,
-      'nope',
-      'RolloutBlocked naming the stuck pod',
-      (cs) => /(ErrImagePull|ImagePullBackOff)/.test(condition(cs, 'RolloutBlocked')?.message ?? ''),
-      60_000,
-    );
+    const blocked = await patchTemplateAndWait(client, ns, 'nope', {
+      template: { spec: { containers: [container('tailor.local/busybox:does-not-exist')] } },
+      what: 'RolloutBlocked naming the stuck pod',
+      until: (cs) => /(ErrImagePull|ImagePullBackOff)/.test(condition(cs, 'RolloutBlocked')?.message ?? ''),
+      timeoutMs: 60_000,
+    });
     const seconds = (Date.now() - edited) / 1000;
     const message = condition(blocked, 'RolloutBlocked')?.message ?? '';
     process.stdout.write(`[status-truth] stuck pod named ${seconds.toFixed(1)} s after the edit: ${message}\n`);

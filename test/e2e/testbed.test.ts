@@ -9,6 +9,7 @@ import { KubeClient } from '../../src/runtime/kube-client.js';
 import { createTestNamespace, loadTestKubeConfig } from '../support/cluster/kube.js';
 import { kubeVersion } from '../support/cluster/kube-version.js';
 import { NODE_NAMES, containerdContainerIds, eventually, kubectl } from '../support/cluster/testbed.js';
+import { APISERVER_HOST, APISERVER_PORT } from '../support/cluster/bed.js';
 
 const kc = loadTestKubeConfig();
 const core = kc.makeApiClient(k8s.CoreV1Api);
@@ -127,7 +128,7 @@ describe('the full test bed', () => {
         '--',
         'sh',
         '-c',
-        `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 5 198.18.0.1 6443 | head -1`,
+        `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 5 ${APISERVER_HOST} ${APISERVER_PORT} | head -1`,
       ]);
       expect(api.trim()).toMatch(/^HTTP\/1\.0 400/);
     }

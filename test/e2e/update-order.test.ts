@@ -13,7 +13,7 @@ import {
   cloneSetManifest,
   cloneSetPath,
   deleteCloneSetsAndPods,
-  waitForCloneSet,
+  patchTemplateAndWait,
   waitForReady,
 } from '../support/fixtures/cloneset.js';
 
@@ -63,20 +63,13 @@ async function rollOut(
 
   const watch = await PodWatch.start(client, ns, `app=${name}`, REPLICAS);
   try {
-    await client.patch(
-      cloneSetPath(ns, name),
-      { spec: { template: { spec: { containers: [container(V2)] } } } },
-      'merge',
-    );
-    await waitForCloneSet(
-      client,
-      ns,
-      name,
-      'every pod on V2 and ready',
-      (cs, current) =>
+    await patchTemplateAndWait(client, ns, name, {
+      template: { spec: { containers: [container(V2)] } },
+      what: 'every pod on V2 and ready',
+      until: (cs, current) =>
         cs.status?.updatedReadyReplicas === REPLICAS && current.every((p) => p.spec?.containers[0]?.image === V2),
-      180_000,
-    );
+      timeoutMs: 180_000,
+    });
     watch.expectUnavailableAtMost(1);
     return { left: watch.leftRevision(oldRevision), pods };
   } finally {

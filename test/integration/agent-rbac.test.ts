@@ -17,13 +17,14 @@ import { isForbidden, isNotFound, KubeClient } from '../../src/runtime/kube-clie
 import { createTestNamespace, kubeconfigPath, loadTestKubeConfig } from '../support/cluster/kube.js';
 import { kubeBinary } from '../support/cluster/kube-version.js';
 import { eventually } from '../support/cluster/testbed.js';
+import { PKI_DIR } from '../support/cluster/bed.js';
 
 const admin = new KubeClient(loadTestKubeConfig());
 const NS = `agent-rbac-${Date.now().toString(36)}`;
 const NODE = 'tailor-node';
 const OTHER_NODE = 'another-node';
 const AGENT = 'system:serviceaccount:tailor-system:tailor-agent';
-const pki = resolve(process.env.CLUSTER_DIR ?? resolve(process.cwd(), '.tailor/cluster'), 'pki');
+const pki = PKI_DIR;
 const scratch = mkdtempSync(join(tmpdir(), 'agent-rbac-'));
 
 const kubectl = (args: string[]): { status: number | null; stdout: string } => {

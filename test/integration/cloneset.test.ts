@@ -10,6 +10,7 @@ import {
   cloneSetManifest,
   cloneSetPath,
   readCloneSet,
+  patchTemplateAndWait,
   waitForCloneSet,
 } from '../support/fixtures/cloneset.js';
 import { FAKE_SCHEDULER } from '../support/cluster/fake-kubelet.js';
@@ -161,30 +162,16 @@ describe('CloneSet ReCreate rollout', () => {
     );
     const first = await waitForCloneSet(client, ns, 'escaped', '1 ready pod', allReady(1));
     const original = first.status?.updateRevision;
-    await client.patch(
-      cloneSetPath(ns, 'escaped'),
-      { spec: { template: { spec: shell('tailor.local/busybox:v2') } } },
-      'merge',
-    );
-    await waitForCloneSet(
-      client,
-      ns,
-      'escaped',
-      'a new revision',
-      (c) => !!c.status?.updateRevision && c.status.updateRevision !== original,
-    );
-    await client.patch(
-      cloneSetPath(ns, 'escaped'),
-      { spec: { template: { spec: shell('tailor.local/busybox:v1') } } },
-      'merge',
-    );
-    const back = await waitForCloneSet(
-      client,
-      ns,
-      'escaped',
-      'rolled back',
-      (c) => c.status?.updateRevision === original,
-    );
+    await patchTemplateAndWait(client, ns, 'escaped', {
+      template: { spec: shell('tailor.local/busybox:v2') },
+      what: 'a new revision',
+      until: (c) => !!c.status?.updateRevision && c.status.updateRevision !== original,
+    });
+    const back = await patchTemplateAndWait(client, ns, 'escaped', {
+      template: { spec: shell('tailor.local/busybox:v1') },
+      what: 'rolled back',
+      until: (c) => c.status?.updateRevision === original,
+    });
     expect(back.status?.conditions?.find((c) => c.type === 'FailedRevision')).toBeUndefined();
     const revision = await client.get<{ revision?: number }>(
       `/apis/apps/v1/namespaces/${ns}/controllerrevisions/${original}`,

@@ -10,6 +10,7 @@ import {
   activePods,
   cloneSetManifest,
   cloneSetPath,
+  patchTemplateAndWait,
   waitForCloneSet,
   waitForReady,
 } from '../support/fixtures/cloneset.js';
@@ -84,18 +85,12 @@ describe('InPlaceIfPossible', () => {
 
   it('changes pod labels in place without restarting anything', async () => {
     const before = await createReady('labels', 2, { type: 'InPlaceIfPossible' });
-    await client.patch(
-      cloneSetPath(ns, 'labels'),
-      { spec: { template: { metadata: { labels: { app: 'labels', tier: 'gold' } } } } },
-      'merge',
-    );
-    await waitForCloneSet(
-      client,
-      ns,
-      'labels',
-      'labels updated',
-      (cs, pods) => cs.status?.updatedReadyReplicas === 2 && pods.every((p) => p.metadata?.labels?.['tier'] === 'gold'),
-    );
+    await patchTemplateAndWait(client, ns, 'labels', {
+      template: { metadata: { labels: { app: 'labels', tier: 'gold' } } },
+      what: 'labels updated',
+      until: (cs, pods) =>
+        cs.status?.updatedReadyReplicas === 2 && pods.every((p) => p.metadata?.labels?.['tier'] === 'gold'),
+    });
     const after = await activePods(client, ns, 'labels');
     expect(new Set(after.map((p) => p.metadata?.uid))).toEqual(new Set(before.keys()));
     expect(after.every((p) => status(p, 'main')?.restartCount === 0)).toBe(true);

@@ -7,6 +7,7 @@ import {
   cloneSetManifest,
   cloneSetPath,
   readCloneSet,
+  patchTemplateAndWait,
   waitForCloneSet,
   type TestCloneSet,
 } from '../support/fixtures/cloneset.js';
@@ -215,18 +216,11 @@ describe('a CloneSet whose pod creates are refused', () => {
     );
     await waitForCloneSet(client, ns, 'history', 'a FailedScale condition', (cs) => failedScale(cs) !== undefined);
     for (let i = 1; i <= 5; i++) {
-      await client.patch(
-        cloneSetPath(ns, 'history'),
-        { spec: { template: { spec: { containers: [container(`tailor.local/busybox:v${i}`)] } } } },
-        'merge',
-      );
-      await waitForCloneSet(
-        client,
-        ns,
-        'history',
-        `revision ${i + 1}`,
-        (cs) => cs.status?.observedGeneration === (cs.metadata?.generation ?? 0),
-      );
+      await patchTemplateAndWait(client, ns, 'history', {
+        template: { spec: { containers: [container(`tailor.local/busybox:v${i}`)] } },
+        what: `revision ${i + 1}`,
+        until: (cs) => cs.status?.observedGeneration === (cs.metadata?.generation ?? 0),
+      });
     }
     const revisions = async (): Promise<number> =>
       (

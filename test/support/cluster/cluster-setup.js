@@ -8,9 +8,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { kubeVersion } from './kube-version.js';
+import { CLUSTER_DIR as clusterDir, REPO as repo } from './bed.js';
 
-const repo = resolve(import.meta.dirname, '../../..');
-const clusterDir = process.env.CLUSTER_DIR ?? resolve(repo, '.tailor/cluster');
 const marker = resolve(clusterDir, 'started-by-test');
 
 function currentMode() {

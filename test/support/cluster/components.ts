@@ -12,17 +12,14 @@ import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { KubeClient } from '../../../src/runtime/kube-client.js';
 import { loadTestKubeConfig } from './kube.js';
+import { CLUSTER_DIR, LOG_DIR, REPO, pidFile as pidFileOf } from './bed.js';
 
 const run = promisify(execFile);
-// Jest runs from the repository root (as test/support/cluster/kube.ts assumes).
-const repo = process.cwd();
-const clusterDir = process.env.CLUSTER_DIR ?? resolve(repo, '.tailor/cluster');
 /** A node's components run one per node (hack/bed/node.sh): containerd-<node>, kubelet-<node>. */
 const processName = (component: Component, node: string): string =>
   component === 'containerd' || component === 'kubelet' ? `${component}-${node}` : component;
-const pidFileOf = (name: string): string => resolve(clusterDir, `pids/${name}.pid`);
 const pidFile = pidFileOf('kube-apiserver');
-const modeFile = resolve(clusterDir, 'mode');
+const modeFile = resolve(CLUSTER_DIR, 'mode');
 
 export type Component = 'etcd' | 'kube-apiserver' | 'containerd' | 'kubelet';
 /** The node whose containerd or kubelet a call means, unless it names one: the first. */
@@ -158,7 +155,7 @@ export async function restartComponent(
   try {
     await Promise.all([new Promise((r) => setTimeout(r, options.downMs ?? 0)), options.whileDown?.()]);
   } finally {
-    const log = openSync(resolve(clusterDir, `logs/${name}.log`), 'a');
+    const log = openSync(resolve(LOG_DIR, `${name}.log`), 'a');
     try {
       const [command, ...args] = [...inNode, ...launch.argv];
       const child = spawn(command!, args, {
@@ -192,9 +189,9 @@ export async function stopApiServer(): Promise<void> {
 /** Starts what is missing of the test bed (here: the API server); resolves when cluster.sh is done. */
 export async function startApiServer(): Promise<void> {
   try {
-    await run('bash', [resolve(repo, 'hack/cluster.sh'), 'up', clusterMode()], {
-      cwd: repo,
-      env: { ...process.env, CLUSTER_DIR: clusterDir },
+    await run('bash', [resolve(REPO, 'hack/cluster.sh'), 'up', clusterMode()], {
+      cwd: REPO,
+      env: { ...process.env, CLUSTER_DIR: CLUSTER_DIR },
       maxBuffer: 16 * 1024 * 1024,
     });
   } catch (err) {

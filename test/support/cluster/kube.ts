@@ -2,10 +2,9 @@
 // test/support/cluster/cluster-setup.js). Owns nothing but finding the kubeconfig; never starts a cluster.
 import * as k8s from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { kubeconfigPath } from './bed.js';
 
-export const kubeconfigPath = (): string =>
-  process.env.TAILOR_KUBECONFIG ?? resolve(process.cwd(), '.tailor/cluster/kubeconfig');
+export { kubeconfigPath };
 
 export function loadTestKubeConfig(): k8s.KubeConfig {
   const path = kubeconfigPath();

@@ -4,6 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { kubeBinary } from './kube-version.js';
+import { kubeconfigPath } from './bed.js';
 
 /** The first node: where the specs written for one node run their pods (createTestNamespace pins them). */
 export const NODE_NAME = 'tailor-node';
@@ -78,14 +79,10 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
 
 /** The targeted release's kubectl (KUBE_VERSION, else the default), pointed at the test bed; returns stdout. */
 export function kubectl(args: string[], input?: string): string {
-  return execFileSync(
-    kubeBinary('kubectl'),
-    ['--kubeconfig', process.env.TAILOR_KUBECONFIG ?? '.tailor/cluster/kubeconfig', ...args],
-    {
-      encoding: 'utf8',
-      input,
-    },
-  );
+  return execFileSync(kubeBinary('kubectl'), ['--kubeconfig', kubeconfigPath(), ...args], {
+    encoding: 'utf8',
+    input,
+  });
 }
 
 /** A busybox command that runs until SIGTERM and then exits at once. */
