@@ -6,7 +6,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/versions.sh"
-. "$here/go-module.sh"
+. "$here/lib/go-module.sh"
 cache=${TAILOR_CACHE:-$HOME/.cache/tailor}
 root=$cache/containerd/v$CONTAINERD_VERSION
 out=$root/bin

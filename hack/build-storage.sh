@@ -7,7 +7,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/versions.sh"
-. "$here/go-module.sh"
+. "$here/lib/go-module.sh"
 cache=${TAILOR_CACHE:-$HOME/.cache/tailor}
 root=$cache/local-path-provisioner/v$LOCAL_PATH_PROVISIONER_VERSION
 out=$root/bin

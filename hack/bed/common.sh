@@ -1,19 +1,21 @@
 # shellcheck shell=bash disable=SC2034 # sourced: its variables are read by the scripts that source it
 # The test bed's shared vocabulary, sourced by hack/cluster.sh before the other hack/bed/ files:
-# its addresses and directories, logging, and the bookkeeping of the processes it starts (one pid
-# file and one log per process under $CLUSTER_DIR). Defines functions and variables only.
-# Must not: start or stop anything by itself.
+# its binaries and addresses, on top of hack/lib/ (paths, logging, and the bookkeeping of the
+# processes it starts: one pid file and one log per process under $CLUSTER_DIR). Defines functions
+# and variables only. Must not: start or stop anything by itself.
+LOG_PREFIX=cluster
+# shellcheck source=../lib/paths.sh disable=SC2154 # repo: set by hack/cluster.sh
+. "$repo/hack/lib/paths.sh"
+# shellcheck source=../lib/log.sh
+. "$repo/hack/lib/log.sh"
+# shellcheck source=../lib/procs.sh
+. "$repo/hack/lib/procs.sh"
 
-CACHE=${TAILOR_CACHE:-$HOME/.cache/tailor}
 # The control plane's binaries and kubectl are the default release's; the kubelet is KUBE_VERSION's
 # (the same release, or an older one as a node-version skew; decision 62).
 BIN=$CACHE/kubernetes/v$KUBE_CONTROL_PLANE_VERSION/bin
 KUBELET_BIN=$CACHE/kubernetes/v$KUBE_VERSION/bin/kubelet
 CONTAINERD_BIN=$CACHE/containerd/v$CONTAINERD_VERSION/bin
-CLUSTER_DIR=${CLUSTER_DIR:-$repo/.tailor/cluster}
-PKI=$CLUSTER_DIR/pki
-LOGS=$CLUSTER_DIR/logs
-PIDS=$CLUSTER_DIR/pids
 RUN_DIR=/run/tailor
 
 # Every address is in 198.18.0.0/15 (RFC 2544, benchmarking), blackholed on the host: nothing the
@@ -30,49 +32,9 @@ ETCD_PEER_PORT=2380
 REGISTRY=$APISERVER_IP:5050
 REGISTRY_USER=tailor
 REGISTRY_PASSWORD=tailor-pull
-export KUBECONFIG=$CLUSTER_DIR/kubeconfig
+export KUBECONFIG
 
-die() { echo "cluster: error: $*" >&2; exit 1; }
-log() { echo "cluster: $*"; }
 kubectl() { "$BIN/kubectl" --kubeconfig "$CLUSTER_DIR/kubeconfig" "$@"; }
-
-# A zombie counts as gone: a stopped component whose parent shell has exited may wait for a reaper
-# that never comes (PID 1 of a container), and kill -0 still succeeds on it.
-alive() { kill -0 "$1" 2>/dev/null && [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)" != Z ]; }
-pid_of() {
-  local f=$PIDS/$1.pid pid
-  [ -f "$f" ] && pid=$(cat "$f") && alive "$pid" || return 1
-  echo "$pid"
-}
-running() { pid_of "$1" >/dev/null; }
-
-start() { # name, command...
-  local name=$1; shift
-  mkdir -p "$LOGS" "$PIDS"
-  # 3>&- … 9>&-: the component must not inherit (and hold for its lifetime) this script's lock
-  # (fd 8) or a caller's: flock(1) around `cluster.sh up` hands its lock down as fd 3.
-  setsid "$@" >>"$LOGS/$name.log" 2>&1 < /dev/null 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
-  echo $! >"$PIDS/$name.pid"
-}
-
-stop() { # name: TERM, wait up to 20 s, then KILL
-  local name=$1 pid
-  pid=$(pid_of "$name") || { rm -f "$PIDS/$name.pid"; return 0; }
-  kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 1 100); do alive "$pid" || break; sleep 0.2; done
-  alive "$pid" && { log "$name did not stop on TERM; killing"; kill -KILL "$pid" 2>/dev/null || true; sleep 0.5; }
-  rm -f "$PIDS/$name.pid"
-  log "stopped $name"
-}
-
-wait_for() { # description, seconds, command...
-  local what=$1 seconds=$2; shift 2
-  local deadline=$((SECONDS + seconds))
-  until "$@" >/dev/null 2>&1; do
-    [ $SECONDS -lt $deadline ] || die "$what not healthy after ${seconds}s; see $LOGS/"
-    sleep 0.5
-  done
-}
 
 port_free_or_ours() { # port, component
   local port=$1 name=$2 holder

@@ -16,13 +16,17 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 . "$repo/hack/versions.sh"
-CACHE=${TAILOR_CACHE:-$HOME/.cache/tailor}
+LOG_PREFIX=kwok
+# shellcheck source=../lib/paths.sh
+. "$repo/hack/lib/paths.sh"
+# shellcheck source=../lib/log.sh
+. "$repo/hack/lib/log.sh"
+# shellcheck source=../lib/procs.sh
+. "$repo/hack/lib/procs.sh"
 KBIN=$CACHE/kubernetes/v$KUBE_CONTROL_PLANE_VERSION/bin # the control plane's kubectl and kube-scheduler
 KWOK=$CACHE/kwok/v$KWOK_VERSION/bin/kwok
-CLUSTER_DIR=${CLUSTER_DIR:-$repo/.tailor/cluster}
-KUBECONFIG=$CLUSTER_DIR/kubeconfig
-PIDS=$CLUSTER_DIR/pids
 STATE=$repo/.tailor/kwok
+PROC_LOGS=$STATE # kwok's logs stay beside its state, not the cluster's
 SCHEDULER_PORT=10359
 KWOK_PORT=10347
 # Pod addresses kwok hands out: inside the test bed's range, clear of the node (198.18.0.1), the
@@ -30,37 +34,7 @@ KWOK_PORT=10347
 POD_RANGE=198.18.64.0/18
 NODE_IP=198.18.0.1
 
-log() { echo "kwok: $*"; }
-die() { echo "kwok: error: $*" >&2; exit 1; }
 kubectl() { "$KBIN/kubectl" --kubeconfig "$KUBECONFIG" "$@"; }
-pid_of() { local f=$PIDS/$1.pid; [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && cat "$f"; }
-
-start() { # name, command...
-  local name=$1; shift
-  mkdir -p "$STATE" "$PIDS"
-  # 3>&- … 9>&-: a flock(1) around the caller hands its lock down as fd 3; a daemon must not keep it.
-  setsid "$@" >>"$STATE/$name.log" 2>&1 </dev/null 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
-  echo $! >"$PIDS/$name.pid"
-}
-
-stop() { # name
-  local name=$1 pid
-  pid=$(pid_of "$name") || { rm -f "$PIDS/$name.pid"; return 0; }
-  kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-  if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
-  rm -f "$PIDS/$name.pid"
-  log "stopped $name"
-}
-
-wait_for() { # what, seconds, command...
-  local what=$1 seconds=$2; shift 2
-  local deadline=$((SECONDS + seconds))
-  until "$@" >/dev/null 2>&1; do
-    [ $SECONDS -lt $deadline ] || die "$what not ready after ${seconds}s; see $STATE/"
-    sleep 0.5
-  done
-}
 
 nodes_ready() { # count
   local ready

@@ -1,5 +1,5 @@
 # shellcheck shell=bash # sourced, never run
-# Sourced by the hack/build-*.sh scripts that build a pinned Go module from its own source.
+# Part of hack/lib/, the shell library of hack/. Sourced by the hack/build-*.sh scripts that build a pinned Go module from its own source.
 # Defines functions only; must not build or start anything.
 
 # Finds Go (also in /usr/local/go/bin) or exits with what to install.
