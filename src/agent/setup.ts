@@ -1,6 +1,6 @@
-// Wires the node agent into a Manager: its informers (the pods bound to this node only, by
-// fieldSelector spec.nodeName; this Node; CloneSets' ControllerRevisions; LimitRanges and
-// ResourceQuotas, decision 51), each cache trimmed to what the agent reads (pure/cache.ts); the
+// Wires the node agent into a Manager: its informers (the pods bound to this node and this Node,
+// read as the node itself so the Node authorizer scopes them, decision 86; CloneSets'
+// ControllerRevisions; LimitRanges and ResourceQuotas, decision 51), each cache trimmed to what the agent reads (pure/cache.ts); the
 // AgentReconciler behind one worker; the restart and image pre-pull workers; and the handlers
 // that feed their queues (handlers.ts).
 // Must not: decide anything about a pod (pure/decide.ts), map a change to keys (handlers.ts), or watch
@@ -43,8 +43,12 @@ export interface AgentOptions {
   readonly allowGrowthBeyondQuota?: boolean;
   /** Images pulled at once ahead of rollouts (prepull.ts); 0 turns the pre-pull off. Default 2. */
   readonly imagePrePullParallelism?: number;
-  /** Reads image pull secrets as this node (prepull.ts); none: pre-pulls go without secrets. */
-  readonly nodeSecrets?: Pick<KubeClient, 'get'>;
+  /**
+   * The node's own identity (the kubelet's client certificate): the agent reads its node's pods,
+   * its Node and the pull secrets of its pods as the node, which the Node authorizer limits to
+   * this node (decisions 53 and 86). The manager's client (the agent's ServiceAccount) writes.
+   */
+  readonly asNode: Pick<KubeClient, 'get' | 'list' | 'request'>;
 }
 
 export interface AgentHandle {
@@ -58,8 +62,14 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
     path: '/api/v1/pods',
     fieldSelector: `spec.nodeName=${node}`,
     transform: trimPodForAgent,
+    client: options.asNode,
   });
-  const nodes = manager.informer<Node>({ name: 'node', path: '/api/v1/nodes', fieldSelector: `metadata.name=${node}` });
+  const nodes = manager.informer<Node>({
+    name: 'node',
+    path: '/api/v1/nodes',
+    fieldSelector: `metadata.name=${node}`,
+    client: options.asNode,
+  });
   // Only the revisions Tailor's controller made (it labels them with their CloneSet's name); the
   // agent still checks each one's controller owner against the pod's.
   // Identity, owner and number only; the containers of the revisions this node's pods need are
@@ -163,7 +173,7 @@ function setupPrePull(
     revisions,
     cri: options.cri,
     client: manager.client,
-    secrets: options.nodeSecrets,
+    secrets: options.asNode,
     logger: options.logger,
     registry: manager.metrics.registry,
     schedulePull: (image) => queues.pull?.add(image),

@@ -3,14 +3,14 @@
 // checks that the API server enforces Tailor's admission policies (refusing to start without them
 // unless --allow-missing-admission-policy; src/agent/policy-check.ts), builds the CRI client,
 // detects the cgroup version and swap controller under --cgroup-root, builds the client that reads
-// pull secrets as the node (--node-credentials), and runs until
+// as the node (--node-credentials: its pods, its Node, their pull secrets), and runs until
 // SIGTERM/SIGINT. Must not: contain agent logic (src/agent does).
 import { detectSwapController } from '../cgroup/pod.js';
 import { AdmissionPolicyMonitor } from '../agent/policy-check.js';
 import { setupAgent } from '../agent/setup.js';
 import { detectCgroupVersion } from '../cgroup/container.js';
 import { CriClient } from '../cri/client.js';
-import { createLogger, type Logger, type LogLevel } from '../runtime/logger.js';
+import { createLogger, type LogLevel } from '../runtime/logger.js';
 import { Manager } from '../runtime/manager.js';
 import { existsSync } from 'node:fs';
 import { KubeClient, type KubeAuth } from '../runtime/kube-client.js';
@@ -33,7 +33,7 @@ export interface AgentFlags {
   allowGrowthBeyondQuota?: boolean;
   /** Images pulled at once ahead of rollouts (src/agent/prepull.ts); 0 turns the pre-pull off. */
   imagePrepullParallelism: number;
-  /** The kubelet's client certificate and key (one PEM): pull secrets are read as the node; '' = none. */
+  /** The kubelet's client certificate and key (one PEM): the agent reads its node's pods, Node and pull secrets as the node. Required. */
   nodeCredentials: string;
 }
 
@@ -78,8 +78,8 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
     manager.client.close();
     throw new Error(`cannot reach the container runtime at ${flags.criEndpoint}: ${errorMessage(err)}`, { cause: err });
   }
-  const nodeSecrets = nodeSecretsClient(kubeConfig, flags.nodeCredentials, logger);
-  if (nodeSecrets !== undefined) manager.onShutdown(() => Promise.resolve(nodeSecrets.close()));
+  const asNode = nodeClient(kubeConfig, flags.nodeCredentials);
+  manager.onShutdown(() => Promise.resolve(asNode.close()));
   setupAgent(manager, {
     nodeName: flags.nodeName,
     cri,
@@ -88,7 +88,7 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
     swapControllerAvailable,
     allowGrowthBeyondQuota: flags.allowGrowthBeyondQuota === true,
     imagePrePullParallelism: flags.imagePrepullParallelism,
-    ...(nodeSecrets !== undefined ? { nodeSecrets } : {}),
+    asNode,
     logger,
   });
 
@@ -102,19 +102,18 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
 }
 
 /**
- * The client that reads image pull secrets as this node (docs/decisions/0053-*.md): the agent's
- * service account may read no secret at all. Without the node's credentials the agent still runs,
- * and pre-pulls go without pull secrets.
+ * The client that reads as this node, with the kubelet's own client certificate and key: its pods,
+ * its Node and its pods' pull secrets, which the Node authorizer limits to this node (decisions 53
+ * and 86). The agent's ServiceAccount may read none of them.
  */
-function nodeSecretsClient(kubeConfig: KubeAuth, pemFile: string, logger: Logger): KubeClient | undefined {
-  const without = "image pre-pulls go without the pods' pull secrets (the kubelet pulls private images at the restart)";
-  if (pemFile === '') {
-    logger.info(`no --node-credentials: ${without}`);
-    return undefined;
-  }
-  if (!existsSync(pemFile)) {
-    logger.warn({ nodeCredentials: pemFile }, `the node's credentials are not there: ${without}`);
-    return undefined;
-  }
+function nodeClient(kubeConfig: KubeAuth, pemFile: string): KubeClient {
+  if (pemFile === '')
+    throw new Error(
+      "--node-credentials is required: the agent reads its node's pods as the node (the kubelet's client certificate and key, e.g. /var/lib/kubelet/pki/kubelet-client-current.pem)",
+    );
+  if (!existsSync(pemFile))
+    throw new Error(
+      `--node-credentials ${pemFile} does not exist: point it at the kubelet's client certificate and key (one PEM), mounted from the node`,
+    );
   return new KubeClient(new NodeIdentityAuth(kubeConfig, pemFile));
 }

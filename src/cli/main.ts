@@ -116,8 +116,8 @@ program
   )
   .option(
     '--node-credentials <pem>',
-    "the kubelet's client certificate and key in one PEM (e.g. /var/lib/kubelet/pki/kubelet-client-current.pem): image " +
-      'pull secrets are read as the node, which the Node authorizer limits to the secrets of pods bound to it; empty: none are read',
+    "the kubelet's client certificate and key in one PEM (e.g. /var/lib/kubelet/pki/kubelet-client-current.pem), required: " +
+      "the node's pods, its Node and their pull secrets are read as the node, which the Node authorizer limits to that node",
     '',
   )
   .action(async (opts: AgentFlags) => {

@@ -88,16 +88,19 @@ export class Manager {
   /**
    * An informer that resyncs: each cached object is re-delivered to the handlers every
    * `resyncPeriodMs` (default 10 min), so every object is reconciled periodically even when
-   * nothing changes.
+   * nothing changes. `client`: read with another identity than the manager's (the node agent reads
+   * its node's pods as the node); the manager's client by default.
    */
-  informer<T extends KubeObject>(options: Omit<InformerOptions<T>, 'client' | 'logger'>): Informer<T> {
+  informer<T extends KubeObject>(
+    options: Omit<InformerOptions<T>, 'client' | 'logger'> & { client?: InformerOptions<T>['client'] },
+  ): Informer<T> {
     const { noEventTimeoutMs, watchRetryMaxMs } = this.options;
     const informer = new Informer<T>({
       resyncPeriodMs: this.options.resyncPeriodMs ?? 10 * 60_000,
       ...(noEventTimeoutMs === undefined ? {} : { noEventTimeoutMs }),
       ...(watchRetryMaxMs === undefined ? {} : { backoff: new Backoff({ maxDelayMs: watchRetryMaxMs }) }),
       ...options,
-      client: this.client,
+      client: options.client ?? this.client,
       logger: this.options.logger,
     });
     informer.onReconnect(() => this.retryFailedNow(options.name));

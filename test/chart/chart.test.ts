@@ -269,10 +269,19 @@ describe('values', () => {
     expect(objs.filter((o) => o.kind === 'ValidatingAdmissionPolicyBinding')).toHaveLength(3);
   });
 
-  it('agent.kubeletPkiDir="" mounts no kubelet certificate and reads no pull secret', () => {
-    const a = agent(objects({ agent: { kubeletPkiDir: '' } }));
-    expect(podSpec(a).volumes?.map((v) => v.name)).toEqual(['cri-socket-dir', 'cgroup']);
-    expect(container(a).args?.some((x) => x.startsWith('--node-credentials'))).toBe(false);
+  it("refuses an empty agent.kubeletPkiDir: the agent reads its node's pods as the node (decision 86)", () => {
+    const r = render({ agent: { kubeletPkiDir: '' } });
+    expect(r.ok).toBe(false);
+    expect(r.stderr).toMatch(/kubeletPkiDir/);
+  });
+
+  it("mounts the kubelet's certificate directory and reads as the node with its client certificate", () => {
+    const a = agent(objects({}));
+    expect(podSpec(a).volumes?.find((v) => v.name === 'kubelet-pki')?.hostPath).toEqual({
+      path: '/var/lib/kubelet/pki',
+      type: 'Directory',
+    });
+    expect(container(a).args).toContain('--node-credentials=/var/lib/kubelet/pki/kubelet-client-current.pem');
   });
 
   it('agent.criSocketDir and criSocketName point the agent at another runtime (CRI-O)', () => {

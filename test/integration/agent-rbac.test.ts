@@ -4,7 +4,9 @@
 //   agent's service account answers "no", in any namespace;
 // - the agent's node identity (NodeIdentityAuth: the API server and CA of the admin's kubeconfig,
 //   the kubelet's client certificate) reads the pull secret of a pod bound to its node, and is
-//   refused a secret no pod of its node names, and the secret of a pod bound to another node.
+//   refused a secret no pod of its node names, and the secret of a pod bound to another node;
+// - the service account reads no pod and no node: the node identity lists its node's pods, and is
+//   refused the cluster's and another node's (decision 86).
 // The shipped RBAC is applied under its real names (as `make dev` applies it) and removed
 // afterwards only if this test created it.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -95,8 +97,16 @@ describe("the node agent's service account", () => {
     }
   });
 
-  it('still holds what it uses: it may watch pods and patch nodes', () => {
-    expect(kubectl(['auth', 'can-i', 'watch', 'pods', '--all-namespaces', `--as=${AGENT}`]).stdout).toBe('yes');
+  it.each(['list', 'watch', 'get'])(
+    "may not %s pods or nodes: it reads its node's as the node (decision 86)",
+    (verb) => {
+      expect(kubectl(['auth', 'can-i', verb, 'pods', '--all-namespaces', `--as=${AGENT}`]).stdout).toBe('no');
+      expect(kubectl(['auth', 'can-i', verb, 'nodes', `--as=${AGENT}`]).stdout).toBe('no');
+    },
+  );
+
+  it('still holds what it uses: it may patch pods and nodes (each narrowed by the admission policies)', () => {
+    expect(kubectl(['auth', 'can-i', 'patch', 'pods', '--all-namespaces', `--as=${AGENT}`]).stdout).toBe('yes');
     expect(kubectl(['auth', 'can-i', 'patch', 'nodes', `--as=${AGENT}`]).stdout).toBe('yes');
   });
 });
@@ -127,6 +137,23 @@ describe("the agent's node identity (the kubelet's certificate, judged by the No
       10_000,
     );
     expect(read).toMatchObject({ metadata: { name: 'regcred' }, type: 'kubernetes.io/dockerconfigjson' });
+  });
+
+  it("lists the pods bound to its node, as the agent's informer does (fieldSelector spec.nodeName)", async () => {
+    const list = await asNode.list<{ metadata?: { name?: string; namespace?: string } }>('/api/v1/pods', {
+      fieldSelector: `spec.nodeName=${NODE}`,
+    });
+    expect(list.items.filter((p) => p.metadata?.namespace === NS).map((p) => p.metadata?.name)).toEqual(['on-node']);
+  });
+
+  it("is refused every pod of the cluster, and another node's pods", async () => {
+    for (const fieldSelector of [undefined, `spec.nodeName=${OTHER_NODE}`]) {
+      const err = await asNode.list('/api/v1/pods', fieldSelector ? { fieldSelector } : {}).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isForbidden(err)).toBe(true);
+    }
   });
 
   it.each([
