@@ -4,13 +4,13 @@
 // fit under, otherwise update memory first and cpu second (kubelet doPodResizeAction order) and
 // read back what took effect. Owns: that comparison, the refusal rule and the call order for ONE
 // container. Must not: touch the pod-level cgroup or order containers against it (the agent's job),
-// retry (a CriError says whether retrying can help), or convert Kubernetes quantities (cri/convert.ts).
+// retry (a CriError says whether retrying can help), or convert Kubernetes quantities (cri/pure/convert.ts).
 import { AgentReasons } from '../api/reasons.js';
 import type { CgroupReading } from '../cgroup/container.js';
 import type { CriClient } from '../cri/client.js';
 import type { LinuxContainerResources } from '../api/node.js';
-import type { CpuMemoryResources } from '../cri/convert.js';
-import { sharesToCpuWeight, sharesToCpuWeightQuadratic } from '../cgroup/values.js';
+import type { CpuMemoryResources } from '../cri/pure/convert.js';
+import { sharesToCpuWeight, sharesToCpuWeightQuadratic } from '../cgroup/pure/values.js';
 
 export type ResizeStep = 'memory' | 'cpu';
 

@@ -9,7 +9,7 @@
 // skip admission); write to the node or the API server; decide anything about a request (pure/decide.ts).
 import type { Pod } from '../api/wire.js';
 import type { CgroupReading } from '../cgroup/container.js';
-import { toLinuxResources, type ConvertOptions } from '../cri/convert.js';
+import { toLinuxResources, type ConvertOptions } from '../cri/pure/convert.js';
 import { readResizeRequest, type ContainerResources, type ResizeRequest } from '../resize/agent-protocol.js';
 import type { Logger } from '../runtime/logger.js';
 import { cpuMatches, memoryMatches } from './actuate.js';

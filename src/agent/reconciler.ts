@@ -14,7 +14,7 @@ import type { ControllerRevision } from '../api/revision.js';
 import type { PodCgroupOptions } from '../cgroup/pod.js';
 import type { CgroupReading } from '../cgroup/container.js';
 import type { CriClient } from '../cri/client.js';
-import type { ConvertOptions } from '../cri/convert.js';
+import type { ConvertOptions } from '../cri/pure/convert.js';
 import {
   encodeResizeStatus,
   readResizeRequest,

@@ -9,7 +9,7 @@ import { podCgroupFromContainer, readPodCgroup, writePodCgroup, type PodCgroupOp
 import type { CgroupReading } from '../cgroup/container.js';
 import type { CriClient } from '../cri/client.js';
 import type { Container } from '../cri/types.js';
-import type { ConvertOptions } from '../cri/convert.js';
+import type { ConvertOptions } from '../cri/pure/convert.js';
 import type { ResizeRequest } from '../resize/agent-protocol.js';
 import type { Pod } from '../api/wire.js';
 import { errorMessage } from '../api/errors.js';

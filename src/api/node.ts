@@ -1,5 +1,5 @@
 // The shapes of what a node applies resources with, named here so the pure decisions about them
-// (cri/convert.ts, agent/pure/order.ts) never import the CRI client or the cgroup filesystem modules
+// (cri/pure/convert.ts, agent/pure/order.ts) never import the CRI client or the cgroup filesystem modules
 // that read and write them: CRI's LinuxContainerResources, a pod cgroup's values, the cgroup
 // version. Types only. Must not: do I/O, or know how a value is read or written.
 import type { Labels } from './wire.js';

@@ -7,7 +7,7 @@
 // MAX_REPORT_BYTES in all; the reader keeps every entry it can read and counts the others, so one
 // bad entry never voids the report. Writer and reader check an entry with the same function.
 // Owns: the annotation's name, shape, bounds and parse/encode, and the shape of a pull's credentials. Must not: do I/O or decide how long
-// a rollout waits (inplace/prepull.ts does).
+// a rollout waits (inplace/pure/prepull.ts does).
 import { z } from 'zod';
 import { parseAnnotation } from './schemas.js';
 

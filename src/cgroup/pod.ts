@@ -11,7 +11,7 @@ import { cgroupDir, cgroupFile } from './path.js';
 import type { CgroupVersion, PodCgroupValues } from '../api/node.js';
 import type { QosClass } from '../api/pod.js';
 import { readCgroup, type CgroupReading } from './container.js';
-import { cpuMaxValue, cpuWeightToShares, memoryMaxValue, sharesToCpuWeight } from './values.js';
+import { cpuMaxValue, cpuWeightToShares, memoryMaxValue, sharesToCpuWeight } from './pure/values.js';
 import { errorMessage } from '../api/errors.js';
 
 export type CgroupDriver = 'cgroupfs' | 'systemd';

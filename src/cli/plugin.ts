@@ -19,7 +19,7 @@ import {
   type OptionSpec,
   type ValueKind,
   type VerbSpec,
-} from './verbs/completion.js';
+} from './verbs/pure/completion.js';
 import { history, type HistoryOptions } from './verbs/history.js';
 import { setPaused } from './verbs/pause.js';
 import { restart } from './verbs/restart.js';

@@ -16,7 +16,7 @@ import { isNotFound, type KubeClient } from '../runtime/kube-client.js';
 import { describeFailure } from '../workload/pure/failures.js';
 import type { Intent } from '../workload/pure/intents.js';
 import type { Plan } from './pure/round-plan.js';
-import type { GateWrite } from '../inplace/readiness-gate.js';
+import type { GateWrite } from '../inplace/pure/readiness-gate.js';
 import { PodControl, PodControlError } from './pod-control.js';
 import type { WireCloneSet, Pod } from '../api/wire.js';
 

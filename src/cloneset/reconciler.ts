@@ -11,7 +11,7 @@ import { ConditionReasons, EventReasons } from '../api/reasons.js';
 import { CloneSetConditionTypes as Conditions, type CloneSetStatus } from '../api/types.js';
 import type { InPlaceUpdater } from '../inplace/engine.js';
 import type { InPlaceMetrics } from '../inplace/metrics.js';
-import type { ResizeMetrics } from '../resize/metrics.js';
+import type { ResizeMetrics } from '../workload/resize-metrics.js';
 import { SlowRetryError, type ReconcileResult } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';

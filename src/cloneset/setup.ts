@@ -9,7 +9,7 @@ import { byControllerOf, enqueueOwner } from '../runtime/handlers.js';
 import { byNodeName, type Informer } from '../runtime/informer.js';
 import { objectKey } from '../runtime/store.js';
 import type { Node, Pod, WireCloneSet } from '../api/wire.js';
-import { DEFAULT_PREPULL_TIMEOUT_MS } from '../inplace/prepull.js';
+import { DEFAULT_PREPULL_TIMEOUT_MS } from '../inplace/pure/prepull.js';
 import type { Manager } from '../runtime/manager.js';
 import type { Logger } from '../runtime/logger.js';
 import { NodeEvidenceIndex } from '../workload/node-evidence.js';
@@ -29,7 +29,7 @@ import {
   type AdmissionLimit,
 } from './pure/refusal-handlers.js';
 import { InPlaceMetrics } from '../inplace/metrics.js';
-import { ResizeMetrics } from '../resize/metrics.js';
+import { ResizeMetrics } from '../workload/resize-metrics.js';
 
 const NAMESPACE_INDEX = 'namespace';
 /**
@@ -46,7 +46,7 @@ export interface CloneSetControllerOptions {
   workers: number;
   logger: Logger;
   resizeBackend?: 'auto' | 'kubelet' | 'agent';
-  /** How long a drain waits for the node agent to pull new images (inplace/prepull.ts); 0 never waits. Default 120 s. */
+  /** How long a drain waits for the node agent to pull new images (inplace/pure/prepull.ts); 0 never waits. Default 120 s. */
   imagePrePullTimeoutMs?: number;
 }
 

@@ -34,7 +34,7 @@ import {
   type WireContainer,
   type WireContainerStatus,
   type WireMap,
-} from './wire.js';
+} from './pure/wire.js';
 import { errorMessage } from '../api/errors.js';
 
 /** The test bed's containerd; production nodes usually use unix:///run/containerd/containerd.sock. */

@@ -8,14 +8,14 @@ import { EventReasons, PodConditionReasons } from '../api/reasons.js';
 import { ANNOTATION_RESIZE_REQUEST, ANNOTATION_RESIZE_STATUS } from '../api/types.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { ResourceVersionExpectations } from '../runtime/expectations.js';
-import { KubeApiError } from '../runtime/api-error.js';
+import { KubeApiError } from '../runtime/pure/api-error.js';
 import { isNotFound, type KubeClient } from '../runtime/kube-client.js';
 import type { KubeObject, Pod } from '../api/wire.js';
 import { infeasibleAtAdmission } from '../resize/admission.js';
 import type { ResizeRefusal } from '../api/types.js';
 import type { InPlaceMetrics } from './metrics.js';
-import { readUpdateState, withResizeOutcome, type InPlaceStep, type Settlement } from './plan.js';
-import { readinessGateWrite } from './readiness-gate.js';
+import { readUpdateState, withResizeOutcome, type InPlaceStep, type Settlement } from './pure/plan.js';
+import { readinessGateWrite } from './pure/readiness-gate.js';
 
 export class InPlaceUpdater {
   constructor(

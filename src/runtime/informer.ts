@@ -10,11 +10,11 @@ import { dispatch } from './handlers.js';
 import type { InformerHandler } from '../api/handler.js';
 import type { KubeClient, RequestOptions } from './kube-client.js';
 import type { KubeList, KubeObject } from '../api/wire.js';
-import { KubeApiError, type KubeStatus } from './api-error.js';
+import { KubeApiError, type KubeStatus } from './pure/api-error.js';
 import { isGone } from './kube-client.js';
 import type { Logger } from './logger.js';
 import { Store, type IndexFunc, type StoreChange } from './store.js';
-import { step, type WatcherEffect, type WatcherInput, type WatcherPhase, type WatcherState } from './watcher.js';
+import { step, type WatcherEffect, type WatcherInput, type WatcherPhase, type WatcherState } from './pure/watcher.js';
 
 /**
  * The longest a list holds the event loop while it trims a page's objects (issue 47: a page of 20

@@ -9,7 +9,7 @@ import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 
 import type { KubeList } from '../api/wire.js';
-import { KubeApiError, WriteRefusedError, type KubeStatus } from './api-error.js';
+import { KubeApiError, WriteRefusedError, type KubeStatus } from './pure/api-error.js';
 
 export type PatchType = 'merge' | 'strategic' | 'json' | 'apply';
 const patchContentType: Record<PatchType, string> = {

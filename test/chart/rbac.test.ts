@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import yaml from 'js-yaml';
 import { API_GROUP, API_VERSION, LABEL_CONTROLLER_REVISION_HASH } from '../../src/api/types.js';
 import type { Pod, PodTemplate, WireCloneSet } from '../../src/api/wire.js';
-import { KubeApiError } from '../../src/runtime/api-error.js';
+import { KubeApiError } from '../../src/runtime/pure/api-error.js';
 import type { Informer } from '../../src/runtime/informer.js';
 import type { RequestOptions } from '../../src/runtime/kube-client.js';
 import { clientAnswering, storedRevision } from '../support/fixtures/revisions.js';

@@ -25,8 +25,17 @@ import { CriClient } from '../../src/cri/client.js';
 import type { LinuxContainerResources } from '../../src/api/node.js';
 import { CriError } from '../../src/cri/errors.js';
 import { TestCriClient, type ContainerConfig, type PodSandboxConfig } from './support/runtime-client.js';
-import { toLinuxResources, type ContainerResourceRequirements, type ConvertOptions } from '../../src/cri/convert.js';
-import { cpuMaxValue, memoryMaxValue, sharesToCpuWeight, sharesToCpuWeightQuadratic } from '../../src/cgroup/values.js';
+import {
+  toLinuxResources,
+  type ContainerResourceRequirements,
+  type ConvertOptions,
+} from '../../src/cri/pure/convert.js';
+import {
+  cpuMaxValue,
+  memoryMaxValue,
+  sharesToCpuWeight,
+  sharesToCpuWeightQuadratic,
+} from '../../src/cgroup/pure/values.js';
 import { startPrivateContainerd, type PrivateContainerd } from './support/containerd.js';
 
 const CGROUP_ROOT = '/sys/fs/cgroup';

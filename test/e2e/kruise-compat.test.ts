@@ -31,7 +31,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { execFileSync } from 'node:child_process';
 import type { CloneSetCondition } from '../../src/api/types.js';
 import type { Pod } from '../../src/api/wire.js';
-import { KubeApiError } from '../../src/runtime/api-error.js';
+import { KubeApiError } from '../../src/runtime/pure/api-error.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import {
   activePods,

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ANNOTATION_PULLED_IMAGES, parsePulledImages } from '../../src/api/prepull.js';
 import { ANNOTATION_RESIZE_STATUS, ANNOTATION_RESTART_REQUEST } from '../../src/api/types.js';
 import type { Node, Pod } from '../../src/api/wire.js';
-import { KubeApiError } from '../../src/runtime/api-error.js';
+import { KubeApiError } from '../../src/runtime/pure/api-error.js';
 import type { KubeClient } from '../../src/runtime/kube-client.js';
 import {
   clientOf,

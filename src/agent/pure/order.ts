@@ -12,7 +12,7 @@ import {
   toLinuxResources,
   type ConvertOptions,
   type CpuMemoryResources,
-} from '../../cri/convert.js';
+} from '../../cri/pure/convert.js';
 import { parseQuantity, toBytes, toMilli } from '../../api/quantity.js';
 import { isSidecar } from '../../api/pod.js';
 import type { ContainerResources } from '../../resize/agent-protocol.js';

@@ -3,7 +3,7 @@
 // CloneSet with a 404 explained (API not installed, wrong namespace, wrong name), and the wording
 // of API errors. Must not: decide anything about a rollout, or write to the cluster.
 import { API_GROUP, API_VERSION, CLONESET_PLURAL } from '../../api/types.js';
-import { KubeApiError } from '../../runtime/api-error.js';
+import { KubeApiError } from '../../runtime/pure/api-error.js';
 import { isNotFound, KubeClient } from '../../runtime/kube-client.js';
 import type { WireCloneSet } from '../../api/wire.js';
 import { loadKubeConfig } from '../kubeconfig.js';

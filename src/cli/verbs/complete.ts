@@ -11,7 +11,7 @@ import {
   withPrefix,
   type Candidate,
   type VerbSpec,
-} from './completion.js';
+} from './pure/completion.js';
 import { readRevisions } from './history.js';
 import type { WireCloneSet } from '../../api/wire.js';
 

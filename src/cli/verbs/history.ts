@@ -17,7 +17,7 @@ import {
   type ConnectionOptions,
   type Reader,
 } from './common.js';
-import { historyRows, ownedRevisions, renderHistory, revisionRole, type RevisionRecord } from './revisions.js';
+import { historyRows, ownedRevisions, renderHistory, revisionRole, type RevisionRecord } from './pure/revisions.js';
 import type { WireCloneSet } from '../../api/wire.js';
 
 export interface HistoryOptions extends ConnectionOptions {

@@ -12,7 +12,7 @@ import {
   writeFailed,
   type ConnectionOptions,
 } from './common.js';
-import { pausePatch } from './revisions.js';
+import { pausePatch } from './pure/revisions.js';
 
 export async function setPaused(
   name: string,

@@ -4,7 +4,7 @@
 // pod by pod within maxUnavailable (decision 15). A second restart within the same second waits
 // for the next one, or it would write the same value. Exit 0, or 3 with one line on stderr.
 // Must not: touch pods or restart anything itself.
-import { RESTARTED_AT_ANNOTATION } from '../../inplace/diff.js';
+import { RESTARTED_AT_ANNOTATION } from '../../inplace/pure/diff.js';
 import {
   cloneSetPath,
   namespaceFlag,
@@ -15,7 +15,7 @@ import {
   writeFailed,
   type ConnectionOptions,
 } from './common.js';
-import { restartedAtValue, restartPatch } from './revisions.js';
+import { restartedAtValue, restartPatch } from './pure/revisions.js';
 
 export async function restart(
   name: string,

@@ -7,9 +7,9 @@
 // rollout itself.
 import { CLONESET_OWNER, controllerOf } from '../../api/owner.js';
 import { selectorString } from '../../workload/pure/selector.js';
-import { KubeApiError } from '../../runtime/api-error.js';
-import { renderStatus, renderSummaryLine } from '../status-render.js';
-import { buildStatusView, type StatusView } from '../status-view.js';
+import { KubeApiError } from '../../runtime/pure/api-error.js';
+import { renderStatus, renderSummaryLine } from '../pure/status-render.js';
+import { buildStatusView, type StatusView } from '../pure/status-view.js';
 import {
   cloneSetPath,
   describeError,

@@ -4,9 +4,9 @@
 // metadata.generation so an edit made since the read is never overwritten (decision 70); the
 // controller then finds the revision with the equal template and reuses it. Refuses an unknown N.
 // Exit 0, or 3 with one line on stderr. Must not: touch pods or revisions.
-import { KubeApiError } from '../../runtime/api-error.js';
+import { KubeApiError } from '../../runtime/pure/api-error.js';
 import { isConflict } from '../../runtime/kube-client.js';
-import { diffTemplates } from '../../inplace/diff.js';
+import { diffTemplates } from '../../inplace/pure/diff.js';
 import {
   cloneSetPath,
   namespaceFlag,
@@ -20,7 +20,7 @@ import {
   type Reader,
 } from './common.js';
 import { readRevisions } from './history.js';
-import { summariseDiff, undoPatch, undoTarget } from './revisions.js';
+import { summariseDiff, undoPatch, undoTarget } from './pure/revisions.js';
 import type { WireCloneSet } from '../../api/wire.js';
 
 export interface UndoOptions extends ConnectionOptions {

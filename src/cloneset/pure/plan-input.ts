@@ -5,7 +5,7 @@
 // Pure. Must not: decide anything about a pod, perform I/O, or read anything but its input.
 import type { Pod, PodTemplate } from '../../api/wire.js';
 import type { PulledImages } from '../../api/prepull.js';
-import type { PrePullTarget } from '../../inplace/prepull.js';
+import type { PrePullTarget } from '../../inplace/pure/prepull.js';
 import { backendForPod, type Backend, type NodeResizeEvidence } from '../../resize/backend.js';
 import type { Claim } from './claims.js';
 import type { DefaultedWireCloneSet } from './pods.js';
@@ -28,7 +28,7 @@ export interface PlanInput {
   resizeBackend: ResizeBackend;
   /** What is known about each node's kubelet (resize/backend.ts), by node name. */
   nodeEvidence: { get(node: string): NodeResizeEvidence | undefined };
-  /** The nodes' image pre-pull reports (inplace/prepull.ts); absent: nothing waits for pulls. */
+  /** The nodes' image pre-pull reports (inplace/pure/prepull.ts); absent: nothing waits for pulls. */
   prePull?: PrePullInput;
   /** Every claim of spec.volumeClaimTemplates the CloneSet owns (claims.ts); absent: none. */
   claims?: readonly Claim[];

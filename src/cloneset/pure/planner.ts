@@ -24,7 +24,7 @@ import {
   settleInPlaceUpdate,
   updateStateProblem,
   type Settlement,
-} from '../../inplace/plan.js';
+} from '../../inplace/pure/plan.js';
 import type { Pod } from '../../api/wire.js';
 import { rfc3339Seconds } from '../../api/time.js';
 import { allocate, budgetFor, disruptionBudget, disruptionCost, surgeRoom } from '../../workload/pure/budget.js';
@@ -47,7 +47,7 @@ import {
   heldByReadinessGate,
   needsReadinessGateCondition,
   readinessGateCondition,
-} from '../../inplace/readiness-gate.js';
+} from '../../inplace/pure/readiness-gate.js';
 import type { DefaultedWireCloneSet } from './pods.js';
 import { availableAt } from '../../workload/pure/pod-summary.js';
 import { backendOf, earliest, movesNoPod, nameOf, type PlanInput } from './plan-input.js';

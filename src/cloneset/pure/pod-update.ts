@@ -1,5 +1,5 @@
 // The per-pod update decision: for each pod the rollout arithmetic picked (update.ts), the next
-// step toward the target revision: in place (inplace/plan.ts) where the strategy and the change
+// step toward the target revision: in place (inplace/pure/plan.ts) where the strategy and the change
 // allow, by recreate otherwise, held back while a lifecycle hook holds the pod (lifecycle.ts);
 // and, outside the pick, the changes that restart nothing. What InPlaceOnly cannot apply becomes
 // the FailedUpdate condition.
@@ -10,7 +10,7 @@ import { ANNOTATION_LIFECYCLE_TIMESTAMP, LABEL_LIFECYCLE_STATE, type LifecycleSt
 import { podRevision } from '../../api/pod.js';
 import { rfc3339Seconds } from '../../api/time.js';
 import type { Pod } from '../../api/wire.js';
-import { planInPlaceUpdate, type InPlaceStep } from '../../inplace/plan.js';
+import { planInPlaceUpdate, type InPlaceStep } from '../../inplace/pure/plan.js';
 import { claimTemplatesChanged } from './claims.js';
 import type { ConditionWrites, Intent, PlannedEvent } from '../../workload/pure/intents.js';
 import { deletionStep, inPlaceUpdateGate, lifecycleWrites, type MoveOptions } from '../../workload/pure/lifecycle.js';

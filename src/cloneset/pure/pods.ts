@@ -13,7 +13,7 @@ import {
 } from '../../api/types.js';
 import { withDefaults, type DefaultedCloneSet } from '../../api/defaults.js';
 import type { Pod, Wire, WireCloneSet } from '../../api/wire.js';
-import { withReadinessGate } from '../../inplace/readiness-gate.js';
+import { withReadinessGate } from '../../inplace/pure/readiness-gate.js';
 
 export type DefaultedWireCloneSet = Wire<DefaultedCloneSet>;
 

@@ -5,7 +5,7 @@
 import { ConditionReasons } from '../../api/reasons.js';
 import { isLivePod, podCondition } from '../../api/pod.js';
 import type { Pod } from '../../api/wire.js';
-import { restartOverdue } from '../../inplace/plan.js';
+import { restartOverdue } from '../../inplace/pure/plan.js';
 import type { ConditionWrites } from '../../workload/pure/intents.js';
 import { movesNoPod, nameOf } from './plan-input.js';
 import { countsAsAvailable, type PodSummary } from '../../workload/pure/pod-state.js';

@@ -1,7 +1,7 @@
 // What a failed write means for the workload: a message that stays the same for as long as the
 // refusal does (so the condition carrying it is written once, not once per attempt), and whether
 // retrying soon can help. Pure. Must not: log, emit or decide the backoff itself.
-import { KubeApiError } from '../../runtime/api-error.js';
+import { KubeApiError } from '../../runtime/pure/api-error.js';
 import { errorMessage } from '../../api/errors.js';
 
 export interface FailureInfo {

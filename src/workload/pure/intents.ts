@@ -6,8 +6,8 @@ import type { ConditionStatus, LifecycleHook, LifecycleState } from '../../api/t
 import type { DeleteReason, EventType } from '../../api/reasons.js';
 import type { Pod, PodTemplate } from '../../api/wire.js';
 import type { LifecycleWrites } from './lifecycle.js';
-import type { InPlaceStep, Settlement } from '../../inplace/plan.js';
-import type { GateWrite } from '../../inplace/readiness-gate.js';
+import type { InPlaceStep, Settlement } from '../../inplace/pure/plan.js';
+import type { GateWrite } from '../../inplace/pure/readiness-gate.js';
 
 /** Why a pod is deleted (the catalogue in src/api/reasons.ts). */
 

@@ -16,8 +16,8 @@ import {
   type LifecycleState,
 } from '../../api/types.js';
 import type { Pod } from '../../api/wire.js';
-import type { PodPatch } from '../../inplace/batch-writes.js';
-import { readinessGateWrite, type GateWrite } from '../../inplace/readiness-gate.js';
+import type { PodPatch } from '../../inplace/pure/batch-writes.js';
+import { readinessGateWrite, type GateWrite } from '../../inplace/pure/readiness-gate.js';
 
 /** The pod's state label as written, '' when absent (a pod created before hooks existed). */
 export const lifecycleStateOf = (pod: Pod): string => pod.metadata?.labels?.[LABEL_LIFECYCLE_STATE] ?? '';

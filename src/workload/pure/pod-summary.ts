@@ -6,8 +6,8 @@ import { LABEL_CONTROLLER_REVISION_HASH, LABEL_SPECIFIED_DELETE, type CloneSetLi
 import { perObject } from '../../api/memo.js';
 import { podCondition } from '../../api/pod.js';
 import type { Pod } from '../../api/wire.js';
-import { readUpdateState } from '../../inplace/plan.js';
-import { heldByReadinessGate } from '../../inplace/readiness-gate.js';
+import { readUpdateState } from '../../inplace/pure/plan.js';
+import { heldByReadinessGate } from '../../inplace/pure/readiness-gate.js';
 import { isHooked, lifecycleStateOf } from './lifecycle.js';
 import { countsAsReady, parseDeletionCost, type PodPhase, type PodSummary } from './pod-state.js';
 

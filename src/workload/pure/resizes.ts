@@ -11,7 +11,7 @@ import { readResizeRequest } from '../../resize/agent-protocol.js';
 import { staleResizeRequest, type Backend, type ConfiguredBackend } from '../../resize/backend.js';
 import { trackResizes, type ResizeStrategyInput, type ResizeTracking } from '../../resize/track.js';
 import type { CloneSetResizeStatus } from '../../api/types.js';
-import { readUpdateState } from '../../inplace/plan.js';
+import { readUpdateState } from '../../inplace/pure/plan.js';
 import type { ConditionWrite, PlannedEvent } from './intents.js';
 import type { PodSummary } from './pod-state.js';
 

@@ -8,7 +8,7 @@ import { CriClient } from '../../../src/cri/client.js';
 import type { LinuxContainerResources } from '../../../src/api/node.js';
 import type { Labels } from '../../../src/api/wire.js';
 import type { CallOptions } from '../../../src/cri/types.js';
-import { big, resourcesToWire, type WireInt64, type WireMap } from '../../../src/cri/wire.js';
+import { big, resourcesToWire, type WireInt64, type WireMap } from '../../../src/cri/pure/wire.js';
 
 export type PodSandboxState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
 export type NamespaceMode = 'POD' | 'CONTAINER' | 'NODE' | 'TARGET';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod } from '../../../src/api/wire.js';
 import { loadKubeAuth } from '../../../src/cli/kubeconfig.js';
-import { KubeApiError } from '../../../src/runtime/api-error.js';
+import { KubeApiError } from '../../../src/runtime/pure/api-error.js';
 import { isNotFound, KubeClient } from '../../../src/runtime/kube-client.js';
 import { createTestNamespace, loadTestKubeConfig } from './kube.js';
 import { eventually, kubectl, RUN_UNTIL_TERM } from './testbed.js';

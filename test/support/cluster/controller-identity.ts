@@ -13,7 +13,7 @@ import * as k8s from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
 import yaml from 'js-yaml';
 import { API_GROUP, API_VERSION } from '../../../src/api/types.js';
-import { KubeApiError } from '../../../src/runtime/api-error.js';
+import { KubeApiError } from '../../../src/runtime/pure/api-error.js';
 import { isNotFound, KubeClient } from '../../../src/runtime/kube-client.js';
 import { loadTestKubeConfig } from './kube.js';
 import { eventually } from './testbed.js';

@@ -4,7 +4,7 @@ import { describe, expect, test } from '@jest/globals';
 import { applyContainerResources, cpuMatches, memoryMatches, memoryRefusal } from '../../../src/agent/actuate.js';
 import type { CgroupReading } from '../../../src/cgroup/container.js';
 import type { LinuxContainerResources } from '../../../src/api/node.js';
-import { toLinuxResources } from '../../../src/cri/convert.js';
+import { toLinuxResources } from '../../../src/cri/pure/convert.js';
 
 const Mi = 1024n * 1024n;
 

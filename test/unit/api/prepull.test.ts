@@ -19,7 +19,7 @@ import {
   type PulledImagesValue,
 } from '../../../src/api/prepull.js';
 import { rfc3339Seconds } from '../../../src/api/time.js';
-import { prePullVerdict } from '../../../src/inplace/prepull.js';
+import { prePullVerdict } from '../../../src/inplace/pure/prepull.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const SINCE = rfc3339Seconds(T0);

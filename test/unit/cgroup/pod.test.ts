@@ -11,7 +11,7 @@ import {
   readPodCgroup,
   writePodCgroup,
 } from '../../../src/cgroup/pod.js';
-import { cpuWeightToShares } from '../../../src/cgroup/values.js';
+import { cpuWeightToShares } from '../../../src/cgroup/pure/values.js';
 import type { QosClass } from '../../../src/api/pod.js';
 
 describe('podCgroupPath', () => {

@@ -4,7 +4,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { infeasibleAtAdmission } from '../../../src/resize/admission.js';
 import { podResizeView } from '../../../src/resize/state.js';
-import { withResizeOutcome } from '../../../src/inplace/plan.js';
+import { withResizeOutcome } from '../../../src/inplace/pure/plan.js';
 import type { Pod } from '../../../src/api/wire.js';
 import { guaranteed, makePod } from '../../support/fixtures/kubelet-pods.js';
 

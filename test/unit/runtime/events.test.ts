@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { EventRecorder } from '../../../src/runtime/events.js';
-import { KubeApiError } from '../../../src/runtime/api-error.js';
+import { KubeApiError } from '../../../src/runtime/pure/api-error.js';
 import { KubeClient } from '../../../src/runtime/kube-client.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
 

@@ -8,7 +8,7 @@ import { Backoff } from '../../../src/runtime/backoff.js';
 import { Informer, type InformerOptions } from '../../../src/runtime/informer.js';
 import type { RequestOptions } from '../../../src/runtime/kube-client.js';
 import type { KubeList, KubeObject } from '../../../src/api/wire.js';
-import { KubeApiError } from '../../../src/runtime/api-error.js';
+import { KubeApiError } from '../../../src/runtime/pure/api-error.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
 
 type Obj = KubeObject & { data?: string };

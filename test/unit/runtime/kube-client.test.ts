@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeApiError } from '../../../src/runtime/api-error.js';
+import { KubeApiError } from '../../../src/runtime/pure/api-error.js';
 import {
   DeadlineExceededError,
   KubeClient,

@@ -8,7 +8,7 @@
 // the instant the renew deadline has passed even if no timer has run since (a stalled loop).
 import { afterEach, beforeEach, describe, expect, jest, test } from '@jest/globals';
 import type { CallOptions } from '../../../src/runtime/kube-client.js';
-import { KubeApiError } from '../../../src/runtime/api-error.js';
+import { KubeApiError } from '../../../src/runtime/pure/api-error.js';
 import { DeadlineExceededError } from '../../../src/runtime/kube-client.js';
 import {
   LeaderElector,

@@ -1,7 +1,7 @@
 // Tables for the cgroup v2 values (cpu.weight, cpu.max, memory.max) of cpu shares, quota and memory
-// limits, worked out by hand from the kubelet v1.34.4 and runc formulas quoted in src/cgroup/values.ts.
+// limits, worked out by hand from the kubelet v1.34.4 and runc formulas quoted in src/cgroup/pure/values.ts.
 import { describe, expect, test } from '@jest/globals';
-import { toLinuxResources } from '../../../src/cri/convert.js';
+import { toLinuxResources } from '../../../../src/cri/pure/convert.js';
 import {
   cpuMaxValue,
   cpuWeightToShares,
@@ -9,7 +9,7 @@ import {
   sharesToCpuWeight,
   sharesToCpuWeightQuadratic,
   toCgroupV2Values,
-} from '../../../src/cgroup/values.js';
+} from '../../../../src/cgroup/pure/values.js';
 
 const Mi = 1024n * 1024n;
 const Gi = 1024n * Mi;

@@ -2,8 +2,8 @@
 // memory.max), both ways: what the kubelet writes for a pod cgroup, what a runtime writes for a
 // container, and the shares a cpu.weight was written for. Owns: that arithmetic. Pure: no I/O.
 // Must not: read or write a cgroup (container.ts, pod.ts do), or convert pod resources
-// (cri/convert.ts does).
-import { MAX_SHARES, MIN_SHARES, QUOTA_PERIOD, type CpuMemoryResources } from '../cri/convert.js';
+// (cri/pure/convert.ts does).
+import { MAX_SHARES, MIN_SHARES, QUOTA_PERIOD, type CpuMemoryResources } from '../../cri/pure/convert.js';
 
 export const MIN_CPU_WEIGHT = 1n;
 export const MAX_CPU_WEIGHT = 10_000n;

@@ -1,15 +1,15 @@
 // The pure side of `kubectl tailor history` and `undo`: a CloneSet's ControllerRevisions in
 // order (those it controls, by owner UID), which of them the status names current and update, a
 // one-line summary of what each revision changed from the one before (the controller's own
-// template diff, inplace/diff.ts), the history table, the revision `undo` rolls back to, and the
+// template diff, inplace/pure/diff.ts), the history table, the revision `undo` rolls back to, and the
 // patches the write verbs send. Pure: no I/O, no clock. Must not: judge a rollout, or pick a
 // revision by any rule the controller does not also use (it reuses the newest revision whose
 // template equals the spec's; revision-store.ts).
-import { canonicalJSON } from '../../api/json.js';
-import { CLONESET_OWNER, controllerOf } from '../../api/owner.js';
-import type { ControllerRevision } from '../../api/revision.js';
-import type { WireCloneSet, PodTemplate } from '../../api/wire.js';
-import { diffTemplates, RESTARTED_AT_ANNOTATION, type TemplateDiff } from '../../inplace/diff.js';
+import { canonicalJSON } from '../../../api/json.js';
+import { CLONESET_OWNER, controllerOf } from '../../../api/owner.js';
+import type { ControllerRevision } from '../../../api/revision.js';
+import type { WireCloneSet, PodTemplate } from '../../../api/wire.js';
+import { diffTemplates, RESTARTED_AT_ANNOTATION, type TemplateDiff } from '../../../inplace/pure/diff.js';
 
 export interface RevisionRecord {
   name: string;

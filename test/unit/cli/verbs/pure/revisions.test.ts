@@ -1,9 +1,9 @@
 // Tables for the pure side of `kubectl tailor history` and `undo`: which revisions a CloneSet
 // owns and in what order, the one-line summary of what a revision changed, the history table,
 // the revision undo picks (or refuses), and the patches the write verbs send.
-import type { ControllerRevision } from '../../../src/api/revision.js';
+import type { ControllerRevision } from '../../../../../src/api/revision.js';
 import { describe, expect, it } from '@jest/globals';
-import type { WireCloneSet, PodTemplate } from '../../../src/api/wire.js';
+import type { WireCloneSet, PodTemplate } from '../../../../../src/api/wire.js';
 import {
   formatResources,
   historyRows,
@@ -16,8 +16,8 @@ import {
   undoPatch,
   undoTarget,
   type RevisionRecord,
-} from '../../../src/cli/verbs/revisions.js';
-import { diffTemplates } from '../../../src/inplace/diff.js';
+} from '../../../../../src/cli/verbs/pure/revisions.js';
+import { diffTemplates } from '../../../../../src/inplace/pure/diff.js';
 
 const UID = 'uid-web';
 

@@ -1,12 +1,12 @@
 // Tables for the kubelet-identical conversion of container cpu/memory to CRI LinuxContainerResources. Expected numbers are worked out by hand from the kubelet v1.34.4 formulas
-// quoted in src/cri/convert.ts.
+// quoted in src/cri/pure/convert.ts.
 import { describe, expect, test } from '@jest/globals';
 import {
   milliCpuToQuota,
   milliCpuToShares,
   toLinuxResources,
   type ContainerResourceRequirements,
-} from '../../../src/cri/convert.js';
+} from '../../../../src/cri/pure/convert.js';
 
 const Mi = 1024n * 1024n;
 const Gi = 1024n * Mi;

@@ -6,10 +6,10 @@
 // `restartPolicy: Always`: the kubelet restarts one whose image changed and resizes it like a
 // container. Pure. Must not: decide the strategy's outcome (plan.ts does) or look at pods.
 import type * as k8s from '@kubernetes/client-node';
-import type { PodTemplate, Wire } from '../api/wire.js';
-import { sameJSON } from '../api/json.js';
-import { isSidecar } from '../api/pod.js';
-import { isTailorOwnedAnnotation, isTailorOwnedLabel } from '../api/types.js';
+import type { PodTemplate, Wire } from '../../api/wire.js';
+import { sameJSON } from '../../api/json.js';
+import { isSidecar } from '../../api/pod.js';
+import { isTailorOwnedAnnotation, isTailorOwnedLabel } from '../../api/types.js';
 
 type Container = Wire<k8s.V1Container>;
 type Resources = Wire<k8s.V1ResourceRequirements>;

@@ -3,19 +3,19 @@
 // what blocks the rollout and why, and a verdict (buildStatusView). Its text is status-render.ts.
 // Pure: no I/O, no clock (`now` comes in), no process state. Must not: render text, decide exit
 // codes, poll, or write to a terminal (plugin.ts does).
-import { defaultUpdateStrategy } from '../api/defaults.js';
+import { defaultUpdateStrategy } from '../../api/defaults.js';
 import {
   LABEL_CONTROLLER_REVISION_HASH,
   RESIZE_STATES,
   type CloneSetCondition,
   type ResizeState,
-} from '../api/types.js';
-import { podCountsAsReady, whyPodCannotStart } from '../workload/pure/pod-summary.js';
-import { readUpdateState } from '../inplace/plan.js';
-import { readinessGateCondition } from '../inplace/readiness-gate.js';
-import { ProgressingReasons } from '../api/reasons.js';
-import type { Pod, Wire, WireCloneSet } from '../api/wire.js';
-import { podResizeView } from '../resize/state.js';
+} from '../../api/types.js';
+import { podCountsAsReady, whyPodCannotStart } from '../../workload/pure/pod-summary.js';
+import { readUpdateState } from '../../inplace/pure/plan.js';
+import { readinessGateCondition } from '../../inplace/pure/readiness-gate.js';
+import { ProgressingReasons } from '../../api/reasons.js';
+import type { Pod, Wire, WireCloneSet } from '../../api/wire.js';
+import { podResizeView } from '../../resize/state.js';
 
 export type Verdict = 'complete' | 'blocked' | 'progressing';
 

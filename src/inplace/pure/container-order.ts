@@ -7,8 +7,8 @@
 // Owns: the priority names it reads and the batch split. Pure. Must not: look at container
 // status (plan.ts judges a batch's completion) or decide anything else of the update.
 import type * as k8s from '@kubernetes/client-node';
-import type { Wire } from '../api/wire.js';
-import { isSidecar, type ContainerLists } from '../api/pod.js';
+import type { Wire } from '../../api/wire.js';
+import { isSidecar, type ContainerLists } from '../../api/pod.js';
 
 /** A container's update priority, as OpenKruise names it (an integer; higher goes first). */
 export const ENV_CONTAINER_PRIORITY = 'KRUISE_CONTAINER_PRIORITY';

@@ -2,8 +2,8 @@
 // names) and the mappers between them and the typed values of types.ts.
 // Owns: the wire shapes and the pure conversions. Must not: talk to the runtime or fill in a
 // value the runtime did not send (an absent int64 reads as 0, an absent map as empty).
-import type { Container, ContainerFilter, ContainerMetadata, ContainerState, ContainerStatus } from './types.js';
-import type { LinuxContainerResources } from '../api/node.js';
+import type { Container, ContainerFilter, ContainerMetadata, ContainerState, ContainerStatus } from '../types.js';
+import type { LinuxContainerResources } from '../../api/node.js';
 
 /** An int64 as proto-loader gives it with `longs: String`. */
 export type WireInt64 = string;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import type * as k8s from '@kubernetes/client-node';
-import type { ContainerLists } from '../../../src/api/pod.js';
-import type { Wire } from '../../../src/api/wire.js';
-import { containerBatches } from '../../../src/inplace/container-order.js';
+import type { ContainerLists } from '../../../../src/api/pod.js';
+import type { Wire } from '../../../../src/api/wire.js';
+import { containerBatches } from '../../../../src/inplace/pure/container-order.js';
 
 /** A pod spec's container lists, as containerBatches reads them. */
 type Spec = ContainerLists<Wire<k8s.V1Container>>;

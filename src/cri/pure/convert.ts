@@ -3,10 +3,10 @@
 // configureContainerSwapResources; pkg/kubelet/cm/helpers_linux.go MilliCPUToShares,
 // MilliCPUToQuota). Owns: that arithmetic, in bigint (the kubelet's int64 never overflows for
 // real inputs and neither do we). Must not: do I/O, know about pods, QoS classes or the pod-level
-// cgroup (the agent owns those), compute cgroup file values (cgroup/values.ts), or look at
+// cgroup (the agent owns those), compute cgroup file values (cgroup/pure/values.ts), or look at
 // resources other than cpu and memory.
-import { parseQuantity, toBytes, toMilli } from '../api/quantity.js';
-import type { CgroupVersion, LinuxContainerResources } from '../api/node.js';
+import { parseQuantity, toBytes, toMilli } from '../../api/quantity.js';
+import type { CgroupVersion, LinuxContainerResources } from '../../api/node.js';
 
 export const MIN_SHARES = 2n;
 export const MAX_SHARES = 262_144n;

@@ -1,17 +1,22 @@
 // Tables for the `kubectl tailor status` view model: the verdict (complete / blocked /
 // progressing) and its message from CloneSet status and pods, the per-pod lines, and the text.
 import { describe, expect, it } from '@jest/globals';
-import type { CloneSet, CloneSetCondition, CloneSetStatus } from '../../../src/api/types.js';
-import { progressBar, renderProgress, renderStatus, renderSummaryLine } from '../../../src/cli/status-render.js';
+import type { CloneSet, CloneSetCondition, CloneSetStatus } from '../../../../src/api/types.js';
+import {
+  progressBar,
+  renderProgress,
+  renderStatus,
+  renderSummaryLine,
+} from '../../../../src/cli/pure/status-render.js';
 import {
   buildStatusView,
   formatAge,
   type PodLine,
   type StatusView,
   type Verdict,
-} from '../../../src/cli/status-view.js';
-import type { Pod, Wire } from '../../../src/api/wire.js';
-import { buildPod, runningStatus, type PodCondition } from '../../support/fixtures/pods.js';
+} from '../../../../src/cli/pure/status-view.js';
+import type { Pod, Wire } from '../../../../src/api/wire.js';
+import { buildPod, runningStatus, type PodCondition } from '../../../support/fixtures/pods.js';
 
 const NOW = Date.parse('2025-06-01T10:10:00Z');
 const NEW = 'web-7c9d5fbb8x';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { diffTemplates } from '../../../src/inplace/diff.js';
-import type { PodTemplate } from '../../../src/api/wire.js';
+import { diffTemplates } from '../../../../src/inplace/pure/diff.js';
+import type { PodTemplate } from '../../../../src/api/wire.js';
 
 const base: PodTemplate = {
   metadata: { labels: { app: 'web' }, annotations: { team: 'a' } },

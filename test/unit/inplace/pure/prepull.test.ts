@@ -1,11 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import type { PulledImages } from '../../../src/api/prepull.js';
-import { ACK_GRACE_MS, prePullVerdict, type PrePullTarget } from '../../../src/inplace/prepull.js';
-import { planInPlaceUpdate, type UpdateTarget } from '../../../src/inplace/plan.js';
-import type { PodTemplate } from '../../../src/api/wire.js';
-import { CONDITION_INPLACE_UPDATE_READY, LABEL_CONTROLLER_REVISION_HASH } from '../../../src/api/types.js';
-import { buildPod, runningStatus } from '../../support/fixtures/pods.js';
+import type { PulledImages } from '../../../../src/api/prepull.js';
+import { ACK_GRACE_MS, prePullVerdict, type PrePullTarget } from '../../../../src/inplace/pure/prepull.js';
+import { planInPlaceUpdate, type UpdateTarget } from '../../../../src/inplace/pure/plan.js';
+import type { PodTemplate } from '../../../../src/api/wire.js';
+import { CONDITION_INPLACE_UPDATE_READY, LABEL_CONTROLLER_REVISION_HASH } from '../../../../src/api/types.js';
+import { buildPod, runningStatus } from '../../../support/fixtures/pods.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const at = (seconds: number): number => T0 + seconds * 1000;

@@ -12,10 +12,10 @@ import {
   type BatchResources,
   type ContainerRefMetadata,
   type InPlaceUpdateState,
-} from '../api/types.js';
-import type { Pod, Wire } from '../api/wire.js';
-import { encodeResizeRequest, readResizeRequest } from '../resize/agent-protocol.js';
-import type { Backend } from '../resize/backend.js';
+} from '../../api/types.js';
+import type { Pod, Wire } from '../../api/wire.js';
+import { encodeResizeRequest, readResizeRequest } from '../../resize/agent-protocol.js';
+import type { Backend } from '../../resize/backend.js';
 
 export type PodPatch = Record<string, unknown>;
 

@@ -2,13 +2,13 @@
 // value, a CloneSet, a revision, a shell), the cluster context a lookup needs (namespace,
 // kubeconfig), and the answer's text in the protocol kubectl reads from kubectl_complete-tailor.
 import { describe, expect, it } from '@jest/globals';
-import { verbSpecs } from '../../../src/cli/plugin.js';
+import { verbSpecs } from '../../../../../src/cli/plugin.js';
 import {
   Directive,
   planCompletion,
   renderCompletion,
   type CompletionRequest,
-} from '../../../src/cli/verbs/completion.js';
+} from '../../../../../src/cli/verbs/pure/completion.js';
 
 const verbs = verbSpecs();
 

@@ -5,9 +5,9 @@
 // Owns: every rule about that gate. Pure. Must not: write to the API (engine.ts does) or decide
 // when to drain or complete (plan.ts does).
 import type * as k8s from '@kubernetes/client-node';
-import { podCondition } from '../api/pod.js';
-import { CONDITION_INPLACE_UPDATE_READY } from '../api/types.js';
-import type { Pod, Wire } from '../api/wire.js';
+import { podCondition } from '../../api/pod.js';
+import { CONDITION_INPLACE_UPDATE_READY } from '../../api/types.js';
+import type { Pod, Wire } from '../../api/wire.js';
 
 type PodSpec = NonNullable<Pod['spec']>;
 export type GateCondition = Wire<k8s.V1PodCondition>;

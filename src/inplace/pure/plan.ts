@@ -22,17 +22,17 @@ import {
   type InPlaceUpdateState,
   type ResizeRefusal,
   type UpdateStrategyType,
-} from '../api/types.js';
-import { podCondition } from '../api/pod.js';
+} from '../../api/types.js';
+import { podCondition } from '../../api/pod.js';
 import { heldByReadinessGate, readinessGateCondition } from './readiness-gate.js';
-import type { Pod, Wire, PodTemplate } from '../api/wire.js';
+import type { Pod, Wire, PodTemplate } from '../../api/wire.js';
 import { diffTemplates, restartingMetadata, type TemplateDiff } from './diff.js';
 import { prePullVerdict, type NotPrePulled, type PrePullTarget } from './prepull.js';
-import { restartRequired } from '../resize/policy.js';
-import { resizeChangesQos } from '../resize/qos.js';
-import { podResizeView } from '../resize/state.js';
-import { compareQuantities, parseQuantity } from '../api/quantity.js';
-import { parseInPlaceUpdateState } from '../api/schemas.js';
+import { restartRequired } from '../../resize/policy.js';
+import { resizeChangesQos } from '../../resize/qos.js';
+import { podResizeView } from '../../resize/state.js';
+import { compareQuantities, parseQuantity } from '../../api/quantity.js';
+import { parseInPlaceUpdateState } from '../../api/schemas.js';
 import { containerBatches } from './container-order.js';
 import {
   batchWrites,

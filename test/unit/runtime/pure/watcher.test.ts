@@ -1,7 +1,12 @@
 // The watcher state machine, one transition at a time: each test feeds `step` a state and an
 // input and checks the state it moves to and the effects it asks for. No I/O, no timers.
 import { describe, expect, test } from '@jest/globals';
-import { step, type WatcherEffect, type WatcherInput, type WatcherState } from '../../../src/runtime/watcher.js';
+import {
+  step,
+  type WatcherEffect,
+  type WatcherInput,
+  type WatcherState,
+} from '../../../../src/runtime/pure/watcher.js';
 
 const CONFIG = { healthyAfterMs: 60_000, minWatchMs: 1_000 };
 const kinds = (effects: readonly WatcherEffect[]): string[] => effects.map((e) => e.kind);

@@ -2,16 +2,16 @@
 // its condition is False, a pod created with the gate waits for its first condition, and the
 // engine's writes name the gate.
 import { describe, expect, test } from '@jest/globals';
-import { CONDITION_INPLACE_UPDATE_READY } from '../../../src/api/types.js';
-import type { Pod } from '../../../src/api/wire.js';
+import { CONDITION_INPLACE_UPDATE_READY } from '../../../../src/api/types.js';
+import type { Pod } from '../../../../src/api/wire.js';
 import {
   heldByReadinessGate,
   needsReadinessGateCondition,
   readinessGateCondition,
   readinessGateWrite,
   withReadinessGate,
-} from '../../../src/inplace/readiness-gate.js';
-import { buildPod } from '../../support/fixtures/pods.js';
+} from '../../../../src/inplace/pure/readiness-gate.js';
+import { buildPod } from '../../../support/fixtures/pods.js';
 
 const GATE = { conditionType: CONDITION_INPLACE_UPDATE_READY };
 const OTHER_GATE = { conditionType: 'example.com/Warm' };

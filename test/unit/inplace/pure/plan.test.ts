@@ -3,16 +3,16 @@ import {
   ANNOTATION_INPLACE_UPDATE_STATE,
   CONDITION_INPLACE_UPDATE_READY,
   LABEL_CONTROLLER_REVISION_HASH,
-} from '../../../src/api/types.js';
+} from '../../../../src/api/types.js';
 import {
   planInPlaceUpdate,
   planNextContainerBatch,
   readUpdateState,
   settleInPlaceUpdate,
   type UpdateTarget,
-} from '../../../src/inplace/plan.js';
-import type { Pod, PodTemplate } from '../../../src/api/wire.js';
-import { buildPod, runningStatus } from '../../support/fixtures/pods.js';
+} from '../../../../src/inplace/pure/plan.js';
+import type { Pod, PodTemplate } from '../../../../src/api/wire.js';
+import { buildPod, runningStatus } from '../../../support/fixtures/pods.js';
 
 const NOW = Date.parse('2026-01-01T00:01:00Z');
 const v1: PodTemplate = { metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'c', image: 'img:v1' }] } };

@@ -6,8 +6,8 @@
 // node whose agent has not listed an image within ACK_GRACE_MS of the revision's creation is
 // treated the same: nothing waits on what will not come.
 // Pure. Must not: do I/O, or delay anything but the drain of a pod whose images change.
-import { reportedPull, type PulledImages } from '../api/prepull.js';
-import { EventReasons } from '../api/reasons.js';
+import { reportedPull, type PulledImages } from '../../api/prepull.js';
+import { EventReasons } from '../../api/reasons.js';
 
 /** How long after a revision appears the controller waits for the agent to list its images. */
 export const ACK_GRACE_MS = 5_000;
