@@ -534,9 +534,12 @@ describe('CloneSet in-place update of a native sidecar and the app (decision 002
     'updates the sidecar first and the app only once the new sidecar is ready',
     async () => {
       const name = 'sidecar-first';
+      // Ready 10 s after it starts, by its readiness probe: a postStart hook does not hold a sidecar's
+      // readiness back (the kubelet may report it ready while the hook still runs).
       const mesh = container('mesh', {
         restartPolicy: 'Always',
-        lifecycle: { postStart: { exec: { command: ['sleep', '10'] } } },
+        command: ['/bin/sh', '-c', 'trap "exit 0" TERM; sleep 10; touch /tmp/ready; while true; do sleep 1; done'],
+        readinessProbe: { exec: { command: ['/bin/cat', '/tmp/ready'] }, periodSeconds: 1 },
       });
       const cs = cloneSetManifest(
         name,
