@@ -82,7 +82,7 @@ beforeAll(async () => {
   // The plugin runs the build output. Other work in the tree may not type-check at this moment;
   // tsc still emits, and what matters here is that the plugin was built.
   const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { encoding: 'utf8' });
-  if (!existsSync('dist/cli/plugin.js') || !existsSync('dist/cli/status-view.js')) {
+  if (!existsSync('dist/cli/plugin.js') || !existsSync('dist/cli/pure/status-view.js')) {
     throw new Error(`build failed: ${build.stdout}${build.stderr}`);
   }
   await ensureCrd(client);
