@@ -16,15 +16,7 @@ import {
   LABEL_SPECIFIED_DELETE,
   type LifecycleState,
 } from '../../api/types.js';
-import {
-  planNextContainerBatch,
-  readUpdateState,
-  RESTART_OVERDUE_MS,
-  restartRequestedAt,
-  settleInPlaceUpdate,
-  updateStateProblem,
-  type Settlement,
-} from '../../inplace/pure/plan.js';
+import { readUpdateState, updateStateProblem } from '../../inplace/pure/plan.js';
 import type { Pod } from '../../api/wire.js';
 import { rfc3339Seconds } from '../../api/time.js';
 import { allocate, budgetFor, disruptionBudget, disruptionCost, surgeRoom } from '../../workload/pure/budget.js';
@@ -32,78 +24,30 @@ import { planClaims, type ClaimPlan } from './claims.js';
 import {
   deletionStep,
   excludesPreparingDelete,
-  heldNotReady,
-  lifecycleStateOf,
   lifecycleWrites,
   marksPodNotReady,
-  notReadyWrite,
   refreshedLifecycleState,
   type MoveOptions,
 } from '../../workload/pure/lifecycle.js';
 import type { ConditionWrites, Intent, PlannedEvent } from '../../workload/pure/intents.js';
 import type { Plan } from './round-plan.js';
-import { countsAsAvailable, isSpecifiedDelete, NONE, type PodSummary } from '../../workload/pure/pod-state.js';
-import {
-  heldByReadinessGate,
-  needsReadinessGateCondition,
-  readinessGateCondition,
-} from '../../inplace/pure/readiness-gate.js';
-import type { DefaultedWireCloneSet } from './pods.js';
+import { countsAsAvailable, isSpecifiedDelete, NONE } from '../../workload/pure/pod-state.js';
+import { heldByReadinessGate } from '../../inplace/pure/readiness-gate.js';
 import { availableAt } from '../../workload/pure/pod-summary.js';
-import { backendOf, earliest, movesNoPod, nameOf, type PlanInput } from './plan-input.js';
+import { earliest, movesNoPod, nameOf, type PlanInput } from './plan-input.js';
 import { notInPlaceUpdatable, planPodUpdates, summarizePods, templatesWanted } from './pod-update.js';
-import {
-  followResizes,
-  markResizeRecreates,
-  rerouteToKubelet,
-  resizeBlockedCondition,
-  type ResizeFollowUp,
-} from '../../workload/pure/resizes.js';
+import { followResizes, markResizeRecreates, resizeBlockedCondition } from '../../workload/pure/resizes.js';
 import { rolloutBlocked } from './rollout-blocked.js';
 import { revisionsInUseCondition } from '../../workload/pure/round-templates.js';
 import { planScale, type ScalePlan } from './scale.js';
 import { matchesSelector, selectorString } from '../../workload/pure/selector.js';
 import { computeStatus, progressDeadlineAt } from './status.js';
 import { readinessFacts, withReadiness } from './readiness-conditions.js';
-import {
-  planUpdate,
-  resolveRolloutLimits,
-  type RolloutInput,
-  type RolloutLimits,
-  type RolloutSpec,
-  type UpdatePlan,
-} from './update.js';
+import { planUpdate, type RolloutInput, type RolloutSpec } from './update.js';
+import type { Round } from './round.js';
+import { planUpkeep } from './upkeep.js';
+import { resolveRolloutLimits } from './limits.js';
 import { updateOrderOf } from '../../workload/pure/update-order.js';
-
-/** One round being planned: what was observed, and the intents, events and conditions so far. */
-interface Round {
-  readonly input: PlanInput;
-  readonly cs: DefaultedWireCloneSet;
-  readonly replicas: number;
-  /** The spec's limits, resolved once for the whole round. */
-  readonly limits: RolloutLimits;
-  readonly maxUnavailable: number;
-  /** updateStrategy.maxSurge resolved (0 while paused): above 0, a resize recreate is surged (decision 79). */
-  readonly maxSurge: number;
-  /** The CloneSet's pods, released ones left out. */
-  readonly pods: readonly Pod[];
-  readonly summaries: readonly PodSummary[];
-  readonly summaryOf: (pod: Pod) => PodSummary;
-  readonly rollout: RolloutInput;
-  readonly update: UpdatePlan;
-  readonly resizes: ResizeFollowUp;
-  readonly budget: { total: number; used: number };
-  readonly intents: Intent[];
-  readonly events: PlannedEvent[];
-  readonly conditions: ConditionWrites;
-  wakeAt?: number;
-  /** Set when the round creates pods: the instance ids they must not take. */
-  instanceIdsInUse?: ReadonlySet<string>;
-  /** Pods whose lifecycle state moves this round (lifecycle.ts): nothing else writes them. */
-  readonly lifecycleMoves: Set<string>;
-  /** Deferred revisions of the pods the update picked (decision 81). */
-  templatesWanted?: string[];
-}
 
 /** Pods created in one round at most, as the ReplicaSet controller's burst (its 500). */
 export const CREATES_PER_ROUND = 500;
@@ -216,8 +160,6 @@ function observe(input: PlanInput): Round {
     cs,
     replicas,
     limits,
-    maxUnavailable,
-    maxSurge,
     pods,
     summaries,
     summaryOf: (pod) => summaryByName.get(nameOf(pod))!,
@@ -327,9 +269,9 @@ function planResizeOutcomes(round: Round): void {
   const leaving = new Set(round.intents.flatMap((i) => (i.kind === 'delete' ? [nameOf(i.pod)] : [])));
   const wanted = tracking.recreate.filter((r) => !leaving.has(nameOf(r.pod)));
   // What the update left, node shares included (nothing else this round took pods out of service).
-  const budgetInput = { replicas: round.replicas, maxUnavailable: round.maxUnavailable, pods: round.summaries };
+  const budgetInput = { replicas: round.replicas, maxUnavailable: round.limits.maxUnavailable, pods: round.summaries };
   const left = round.update.budgetLeft ?? budgetFor(budgetInput);
-  const surged = round.maxSurge > 0;
+  const surged = round.limits.maxSurge > 0;
   const cap = surged ? Math.max(0, surgeRoom(budgetInput) - round.budget.used) : Infinity;
   const { admitted, held } = allocate(left, wanted, (r) => round.summaryOf(r.pod), cap);
   for (const { pod, reason } of admitted) {
@@ -348,78 +290,9 @@ function planResizeOutcomes(round: Round): void {
     .map((s) => s.name)
     .sort();
   const waitsFor = surged
-    ? `its replacement to be available (maxSurge ${round.maxSurge})`
-    : `maxUnavailable ${round.maxUnavailable} (out of service: ${unavailable.join(', ') || 'pods not yet created'})`;
+    ? `its replacement to be available (maxSurge ${round.limits.maxSurge})`
+    : `maxUnavailable ${round.limits.maxUnavailable} (out of service: ${unavailable.join(', ') || 'pods not yet created'})`;
   round.conditions[Conditions.ResizeBlocked] = resizeBlockedCondition(tracking.blocked, held, waitsFor);
-}
-
-/** Every round: settle finished in-place updates, mark new pods' gates, reroute stale requests. */
-function planUpkeep(round: Round): void {
-  const selected = new Set(round.update.toUpdate);
-  // A pod this round already deletes, moves or updates gets no gate write (settle, next batch,
-  // gate ready) besides: the two could race (a hook's gate False against a settle's True). It
-  // waits for the next round, which that write's own watch event starts.
-  const written = new Set(round.intents.flatMap((i) => ('pod' in i ? [nameOf(i.pod)] : [])));
-  const deleted = new Set(round.intents.flatMap((i) => (i.kind === 'delete' ? [nameOf(i.pod)] : [])));
-  for (const pod of round.pods) {
-    if (!deleted.has(nameOf(pod))) planReroute(round, pod);
-    if (written.has(nameOf(pod)) || planHoldNotReady(round, pod)) continue;
-    const settlement = planSettlement(round, pod, selected.has(nameOf(pod)));
-    if (settlement === 'pending') planPendingUpdate(round, pod, selected.has(nameOf(pod)));
-    if (!pod.metadata?.deletionTimestamp && needsReadinessGateCondition(pod))
-      round.intents.push({ kind: 'markGateReady', pod });
-  }
-}
-
-/** A resize request the agent holds for a pod whose kubelet now resizes: sent to the kubelet instead. */
-function planReroute(round: Round, pod: Pod): void {
-  const reroute = rerouteToKubelet(pod, backendOf(round.input, pod));
-  if (reroute && !pod.metadata?.deletionTimestamp) round.intents.push({ kind: 'reroute', pod, ...reroute });
-}
-
-/** A hook that marks the pod not ready holds the gate False every round, not only at the move. True: held. */
-function planHoldNotReady(round: Round, pod: Pod): boolean {
-  const state = lifecycleStateOf(pod);
-  if (
-    !heldNotReady(round.cs.spec.lifecycle, state) ||
-    pod.metadata?.deletionTimestamp ||
-    readinessGateCondition(pod)?.status === 'False'
-  )
-    return false;
-  const at = rfc3339Seconds(round.input.now);
-  round.intents.push({
-    kind: 'holdNotReady',
-    pod,
-    state: state as LifecycleState,
-    at,
-    notReady: notReadyWrite(state, at),
-  });
-  return true;
-}
-
-/** Finishes (or withdraws) the pod's in-place update when it is done; returns where the update stands. */
-function planSettlement(round: Round, pod: Pod, selected: boolean): Settlement {
-  let settlement = settleInPlaceUpdate(pod, selected);
-  // A hook that marks the pod not ready holds the gate False itself: nothing to withdraw.
-  if (settlement === 'undrain' && heldNotReady(round.cs.spec.lifecycle, lifecycleStateOf(pod))) settlement = 'none';
-  if (settlement === 'complete' || settlement === 'undrain') round.intents.push({ kind: 'settle', pod, settlement });
-  return settlement;
-}
-
-/** An in-place update under way: its next container batch (decision 0021), and a look again when a restart is overdue. */
-function planPendingUpdate(round: Round, pod: Pod, selected: boolean): void {
-  const { now } = round.input;
-  if (!selected) {
-    const podTemplate = round.input.revisions.templates.get(
-      pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '',
-    );
-    const nextBatch = planNextContainerBatch(pod, podTemplate, now, backendOf(round.input, pod));
-    if (nextBatch) round.intents.push({ kind: 'patch', pod, step: nextBatch });
-  }
-  // Look again when a restart still waiting would be overdue, to say so (RolloutBlocked).
-  const update = readUpdateState(pod);
-  const overdueAt = (update ? restartRequestedAt(update) : NaN) + RESTART_OVERDUE_MS;
-  if (overdueAt > now) round.wakeAt = earliest(round.wakeAt, overdueAt);
 }
 
 /**

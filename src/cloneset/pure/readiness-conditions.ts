@@ -16,7 +16,7 @@ import type { DefaultedCloneSetSpec } from '../../api/defaults.js';
 import type { ConditionWrite } from '../../workload/pure/intents.js';
 import { setCondition } from './status.js';
 import { recreateEverAdmitted } from '../../workload/pure/budget.js';
-import { resolveRolloutLimits, type RolloutLimits } from './update.js';
+import { resolveRolloutLimits, type RolloutLimits } from './limits.js';
 import { IntOrPercentError } from '../../api/intorpercent.js';
 
 /** What the spec says about the rollout beyond the status: the desired count and what is held on purpose. */

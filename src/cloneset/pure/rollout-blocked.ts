@@ -18,7 +18,7 @@ export interface BlockedRound {
   readonly input: { readonly now: number };
   readonly cs: DefaultedWireCloneSet;
   readonly replicas: number;
-  readonly maxUnavailable: number;
+  readonly limits: { readonly maxUnavailable: number };
   /** The CloneSet's pods, released ones left out. */
   readonly pods: readonly Pod[];
   readonly summaryOf: (pod: Pod) => PodSummary;
@@ -59,7 +59,8 @@ function stuck(pod: Pod, now: number): { now: boolean; at?: number } {
  * at work and are not named; the round wakes when one of them would count as stuck.
  */
 export function rolloutBlocked(round: BlockedRound): { condition: ConditionWrites[string]; wakeAt?: number } {
-  const { update, replicas, maxUnavailable } = round;
+  const { update, replicas } = round;
+  const { maxUnavailable } = round.limits;
   // Neither terminating nor ended: an ended pod is out of the rollout for good, and replaced.
   const live = round.pods.filter(isLivePod);
   const onTarget = (p: Pod): boolean => round.summaryOf(p).revision === update.targetRevision;

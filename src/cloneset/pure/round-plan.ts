@@ -4,7 +4,7 @@
 // Must not: import anything that performs I/O.
 import type { CloneSetStatus } from '../../api/types.js';
 import type { ClaimPlan } from './claims.js';
-import type { RolloutLimits } from './update.js';
+import type { RolloutLimits } from './limits.js';
 import type { Intent, PlannedEvent } from '../../workload/pure/intents.js';
 
 export interface Plan {

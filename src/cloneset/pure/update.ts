@@ -5,8 +5,6 @@
 // Reconcile order, as in Kruise: plan the scale first; when it creates or deletes anything, do
 // that and leave the update for the next round (one kind of change per reconcile).
 
-import { getScaledValueFromIntOrPercent as resolveIntOrPercent } from '../../api/intorpercent.js';
-import type { IntOrString } from '../../api/types.js';
 import {
   activePods,
   compareActivePods,
@@ -18,20 +16,10 @@ import {
 } from '../../workload/pure/pod-state.js';
 import { budgetFor, disruptionBudget, disruptionCost, take, type BudgetLeft } from '../../workload/pure/budget.js';
 import { orderForUpdate, type UpdateOrder } from '../../workload/pure/update-order.js';
+import { resolveRolloutLimits, type LimitSpec, type RolloutLimits } from './limits.js';
 
-/** The spec fields the arithmetic reads (names as in the CloneSet spec). */
-export interface RolloutSpec {
-  readonly replicas: number;
-  /** updateStrategy.partition: pods kept on the current revision; percentages round up. */
-  readonly partition?: IntOrString;
-  /** updateStrategy.maxUnavailable; default "20%". */
-  readonly maxUnavailable?: IntOrString;
-  /** updateStrategy.maxSurge; default 0; percentages round up. */
-  readonly maxSurge?: IntOrString;
-  /** updateStrategy.paused: no pod is updated, and no surge is used. */
-  readonly paused?: boolean;
-  /** scaleStrategy.maxUnavailable: caps creations while pods are unavailable; default unlimited. */
-  readonly scaleMaxUnavailable?: IntOrString;
+/** The spec fields the arithmetic reads (names as in the CloneSet spec); the limits' own are limits.ts's. */
+export interface RolloutSpec extends LimitSpec {
   /** scaleStrategy.excludePreparingDelete: PreparingDelete pods do not count toward replicas when scaling. */
   readonly excludePreparingDelete?: boolean;
   /** scaleStrategy.podsToDelete (merged with each summary's specifiedDelete flag). */
@@ -55,48 +43,6 @@ export interface RolloutInput extends RolloutSpec {
   readonly updateRevision: string;
   /** All pods the CloneSet owns; terminating and finished ones are ignored. */
   readonly pods: readonly PodSummary[];
-}
-
-/** The spec's int-or-percent fields resolved against replicas. */
-export interface RolloutLimits {
-  readonly partition: number;
-  readonly maxSurge: number;
-  readonly maxUnavailable: number;
-  readonly scaleMaxUnavailable: number;
-}
-
-export const DEFAULT_MAX_UNAVAILABLE = '20%';
-const UNLIMITED = 2147483647;
-
-/**
- * Partition as a pod count: percentages round up (so "1%" keeps one old pod), a percentage
- * below 100% that would keep every pod keeps all but one (so at least one pod moves), and the
- * result is clamped to [0, replicas].
- */
-export function resolvePartition(partition: IntOrString | undefined, replicas: number): number {
-  if (partition === undefined) return 0;
-  let value = resolveIntOrPercent(partition, replicas, true);
-  if (replicas > 1 && value === replicas && typeof partition === 'string' && partition.trim() !== '100%') {
-    value = replicas - 1;
-  }
-  return Math.max(Math.min(value, replicas), 0);
-}
-
-/**
- * maxSurge rounds up and is 0 while paused. maxUnavailable rounds up when there is no surge
- * (so "20%" of 3 still lets one pod go) and down when there is. scaleStrategy.maxUnavailable
- * rounds up.
- */
-export function resolveRolloutLimits(spec: RolloutSpec): RolloutLimits {
-  const { replicas } = spec;
-  const maxSurge =
-    spec.maxSurge === undefined || spec.paused === true ? 0 : resolveIntOrPercent(spec.maxSurge, replicas, true);
-  return {
-    partition: resolvePartition(spec.partition, replicas),
-    maxSurge,
-    maxUnavailable: resolveIntOrPercent(spec.maxUnavailable ?? DEFAULT_MAX_UNAVAILABLE, replicas, maxSurge === 0),
-    scaleMaxUnavailable: resolveIntOrPercent(spec.scaleMaxUnavailable ?? UNLIMITED, replicas, true),
-  };
 }
 
 /** The round's limits: those the planner resolved, else the spec's. */

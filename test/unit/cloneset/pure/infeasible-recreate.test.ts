@@ -13,7 +13,7 @@ import { CloneSetConditionTypes as Types, LABEL_CONTROLLER_REVISION_HASH } from 
 import type { Pod } from '../../../../src/api/wire.js';
 import type { Plan } from '../../../../src/cloneset/pure/round-plan.js';
 import { planReconcile } from '../../../../src/cloneset/pure/planner.js';
-import { resolveRolloutLimits } from '../../../../src/cloneset/pure/update.js';
+import { resolveRolloutLimits } from '../../../../src/cloneset/pure/limits.js';
 import {
   allocate,
   budgetFor,

@@ -4,7 +4,7 @@ import { trimPod } from '../../../../src/cloneset/pure/pod-cache.js';
 import type { PlanInput } from '../../../../src/cloneset/pure/plan-input.js';
 import { planReconcile } from '../../../../src/cloneset/pure/planner.js';
 import { CloneSetConditionTypes as Conditions } from '../../../../src/api/types.js';
-import { resolveRolloutLimits } from '../../../../src/cloneset/pure/update.js';
+import { resolveRolloutLimits } from '../../../../src/cloneset/pure/limits.js';
 import type { Plan } from '../../../../src/cloneset/pure/round-plan.js';
 import type { Pod } from '../../../../src/api/wire.js';
 import {

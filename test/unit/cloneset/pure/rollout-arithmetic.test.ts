@@ -17,13 +17,12 @@ import {
   NO_DIFFS,
   calculateDiffs,
   planUpdate,
-  resolvePartition,
-  resolveRolloutLimits,
   type RolloutDiffs,
   type RolloutInput,
   type RolloutSpec,
   type UpdatePlan,
 } from '../../../../src/cloneset/pure/update.js';
+import { resolvePartition, resolveRolloutLimits } from '../../../../src/cloneset/pure/limits.js';
 
 const OLD = 'web-rev-old';
 const NEW = 'web-rev-new';

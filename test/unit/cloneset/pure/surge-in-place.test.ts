@@ -11,7 +11,7 @@ import { CONDITION_INPLACE_UPDATE_READY, LABEL_CONTROLLER_REVISION_HASH } from '
 import type { Pod, PodTemplate } from '../../../../src/api/wire.js';
 import type { Plan } from '../../../../src/cloneset/pure/round-plan.js';
 import { planReconcile } from '../../../../src/cloneset/pure/planner.js';
-import { resolveRolloutLimits } from '../../../../src/cloneset/pure/update.js';
+import { resolveRolloutLimits } from '../../../../src/cloneset/pure/limits.js';
 import { NOW, TEMPLATES, cloneSet, pod } from '../../../support/fixtures/planner-fixtures.js';
 
 const V1 = 'web-v1';

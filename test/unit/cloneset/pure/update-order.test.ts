@@ -20,7 +20,8 @@ import {
   trailingInteger,
   type UpdateOrder,
 } from '../../../../src/workload/pure/update-order.js';
-import { planUpdate, resolveRolloutLimits, type RolloutInput } from '../../../../src/cloneset/pure/update.js';
+import { planUpdate, type RolloutInput } from '../../../../src/cloneset/pure/update.js';
+import { resolveRolloutLimits } from '../../../../src/cloneset/pure/limits.js';
 
 const weights = (...terms: [number, Record<string, string>][]): UpdatePriorityStrategy => ({
   weightPriority: terms.map(([weight, matchLabels]) => ({ weight, matchSelector: { matchLabels } })),
