@@ -117,7 +117,7 @@ export class AgentReconciler {
     if (seen === undefined) return undefined;
     const action = decide(seen.pod, seen.request, seen.status, this.evidence(seen));
     const { outcome, revision } = await this.act(seen, action);
-    return this.finish(seen, revision, conclude(outcome), outcome);
+    return this.finish(seen, revision, conclude(outcome));
   }
 
   /** A pod of this node with a resize request (readable or not), with its node's pods and the request's revision. */
@@ -161,12 +161,7 @@ export class AgentReconciler {
   }
 
   /** Carries out the conclusion: the status once, then the metric, the event and the log line; throws a failed round. */
-  private async finish(
-    seen: Observed,
-    revision: string,
-    end: Conclusion,
-    outcome: ResizeOutcome,
-  ): Promise<ReconcileResult> {
+  private async finish(seen: Observed, revision: string, end: Conclusion): Promise<ReconcileResult> {
     const { pod, log } = seen;
     const prev = seen.status.ok ? seen.status.value : undefined;
     const write = end.status ? this.writeStatus(pod, prev, revision, end.status) : Promise.resolve(false);
@@ -178,10 +173,10 @@ export class AgentReconciler {
     if (end.event && written) this.o.events?.event(pod, 'Warning', end.event.reason, end.event.message);
     if (end.log && (written || !end.log.onlyIfWritten))
       log[end.log.level]({ ...(revision ? { revision } : {}), ...end.log.fields }, end.log.message);
-    if (end.error) {
-      const cause = outcome.kind === 'failed' ? outcome.cause : undefined;
-      throw new Error(`resizing pod ${pod.metadata?.namespace}/${pod.metadata?.name}: ${end.error}`, { cause });
-    }
+    if (end.error)
+      throw new Error(`resizing pod ${pod.metadata?.namespace}/${pod.metadata?.name}: ${end.error}`, {
+        cause: end.cause,
+      });
     return end.result;
   }
 

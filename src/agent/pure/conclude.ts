@@ -51,8 +51,9 @@ export interface Conclusion {
   readonly event?: { readonly reason: string; readonly message: string };
   readonly log?: LogLine & { readonly onlyIfWritten?: boolean };
   readonly result: ReconcileResult;
-  /** The round failed: the reconciler throws this message (with the outcome's cause) after recording the status. */
+  /** The round failed: the reconciler throws this message, with `cause`, after recording the status. */
   readonly error?: string;
+  readonly cause?: unknown;
 }
 
 const retryAfter = (ms: number | undefined): ReconcileResult => (ms ? { requeueAfterMs: ms } : undefined);
@@ -121,6 +122,7 @@ function concludeActuation(outcome: ActuationOutcome): Conclusion {
         metric: { result: 'error', onlyIfWritten: false },
         result: undefined,
         error: outcome.message,
+        cause: outcome.cause,
       };
   }
 }
