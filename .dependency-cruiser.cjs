@@ -1,8 +1,8 @@
 // The layering of docs/architecture.md §2 Folders and layering, checked by `make lint`: arrows point down only. Each folder of
 // src/ sits on a floor; a module may import its own folder and the floors below, never one above
 // or a sibling on its own floor. (Floors, low to high: api · runtime · cri · cgroup · resize ·
-// inplace · workload, agent · cloneset · cli.)
-const floors = [['api'], ['runtime'], ['cri'], ['cgroup'], ['resize'], ['inplace'], ['workload', 'agent'], ['cloneset'], ['cli']];
+// inplace · workload, agent · cloneset, inplacestatefulset · cli.)
+const floors = [['api'], ['runtime'], ['cri'], ['cgroup'], ['resize'], ['inplace'], ['workload', 'agent'], ['cloneset', 'inplacestatefulset'], ['cli']];
 
 const forbidden = floors.flatMap((floor, level) =>
   floor.map((dir) => {
@@ -30,7 +30,7 @@ const forbidden = floors.flatMap((floor, level) =>
 const pureModules = [
   '^src/api/',
   '^src/resize/',
-  '^src/(runtime|cri|cgroup|inplace|workload|cloneset|agent|cli)/pure/',
+  '^src/(runtime|cri|cgroup|inplace|workload|cloneset|inplacestatefulset|agent|cli)/pure/',
   '^src/cli/verbs/pure/',
 ];
 // What does I/O. A pure module inside one of these folders (runtime/pure/, cgroup/pure/) is not I/O.

@@ -7,7 +7,7 @@
 // client that parses each page from its JSON text, as KubeClient does; no API server.
 // Owns: nothing outside this process. Must not: talk to a cluster.
 // Run: hack/bench.sh (BENCH=list-page for this one alone).
-import { trimRevision } from '../src/cloneset/revision-store.js';
+import { trimRevision } from '../src/workload/revision-store.js';
 import type { ControllerRevision } from '../src/api/revision.js';
 import { Informer } from '../src/runtime/informer.js';
 import type { KubeList } from '../src/api/wire.js';

@@ -2,6 +2,7 @@
 // (runtime/handlers.ts) and the node agent's trust check (agent/pure/authorize.ts). Kind alone is not
 // enough: another group's "CloneSet" (OpenKruise's) is not ours. Pure; must not do I/O.
 import { API_GROUP, CLONESET_KIND } from './types.js';
+import { INPLACESTATEFULSET_KIND } from './stateful-types.js';
 
 /** The kind of a controlling owner: its API group ("" for the core group) and kind. */
 export interface OwnerKind {
@@ -20,6 +21,9 @@ export interface OwnerReferenceLike {
 
 /** What owns a CloneSet's pods and revisions: a controller reference of this group and kind. */
 export const CLONESET_OWNER: OwnerKind = { group: API_GROUP, kind: CLONESET_KIND };
+
+/** What owns an InPlaceStatefulSet's pods and revisions. */
+export const INPLACESTATEFULSET_OWNER: OwnerKind = { group: API_GROUP, kind: INPLACESTATEFULSET_KIND };
 
 const groupOf = (apiVersion: string | undefined): string => {
   const slash = (apiVersion ?? '').indexOf('/');

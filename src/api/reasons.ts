@@ -196,4 +196,11 @@ export const lifecycleGateReason = (state: string): string => `Lifecycle${state}
 
 /** Why the planner deletes a pod; named in the SuccessfulDelete event's message ("deleted (ScaleDown): …"). */
 export type DeleteReason =
-  'ScaleDown' | 'PodsToDelete' | 'RecreateUpdate' | 'RecreateFallback' | 'ResizeRecreate' | 'ReplaceUnscheduled';
+  | 'ScaleDown'
+  | 'PodsToDelete'
+  | 'RecreateUpdate'
+  | 'RecreateFallback'
+  | 'ResizeRecreate'
+  | 'ReplaceUnscheduled'
+  /** A pod of a kind with identities ended (Failed or Succeeded): its name comes back as a new pod. */
+  | 'ReplaceEnded';

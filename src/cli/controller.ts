@@ -1,10 +1,12 @@
-// `tailor controller`: builds the manager with the CloneSet controller, runs it until SIGTERM or
+// `tailor controller`: builds the manager with a controller per workload kind (CloneSet,
+// InPlaceStatefulSet; `--kinds` chooses), runs it until SIGTERM or
 // SIGINT (graceful: in-flight work finishes within the grace period) or until the lease is lost
 // (exit 1 so the pod restarts and campaigns again). `--resync-period` makes the manager re-deliver
 // every cached CloneSet (and its pods and revisions) to the handlers, so each is reconciled at
 // least that often. Must not: contain controller logic.
 import { hostname } from 'node:os';
 import { setupCloneSetController } from '../cloneset/setup.js';
+import { setupInPlaceStatefulSetController } from '../inplacestatefulset/setup.js';
 import { validateLeaderElectionTimings } from '../runtime/leader-election.js';
 import { createLogger, type LogLevel } from '../runtime/logger.js';
 import { Manager } from '../runtime/manager.js';
@@ -15,6 +17,8 @@ export interface ControllerFlags {
   kubeconfig?: string;
   namespace?: string;
   clonesetSelector?: string;
+  /** The workload kinds whose controllers run. */
+  kinds: readonly ('CloneSet' | 'InPlaceStatefulSet')[];
   workers: number;
   leaderElect: boolean;
   leaderElectionNamespace: string;
@@ -75,14 +79,16 @@ export async function runController(flags: ControllerFlags): Promise<number> {
         }
       : {}),
   });
-  setupCloneSetController(manager, {
+  const options = {
     namespace: flags.namespace,
     cloneSetSelector: flags.clonesetSelector,
     workers: flags.workers,
     logger,
     resizeBackend: flags.resizeBackend,
     imagePrePullTimeoutMs: flags.imagePrepullTimeout,
-  });
+  };
+  if (flags.kinds.includes('CloneSet')) setupCloneSetController(manager, options);
+  if (flags.kinds.includes('InPlaceStatefulSet')) setupInPlaceStatefulSetController(manager, options);
 
   return runUntilSignal(manager, logger);
 }

@@ -30,14 +30,19 @@ const duration = (value: string): number => {
 
 program
   .command('controller')
-  .description('run the CloneSet controller')
+  .description('run the workload controllers (CloneSet, InPlaceStatefulSet)')
   .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)')
   .option('--namespace <ns>', 'only watch this namespace (default: all)')
   .option(
     '--cloneset-selector <selector>',
     'only reconcile CloneSets whose labels match this selector, e.g. "!tailor.dev/test" (default: all)',
   )
-  .option('--workers <n>', 'CloneSets reconciled at once', positiveInt('--workers'), 4)
+  .addOption(
+    new Option('--kinds <kinds...>', 'the workload kinds to run controllers for')
+      .choices(['CloneSet', 'InPlaceStatefulSet'])
+      .default(['CloneSet', 'InPlaceStatefulSet']),
+  )
+  .option('--workers <n>', 'workloads of each kind reconciled at once', positiveInt('--workers'), 4)
   .option('--leader-elect', 'elect a leader through a Lease before acting', false)
   .option('--leader-election-namespace <ns>', 'namespace of the Lease', 'tailor-system')
   .option('--leader-election-id <name>', 'name of the Lease', 'tailor-controller')

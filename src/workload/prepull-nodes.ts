@@ -6,7 +6,7 @@ import type { InformerHandler, KeyQueue } from '../api/handler.js';
 import { ANNOTATION_PULLED_IMAGES } from '../api/prepull.js';
 import type { Node, Pod } from '../api/wire.js';
 import { ownerKey } from '../runtime/handlers.js';
-import { CLONESET_OWNER } from '../api/owner.js';
+import type { OwnerKind } from '../api/owner.js';
 
 /** A Node as the controller caches it: its name and its pre-pull report, nothing else (a Node's status is large). */
 export function trimNodeForPrePull(node: Node): Node {
@@ -22,11 +22,15 @@ export function trimNodeForPrePull(node: Node): Node {
 
 const reportOf = (node: Node): string | undefined => node.metadata?.annotations?.[ANNOTATION_PULLED_IMAGES];
 
-/** A node whose report appears, changes or goes wakes the CloneSets of the pods on it. */
-export function wakeOnPrePullReport(queue: KeyQueue, podsOn: (node: string) => readonly Pod[]): InformerHandler<Node> {
+/** A node whose report appears, changes or goes wakes the workloads (of `owner`'s kind) of the pods on it. */
+export function wakeOnPrePullReport(
+  queue: KeyQueue,
+  podsOn: (node: string) => readonly Pod[],
+  owner: OwnerKind,
+): InformerHandler<Node> {
   const wake = (node: Node): void => {
     for (const pod of podsOn(node.metadata?.name ?? '')) {
-      const key = ownerKey(pod, CLONESET_OWNER);
+      const key = ownerKey(pod, owner);
       if (key) queue.add(key);
     }
   };

@@ -16,9 +16,10 @@ import { KubeApiError } from '../../src/runtime/pure/api-error.js';
 import type { Informer } from '../../src/runtime/informer.js';
 import type { RequestOptions } from '../../src/runtime/kube-client.js';
 import { clientAnswering, storedRevision } from '../support/fixtures/revisions.js';
-import { RevisionStore, trimRevision } from '../../src/cloneset/revision-store.js';
+import { RevisionStore, trimRevision } from '../../src/workload/revision-store.js';
 import type { ControllerRevision } from '../../src/api/revision.js';
 import { must, objects, type Obj } from './render.js';
+import { CLONESET } from '../../src/cloneset/kind.js';
 
 interface Rule {
   apiGroups?: string[];
@@ -95,7 +96,7 @@ function recording(revisions: ControllerRevision[], created: unknown = undefined
     return Promise.resolve((named ?? {}) as T);
   });
   const informer = { byIndex: () => revisions.map(trimRevision) } as unknown as Informer<ControllerRevision>;
-  return { store: new RevisionStore(client, informer), seen };
+  return { store: new RevisionStore(client, CLONESET, informer), seen };
 }
 
 /** What RevisionStore sends, over the four paths through it. */

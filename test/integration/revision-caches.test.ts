@@ -17,13 +17,14 @@ import { trimRevisionIdentity } from '../../src/agent/pure/cache.js';
 import type { ControllerRevision } from '../../src/api/revision.js';
 import { LABEL_CLONESET, LABEL_CONTROLLER_REVISION_HASH } from '../../src/api/types.js';
 import type { KubeObject, Pod, WireCloneSet } from '../../src/api/wire.js';
-import { OWNER_INDEX, RevisionStore, trimRevision } from '../../src/cloneset/revision-store.js';
+import { OWNER_INDEX, RevisionStore, trimRevision } from '../../src/workload/revision-store.js';
 import { byControllerOf } from '../../src/runtime/handlers.js';
 import { CLONESET_OWNER } from '../../src/api/owner.js';
 import { Informer } from '../../src/runtime/informer.js';
 import { KubeClient } from '../../src/runtime/kube-client.js';
 import type { Logger } from '../../src/runtime/logger.js';
 import { createTestNamespace, loadTestKubeConfig } from '../support/cluster/kube.js';
+import { CLONESET } from '../../src/cloneset/kind.js';
 
 const client = new KubeClient(loadTestKubeConfig());
 const NS = `revision-caches-${Date.now().toString(36)}`;
@@ -154,7 +155,7 @@ describe("the controller's revision cache", () => {
       expect(perRevision).toBeLessThan(1_000);
 
       const { client: reader, gets } = counting();
-      const store = new RevisionStore(reader as KubeClient, informer);
+      const store = new RevisionStore(reader as KubeClient, CLONESET, informer);
       const cs = {
         apiVersion: 'apps.tailor.dev/v1alpha1',
         kind: 'CloneSet',

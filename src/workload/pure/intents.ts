@@ -12,8 +12,8 @@ import type { GateWrite } from '../../inplace/pure/readiness-gate.js';
 /** Why a pod is deleted (the catalogue in src/api/reasons.ts). */
 
 export type Intent =
-  /** Create one pod from `revision`'s template. */
-  | { kind: 'create'; revision: string; template: PodTemplate }
+  /** Create one pod from `revision`'s template; named by `instanceId` when the kind gives identities. */
+  | { kind: 'create'; revision: string; template: PodTemplate; instanceId?: string }
   /** Delete a pod (precondition: its UID). */
   | { kind: 'delete'; pod: Pod; reason: DeleteReason; message: string }
   /** Remove our owner reference from a pod that no longer matches the selector. */

@@ -1,0 +1,37 @@
+// What an InPlaceStatefulSet's pods and claims carry beyond a CloneSet's (decision 88): the
+// StatefulSet labels users and tools select on (`statefulset.kubernetes.io/pod-name`,
+// `apps.kubernetes.io/pod-index`), the set's own label, a stable hostname in the governing
+// Service's subdomain, and claims that belong to no owner, so they outlive the pod and the set
+// (the native default, Retain on delete and on scale-down). Pure. Must not: perform I/O.
+import { LABEL_INSTANCE_ID } from '../../api/types.js';
+import { LABEL_INPLACESTATEFULSET, LABEL_POD_INDEX, LABEL_STATEFULSET_POD_NAME } from '../../api/stateful-types.js';
+import type { Pod, WireCloneSet } from '../../api/wire.js';
+import type { Claim } from '../../workload/pure/claims.js';
+import { statefulSpecOf } from './view.js';
+
+export function withStatefulIdentity(pod: Pod, view: WireCloneSet): Pod {
+  const name = pod.metadata?.name ?? '';
+  const { serviceName } = statefulSpecOf(view);
+  return {
+    ...pod,
+    metadata: {
+      ...pod.metadata,
+      labels: {
+        ...pod.metadata?.labels,
+        [LABEL_STATEFULSET_POD_NAME]: name,
+        [LABEL_POD_INDEX]: pod.metadata?.labels?.[LABEL_INSTANCE_ID] ?? '',
+        [LABEL_INPLACESTATEFULSET]: view.metadata?.name ?? '',
+      },
+    },
+    spec: { containers: [], ...pod.spec, hostname: name, ...(serviceName ? { subdomain: serviceName } : {}) },
+  };
+}
+
+/** A claim kept whatever happens to its pod or its set: no owner reference, the set's label added. */
+export function retainedClaim(claim: Claim, view: WireCloneSet): Claim {
+  const { ownerReferences: _owned, ...metadata } = claim.metadata ?? {};
+  return {
+    ...claim,
+    metadata: { ...metadata, labels: { ...metadata.labels, [LABEL_INPLACESTATEFULSET]: view.metadata?.name ?? '' } },
+  };
+}

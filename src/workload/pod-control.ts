@@ -1,0 +1,147 @@
+// Pod create, delete and release for the CloneSet controller (with the pods' claims: created
+// before the pod, deleted when the executor says), each recorded as an expectation
+// before the request so the next reconcile waits until the cache has seen it. Creates go out in
+// slow-start batches (1, 2, 4, …) and stop at the first failing batch, as client-go's controllers
+// do, so a refusal costs one request rather than one per missing pod.
+// Must not: decide which pods to create or delete (the planner does) or emit events.
+import { randomBytes } from 'node:crypto';
+import type { ScaleExpectations } from '../runtime/expectations.js';
+import { LABEL_INSTANCE_ID } from '../api/types.js';
+import { isAlreadyExists, isConflict, isNotFound, type KubeClient } from '../runtime/kube-client.js';
+import { claimsForPod, withClaimVolumes, type Claim, type ClaimPlan } from './pure/claims.js';
+import { newInstanceIds, newPod } from './pure/pods.js';
+import type { PodIdentity } from './pure/kind.js';
+import type { Pod, PodTemplate, WireCloneSet } from '../api/wire.js';
+
+/** A create or delete that failed, with the pod names it was about. */
+export class PodControlError extends Error {
+  constructor(
+    message: string,
+    readonly podNames: readonly string[],
+    options: { cause: unknown },
+  ) {
+    super(message, options);
+    this.name = 'PodControlError';
+  }
+}
+
+export class PodControl {
+  constructor(
+    private readonly client: KubeClient,
+    private readonly expectations: ScaleExpectations,
+    /** The kind's identity on a new pod (kind.ts PodIdentity.decorate); absent: none beyond the CloneSet's. */
+    private readonly identity?: Pick<PodIdentity, 'decorate' | 'decorateClaim'>,
+  ) {}
+
+  /**
+   * Creates one pod per template, with the instance id the plan gave it or else one none of
+   * `idsInUse` has; returns the names
+   * created before any failure. Each batch's pods are built just before it is sent, so a refusal
+   * of the first costs one pod object, not one per wanted pod.
+   */
+  async create(
+    cs: WireCloneSet,
+    key: string,
+    wanted: readonly { revision: string; template: PodTemplate; instanceId?: string }[],
+    idsInUse: ReadonlySet<string>,
+    claims?: Pick<ClaimPlan, 'reuseIds' | 'claimIds'>,
+  ): Promise<string[]> {
+    const given = wanted.flatMap((w) => w.instanceId ?? []);
+    const ids = given.length === wanted.length ? given : this.drawIds(wanted.length, idsInUse, claims);
+    const names = ids.map((id) => `${cs.metadata?.name}-${id}`);
+    this.expectations.expectCreations(key, names);
+    let next = 0;
+    for (let batch = 1; next < wanted.length; batch *= 2) {
+      const first = next;
+      const slice = wanted
+        .slice(first, first + batch)
+        .map((w, i) => withClaimVolumes(this.newPod(cs, w, ids[first + i]!), cs));
+      next += slice.length;
+      const results = await Promise.allSettled(slice.map((pod) => this.createWithClaims(cs, pod)));
+      const failed = results.flatMap((r, i) =>
+        r.status === 'rejected' ? [{ name: names[first + i]!, err: r.reason as unknown }] : [],
+      );
+      if (failed.length > 0) {
+        // The cache will never see pods that were not created: stop expecting them.
+        for (const name of [...failed.map((f) => f.name), ...names.slice(next)])
+          this.expectations.observeCreation(key, name);
+        throw new PodControlError('creating pods failed', names, { cause: failed[0]!.err });
+      }
+    }
+    return names;
+  }
+
+  private newPod(cs: WireCloneSet, wanted: { revision: string; template: PodTemplate }, id: string): Pod {
+    const pod = newPod(cs, wanted.revision, wanted.template, id);
+    return this.identity ? this.identity.decorate(pod, cs) : pod;
+  }
+
+  private claimsOf(cs: WireCloneSet, pod: Pod): Claim[] {
+    const claims = claimsForPod(cs, pod.metadata?.labels?.[LABEL_INSTANCE_ID] ?? '');
+    const { identity } = this;
+    return identity ? claims.map((c) => identity.decorateClaim(c, cs)) : claims;
+  }
+
+  /** Ids for `count` new pods: the ids whose claims no pod has first, then fresh ones. */
+  private drawIds(
+    count: number,
+    idsInUse: ReadonlySet<string>,
+    claims?: Pick<ClaimPlan, 'reuseIds' | 'claimIds'>,
+  ): string[] {
+    const reused = (claims?.reuseIds ?? []).slice(0, count);
+    const taken = new Set([...idsInUse, ...(claims?.claimIds ?? [])]);
+    return [...reused, ...newInstanceIds(count - reused.length, taken, randomBytes)];
+  }
+
+  /** The pod's claims first (those that exist are kept: a reused id's), then the pod. */
+  private async createWithClaims(cs: WireCloneSet, pod: Pod): Promise<Pod> {
+    const ns = cs.metadata?.namespace ?? 'default';
+    for (const claim of this.claimsOf(cs, pod)) {
+      try {
+        await this.client.create(`/api/v1/namespaces/${ns}/persistentvolumeclaims`, claim);
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw new Error(`creating claim ${claim.metadata?.name} failed`, { cause: err });
+      }
+    }
+    return this.client.create<Pod>(`/api/v1/namespaces/${ns}/pods`, pod);
+  }
+
+  /** Deletes these claims of the CloneSet; one already gone counts as done. */
+  async deleteClaims(cs: WireCloneSet, names: readonly string[]): Promise<void> {
+    for (const name of names) {
+      try {
+        await this.client.delete(`/api/v1/namespaces/${cs.metadata?.namespace}/persistentvolumeclaims/${name}`);
+      } catch (err) {
+        if (!isNotFound(err)) throw new PodControlError(`deleting claim ${name} failed`, [name], { cause: err });
+      }
+    }
+  }
+
+  /** Deletes a pod, preconditioned on its UID; a pod already gone or replaced counts as done. */
+  async delete(key: string, pod: Pod): Promise<void> {
+    const name = pod.metadata?.name ?? '';
+    this.expectations.expectDeletions(key, [name]);
+    try {
+      await this.client.delete(`/api/v1/namespaces/${pod.metadata?.namespace}/pods/${name}`, {
+        preconditions: { uid: pod.metadata?.uid },
+      });
+    } catch (err) {
+      this.expectations.observeDeletion(key, name);
+      if (!isNotFound(err) && !isConflict(err))
+        throw new PodControlError(`deleting pod ${name} failed`, [name], { cause: err });
+    }
+  }
+
+  /** Lets go of a pod whose labels stopped matching the selector: our owner reference removed. */
+  async release(cs: WireCloneSet, pod: Pod): Promise<void> {
+    try {
+      await this.client.patch(
+        `/api/v1/namespaces/${pod.metadata?.namespace}/pods/${pod.metadata?.name}`,
+        { metadata: { ownerReferences: [{ $patch: 'delete', uid: cs.metadata?.uid }], uid: pod.metadata?.uid } },
+        'strategic',
+      );
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+}

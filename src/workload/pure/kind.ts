@@ -1,0 +1,58 @@
+// What makes a workload kind a kind, for the one engine every kind runs through
+// (docs/decisions/0088-one-engine-two-kinds-a-kind-is-a-profile.md): its API names, the label its
+// revisions carry, the pods its controller caches, how its object reads as the engine's (the
+// CloneSet shape, defaults applied) and, for a kind whose pods have identities, the identity rules.
+// The kinds' folders (src/cloneset/, src/inplacestatefulset/) each give one; the engine never names
+// a kind. Pure. Must not: perform I/O or import a kind's folder.
+import type { OwnerKind } from '../../api/owner.js';
+import type { Pod, WireCloneSet } from '../../api/wire.js';
+import type { DefaultedWireCloneSet } from './pods.js';
+import type { PodSummary } from './pod-state.js';
+import type { ScalePlan } from './scale.js';
+import type { Claim } from './claims.js';
+
+export interface WorkloadKind {
+  /** The kind's group and kind, as its pods' controller references name it. */
+  readonly owner: OwnerKind;
+  /** The resource name, as in `/apis/<group>/<version>/namespaces/<ns>/<plural>`. */
+  readonly plural: string;
+  /** The controller's name, in metrics and logs; also prefixes the informers of a kind after the first. */
+  readonly controllerName: string;
+  /** Prefix of its informers' names ('' for the CloneSet, whose names predate a second kind). */
+  readonly informerPrefix: string;
+  /** The label naming the workload on its ControllerRevisions (and what its revision informer selects). */
+  readonly revisionLabel: string;
+  /** The label selector of the pods its controller caches: its own kind's pods, no other's. */
+  readonly podSelector: string;
+  /** The object as the engine reads it: the CloneSet shape with every default applied. */
+  readonly view: (object: WireCloneSet) => DefaultedWireCloneSet;
+  /** Pods with identities (names, ordinals, hostnames) of the kind's choosing; absent: random instance ids. */
+  readonly identity?: PodIdentity;
+}
+
+/** What scaling a kind with pod identities reads: the workload (its view), its pods, and the revisions. */
+export interface IdentityScaleInput {
+  readonly workload: DefaultedWireCloneSet;
+  readonly pods: readonly Pod[];
+  readonly summaries: readonly PodSummary[];
+  /** Pods kept on the current revision (the partition, resolved). */
+  readonly partition: number;
+  readonly now: number;
+}
+
+/** A scale plan whose creates carry the instance id (the pod's name suffix) each must take, in order. */
+export interface IdentityScalePlan extends ScalePlan {
+  /** The ids of the `create` pods, current-revision ones (`createAtCurrentRevision`) first. */
+  readonly createIds: readonly string[];
+  /** Ended pods to delete so that their identity comes back as a new pod. */
+  readonly replaceEnded: readonly string[];
+}
+
+export interface PodIdentity {
+  /** The kind's own scale decisions, in place of the CloneSet's arithmetic (scale.ts). */
+  readonly planScale: (input: IdentityScaleInput) => IdentityScalePlan;
+  /** A new pod with the kind's identity added (labels, hostname); returns a new object. */
+  readonly decorate: (pod: Pod, workload: WireCloneSet) => Pod;
+  /** A new claim as the kind keeps it (its owners: what outlives what); returns a new object. */
+  readonly decorateClaim: (claim: Claim, workload: WireCloneSet) => Claim;
+}
