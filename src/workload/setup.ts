@@ -52,6 +52,18 @@ export interface WorkloadControllerOptions {
   imagePrePullTimeoutMs?: number;
 }
 
+/** The engine's metrics, registered once per manager and shared by every kind it runs. */
+const metricsByManager = new WeakMap<Manager, { inPlace: InPlaceMetrics; resize: ResizeMetrics }>();
+function engineMetrics(manager: Manager): { inPlace: InPlaceMetrics; resize: ResizeMetrics } {
+  let metrics = metricsByManager.get(manager);
+  if (!metrics) {
+    const { registry } = manager.metrics;
+    metrics = { inPlace: new InPlaceMetrics(registry), resize: new ResizeMetrics(registry) };
+    metricsByManager.set(manager, metrics);
+  }
+  return metrics;
+}
+
 /** A kind's informer's name: the kinds after the first prefix theirs, so metrics and logs tell them apart. */
 const informerName = (kind: WorkloadKind, resource: string): string => `${kind.informerPrefix}${resource}`;
 
@@ -121,7 +133,7 @@ export function setupWorkloadController(
   const onExpired = (kind: string): void => manager.metrics.expectationsExpiredTotal.inc({ kind });
   const scaleExpectations = new ScaleExpectations({ onExpired });
   const podExpectations = new ResourceVersionExpectations({ onExpired });
-  const inPlaceMetrics = new InPlaceMetrics(manager.metrics.registry);
+  const { inPlace: inPlaceMetrics, resize: resizeMetrics } = engineMetrics(manager);
   const nodeEvidence = new NodeEvidenceIndex();
   pods.addHandler(nodeEvidence);
   const reconciler = new CloneSetReconciler({
@@ -136,7 +148,7 @@ export function setupWorkloadController(
     podExpectations,
     events: manager.events,
     logger: options.logger,
-    resize: { backend: options.resizeBackend ?? 'auto', metrics: new ResizeMetrics(manager.metrics.registry) },
+    resize: { backend: options.resizeBackend ?? 'auto', metrics: resizeMetrics },
     ...(nodes ? { prePull: { nodes, timeoutMs: prePullTimeoutMs } } : {}),
     roundTemplateChars: roundTemplateChars(options.workers),
     inPlace: {

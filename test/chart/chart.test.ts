@@ -101,7 +101,7 @@ describe('config/ (the kustomize install)', () => {
 describe('the default values', () => {
   const objs = objects();
 
-  it('install the CRD, RBAC, the controller with a disruption budget, the agent and the admission policies; nothing opt-in', () => {
+  it('install the CRDs, RBAC, the controller with a disruption budget, the agent and the admission policies; nothing opt-in', () => {
     expect(names(objs)).toEqual(
       [
         'ClusterRole/tailor-agent',
@@ -109,6 +109,7 @@ describe('the default values', () => {
         'ClusterRoleBinding/tailor-agent',
         'ClusterRoleBinding/tailor-controller',
         'CustomResourceDefinition/clonesets.apps.tailor.dev',
+        'CustomResourceDefinition/inplacestatefulsets.apps.tailor.dev',
         'DaemonSet/tailor-agent',
         'Deployment/tailor-controller',
         'PodDisruptionBudget/tailor-controller',

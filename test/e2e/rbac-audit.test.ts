@@ -75,6 +75,9 @@ const UNEXERCISED: Readonly<Record<string, { reason: string; sometimes?: true }>
     reason:
       'checked by the OwnerReferencesPermissionEnforcement admission plugin inside a pod or revision create; no request of its own, and the bed does not enable the plugin',
   },
+  'ClusterRole tailor-controller: apps.tailor.dev/inplacestatefulsets/finalizers update': {
+    reason: 'as clonesets/finalizers: checked inside a pod or revision create, by a plugin the bed does not enable',
+  },
   'ClusterRole tailor-controller: apps/controllerrevisions delete': {
     reason:
       'history pruned past revisionHistoryLimit: bounded-history.test.ts prunes with a controller process run as the bed admin (startControllerProcess), not yet as the chart identity',

@@ -4,7 +4,10 @@
 import { execFileSync } from 'node:child_process';
 
 export default function setup() {
-  const out = execFileSync('bash', ['hack/build-chart-tools.sh'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const out = execFileSync('bash', ['hack/build-chart-tools.sh'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   for (const line of out.split('\n')) {
     const m = /^(HELM|KUBECONFORM|SCHEMAS|RELEASES)=(.*)$/.exec(line);
     if (m) process.env[`TAILOR_CHART_${m[1]}`] = m[2];

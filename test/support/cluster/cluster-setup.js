@@ -18,7 +18,9 @@ function currentMode() {
   const status = spawnSync('bash', [resolve(repo, 'hack/cluster.sh'), 'status'], { encoding: 'utf8' });
   if (!/kube-apiserver\s+running/.test(status.stdout)) return 'down';
   if (/kubelet-\S+\s+running/.test(status.stdout)) return 'full';
-  return existsSync(resolve(clusterDir, 'mode')) ? readFileSync(resolve(clusterDir, 'mode'), 'utf8').trim() : 'control-plane';
+  return existsSync(resolve(clusterDir, 'mode'))
+    ? readFileSync(resolve(clusterDir, 'mode'), 'utf8').trim()
+    : 'control-plane';
 }
 
 export function clusterSetup(mode) {

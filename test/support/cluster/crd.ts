@@ -1,5 +1,5 @@
-// Installs (or updates) the CloneSet CRD from crds/ on the test-bed API server and waits until it
-// is Established, so tests can create CloneSets right away.
+// Installs (or updates) Tailor's CRDs (CloneSet, InPlaceStatefulSet) from crds/ on the test-bed API
+// server and waits until they are Established, so tests can create either kind right away.
 import { load } from 'js-yaml';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -8,11 +8,15 @@ import { eventually } from './testbed.js';
 
 const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
+const CRD_FILES = ['crds/apps.tailor.dev_clonesets.yaml', 'crds/apps.tailor.dev_inplacestatefulsets.yaml'];
+
 export async function ensureCrd(client: KubeClient): Promise<void> {
+  for (const file of CRD_FILES) await ensureOneCrd(client, file);
+}
+
+async function ensureOneCrd(client: KubeClient, file: string): Promise<void> {
   // A plain YAML parse: client-node's loadYaml would rename x-kubernetes-* keys into model fields.
-  const crd = load(readFileSync(resolve(process.cwd(), 'crds/apps.tailor.dev_clonesets.yaml'), 'utf8')) as {
-    metadata: { name: string };
-  };
+  const crd = load(readFileSync(resolve(process.cwd(), file), 'utf8')) as { metadata: { name: string } };
   try {
     await client.create(CRD_PATH, crd);
   } catch (err) {

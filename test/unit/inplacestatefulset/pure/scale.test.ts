@@ -3,7 +3,6 @@
 // it removes, and that an ended pod comes back under its own name.
 import { describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../../../src/api/wire.js';
-import type { WireCloneSet } from '../../../../src/api/wire.js';
 import type { PodSummary } from '../../../../src/workload/pure/pod-state.js';
 import { planOrdinalScale } from '../../../../src/inplacestatefulset/pure/scale.js';
 import { statefulView } from '../../../../src/inplacestatefulset/pure/view.js';
@@ -21,7 +20,7 @@ function set(replicas: number, extra: Record<string, unknown> = {}): ReturnType<
       template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
       ...extra,
     },
-  } as unknown as WireCloneSet);
+  });
 }
 
 function podsOf(states: Record<number, State>): { pods: Pod[]; summaries: PodSummary[] } {

@@ -1,0 +1,98 @@
+import yaml, copy
+d=yaml.safe_load(open('crds/apps.tailor.dev_clonesets.yaml'))
+v=d['spec']['versions'][0]
+s=v['schema']['openAPIV3Schema']
+cs=s['properties']['spec']['properties']
+us=cs['updateStrategy']['properties']
+def intstr(name, desc, default=None, minimum=0):
+    node={'x-kubernetes-int-or-string': True, 'anyOf':[{'type':'integer'},{'type':'string'}], 'maxLength':64, 'description':desc,
+      'x-kubernetes-validations':[
+        {'rule': f"type(self) == int ? self >= {minimum} : self.matches('^(100|[1-9]?[0-9])%$')" if minimum==0 else f"type(self) == int ? self >= {minimum} : self.matches('^(100|[1-9][0-9]?)%$')",
+         'message': f'{name} must be an integer >= {minimum} or a percentage from "{minimum}%" to "100%"'},
+        {'rule':'type(self) != int || self <= 2147483647','message':f'{name} must not exceed 2147483647 (an int32); write a percentage such as "100%" instead'}]}
+    if default is not None: node['default']=default
+    return node
+rolling={'type':'object','description':"Advanced StatefulSet's rolling update: how many pods move at once, which stay, and how.",
+ 'properties':{
+  'partition':{'type':'integer','format':'int32','minimum':0,'maximum':2147483647,'default':0,
+     'description':'The number of pods kept at the current revision; with the default order (highest ordinal first) the pods with the lowest ordinals. Defaults to 0.'},
+  'maxUnavailable': intstr('rollingUpdate.maxUnavailable','The most pods out of service at once during an update: an integer >= 1 or a percentage of replicas (rounded down, at least 1). Defaults to 1.', 1, 1),
+  'podUpdatePolicy':{'type':'string','enum':['ReCreate','InPlaceIfPossible','InPlaceOnly'],'default':'InPlaceIfPossible',
+     'description':'InPlaceIfPossible (the default) updates images and cpu/memory in place and recreates for anything else; InPlaceOnly never recreates; ReCreate deletes and recreates each pod under its name and claims.'},
+  'paused':{'type':'boolean','description':'Stops updating pods while true. Scaling goes on.'},
+  'unorderedUpdate':{'type':'object','description':'Update pods in a priority order instead of highest ordinal first.',
+     'properties':{'priorityStrategy': copy.deepcopy(us['priorityStrategy'])}},
+  'inPlaceUpdateStrategy': copy.deepcopy(us['inPlaceUpdateStrategy']),
+  'minReadySeconds':{'type':'integer','format':'int32','minimum':0,'maximum':300,'description':'Seconds a pod must be ready to count as available, 0 to 300 (Advanced StatefulSet); overrides spec.minReadySeconds.'},
+ }}
+updateStrategy={'type':'object','default':{},'description':'How pods move to a new template.',
+ 'properties':{
+  'type':{'type':'string','enum':['RollingUpdate','OnDelete'],'default':'RollingUpdate','description':'RollingUpdate (the default) updates pods as rollingUpdate says; OnDelete never touches a running pod (one you delete comes back at the new revision).'},
+  'rollingUpdate':rolling,
+  'resizeStrategy':copy.deepcopy(us['resizeStrategy']),
+ },
+ 'x-kubernetes-validations':[
+  {'rule':"!has(self.rollingUpdate) || !has(self.type) || self.type == 'RollingUpdate'",'fieldPath':'.rollingUpdate','reason':'FieldValueForbidden',
+   'message':'rollingUpdate applies only when updateStrategy.type is RollingUpdate: remove rollingUpdate or set type to RollingUpdate'},
+  {'rule':"!has(self.rollingUpdate) || !has(self.rollingUpdate.podUpdatePolicy) || self.rollingUpdate.podUpdatePolicy != 'InPlaceOnly' || !has(self.resizeStrategy) || ((!has(self.resizeStrategy.onTimeout) || self.resizeStrategy.onTimeout == 'Wait') &&\n (!has(self.resizeStrategy.onInfeasible) || self.resizeStrategy.onInfeasible == 'Wait'))",
+   'fieldPath':'.resizeStrategy','reason':'FieldValueForbidden',
+   'message':'InPlaceOnly never recreates pods: set resizeStrategy.onTimeout and onInfeasible to Wait (or omit them), or use InPlaceIfPossible'},
+ ]}
+retention={'type':'string','enum':['Retain','Delete'],'default':'Retain'}
+spec_props={
+ 'replicas':copy.deepcopy(cs['replicas']),
+ 'selector':copy.deepcopy(cs['selector']),
+ 'template':copy.deepcopy(cs['template']),
+ 'serviceName':{'type':'string','maxLength':63,'description':'The headless Service that gives each pod its DNS name: <pod>.<serviceName>.<namespace>.svc (the pod subdomain).'},
+ 'podManagementPolicy':{'type':'string','enum':['OrderedReady','Parallel'],'default':'OrderedReady','description':'OrderedReady (the default) creates pods in ordinal order, each once the previous is Ready, and removes them in reverse one at a time; Parallel does not wait.'},
+ 'updateStrategy':updateStrategy,
+ 'volumeClaimTemplates':copy.deepcopy(cs['volumeClaimTemplates']),
+ 'persistentVolumeClaimRetentionPolicy':{'type':'object','default':{},'description':'What happens to the claims of volumeClaimTemplates when the set is deleted or scaled down.',
+   'properties':{'whenDeleted':dict(retention,description='Retain (the default) keeps the claims when the set is deleted.'),
+                 'whenScaled':dict(retention,description='Retain (the default) keeps the claims of pods removed by a scale-down.')},
+   'x-kubernetes-validations':[{'rule':"(!has(self.whenDeleted) || self.whenDeleted == 'Retain') && (!has(self.whenScaled) || self.whenScaled == 'Retain')",
+      'reason':'FieldValueForbidden','message':'Tailor keeps claims for now: set whenDeleted and whenScaled to Retain (or omit them); deleting claims with their pods or set is not implemented yet'}]},
+ 'ordinals':{'type':'object','description':'Where pod ordinals start.','properties':{'start':{'type':'integer','format':'int32','minimum':0,'default':0,'description':'The first ordinal: pods are <name>-<start>, <name>-<start+1>, ... Defaults to 0.'}}},
+ 'minReadySeconds':copy.deepcopy(cs['minReadySeconds']),
+ 'revisionHistoryLimit':copy.deepcopy(cs['revisionHistoryLimit']),
+ 'reserveOrdinals':{'type':'array','maxItems':1000,'description':'Ordinals no pod takes (Advanced StatefulSet): integers or ranges "a-b"; the set keeps replicas pods by going around them.',
+   'items':{'x-kubernetes-int-or-string':True,'anyOf':[{'type':'integer'},{'type':'string'}],'maxLength':32,
+     'x-kubernetes-validations':[{'rule':"type(self) == int ? self >= 0 : (self.matches('^[0-9]{1,9}-[0-9]{1,9}$') && int(self.split('-')[0]) <= int(self.split('-')[1]))",
+        'message':'each reserveOrdinals entry must be an integer >= 0 or a range "a-b" with a <= b, such as "3-5"'}]}},
+ 'scaleStrategy':{'type':'object','description':'How pods are created when scaling.','properties':{'maxUnavailable':copy.deepcopy(cs['scaleStrategy']['properties']['maxUnavailable'])}},
+ 'lifecycle':copy.deepcopy(cs['lifecycle']),
+ 'volumeClaimUpdateStrategy':{'type':'object','description':'What a change of volumeClaimTemplates does to existing claims (KEP-4650 names).',
+   'properties':{'type':{'type':'string','enum':['OnClaimDelete'],'default':'OnClaimDelete','description':'OnClaimDelete (the only value so far) leaves existing claims as they are; a claim deleted is made again from the new template.'}}},
+ 'progressDeadlineSeconds':copy.deepcopy(cs['progressDeadlineSeconds']),
+}
+# replicas default 1 in both
+spec_node={'type':'object','required':['selector','template'],'properties':spec_props,
+  'x-kubernetes-validations':[r for r in s['properties']['spec']['x-kubernetes-validations'] if 'selector' in r['rule'] or 'progressDeadlineSeconds' in r['rule']]}
+new=copy.deepcopy(d)
+new['metadata']['name']='inplacestatefulsets.apps.tailor.dev'
+new['spec']['names']={'kind':'InPlaceStatefulSet','listKind':'InPlaceStatefulSetList','plural':'inplacestatefulsets','singular':'inplacestatefulset','shortNames':['ipsts']}
+nv=new['spec']['versions'][0]
+ns=nv['schema']['openAPIV3Schema']
+ns['description']='An InPlaceStatefulSet: a StatefulSet whose pods keep their names, claims and warm state through image updates and cpu/memory resizes, updated in place by Tailor.'
+ns['x-kubernetes-validations']=[{'rule':'!has(self.metadata.name) || size(self.metadata.name) <= 52','reason':'FieldValueInvalid',
+  'message':'metadata.name must be at most 52 characters: the controller-revision-hash label on every pod is the name plus an 11-character suffix, and label values are limited to 63 characters'}]
+ns['properties']['spec']=spec_node
+cols=[c for c in nv['additionalPrinterColumns']]
+nv['additionalPrinterColumns']=cols
+header='''# InPlaceStatefulSet CRD (apps.tailor.dev/v1alpha1): a superset of apps/v1 StatefulSet, so a
+# StatefulSet manifest ports by changing apiVersion and kind, with OpenKruise Advanced
+# StatefulSet's names where it extends the native one (updateStrategy.rollingUpdate.{partition,
+# maxUnavailable, podUpdatePolicy, paused, unorderedUpdate, inPlaceUpdateStrategy, minReadySeconds},
+# reserveOrdinals, scaleStrategy.maxUnavailable, lifecycle) and KEP-4650's volumeClaimUpdateStrategy
+# (docs/decisions/0087 and 0088). Owns the API shape and every check the API server makes on the
+# kind (OpenAPI schema + CEL rules); there is no admission webhook. The template, selector, claim
+# templates, lifecycle, resizeStrategy and status are the CloneSet's (crds/apps.tailor.dev_clonesets.yaml),
+# generated from it by hack/gen-stateful-crd.py so the two never drift; defaults stay in step with
+# src/api/stateful-types.ts (withStatefulDefaults). Same CEL cost rules as the CloneSet's.
+'''
+class D(yaml.SafeDumper): pass
+def str_repr(dumper, data):
+    if '\n' in data: return dumper.represent_scalar('tag:yaml.org,2002:str', data, style='|')
+    return dumper.represent_scalar('tag:yaml.org,2002:str', data)
+D.add_representer(str, str_repr)
+open('crds/apps.tailor.dev_inplacestatefulsets.yaml','w').write(header+yaml.dump(new, Dumper=D, sort_keys=False, width=120))
