@@ -15,7 +15,7 @@ import { silentLogger } from '../src/runtime/logger.js';
 
 const REVISIONS = 100;
 const OLD_PAGE = 20;
-const PAGE = 5; // src/cloneset/setup.ts REVISION_PAGE_SIZE
+const PAGE = 5; // src/workload/setup.ts REVISION_PAGE_SIZE
 /** A fifth of the lease renew deadline (10 s): what one list may hold the loop for at most. */
 const TARGET_MS = 2_000;
 

@@ -70,7 +70,7 @@ spec_node={'type':'object','required':['selector','template'],'properties':spec_
   'x-kubernetes-validations':[r for r in s['properties']['spec']['x-kubernetes-validations'] if 'selector' in r['rule'] or 'progressDeadlineSeconds' in r['rule']]}
 new=copy.deepcopy(d)
 new['metadata']['name']='inplacestatefulsets.apps.tailor.dev'
-new['spec']['names']={'kind':'InPlaceStatefulSet','listKind':'InPlaceStatefulSetList','plural':'inplacestatefulsets','singular':'inplacestatefulset','shortNames':['ipsts']}
+new['spec']['names']={'kind':'InPlaceStatefulSet','listKind':'InPlaceStatefulSetList','plural':'inplacestatefulsets','singular':'inplacestatefulset','shortNames':['ipsts'],'categories':['all']}
 nv=new['spec']['versions'][0]
 ns=nv['schema']['openAPIV3Schema']
 ns['description']='An InPlaceStatefulSet: a StatefulSet whose pods keep their names, claims and warm state through image updates and cpu/memory resizes, updated in place by Tailor.'

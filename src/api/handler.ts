@@ -1,6 +1,6 @@
 // The shapes an event handler and a reconcile are written against: the cache changes a handler is
 // called with, the work queue it adds keys to, and what a reconcile asks for next. Here, not in src/runtime/, so a pure handler (one that only maps a
-// change to keys, like cloneset/pure/refusal-handlers.ts) names them without importing the machinery
+// change to keys, like workload/pure/refusal-handlers.ts) names them without importing the machinery
 // that runs it. Types only. Must not: hold an implementation.
 
 /**

@@ -78,7 +78,7 @@ export const ProgressingReasons = {
 } as const;
 
 /**
- * Reasons of the kstatus conditions (cloneset/pure/readiness-conditions.ts, decision 22): Reconciling
+ * Reasons of the kstatus conditions (workload/pure/readiness-conditions.ts, decision 22): Reconciling
  * True while work moves, False when done or held on purpose (or Stalled); Stalled False unless
  * something blocks for good, then its reason (the failure condition's type, ResizeInfeasible,
  * InfeasibleResizeNotAdmissible, or Kruise's ProgressDeadlineExceeded).

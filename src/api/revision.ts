@@ -1,5 +1,5 @@
 // The one ControllerRevision shape: an apps/v1 ControllerRevision as the API server sends it and as
-// the controller's and the node agent's caches keep it (trimmed: cloneset/revision-store.ts
+// the controller's and the node agent's caches keep it (trimmed: workload/revision-store.ts
 // trimRevision, agent/pure/cache.ts). Here so the controller and the agent name one shape.
 // Types only. Must not: say how a revision is trimmed, fetched or chosen (those modules do).
 import type { ObjectMeta, PodTemplate } from './wire.js';

@@ -111,7 +111,7 @@ export interface CloneSetScaleStrategy {
   maxUnavailable?: IntOrString;
   /** Pods in PreparingDelete do not count toward replicas when scaling (Kruise: a CloneSet label). */
   excludePreparingDelete?: boolean;
-  /** A replacement pod gets new claims instead of those of the pod it replaces (cloneset/pure/claims.ts). */
+  /** A replacement pod gets new claims instead of those of the pod it replaces (workload/pure/claims.ts). */
   disablePVCReuse?: boolean;
 }
 

@@ -1,11 +1,11 @@
 // The controller's RBAC against the requests its code sends on ControllerRevisions (issue 47: a
 // rollback PUTs the reused revision back whole, and the chart granted patch, not update, so a
 // rollback never happened on a Helm install; decision 72). The table is derived, not written down:
-// RevisionStore (src/cloneset/revision-store.ts, every write the controller makes on
+// RevisionStore (src/workload/revision-store.ts, every write the controller makes on
 // ControllerRevisions) runs a create, a rollback, a name collision and a prune against a KubeClient
 // whose one transport method records each request, and each request is turned into its RBAC
 // (group, resource, verb) as the API server does. Only the informer's list and watch
-// (src/cloneset/setup.ts) are stated by hand. Both installs are checked: the chart's ClusterRole and
+// (src/workload/setup.ts) are stated by hand. Both installs are checked: the chart's ClusterRole and
 // the kustomize copy, config/rbac/role.yaml.
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
@@ -35,7 +35,7 @@ interface Access {
 }
 const key = (a: Access): string => `${a.group || 'core'}/${a.resource} ${a.verb}`;
 
-/** The informer of src/cloneset/setup.ts lists and watches ControllerRevisions: the one part not recorded. */
+/** The informer of src/workload/setup.ts lists and watches ControllerRevisions: the one part not recorded. */
 const INFORMER: Access[] = ['list', 'watch'].map((verb) => ({ group: 'apps', resource: 'controllerrevisions', verb }));
 
 /** The RBAC access a request needs, by the API server's rules (apiserver's RequestInfo). */

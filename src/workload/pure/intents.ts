@@ -1,7 +1,7 @@
 // The vocabulary between a workload kind's planner (pure) and its executor (I/O): what one
 // reconcile round means to do to pods, the events it asks for and the conditions it sets, as plain
 // values a test can read. Owns the shapes only; a kind's round plan carries them
-// (cloneset/pure/round-plan.ts). Must not: import anything that performs I/O.
+// (workload/pure/round-plan.ts). Must not: import anything that performs I/O.
 import type { ConditionStatus, LifecycleHook, LifecycleState } from '../../api/types.js';
 import type { DeleteReason, EventType } from '../../api/reasons.js';
 import type { Pod, PodTemplate } from '../../api/wire.js';

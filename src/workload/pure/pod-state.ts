@@ -39,12 +39,12 @@ export interface PodSummary {
   /**
    * Moving the pod to the update revision keeps it (in place, or held under InPlaceOnly) instead
    * of replacing it. Set by the planner for old pods while maxSurge is in use; absent: unknown,
-   * and the surge arithmetic counts the move as a recreate, as Kruise does (cloneset/pure/update.ts).
+   * and the surge arithmetic counts the move as a recreate, as Kruise does (workload/pure/update.ts).
    */
   readonly updatesInPlace?: boolean;
   /**
    * The resize strategy recreates the pod (its resize is Infeasible, or timed out, and the outcome
-   * is Recreate): with surge usable, its replacement is created first (cloneset/pure/update.ts, decision 79).
+   * is Recreate): with surge usable, its replacement is created first (workload/pure/update.ts, decision 79).
    */
   readonly resizeRecreate?: boolean;
   /** The pod reached its revision by an in-place update: it kept its identity through one. */

@@ -1,4 +1,4 @@
-// Table tests for the claims of spec.volumeClaimTemplates (src/cloneset/pure/claims.ts). The rows of
+// Table tests for the claims of spec.volumeClaimTemplates (src/workload/pure/claims.ts). The rows of
 // claimsForPod, planClaims' deleteWithPod and reuseIds carry over the facts of OpenKruise
 // v1.9.1's TestCreatePods, TestDeletePods and TestGetOrGenAvailableIDs (inputs and expected
 // claims), restated in our notation; the disablePVCReuse rows those of its cleanup of claims.
