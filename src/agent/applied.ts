@@ -15,7 +15,7 @@ import type { Logger } from '../runtime/logger.js';
 import { cpuMatches, memoryMatches } from './actuate.js';
 import { holdsResources } from './pure/admission.js';
 import { appliedContainers, type AppliedRecord, type RunningContainers } from './pure/applied-record.js';
-import { cloneSetOwner } from './pure/authorize.js';
+import { workloadOwner } from './pure/authorize.js';
 
 export interface NodeReaders {
   /** The running container of each name (CRI). */
@@ -85,7 +85,7 @@ export class AppliedRecords {
     const uid = pod.metadata?.uid ?? '';
     if (
       !request.ok ||
-      !cloneSetOwner(pod) ||
+      !workloadOwner(pod) ||
       !holdsResources(pod) ||
       this.records.get(uid)?.revision === request.value.revision
     )

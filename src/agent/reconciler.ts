@@ -31,7 +31,7 @@ import type { Logger } from '../runtime/logger.js';
 import { admit, nodeAllocatable, type AdmissionResult } from './pure/admission.js';
 import { AppliedRecords } from './applied.js';
 import { recordedResources, type AppliedRecord } from './pure/applied-record.js';
-import { cloneSetOwner, qosClassChange, requestNotInRevision, restartRequiredBy } from './pure/authorize.js';
+import { workloadOwner, qosClassChange, requestNotInRevision, restartRequiredBy } from './pure/authorize.js';
 import { conclude, type Conclusion, type ResizeOutcome } from './pure/conclude.js';
 import {
   decide,
@@ -183,7 +183,7 @@ export class AgentReconciler {
   /** The evidence decide() needs, each part from its own source (none from the status annotation). */
   private evidence({ pod, request, revision, kubeletResizes, nodePods }: Observed): Evidence {
     const record = this.applied.get(pod.metadata?.uid ?? '');
-    const base = { cloneSetOwned: cloneSetOwner(pod) !== undefined, kubeletResizes, applied: record };
+    const base = { workloadOwned: workloadOwner(pod) !== undefined, kubeletResizes, applied: record };
     if (!request.ok) return { ...base, admission: undefined };
     const r = request.value;
     let qosChange: string | undefined;
@@ -198,7 +198,7 @@ export class AgentReconciler {
       ...base,
       revisionPending:
         revision === undefined &&
-        base.cloneSetOwned &&
+        base.workloadOwned &&
         pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] === r.revision,
       notInRevision: requestNotInRevision(pod, r, revision),
       qosChange,

@@ -23,7 +23,7 @@ import type { EventRecorder } from '../runtime/events.js';
 import type { Informer } from '../runtime/informer.js';
 import { objectKey } from '../runtime/store.js';
 import type { Logger } from '../runtime/logger.js';
-import { cloneSetOwner } from './pure/authorize.js';
+import { workloadOwner } from './pure/authorize.js';
 import { runPreStopHook } from './prestop.js';
 import { stopGraceSeconds, stopPlan, type PreStopHook } from './pure/prestop-plan.js';
 import { DEFAULT_SLOT_LIMITS, grantSlots, type PodStops, type SlotLimits } from './pure/restart-slots.js';
@@ -41,7 +41,7 @@ export const WAIT_FOR_SLOT_MS = 1_000;
  * A CloneSet pod that has not ended: an ended pod runs nothing again, whatever a stale status says
  * (the pod GC fails the pods of a node out of service and leaves their statuses; decision 74).
  */
-const restartable = (pod: Pod): boolean => cloneSetOwner(pod) !== undefined && !hasEnded(pod);
+const restartable = (pod: Pod): boolean => workloadOwner(pod) !== undefined && !hasEnded(pod);
 
 /** The containers the pod's restart request asks this agent to stop now; none when there is nothing to do. */
 export function containersToStop(pod: Pod): ContainerToStop[] {

@@ -7,7 +7,7 @@
 // Owns: the fetches and that LRU. Must not: fetch a revision for a pod of another node, or decide
 // anything about one (pure/authorize.ts and pure/prepull-plan.ts do).
 import { LRUCache } from 'lru-cache';
-import { CLONESET_OWNER, controllerOf } from '../api/owner.js';
+import { workloadControllerOf } from '../api/owner.js';
 import type { Pod } from '../api/wire.js';
 import type { Informer } from '../runtime/informer.js';
 import { isNotFound, type KubeClient } from '../runtime/kube-client.js';
@@ -63,7 +63,7 @@ export class RevisionTemplates {
       throw err;
     }
     // Same object as cached (a name reused by a new revision would have another UID), and still a CloneSet's.
-    if (stored.metadata?.uid !== uid || controllerOf(stored, CLONESET_OWNER) === undefined) return undefined;
+    if (stored.metadata?.uid !== uid || workloadControllerOf(stored) === undefined) return undefined;
     const trimmed = trimRevisionForAgent(stored);
     this.fetched.set(uid, trimmed);
     return { ...trimmed, revision: r.revision };

@@ -6,6 +6,7 @@
 // Must not: decide anything about a pod (pure/decide.ts), map a change to keys (handlers.ts), or watch
 // pods of other nodes.
 import { LABEL_CLONESET } from '../api/types.js';
+import { LABEL_INPLACESTATEFULSET } from '../api/stateful-types.js';
 import type { CgroupVersion } from '../api/node.js';
 import { containerCgroupPath, containerCgroupReader } from '../cgroup/container.js';
 import type { CriClient } from '../cri/client.js';
@@ -70,18 +71,12 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
     fieldSelector: `metadata.name=${node}`,
     client: options.asNode,
   });
-  // Only the revisions Tailor's controller made (it labels them with their CloneSet's name); the
-  // agent still checks each one's controller owner against the pod's.
-  // Identity, owner and number only; the containers of the revisions this node's pods need are
-  // fetched when needed (revision-templates.ts). Listed a few at a time: each may be as large as
-  // its CloneSet, and a page is parsed whole before it is trimmed.
-  const revisionIdentities = manager.informer<ControllerRevision>({
-    name: 'controllerrevisions',
-    path: '/apis/apps/v1/controllerrevisions',
-    labelSelector: LABEL_CLONESET,
-    transform: trimRevisionIdentity,
-    pageSize: REVISION_PAGE_SIZE,
-  });
+  // Only the revisions Tailor's controller made (it labels them with their workload's name, one
+  // label per kind: one informer each); the agent still checks each one's controller owner against
+  // the pod's. Identity, owner and number only; the containers of the revisions this node's pods
+  // need are fetched when needed (revision-templates.ts). Listed a few at a time: each may be as
+  // large as its workload, and a page is parsed whole before it is trimmed.
+  const revisionIdentities = eitherOf(REVISION_LABELS.map((label) => revisionInformer(manager, label)));
   const revisions = new RevisionTemplates({ revisions: revisionIdentities, client: manager.client });
   // Every namespace's LimitRanges and ResourceQuotas: a resize on this path never reaches their
   // admission, so the agent judges requests against them itself (pure/namespace-limits.ts).
@@ -160,7 +155,7 @@ function setupPrePull(
   manager: Manager,
   options: AgentOptions,
   pods: Informer<Pod>,
-  revisionIdentities: Informer<ControllerRevision>,
+  revisionIdentities: Pick<Informer<ControllerRevision>, 'addHandler'>,
   revisions: RevisionTemplates,
 ): void {
   const parallelism = options.imagePrePullParallelism ?? 2;
@@ -196,4 +191,30 @@ function setupPrePull(
   // takes it back, so no controller waits for pulls that will not come.
   report();
   manager.onShutdown(() => puller.withdrawReport());
+}
+
+/** The labels on the revisions of each workload kind: the agent serves both kinds' pods. */
+const REVISION_LABELS = [LABEL_CLONESET, LABEL_INPLACESTATEFULSET];
+
+function revisionInformer(manager: Manager, label: string): Informer<ControllerRevision> {
+  return manager.informer<ControllerRevision>({
+    name: label === LABEL_CLONESET ? 'controllerrevisions' : `controllerrevisions-${label.split('/')[1]}`,
+    path: '/apis/apps/v1/controllerrevisions',
+    labelSelector: label,
+    transform: trimRevisionIdentity,
+    pageSize: REVISION_PAGE_SIZE,
+  });
+}
+
+/** Several revision informers read as one: a revision is in exactly one of them (one label per kind). */
+function eitherOf(
+  informers: readonly Informer<ControllerRevision>[],
+): Pick<Informer<ControllerRevision>, 'get' | 'list' | 'addHandler'> {
+  return {
+    get: (key) => informers.map((i) => i.get(key)).find((r) => r !== undefined),
+    list: () => informers.flatMap((i) => i.list()),
+    addHandler: (handler) => {
+      for (const informer of informers) informer.addHandler(handler);
+    },
+  };
 }

@@ -25,6 +25,9 @@ export const CLONESET_OWNER: OwnerKind = { group: API_GROUP, kind: CLONESET_KIND
 /** What owns an InPlaceStatefulSet's pods and revisions. */
 export const INPLACESTATEFULSET_OWNER: OwnerKind = { group: API_GROUP, kind: INPLACESTATEFULSET_KIND };
 
+/** Every workload kind of ours: what the node agent serves (decision 88). */
+export const WORKLOAD_OWNERS: readonly OwnerKind[] = [CLONESET_OWNER, INPLACESTATEFULSET_OWNER];
+
 const groupOf = (apiVersion: string | undefined): string => {
   const slash = (apiVersion ?? '').indexOf('/');
   return slash < 0 ? '' : (apiVersion ?? '').slice(0, slash);
@@ -48,3 +51,14 @@ export function controllerOf<R extends OwnerReferenceLike>(
  */
 export const ownedIndexValue = (namespace: string | undefined, ownerUid: string | undefined): string =>
   `${namespace ?? ''}/${ownerUid ?? ''}`;
+
+/** The controller owner reference of `obj` when the controller is one of our workload kinds. */
+export function workloadControllerOf<R extends OwnerReferenceLike>(obj: {
+  readonly metadata?: { readonly ownerReferences?: readonly R[] };
+}): R | undefined {
+  for (const owner of WORKLOAD_OWNERS) {
+    const ref = controllerOf(obj, owner);
+    if (ref) return ref;
+  }
+  return undefined;
+}

@@ -8,7 +8,7 @@
 // Pure. Must not: do I/O, look at what the agent applied (the caller passes it), or decide what
 // to do with a refusal (decide.ts decide()).
 import { LABEL_CONTROLLER_REVISION_HASH } from '../../api/types.js';
-import { CLONESET_OWNER, controllerOf, type OwnerReferenceLike } from '../../api/owner.js';
+import { workloadControllerOf, type OwnerReferenceLike } from '../../api/owner.js';
 import { compareQuantities, parseQuantity } from '../../api/quantity.js';
 import { resizableContainers } from '../../api/pod.js';
 import type { ControllerRevision } from '../../api/revision.js';
@@ -19,8 +19,8 @@ import { qosClass, type QosContainer } from '../../resize/qos.js';
 
 type OwnerReference = OwnerReferenceLike;
 
-/** The pod's controller owner when it is an apps.tailor.dev CloneSet (the controller's own rule, api/owner.ts). */
-export const cloneSetOwner = (pod: Pod): OwnerReference | undefined => controllerOf(pod, CLONESET_OWNER);
+/** The pod's controller owner when it is one of our workload kinds (the controller's own rule, api/owner.ts). */
+export const workloadOwner = (pod: Pod): OwnerReference | undefined => workloadControllerOf(pod);
 
 const RESOURCES: readonly ResizableResource[] = ['cpu', 'memory'];
 
@@ -61,15 +61,15 @@ export function requestNotInRevision(
   request: ResizeRequest,
   revision: ControllerRevision | undefined,
 ): string | undefined {
-  const owner = cloneSetOwner(pod);
-  if (!owner) return 'the pod is not controlled by a CloneSet';
+  const owner = workloadOwner(pod);
+  if (!owner) return 'the pod is not controlled by a CloneSet or an InPlaceStatefulSet';
   const label = pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH];
   if (label !== request.revision)
     return `the request names revision ${request.revision}, the pod is labelled with revision ${label ?? '(none)'}`;
   if (!revision) return `ControllerRevision ${pod.metadata?.namespace}/${request.revision} does not exist`;
-  const revOwner = controllerOf(revision, CLONESET_OWNER);
+  const revOwner = workloadControllerOf(revision);
   if (revOwner?.uid !== owner.uid)
-    return `ControllerRevision ${request.revision} does not belong to CloneSet ${owner.name}`;
+    return `ControllerRevision ${request.revision} does not belong to ${owner.kind} ${owner.name}`;
   const spec = revision.data?.template?.spec;
   const containers = resizableContainers(spec);
   for (const [name, got] of Object.entries(request.containers)) {

@@ -7,7 +7,7 @@
 // decision 74). A field a reader (listed at trimPodForAgent) starts reading must be kept here.
 // Pure. Must not: keep anything "just in case", or keep part of a value past its bound as if it
 // were the whole (it is dropped where that decides the same, else kept as a marker its reader refuses).
-import { CLONESET_OWNER, controllerOf } from '../../api/owner.js';
+import { workloadControllerOf } from '../../api/owner.js';
 import { hasEnded } from '../../api/pod.js';
 import { notKeptAnnotation } from '../../api/schemas.js';
 import {
@@ -88,7 +88,7 @@ function podIdentity(pod: Pod, owner: OwnerReference | undefined): Pod {
     ...pick(pod, ['apiVersion', 'kind']),
     metadata: {
       ...pick(meta, ['name', 'namespace', 'uid', 'resourceVersion', 'deletionTimestamp']),
-      // The only owner read: the CloneSet controller's (authorize.ts cloneSetOwner).
+      // The only owner read: the CloneSet controller's (authorize.ts workloadOwner).
       ...(owner ? { ownerReferences: [pick(owner, ['apiVersion', 'kind', 'name', 'uid', 'controller'])] } : {}),
     },
     ...(pod.spec?.nodeName !== undefined ? { spec: { nodeName: pod.spec.nodeName, containers: [] } } : {}),
@@ -256,7 +256,7 @@ function cloneSetPod(pod: Pod, owner: OwnerReference): Pod {
  * controls is read by admission and the node's evidence only.
  */
 export function trimPodForAgent(pod: Pod): Pod {
-  const owner = controllerOf(pod, CLONESET_OWNER);
+  const owner = workloadControllerOf(pod);
   if (hasEnded(pod)) return { ...podIdentity(pod, owner), status: { phase: pod.status?.phase } };
   return owner ? cloneSetPod(pod, owner) : livePod(pod, undefined, counted);
 }

@@ -94,8 +94,8 @@ function resourceProblem(
 
 /** What the agent knows about a pod besides its annotations; each part comes from its own source. */
 export interface Evidence {
-  /** The pod's controller owner is an apps.tailor.dev CloneSet (authorize.ts cloneSetOwner). */
-  readonly cloneSetOwned: boolean;
+  /** The pod's controller owner is an apps.tailor.dev CloneSet (authorize.ts workloadOwner). */
+  readonly workloadOwned: boolean;
   /** Whether the node's kubelet resizes in place (resize/backend.ts); undefined: no evidence. */
   readonly kubeletResizes: boolean | undefined;
   /** The request's ControllerRevision is not known to the agent yet (its cache may lag). */
@@ -134,7 +134,7 @@ export function decide(
   evidence: Evidence,
 ): Action {
   if (!request.ok && request.error === undefined) return { action: 'None', why: 'no resize request' };
-  if (!evidence.cloneSetOwned)
+  if (!evidence.workloadOwned)
     return { action: 'None', why: 'the pod is not controlled by an apps.tailor.dev CloneSet' };
   if (pod.metadata?.deletionTimestamp || !holdsResources(pod))
     return { action: 'None', why: 'the pod is terminating or finished' };

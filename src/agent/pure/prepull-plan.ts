@@ -6,8 +6,8 @@ import { z } from 'zod';
 import type { ImagePull, RegistryAuth } from '../../api/prepull.js';
 import type { Pod } from '../../api/wire.js';
 import { isLivePod } from '../../api/pod.js';
-import { CLONESET_OWNER, controllerOf, ownedIndexValue } from '../../api/owner.js';
-import { cloneSetOwner } from './authorize.js';
+import { ownedIndexValue, workloadControllerOf } from '../../api/owner.js';
+import { workloadOwner } from './authorize.js';
 import type { ControllerRevision } from '../../api/revision.js';
 import { LABEL_CONTROLLER_REVISION_HASH } from '../../api/types.js';
 
@@ -27,7 +27,7 @@ export interface ImageWanted {
 export function newestRevisions(revisions: readonly ControllerRevision[]): Map<string, ControllerRevision> {
   const newest = new Map<string, ControllerRevision>();
   for (const r of revisions) {
-    const owner = controllerOf(r, CLONESET_OWNER);
+    const owner = workloadControllerOf(r);
     if (owner === undefined) continue;
     const key = ownedIndexValue(r.metadata?.namespace, owner.uid);
     const known = newest.get(key);
@@ -38,7 +38,7 @@ export function newestRevisions(revisions: readonly ControllerRevision[]): Map<s
 
 /** The revision a pod of a CloneSet will move to, when it is not on it already. */
 function targetOf(pod: Pod, newest: ReadonlyMap<string, ControllerRevision>): ControllerRevision | undefined {
-  const owner = cloneSetOwner(pod);
+  const owner = workloadOwner(pod);
   const target = owner ? newest.get(ownedIndexValue(pod.metadata?.namespace, owner.uid)) : undefined;
   if (target === undefined || !isLivePod(pod)) return undefined;
   return target.metadata?.name === pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ? undefined : target;

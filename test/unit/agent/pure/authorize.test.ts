@@ -2,7 +2,7 @@
 // ControllerRevision's template, QoS class changes, and resizePolicy RestartContainer.
 import { describe, expect, test } from '@jest/globals';
 import {
-  cloneSetOwner,
+  workloadOwner,
   qosClassChange,
   requestNotInRevision,
   restartRequiredBy,
@@ -49,9 +49,11 @@ const request = (containers: Record<string, ContainerResources>, rev = 'web-r2')
   containers,
 });
 
-describe('the CloneSet owner', () => {
+describe('the workload owner', () => {
   test.each<[string, object[], boolean]>([
     ['an apps.tailor.dev CloneSet controller', [OWNER], true],
+    ['an apps.tailor.dev InPlaceStatefulSet controller', [{ ...OWNER, kind: 'InPlaceStatefulSet' }], true],
+    ['a StatefulSet of apps/v1 is not ours', [{ ...OWNER, apiVersion: 'apps/v1', kind: 'StatefulSet' }], false],
     ['a CloneSet of another group (Kruise) is not ours', [{ ...OWNER, apiVersion: 'apps.kruise.io/v1alpha1' }], false],
     [
       'a ReplicaSet is not ours',
@@ -61,7 +63,7 @@ describe('the CloneSet owner', () => {
     ['a CloneSet owner that is not the controller is not enough', [{ ...OWNER, controller: false }], false],
     ['no owner', [], false],
   ])('%s', (_, owners, want) => {
-    expect(cloneSetOwner(pod({}, { owners })) !== undefined).toBe(want);
+    expect(workloadOwner(pod({}, { owners })) !== undefined).toBe(want);
   });
 });
 

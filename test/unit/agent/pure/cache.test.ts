@@ -2,7 +2,7 @@
 // decisions read the same from the trimmed object as from the full one.
 import { describe, expect, test } from '@jest/globals';
 import { podRequest } from '../../../../src/agent/pure/admission.js';
-import { cloneSetOwner, qosClassChange, requestNotInRevision } from '../../../../src/agent/pure/authorize.js';
+import { workloadOwner, qosClassChange, requestNotInRevision } from '../../../../src/agent/pure/authorize.js';
 import type { ControllerRevision } from '../../../../src/api/revision.js';
 import {
   trimLimitRangeForAgent,
@@ -173,7 +173,7 @@ describe('trimPodForAgent', () => {
     expect(readResizeRequest(trimmed)).toEqual(r);
     expect(stopPlan(trimmed, 'app')).toEqual(stopPlan(full, 'app'));
     expect(containersToStop(trimmed)).toEqual(containersToStop(full));
-    expect(cloneSetOwner(trimmed)).toEqual(cloneSetOwner(full));
+    expect(workloadOwner(trimmed)).toEqual(workloadOwner(full));
     expect(podRequest(trimmed)).toEqual(podRequest(full));
     expect(podCgroupValues(trimmed.spec ?? { containers: [] })).toEqual(
       podCgroupValues(full.spec ?? { containers: [] }),

@@ -74,7 +74,7 @@ const record: AppliedRecord = {
 describe('decide', () => {
   const run = (p: Pod, admission: AdmissionResult | undefined, kubelet = false, more: Partial<Evidence> = {}): Action =>
     decide(p, readResizeRequest(p), readResizeStatus(p), {
-      cloneSetOwned: true,
+      workloadOwned: true,
       kubeletResizes: kubelet,
       applied: undefined,
       admission,
@@ -225,12 +225,12 @@ describe('decide', () => {
   test.each<[string, Partial<Evidence>, Partial<Record<string, unknown>>]>([
     [
       'a pod without a CloneSet owner is ignored: no answer, no action',
-      { cloneSetOwned: false },
+      { workloadOwned: false },
       { action: 'None', why: expect.stringMatching(/CloneSet/) },
     ],
     [
       'a pod without a CloneSet owner is ignored even where the kubelet resizes',
-      { cloneSetOwned: false, kubeletResizes: true },
+      { workloadOwned: false, kubeletResizes: true },
       { action: 'None' },
     ],
     [

@@ -8,7 +8,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { admit, holdsResources } from '../../../../src/agent/pure/admission.js';
 import {
-  cloneSetOwner,
+  workloadOwner,
   qosClassChange,
   requestNotInRevision,
   restartRequiredBy,
@@ -351,7 +351,7 @@ const LIMIT_RANGES: LimitRange[] = [
 function evidenceFor(pod: Pod, nodePods: readonly Pod[]): Evidence {
   const request = readResizeRequest(pod);
   const kubeletResizes = nodeResizeEvidence(NODE, nodePods).kubeletResizes;
-  const base = { cloneSetOwned: cloneSetOwner(pod) !== undefined, kubeletResizes, applied: undefined };
+  const base = { workloadOwned: workloadOwner(pod) !== undefined, kubeletResizes, applied: undefined };
   if (!request.ok) return { ...base, admission: undefined };
   const r = request.value;
   const rev = REVISIONS.find((x) => x.metadata?.name === r.revision);
@@ -366,7 +366,7 @@ function evidenceFor(pod: Pod, nodePods: readonly Pod[]): Evidence {
   return {
     ...base,
     revisionPending:
-      rev === undefined && base.cloneSetOwned && pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] === r.revision,
+      rev === undefined && base.workloadOwned && pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] === r.revision,
     notInRevision: requestNotInRevision(pod, r, rev),
     qosChange,
     restartRequired: restart,
@@ -396,7 +396,7 @@ function decisions(pod: Pod, nodePods: readonly Pod[]): unknown {
     plans: targets.map((t) => stopPlan(pod, t.name)),
     // What an actuation writes to the pod cgroup (a live pod of a CloneSet's: the only ones resized).
     cgroup:
-      cloneSetOwner(pod) && holdsResources(pod)
+      workloadOwner(pod) && holdsResources(pod)
         ? outcome(() => podCgroupValues(pod.spec ?? { containers: [] }))
         : undefined,
   };
