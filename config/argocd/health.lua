@@ -1,5 +1,6 @@
--- Argo CD health check for Tailor's CloneSet (apps.tailor.dev/CloneSet).
--- Installed through argocd-cm (resource.customizations.health.apps.tailor.dev_CloneSet), where
+-- Argo CD health check for Tailor's workloads (apps.tailor.dev/CloneSet and InPlaceStatefulSet, whose
+-- status is the CloneSet's; its partition and pause live under updateStrategy.rollingUpdate).
+-- Installed through argocd-cm (resource.customizations.health.apps.tailor.dev_<Kind>), where
 -- Argo CD runs it without Lua's string and math libraries, so it uses neither. Every field is
 -- type-checked before use: an object with fields missing or of an odd type gets a verdict, never
 -- a Lua error. Reads what Kruise's CloneSet status says (Tailor writes the same) and, when
@@ -74,6 +75,8 @@ local o = tbl(obj) or {}
 local metadata = tbl(o.metadata) or {}
 local spec = tbl(o.spec) or {}
 local strategy = tbl(spec.updateStrategy) or {}
+local rolling = tbl(strategy.rollingUpdate) or {}
+local kind = str(o.kind) or "CloneSet"
 local status = tbl(o.status)
 if status == nil then return hs end
 
@@ -87,19 +90,19 @@ end
 local stalled = condition(status, "Stalled")
 if stalled ~= nil and stalled.status == "True" then
   hs.status = "Degraded"
-  hs.message = says(stalled, "CloneSet is stalled")
+  hs.message = says(stalled, kind .. " is stalled")
   return hs
 end
 local progressing = condition(status, "Progressing")
 if progressing ~= nil and progressing.reason == "ProgressDeadlineExceeded" then
   hs.status = "Degraded"
-  hs.message = says(progressing, "CloneSet exceeded its progress deadline")
+  hs.message = says(progressing, kind .. " exceeded its progress deadline")
   return hs
 end
 
-if strategy.paused == true then
+if strategy.paused == true or rolling.paused == true then
   hs.status = "Suspended"
-  hs.message = "CloneSet is paused"
+  hs.message = kind .. " is paused"
   return hs
 end
 
@@ -110,7 +113,9 @@ local updatedAvailable = first(status.updatedAvailableReplicas, status.updatedRe
 local available = first(status.availableReplicas, status.readyReplicas)
 local expected = num(status.expectedUpdatedReplicas)
 if expected == nil then
-  expected = desired - partitionOf(strategy.partition, desired)
+  local partition = strategy.partition
+  if partition == nil then partition = rolling.partition end
+  expected = desired - partitionOf(partition, desired)
 end
 if expected > desired then expected = desired end
 if expected < 0 then expected = 0 end
@@ -134,7 +139,7 @@ end
 
 local reconciling = condition(status, "Reconciling")
 if reconciling ~= nil and reconciling.status == "True" then
-  hs.message = says(reconciling, "CloneSet is reconciling")
+  hs.message = says(reconciling, kind .. " is reconciling")
   return hs
 end
 

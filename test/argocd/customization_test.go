@@ -18,15 +18,19 @@ import (
 
 const configDir = "../../config/argocd"
 
-// customization is what argocd-cm-patch.yaml gives Argo CD for apps.tailor.dev/CloneSet.
+// customization is what argocd-cm-patch.yaml gives Argo CD for each of Tailor's kinds.
 type customization struct {
 	health    string
 	discovery string
 	actions   map[string]string
 }
 
+// The kinds the patch customizes, each with the same scripts (their status is the same shape).
+var tailorKinds = []string{"apps.tailor.dev/CloneSet", "apps.tailor.dev/InPlaceStatefulSet"}
+
 // loadCustomization reads the shipped patch as Argo CD's settings manager reads argocd-cm
-// (util/settings: keys resource.customizations.<type>.<group>_<kind>, the actions value as YAML).
+// (util/settings: keys resource.customizations.<type>.<group>_<kind>, the actions value as YAML),
+// and checks that every kind of Tailor's carries the same health check and actions.
 func loadCustomization(t *testing.T) customization {
 	t.Helper()
 	var cm struct {
@@ -41,16 +45,21 @@ func loadCustomization(t *testing.T) customization {
 	if cm.APIVersion != "v1" || cm.Kind != "ConfigMap" || cm.Metadata.Name != "argocd-cm" {
 		t.Fatalf("the patch is not for the ConfigMap argocd-cm: %s %s %s", cm.APIVersion, cm.Kind, cm.Metadata.Name)
 	}
-	var c customization
+	byKind := map[string]*customization{}
 	for key, value := range cm.Data {
 		parts := strings.SplitN(key, ".", 4) // as settings.go's appendResourceOverridesFromSplitKeys
 		if len(parts) < 4 || parts[0]+"."+parts[1] != "resource.customizations" {
 			t.Fatalf("key %q is not a resource customization", key)
 		}
 		groupKind := strings.Split(parts[3], "_") // convertToOverrideKey
-		// lua.go's GetConfigMapKey for the CloneSet's group/version/kind:
-		if len(groupKind) != 2 || groupKind[0]+"/"+groupKind[1] != "apps.tailor.dev/CloneSet" {
-			t.Fatalf("key %q does not name apps.tailor.dev/CloneSet", key)
+		// lua.go's GetConfigMapKey for the group/version/kind:
+		if len(groupKind) != 2 || !contains(tailorKinds, groupKind[0]+"/"+groupKind[1]) {
+			t.Fatalf("key %q does not name one of %v", key, tailorKinds)
+		}
+		c := byKind[groupKind[0]+"/"+groupKind[1]]
+		if c == nil {
+			c = &customization{}
+			byKind[groupKind[0]+"/"+groupKind[1]] = c
 		}
 		switch parts[2] {
 		case "health":
@@ -76,7 +85,26 @@ func loadCustomization(t *testing.T) customization {
 			t.Fatalf("key %q: the patch sets only health and actions", key)
 		}
 	}
-	return c
+	first := byKind[tailorKinds[0]]
+	for _, kind := range tailorKinds {
+		c := byKind[kind]
+		if c == nil || c.health == "" || c.discovery == "" {
+			t.Fatalf("the patch has no health check and actions for %s", kind)
+		}
+		if !reflect.DeepEqual(*c, *first) {
+			t.Fatalf("%s's scripts differ from %s's", kind, tailorKinds[0])
+		}
+	}
+	return *first
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
 }
 
 func TestConfigMapPatch(t *testing.T) {

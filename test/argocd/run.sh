@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The `argocd` step of hack/test.sh: tests config/argocd (Argo CD's health check and actions for
-# apps.tailor.dev/CloneSet) in the Lua engine Argo CD runs, with Argo CD's own Kruise CloneSet
+# apps.tailor.dev/CloneSet and InPlaceStatefulSet) in the Lua engine Argo CD runs, with Argo CD's own Kruise CloneSet
 # script and fixtures as the reference (harness_test.go says what runs).
 #   bash test/argocd/run.sh [results.json]   # Jest-style counts for hack/test-summary.mjs
 # Needs only Go (>= 1.26) and the module proxy: Argo CD's released module and the harness's few
