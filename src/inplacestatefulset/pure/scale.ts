@@ -91,7 +91,9 @@ function creating(slots: Slots, missing: readonly number[]): IdentityScalePlan {
 
 /**
  * Pods outside the wanted ordinals (or with a name of no ordinal) leave, highest ordinal first:
- * all at once under Parallel, one at a time under OrderedReady once every wanted one serves.
+ * all at once under Parallel. Under OrderedReady one at a time, once nothing terminates and every
+ * wanted pod serves; a condemned pod that does not serve goes only when it is the lowest such pod,
+ * as the native controller's "first unhealthy pod", so a set whose pods all fail stops shrinking.
  */
 function condemning(slots: Slots, input: IdentityScaleInput): IdentityScalePlan {
   const setName = input.workload.metadata?.name ?? '';
@@ -103,5 +105,9 @@ function condemning(slots: Slots, input: IdentityScaleInput): IdentityScalePlan 
   if (condemned.length === 0) return NOTHING;
   if (!slots.ordered) return { ...NOTHING, delete: condemned.map(nameOf) };
   const settled = !input.pods.some((p) => p.metadata?.deletionTimestamp) && slots.wanted.every(slots.serving);
-  return settled ? { ...NOTHING, delete: [nameOf(condemned[0]!)] } : NOTHING;
+  const target = condemned[0]!;
+  const serves = (pod: Pod): boolean => slots.serving(ordinal(pod));
+  const firstUnhealthy = [...condemned].reverse().find((p) => !serves(p));
+  const mayGo = serves(target) || target === firstUnhealthy;
+  return settled && mayGo ? { ...NOTHING, delete: [nameOf(target)] } : NOTHING;
 }

@@ -113,6 +113,18 @@ describe('InPlaceStatefulSet scaling', () => {
       deletes: [],
     },
     {
+      case: 'OrderedReady halts while a condemned pod below the highest does not serve',
+      states: { 0: 'serving', 1: 'serving', 2: 'starting', 3: 'starting' },
+      extra: {},
+      deletes: [],
+    },
+    {
+      case: 'OrderedReady removes the highest when it is the lowest that does not serve',
+      states: { 0: 'serving', 1: 'serving', 2: 'serving', 3: 'starting' },
+      extra: {},
+      deletes: ['db-3'],
+    },
+    {
       case: 'Parallel removes every surplus pod',
       states: { 0: 'serving', 1: 'starting', 2: 'serving', 3: 'starting' },
       extra: PARALLEL,
