@@ -77,8 +77,27 @@ ns['description']='An InPlaceStatefulSet: a StatefulSet whose pods keep their na
 ns['x-kubernetes-validations']=[{'rule':'!has(self.metadata.name) || size(self.metadata.name) <= 52','reason':'FieldValueInvalid',
   'message':'metadata.name must be at most 52 characters: the controller-revision-hash label on every pod is the name plus an 11-character suffix, and label values are limited to 63 characters'}]
 ns['properties']['spec']=spec_node
-cols=[c for c in nv['additionalPrinterColumns']]
+# Advanced StatefulSet's columns: DESIRED, CURRENT (the pods created), UPDATED, READY, AGE.
+cols=[]
+for c in nv['additionalPrinterColumns']:
+    cols.append(c)
+    if c['name']=='DESIRED':
+        cols.append({'name':'CURRENT','type':'integer','jsonPath':'.status.replicas','description':'The number of pods created.'})
 nv['additionalPrinterColumns']=cols
+# What the CloneSet's schema says of a CloneSet, said of this kind.
+def rename(node):
+    if isinstance(node, dict):
+        for k,v in node.items():
+            if k in ('message','messageExpression','description') and isinstance(v,str):
+                node[k]=v.replace('CloneSets','InPlaceStatefulSets').replace('CloneSet','InPlaceStatefulSet')
+            else:
+                rename(v)
+    elif isinstance(node, list):
+        for v in node: rename(v)
+rename(ns['properties'])
+spec_props['volumeClaimTemplates']['description']=('PersistentVolumeClaims every pod gets (at most 8): the claim of a template is named '
+  '<template>-<name>-<ordinal>, created before its pod, used by that ordinal only and mounted as the pod volume named after the '
+  'template. Claims outlive their pod, a scale-down and the set (persistentVolumeClaimRetentionPolicy Retain).')
 header='''# InPlaceStatefulSet CRD (apps.tailor.dev/v1alpha1): a superset of apps/v1 StatefulSet, so a
 # StatefulSet manifest ports by changing apiVersion and kind, with OpenKruise Advanced
 # StatefulSet's names where it extends the native one (updateStrategy.rollingUpdate.{partition,

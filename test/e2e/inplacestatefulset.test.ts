@@ -13,12 +13,13 @@ import type { CloneSetStatus } from '../../src/api/types.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { createLocalStorage, type LocalStorage } from '../support/cluster/local-storage.js';
 import { eventually, RUN_UNTIL_TERM } from '../support/cluster/testbed.js';
+import { TEST_CLONESET_LABEL } from '../support/fixtures/cloneset.js';
 
 type Claim = Wire<k8s.V1PersistentVolumeClaim>;
 interface StatefulSetLike {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; generation?: number };
+  metadata: { name: string; generation?: number; labels?: Record<string, string> };
   spec: Record<string, unknown>;
   status?: CloneSetStatus;
 }
@@ -119,7 +120,10 @@ describe('InPlaceStatefulSet: a StatefulSet that updates in place', () => {
     'runs a StatefulSet manifest with only apiVersion and kind changed: ordinals in order, identity labels, hostnames, a claim per ordinal',
     async () => {
       const manifest = nativeStatefulSet(storage!.className);
-      await client.create(setPath, { ...manifest, apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'InPlaceStatefulSet' });
+      // Only apiVersion and kind change; the test label keeps `make dev`'s controller away (decision 5).
+      const ported = { ...manifest, apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'InPlaceStatefulSet' };
+      ported.metadata = { ...ported.metadata, labels: { [TEST_CLONESET_LABEL]: 'true' } };
+      await client.create(setPath, ported);
       await settled(REPLICAS);
       const pods = (await podsOf()).sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1));
       expect(pods.map((p) => p.metadata?.name)).toEqual(['db-0', 'db-1', 'db-2']);

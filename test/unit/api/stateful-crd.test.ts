@@ -481,8 +481,7 @@ describe('the InPlaceStatefulSet CRD manifest', () => {
   });
 
   // Advanced StatefulSet's columns are DESIRED, CURRENT (.status.replicas), UPDATED, READY, AGE.
-  // Remove `.failing` once the CRD shows CURRENT.
-  it.failing('shows CURRENT, the pods created (.status.replicas), as Advanced StatefulSet does', () => {
+  it('shows CURRENT, the pods created (.status.replicas), as Advanced StatefulSet does', () => {
     const current = (version?.additionalPrinterColumns ?? []).find((c) => c.name === 'CURRENT');
     expect(current).toMatchObject({ type: 'integer', jsonPath: '.status.replicas' });
   });
@@ -601,10 +600,9 @@ describe('the InPlaceStatefulSet CRD manifest', () => {
     });
   });
 
-  // The CloneSet's subtrees are copied with their messages: an InPlaceStatefulSet refused for
-  // "CloneSet pods" or told to "recreate the CloneSet" is sent to the wrong kind. Remove `.failing`
-  // once the copies name this kind.
-  it.failing('names no CloneSet in the messages an InPlaceStatefulSet is refused with', () => {
+  // The CloneSet's subtrees are copied (hack/gen-stateful-crd.py), and their messages with them: an
+  // InPlaceStatefulSet refused for "CloneSet pods" would be sent to the wrong kind.
+  it('names no CloneSet in the messages an InPlaceStatefulSet is refused with', () => {
     const naming: string[] = [];
     walk(root, '', (node, path) => {
       for (const rule of node['x-kubernetes-validations'] ?? []) {
