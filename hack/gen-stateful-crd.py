@@ -44,7 +44,8 @@ spec_props={
  'selector':copy.deepcopy(cs['selector']),
  'template':copy.deepcopy(cs['template']),
  'serviceName':{'type':'string','maxLength':63,'description':'The headless Service that gives each pod its DNS name: <pod>.<serviceName>.<namespace>.svc (the pod subdomain).'},
- 'podManagementPolicy':{'type':'string','enum':['OrderedReady','Parallel'],'default':'OrderedReady','description':'OrderedReady (the default) creates pods in ordinal order, each once the previous is Ready, and removes them in reverse one at a time; Parallel does not wait.'},
+ 'podManagementPolicy':{'type':'string','enum':['OrderedReady','Parallel'],'default':'OrderedReady','description':'OrderedReady (the default) creates pods in ordinal order, each once the previous is Ready, and removes them in reverse one at a time; Parallel does not wait. Fixed once the set exists, as for a StatefulSet.',
+   'x-kubernetes-validations':[{'rule':'self == oldSelf','message':'podManagementPolicy cannot change once the set exists (as for a StatefulSet): delete the set with --cascade=orphan and create it again'}]},
  'updateStrategy':updateStrategy,
  'volumeClaimTemplates':copy.deepcopy(cs['volumeClaimTemplates']),
  'persistentVolumeClaimRetentionPolicy':{'type':'object','default':{},'description':'What happens to the claims of volumeClaimTemplates when the set is deleted or scaled down.',
@@ -66,8 +67,11 @@ spec_props={
  'progressDeadlineSeconds':copy.deepcopy(cs['progressDeadlineSeconds']),
 }
 # replicas default 1 in both
+serviceNameFixed={'rule':"(has(self.serviceName) ? self.serviceName : '') == (has(oldSelf.serviceName) ? oldSelf.serviceName : '')",
+  'fieldPath':'.serviceName','reason':'FieldValueForbidden',
+  'message':'serviceName cannot change once the set exists (the pods\' DNS names hang on it, as for a StatefulSet): delete the set with --cascade=orphan and create it again'}
 spec_node={'type':'object','required':['selector','template'],'properties':spec_props,
-  'x-kubernetes-validations':[r for r in s['properties']['spec']['x-kubernetes-validations'] if 'selector' in r['rule'] or 'progressDeadlineSeconds' in r['rule']]}
+  'x-kubernetes-validations':[r for r in s['properties']['spec']['x-kubernetes-validations'] if 'selector' in r['rule'] or 'progressDeadlineSeconds' in r['rule']]+[serviceNameFixed]}
 new=copy.deepcopy(d)
 new['metadata']['name']='inplacestatefulsets.apps.tailor.dev'
 new['spec']['names']={'kind':'InPlaceStatefulSet','listKind':'InPlaceStatefulSetList','plural':'inplacestatefulsets','singular':'inplacestatefulset','shortNames':['ipsts'],'categories':['all']}

@@ -573,6 +573,21 @@ describe('the InPlaceStatefulSet CRD', () => {
     expect(patched.spec).toMatchObject({ replicas: 5, ordinals: { start: 1 } });
   });
 
+  it.each([
+    { field: 'serviceName', change: { serviceName: 'other' }, says: 'serviceName cannot change once the set exists' },
+    {
+      field: 'podManagementPolicy',
+      change: { podManagementPolicy: 'Parallel' },
+      says: 'podManagementPolicy cannot change once the set exists',
+    },
+  ])('keeps $field as it was created, as a StatefulSet does', async ({ field, change, says }) => {
+    const name = `fixed-${field.toLowerCase()}`;
+    await create(valid(name));
+    const failure = await failureOf(patch(name, { spec: change }));
+    expect(failure?.code).toBe(422);
+    expect(failure?.message).toContain(says);
+  });
+
   it('moves to OnDelete by its type, once a rollingUpdate written is removed (null in a merge patch)', async () => {
     await create(valid('to-on-delete'));
     const moved = await patch('to-on-delete', { spec: { updateStrategy: { type: 'OnDelete' } } });
