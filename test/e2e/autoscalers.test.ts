@@ -1,4 +1,4 @@
-// Autoscalers on a CloneSet, on the real cluster (issue 32.5):
+// Autoscalers on a CloneSet and an InPlaceStatefulSet, on the real cluster (issues 32.5 and 42.4):
 // - HPA: the kube-controller-manager's HorizontalPodAutoscaler scales a CloneSet through its
 //   `scale` subresource (reading `status.labelSelector`). Without a metrics server the HPA still
 //   enforces its bounds: a CloneSet below `minReplicas` is scaled up to it, which is the whole path
@@ -10,7 +10,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../src/api/wire.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
-import { RESIZE_WITHOUT_RESTART, sizedContainer } from '../support/cluster/testbed.js';
+import { eventually, RESIZE_WITHOUT_RESTART, sizedContainer } from '../support/cluster/testbed.js';
 import {
   activePods,
   cloneSetManifest,
@@ -20,6 +20,14 @@ import {
   waitForCloneSet,
   waitForReady,
 } from '../support/fixtures/cloneset.js';
+import {
+  newStatefulSet,
+  readSet,
+  setPods,
+  setsPath,
+  waitForRollingUpdate,
+  waitForRunningAndReady,
+} from '../support/fixtures/stateful.js';
 
 const { client, ns } = controllerTestBed('autoscalers-e2e');
 
@@ -112,5 +120,64 @@ describe('autoscalers', () => {
     expect(after?.spec?.containers[0]?.image).toBe('tailor.local/busybox:v2');
     expect(limitsOf(after)).toEqual(recommended);
     expect(actualLimitsOf(after)).toEqual(recommended);
+  });
+});
+
+describe('autoscalers on an InPlaceStatefulSet', () => {
+  it('an HPA scales the set through its scale subresource (1 -> minReplicas 3), in ordinal order', async () => {
+    await client.create(setsPath(ns), newStatefulSet('ss-hpa', 1));
+    await waitForRunningAndReady(client, ns, 1);
+    const hpaPath = `/apis/autoscaling/v2/namespaces/${ns}/horizontalpodautoscalers`;
+    await client.create(hpaPath, {
+      metadata: { name: 'ss-hpa' },
+      spec: {
+        scaleTargetRef: { apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'InPlaceStatefulSet', name: 'ss-hpa' },
+        minReplicas: 3,
+        maxReplicas: 5,
+        metrics: [
+          { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } },
+        ],
+      },
+    });
+    const pods = await waitForRunningAndReady(client, ns, 3);
+    expect(pods.map((p) => p.metadata?.name)).toEqual(['ss-hpa-0', 'ss-hpa-1', 'ss-hpa-2']);
+    expect((await readSet(client, ns, 'ss-hpa')).spec.replicas).toBe(3);
+    await client.delete(`${hpaPath}/ss-hpa`);
+    await client.delete(setsPath(ns, 'ss-hpa'));
+    await waitForRunningAndReady(client, ns, 0);
+  });
+
+  it("a vertical autoscaler's in-place resize of one pod is kept and survives an image rollout", async () => {
+    const set = newStatefulSet('ss-vpa', 2);
+    const container = set.spec.template.spec.containers[0]!;
+    container.resources = { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '100m', memory: '64Mi' } };
+    container.resizePolicy = RESIZE_WITHOUT_RESTART;
+    await client.create(setsPath(ns), set);
+    const [target] = await waitForRunningAndReady(client, ns, 2);
+    const recommended = { cpu: '150m', memory: '96Mi' };
+    // What VPA's updater sends in InPlaceOrRecreate mode, with targetRef at the set.
+    await client.patch(
+      `/api/v1/namespaces/${ns}/pods/ss-vpa-0/resize`,
+      { spec: { containers: [{ name: 'webserver', resources: { requests: recommended, limits: recommended } }] } },
+      'strategic',
+    );
+    await eventually('the kubelet to actuate the recommendation', async () => {
+      const pod = (await setPods(client, ns)).find((p) => p.metadata?.name === 'ss-vpa-0');
+      return JSON.stringify(actualLimitsOf(pod)) === JSON.stringify(recommended) ? true : undefined;
+    });
+    await new Promise((r) => setTimeout(r, 5_000));
+    const settled = await readSet(client, ns, 'ss-vpa');
+    expect(settled.status?.resize?.resizing ?? 0).toBe(0);
+    expect(settled.status?.conditions?.find((c) => c.type === 'ResizeBlocked')?.status).not.toBe('True');
+
+    const template = structuredClone(set.spec.template);
+    template.spec.containers[0] = { ...container, image: 'tailor.local/busybox:v2' };
+    await client.patch(setsPath(ns, 'ss-vpa'), { spec: { template } }, 'merge');
+    await waitForRollingUpdate(client, ns, 'ss-vpa');
+    const after = (await setPods(client, ns)).find((p) => p.metadata?.name === 'ss-vpa-0');
+    expect(after?.metadata?.uid).toBe(target?.metadata?.uid);
+    expect(after?.spec?.containers[0]?.image).toBe('tailor.local/busybox:v2');
+    expect(limitsOf(after)).toEqual(recommended);
+    await client.delete(setsPath(ns, 'ss-vpa'));
   });
 });
