@@ -109,7 +109,9 @@ const act =
 
 export function buildProgram(): Command {
   const program = new Command('kubectl tailor')
-    .description("Tailor's kubectl plugin: follow and steer in-place rollouts of CloneSets (apps.tailor.dev)")
+    .description(
+      "Tailor's kubectl plugin: follow and steer in-place rollouts of CloneSets and InPlaceStatefulSets (apps.tailor.dev)",
+    )
     .version(version(), '--version')
     .exitOverride()
     .configureOutput({ outputError: (text, write) => write(`${oneLine(text)}\n`) });
@@ -118,7 +120,7 @@ export function buildProgram(): Command {
     program
       .command('status')
       .description("show a CloneSet's rollout and wait until it is complete, blocked, or the timeout passes")
-      .argument('<clone>', 'CloneSet name'),
+      .argument('<clone>', 'a CloneSet (web) or an InPlaceStatefulSet (ipsts/db)'),
   )
     .option('--timeout <duration>', 'give up after this long, e.g. 5m; 0 waits without a limit', durationFlag, 0)
     .option('--interval <duration>', 'how often to read the CloneSet and its pods', parseInterval, 1000)
@@ -145,7 +147,7 @@ Examples:
     program
       .command('history')
       .description("list a CloneSet's revisions and what each changed, or print one revision's pod template")
-      .argument('<clone>', 'CloneSet name'),
+      .argument('<clone>', 'a CloneSet (web) or an InPlaceStatefulSet (ipsts/db)'),
   )
     .option('--revision <n>', "print this revision's pod template", parseRevision)
     .option('-o, --output <format>', 'with --revision: yaml (default) or json', parseOutput)
@@ -159,7 +161,7 @@ Examples:
     program
       .command('undo')
       .description("roll a CloneSet's pod template back to the previous revision (or --to-revision)")
-      .argument('<clone>', 'CloneSet name'),
+      .argument('<clone>', 'a CloneSet (web) or an InPlaceStatefulSet (ipsts/db)'),
   )
     .option('--to-revision <n>', 'the revision to roll back to; 0 or none: the previous one', parseToRevision)
     .addHelpText(
@@ -172,13 +174,16 @@ Examples:
     program
       .command('pause')
       .description("pause a CloneSet's rollout (spec.updateStrategy.paused)")
-      .argument('<clone>', 'CloneSet name'),
+      .argument('<clone>', 'a CloneSet (web) or an InPlaceStatefulSet (ipsts/db)'),
   )
     .addHelpText('after', EXIT_STATUS)
     .action(act((clone: string, opts: ConnectionOptions) => setPaused(clone, true, opts)));
 
   withCluster(
-    program.command('resume').description("resume a paused CloneSet's rollout").argument('<clone>', 'CloneSet name'),
+    program
+      .command('resume')
+      .description("resume a paused CloneSet's rollout")
+      .argument('<clone>', 'a CloneSet (web) or an InPlaceStatefulSet (ipsts/db)'),
   )
     .addHelpText('after', EXIT_STATUS)
     .action(act((clone: string, opts: ConnectionOptions) => setPaused(clone, false, opts)));
@@ -187,7 +192,7 @@ Examples:
     program
       .command('restart')
       .description("restart every container of a CloneSet's pods in place, pod by pod within maxUnavailable")
-      .argument('<clone>', 'CloneSet name'),
+      .argument('<clone>', 'a CloneSet (web) or an InPlaceStatefulSet (ipsts/db)'),
   )
     .addHelpText('after', `${EXIT_STATUS}\n\nFollow it with: kubectl tailor status <clone>`)
     .action(act((clone: string, opts: ConnectionOptions) => restart(clone, opts)));

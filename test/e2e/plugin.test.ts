@@ -28,6 +28,7 @@ import { ensureCrd } from '../support/cluster/crd.js';
 import { kubeconfigPath, loadTestKubeConfig } from '../support/cluster/kube.js';
 import { kubeBinary } from '../support/cluster/kube-version.js';
 import { eventually } from '../support/cluster/testbed.js';
+import { newStatefulSet, readSet, setPods, setsPath, waitForRunningAndReady } from '../support/fixtures/stateful.js';
 
 const kc = loadTestKubeConfig();
 const client = new KubeClient(kc);
@@ -415,4 +416,46 @@ describe('kubectl tailor rollout verbs', () => {
       `error: namespace "${ns}-missing" not found (pass the CloneSet's namespace with -n)`,
     ]);
   });
+});
+
+describe('kubectl tailor on an InPlaceStatefulSet (ipsts/<name>)', () => {
+  const verb = (name: string, ...args: string[]): Promise<Run> =>
+    tailor(name, ...args, '-n', ns, '--kubeconfig', kubeconfig);
+  const set = newStatefulSet('db', 2);
+  const withImage = (image: string): Record<string, unknown> => {
+    const template = structuredClone(set.spec.template);
+    template.spec.containers[0] = { ...template.spec.containers[0], image };
+    return { spec: { template } };
+  };
+  const uids = async (): Promise<string[]> => (await setPods(client, ns)).map((p) => p.metadata?.uid ?? '');
+
+  it('status, pause, resume, history and undo work on the set, in place', async () => {
+    await client.create(setsPath(ns), set);
+    await waitForRunningAndReady(client, ns, 2);
+    expect((await status('ipsts/db', '--timeout', '120s')).code).toBe(0);
+    const before = await uids();
+
+    expect(await verb('pause', 'ipsts/db')).toMatchObject({ code: 0, stdout: 'InPlaceStatefulSet "db" paused\n' });
+    expect((await readSet(client, ns, 'db')).spec.updateStrategy).toMatchObject({ rollingUpdate: { paused: true } });
+    await client.patch(setsPath(ns, 'db'), withImage('tailor.local/busybox:v2'), 'merge');
+    await new Promise((r) => setTimeout(r, 3000));
+    for (const pod of await setPods(client, ns)) expect(pod.spec?.containers[0]?.image).toBe('tailor.local/busybox:v1');
+    expect((await verb('resume', 'ipsts/db')).code).toBe(0);
+    expect((await status('ipsts/db', '--timeout', '120s')).code).toBe(0);
+    for (const pod of await setPods(client, ns)) expect(pod.spec?.containers[0]?.image).toBe('tailor.local/busybox:v2');
+
+    const history = await verb('history', 'ipsts/db');
+    expect(history.code).toBe(0);
+    expect(lines(history.stdout)).toHaveLength(3);
+    const undone = await verb('undo', 'ipsts/db');
+    expect(undone.code).toBe(0);
+    expect(lines(undone.stdout)[0]).toMatch(/^InPlaceStatefulSet "db" rolled back to revision 1 /);
+    expect((await status('ipsts/db', '--timeout', '120s')).code).toBe(0);
+    for (const pod of await setPods(client, ns)) expect(pod.spec?.containers[0]?.image).toBe('tailor.local/busybox:v1');
+    expect(await uids()).toEqual(before);
+
+    const unknown = await verb('status', 'sts/db');
+    expect(unknown.code).toBe(3);
+    expect(unknown.stderr).toContain('ipsts/db for an InPlaceStatefulSet');
+  }, 300_000);
 });

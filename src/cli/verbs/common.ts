@@ -7,6 +7,7 @@ import { KubeApiError } from '../../runtime/pure/api-error.js';
 import { isNotFound, KubeClient } from '../../runtime/kube-client.js';
 import type { WireCloneSet } from '../../api/wire.js';
 import { loadKubeConfig } from '../kubeconfig.js';
+import { describeRef, parseWorkloadRef, type WorkloadRef } from './pure/workload-ref.js';
 import { errorMessage } from '../../api/errors.js';
 
 /** The exit codes of every verb; `status` uses all four, the other verbs 0 and 3. */
@@ -36,6 +37,22 @@ export const formatDuration = (ms: number): string => {
 export const cloneSetPath = (ns: string, name = ''): string =>
   `/apis/${API_GROUP}/${API_VERSION}/namespaces/${encodeURIComponent(ns)}/${CLONESET_PLURAL}${name ? `/${encodeURIComponent(name)}` : ''}`;
 
+/** The workload a verb's argument names (pure/workload-ref.ts), or a PluginError that says what to write. */
+export function workloadRef(arg: string): WorkloadRef {
+  const ref = parseWorkloadRef(arg);
+  if ('error' in ref) throw new PluginError(ref.error);
+  return ref;
+}
+
+/** What the verbs call the workload `arg` names: `clone "web"`, `InPlaceStatefulSet "db"`. */
+export const called = (arg: string): string => describeRef(workloadRef(arg));
+
+/** The API path of the workload `arg` names (`web`, `cloneset/web`, `ipsts/db`); of its kind's collection without a name. */
+export function workloadPath(ns: string, arg: string): string {
+  const { kind, name } = workloadRef(arg);
+  return `/apis/${API_GROUP}/${API_VERSION}/namespaces/${encodeURIComponent(ns)}/${kind.plural}/${encodeURIComponent(name)}`;
+}
+
 export function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
@@ -59,40 +76,48 @@ export const describeError = (err: unknown): string => {
   return errorMessage(err);
 };
 
-/** Why a CloneSet read answered 404: the API is not installed, the namespace is wrong, or the name is. */
-export async function explainNotFound(client: Reader, ns: string, name: string, err: KubeApiError): Promise<string> {
+/** Why a workload read answered 404: the API is not installed, the namespace is wrong, or the name is. */
+export async function explainNotFound(client: Reader, ns: string, arg: string, err: KubeApiError): Promise<string> {
+  const { kind, name } = workloadRef(arg);
+  const what = kind.owner.kind;
   if (err.status?.reason !== 'NotFound') {
-    return `the CloneSet API (${API_GROUP}/${API_VERSION}) is not installed in this cluster: kubectl apply -f crds/`;
+    return `the ${what} API (${API_GROUP}/${API_VERSION}) is not installed in this cluster: kubectl apply -f crds/`;
   }
   try {
     await client.get(`/api/v1/namespaces/${encodeURIComponent(ns)}`);
   } catch (nsErr) {
-    if (isNotFound(nsErr)) return `namespace "${ns}" not found (pass the CloneSet's namespace with -n)`;
+    if (isNotFound(nsErr)) return `namespace "${ns}" not found (pass the ${what}'s namespace with -n)`;
   }
   let others = '';
   try {
-    const list = await client.list<WireCloneSet>(cloneSetPath(ns));
+    const list = await client.list<WireCloneSet>(
+      `/apis/${API_GROUP}/${API_VERSION}/namespaces/${encodeURIComponent(ns)}/${kind.plural}`,
+    );
     const names = list.items
       .map((c) => c.metadata?.name ?? '')
       .filter(Boolean)
       .sort();
     others =
       names.length > 0
-        ? ` (CloneSets there: ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', …' : ''})`
-        : ' (it has no CloneSets)';
+        ? ` (${what}s there: ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', …' : ''})`
+        : ` (it has no ${what}s)`;
   } catch {
     // A hint only.
   }
-  return `CloneSet "${name}" not found in namespace "${ns}"${others}`;
+  return `${what} "${name}" not found in namespace "${ns}"${others}`;
 }
 
-/** One CloneSet, or a PluginError that says why not. */
-export async function readCloneSet(client: Reader, ns: string, name: string): Promise<WireCloneSet> {
+/**
+ * The workload `arg` names, as the engine reads it (its kind's view: the CloneSet shape with
+ * defaults, so every verb reads either kind alike), or a PluginError that says why not.
+ */
+export async function readWorkload(client: Reader, ns: string, arg: string): Promise<WireCloneSet> {
+  const { kind } = workloadRef(arg);
   try {
-    return await withDeadline(client.get<WireCloneSet>(cloneSetPath(ns, name)), READ_TIMEOUT_MS);
+    return kind.view(await withDeadline(client.get<WireCloneSet>(workloadPath(ns, arg)), READ_TIMEOUT_MS));
   } catch (err) {
     if (err instanceof KubeApiError && err.statusCode === 404)
-      throw new PluginError(await explainNotFound(client, ns, name, err), { cause: err });
+      throw new PluginError(await explainNotFound(client, ns, arg, err), { cause: err });
     throw new PluginError(describeError(err), { cause: err });
   }
 }

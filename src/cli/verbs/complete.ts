@@ -3,7 +3,7 @@
 // a CloneSet's revision numbers from the cluster when the words ask for them. A completion never
 // fails loudly: no cluster, no permission or a slow answer (over COMPLETION_TIMEOUT_MS) gives no
 // candidates. Must not: write to the cluster, or print anything but the answer.
-import { cloneSetPath, readCloneSet, withConnection, withDeadline } from './common.js';
+import { cloneSetPath, readWorkload, withConnection, withDeadline } from './common.js';
 import {
   Directive,
   planCompletion,
@@ -42,7 +42,7 @@ async function lookUp(
               description: `${c.spec?.replicas ?? 1} replicas`,
             }));
           }
-          const cs = await readCloneSet(client, namespace, request.clone);
+          const cs = await readWorkload(client, namespace, request.clone);
           const revisions = await readRevisions(client, namespace, cs);
           return revisions.map((r) => ({ value: `${request.lead}${r.revision}`, description: r.name }));
         },

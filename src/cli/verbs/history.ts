@@ -7,11 +7,13 @@
 import type { ControllerRevision } from '../../api/revision.js';
 import yaml from 'js-yaml';
 import { LABEL_CLONESET } from '../../api/types.js';
+import { INPLACESTATEFULSET_KIND, LABEL_INPLACESTATEFULSET } from '../../api/stateful-types.js';
 import {
+  called,
   describeError,
   PluginError,
   READ_TIMEOUT_MS,
-  readCloneSet,
+  readWorkload,
   withConnection,
   withDeadline,
   type ConnectionOptions,
@@ -30,7 +32,7 @@ export async function readRevisions(client: Reader, ns: string, cs: WireCloneSet
   try {
     const list = await withDeadline(
       client.list<ControllerRevision>(`/apis/apps/v1/namespaces/${encodeURIComponent(ns)}/controllerrevisions`, {
-        labelSelector: `${LABEL_CLONESET}=${cs.metadata?.name ?? ''}`,
+        labelSelector: `${cs.kind === INPLACESTATEFULSET_KIND ? LABEL_INPLACESTATEFULSET : LABEL_CLONESET}=${cs.metadata?.name ?? ''}`,
       }),
       READ_TIMEOUT_MS,
     );
@@ -48,7 +50,7 @@ export async function history(
   stdout: NodeJS.WritableStream = process.stdout,
 ): Promise<number> {
   return withConnection(opts, async ({ client, namespace }) => {
-    const cs = await readCloneSet(client, namespace, name);
+    const cs = await readWorkload(client, namespace, name);
     const revisions = await readRevisions(client, namespace, cs);
     if (opts.revision === undefined) {
       stdout.write(`${renderHistory(name, historyRows(cs, revisions)).join('\n')}\n`);
@@ -57,14 +59,14 @@ export async function history(
     const found = revisions.find((r) => r.revision === opts.revision);
     if (!found) {
       throw new PluginError(
-        `clone "${name}" has no revision ${opts.revision} (revisions: ${revisions.map((r) => r.revision).join(', ') || 'none yet'})`,
+        `${called(name)} has no revision ${opts.revision} (revisions: ${revisions.map((r) => r.revision).join(', ') || 'none yet'})`,
       );
     }
     if (opts.output === 'json') {
       stdout.write(`${JSON.stringify(found.template, null, 2)}\n`);
     } else {
       const role = revisionRole(cs, found.name);
-      stdout.write(`# clone "${name}" revision ${found.revision} (${found.name}${role ? `; ${role}` : ''})\n`);
+      stdout.write(`# ${called(name)} revision ${found.revision} (${found.name}${role ? `; ${role}` : ''})\n`);
       stdout.write(yaml.dump(found.template, { noRefs: true, lineWidth: -1 }));
     }
     return 0;

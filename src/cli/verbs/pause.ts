@@ -3,10 +3,11 @@
 // already was (a script can run either twice). Exit 0, or 3 with one line on stderr.
 // Must not: touch pods, or judge the rollout.
 import {
-  cloneSetPath,
+  called,
+  workloadPath,
   namespaceFlag,
   READ_TIMEOUT_MS,
-  readCloneSet,
+  readWorkload,
   withConnection,
   withDeadline,
   writeFailed,
@@ -22,19 +23,22 @@ export async function setPaused(
 ): Promise<number> {
   const word = paused ? 'paused' : 'resumed';
   return withConnection(opts, async ({ client, namespace }) => {
-    const cs = await readCloneSet(client, namespace, name);
+    const cs = await readWorkload(client, namespace, name);
     if ((cs.spec.updateStrategy?.paused ?? false) === paused) {
       stdout.write(
-        paused ? `clone "${name}" is already paused\n` : `clone "${name}" is not paused (nothing to resume)\n`,
+        paused ? `${called(name)} is already paused\n` : `${called(name)} is not paused (nothing to resume)\n`,
       );
       return 0;
     }
     try {
-      await withDeadline(client.patch(cloneSetPath(namespace, name), pausePatch(paused), 'merge'), READ_TIMEOUT_MS);
+      await withDeadline(
+        client.patch(workloadPath(namespace, name), pausePatch(paused, cs.kind), 'merge'),
+        READ_TIMEOUT_MS,
+      );
     } catch (err) {
-      throw writeFailed(`${paused ? 'pausing' : 'resuming'} clone "${name}"`, err);
+      throw writeFailed(`${paused ? 'pausing' : 'resuming'} ${called(name)}`, err);
     }
-    stdout.write(`clone "${name}" ${word}\n`);
+    stdout.write(`${called(name)} ${word}\n`);
     if (!paused) stdout.write(`follow it: kubectl tailor status ${name}${namespaceFlag(opts)}\n`);
     return 0;
   });

@@ -6,10 +6,11 @@
 // Must not: touch pods or restart anything itself.
 import { RESTARTED_AT_ANNOTATION } from '../../inplace/pure/diff.js';
 import {
-  cloneSetPath,
+  called,
+  workloadPath,
   namespaceFlag,
   READ_TIMEOUT_MS,
-  readCloneSet,
+  readWorkload,
   withConnection,
   withDeadline,
   writeFailed,
@@ -24,7 +25,7 @@ export async function restart(
   now: () => Date = () => new Date(),
 ): Promise<number> {
   return withConnection(opts, async ({ client, namespace }) => {
-    const cs = await readCloneSet(client, namespace, name);
+    const cs = await readWorkload(client, namespace, name);
     let at = restartedAtValue(now());
     if (cs.spec.template.metadata?.annotations?.[RESTARTED_AT_ANNOTATION] === at) {
       // A second restart within the same second would write the same value and change nothing.
@@ -32,11 +33,11 @@ export async function restart(
       at = restartedAtValue(now());
     }
     try {
-      await withDeadline(client.patch(cloneSetPath(namespace, name), restartPatch(at), 'merge'), READ_TIMEOUT_MS);
+      await withDeadline(client.patch(workloadPath(namespace, name), restartPatch(at), 'merge'), READ_TIMEOUT_MS);
     } catch (err) {
-      throw writeFailed(`restarting clone "${name}"`, err);
+      throw writeFailed(`restarting ${called(name)}`, err);
     }
-    stdout.write(`clone "${name}" restarting: every container restarts in place, pod by pod (restartedAt ${at})\n`);
+    stdout.write(`${called(name)} restarting: every container restarts in place, pod by pod (restartedAt ${at})\n`);
     if (cs.spec.updateStrategy?.paused)
       stdout.write(`note: the rollout is paused; resume it: kubectl tailor resume ${name}${namespaceFlag(opts)}\n`);
     stdout.write(`follow it: kubectl tailor status ${name}${namespaceFlag(opts)}\n`);

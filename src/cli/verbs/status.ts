@@ -5,13 +5,15 @@
 //   3 bad input or an error (unknown CloneSet or namespace, no cluster, no permission)
 // The verdict itself comes from status-view.ts. Must not: write to the cluster, or judge a
 // rollout itself.
-import { CLONESET_OWNER, controllerOf } from '../../api/owner.js';
+import { workloadControllerOf } from '../../api/owner.js';
 import { selectorString } from '../../workload/pure/selector.js';
 import { KubeApiError } from '../../runtime/pure/api-error.js';
 import { renderStatus, renderSummaryLine } from '../pure/status-render.js';
 import { buildStatusView, type StatusView } from '../pure/status-view.js';
 import {
-  cloneSetPath,
+  called,
+  workloadPath,
+  workloadRef,
   describeError,
   ExitCodes,
   explainNotFound,
@@ -43,14 +45,14 @@ interface Snapshot {
 }
 
 async function readSnapshot(client: Reader, ns: string, name: string): Promise<Snapshot> {
-  const cs = await client.get<WireCloneSet>(cloneSetPath(ns, name));
+  const cs = workloadRef(name).kind.view(await client.get<WireCloneSet>(workloadPath(ns, name)));
   const selector = cs.status?.labelSelector || selectorString(cs.spec?.selector);
   const list = await client.list<Pod>(
     `/api/v1/namespaces/${encodeURIComponent(ns)}/pods`,
     selector ? { labelSelector: selector } : undefined,
   );
   const uid = cs.metadata?.uid;
-  const pods = list.items.filter((p) => uid !== undefined && controllerOf(p, CLONESET_OWNER)?.uid === uid);
+  const pods = list.items.filter((p) => uid !== undefined && workloadControllerOf(p)?.uid === uid);
   return { cs, pods };
 }
 
@@ -164,7 +166,7 @@ class StatusFollower {
     this.out = tty ? new TerminalOutput(deps.stdout) : new LineOutput(deps.stdout);
     this.started = this.now();
     this.deadline = opts.timeout > 0 ? this.started + opts.timeout : Infinity;
-    this.subject = `clone "${name}"`;
+    this.subject = `${called(name)}`;
   }
 
   async run(): Promise<number> {

@@ -8,11 +8,12 @@ import { KubeApiError } from '../../runtime/pure/api-error.js';
 import { isConflict } from '../../runtime/kube-client.js';
 import { diffTemplates } from '../../inplace/pure/diff.js';
 import {
-  cloneSetPath,
+  called,
+  workloadPath,
   namespaceFlag,
   PluginError,
   READ_TIMEOUT_MS,
-  readCloneSet,
+  readWorkload,
   withConnection,
   withDeadline,
   writeFailed,
@@ -29,7 +30,7 @@ export interface UndoOptions extends ConnectionOptions {
 
 async function generationMoved(client: Reader, ns: string, name: string, read: WireCloneSet): Promise<boolean> {
   try {
-    return (await readCloneSet(client, ns, name)).metadata?.generation !== read.metadata?.generation;
+    return (await readWorkload(client, ns, name)).metadata?.generation !== read.metadata?.generation;
   } catch {
     return false;
   }
@@ -41,21 +42,21 @@ export async function undo(
   stdout: NodeJS.WritableStream = process.stdout,
 ): Promise<number> {
   return withConnection(opts, async ({ client, namespace }) => {
-    const cs = await readCloneSet(client, namespace, name);
+    const cs = await readWorkload(client, namespace, name);
     const revisions = await readRevisions(client, namespace, cs);
     const choice = undoTarget(cs.spec.template, revisions, opts.toRevision);
-    if (choice.kind === 'refused') throw new PluginError(`cannot roll back clone "${name}": ${choice.message}`);
+    if (choice.kind === 'refused') throw new PluginError(`cannot roll back ${called(name)}: ${choice.message}`);
     const { target } = choice;
     if (choice.kind === 'unchanged') {
       stdout.write(
-        `clone "${name}" skipped rollback: its template already is revision ${target.revision} (${target.name})\n`,
+        `${called(name)} skipped rollback: its template already is revision ${target.revision} (${target.name})\n`,
       );
       return 0;
     }
     const change = summariseDiff(diffTemplates(cs.spec.template, target.template));
     try {
       await withDeadline(
-        client.patch(cloneSetPath(namespace, name), undoPatch(cs.metadata?.generation ?? 0, target.template), 'json'),
+        client.patch(workloadPath(namespace, name), undoPatch(cs.metadata?.generation ?? 0, target.template), 'json'),
         READ_TIMEOUT_MS,
       );
     } catch (err) {
@@ -65,13 +66,13 @@ export async function undo(
         (err instanceof KubeApiError && err.statusCode === 422 && (await generationMoved(client, namespace, name, cs)))
       ) {
         throw new PluginError(
-          `clone "${name}" changed while rolling back (its spec has a new generation): run undo again`,
+          `${called(name)} changed while rolling back (its spec has a new generation): run undo again`,
           { cause: err },
         );
       }
-      throw writeFailed(`rolling back clone "${name}"`, err);
+      throw writeFailed(`rolling back ${called(name)}`, err);
     }
-    stdout.write(`clone "${name}" rolled back to revision ${target.revision} (${target.name}): ${change}\n`);
+    stdout.write(`${called(name)} rolled back to revision ${target.revision} (${target.name}): ${change}\n`);
     if (cs.spec.updateStrategy?.paused)
       stdout.write(`note: the rollout is paused; resume it: kubectl tailor resume ${name}${namespaceFlag(opts)}\n`);
     stdout.write(`follow it: kubectl tailor status ${name}${namespaceFlag(opts)}\n`);

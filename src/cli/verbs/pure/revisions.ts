@@ -6,7 +6,9 @@
 // revision by any rule the controller does not also use (it reuses the newest revision whose
 // template equals the spec's; revision-store.ts).
 import { canonicalJSON } from '../../../api/json.js';
-import { CLONESET_OWNER, controllerOf } from '../../../api/owner.js';
+import { workloadControllerOf } from '../../../api/owner.js';
+import { CLONESET_KIND } from '../../../api/types.js';
+import { INPLACESTATEFULSET_KIND } from '../../../api/stateful-types.js';
 import type { ControllerRevision } from '../../../api/revision.js';
 import type { WireCloneSet, PodTemplate } from '../../../api/wire.js';
 import { diffTemplates, RESTARTED_AT_ANNOTATION, type TemplateDiff } from '../../../inplace/pure/diff.js';
@@ -20,7 +22,7 @@ export interface RevisionRecord {
 /** The revisions the CloneSet with this UID controls, oldest first. */
 export function ownedRevisions(items: readonly ControllerRevision[], ownerUid: string | undefined): RevisionRecord[] {
   return items
-    .filter((r) => ownerUid !== undefined && controllerOf(r, CLONESET_OWNER)?.uid === ownerUid)
+    .filter((r) => ownerUid !== undefined && workloadControllerOf(r)?.uid === ownerUid)
     .map((r) => ({ name: r.metadata?.name ?? '', revision: r.revision, template: r.data?.template ?? {} }))
     .sort((a, b) => a.revision - b.revision || a.name.localeCompare(b.name));
 }
@@ -153,8 +155,14 @@ export function undoPatch(generation: number, template: PodTemplate): unknown[] 
   ];
 }
 
-/** A merge patch that pauses or resumes the rollout. */
-export const pausePatch = (paused: boolean): unknown => ({ spec: { updateStrategy: { paused } } });
+/**
+ * A merge patch that pauses or resumes the rollout: `updateStrategy.paused`, or an
+ * InPlaceStatefulSet's `updateStrategy.rollingUpdate.paused` (Advanced StatefulSet's place).
+ */
+export const pausePatch = (paused: boolean, kind = CLONESET_KIND): unknown =>
+  kind === INPLACESTATEFULSET_KIND
+    ? { spec: { updateStrategy: { rollingUpdate: { paused } } } }
+    : { spec: { updateStrategy: { paused } } };
 
 /** RFC 3339 to the second, UTC: what `kubectl rollout restart` writes. */
 export const restartedAtValue = (now: Date): string => now.toISOString().replace(/\.\d+Z$/, 'Z');
