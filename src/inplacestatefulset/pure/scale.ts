@@ -9,6 +9,8 @@
 import type { Pod } from '../../api/wire.js';
 import { countsAsAvailable } from '../../workload/pure/pod-state.js';
 import type { IdentityScaleInput, IdentityScalePlan } from '../../workload/pure/kind.js';
+import type { RolloutLimits } from '../../workload/pure/limits.js';
+import type { PodSummary } from '../../workload/pure/pod-state.js';
 import { ordinalOf, reservedRanges, wantedOrdinals } from './ordinals.js';
 import { statefulSpecOf } from './view.js';
 
@@ -19,7 +21,7 @@ const NOTHING: IdentityScalePlan = {
   delete: [],
   cancelDelete: [],
   createIds: [],
-  replaceEnded: [],
+  replace: [],
 };
 
 const nameOf = (pod: Pod): string => pod.metadata?.name ?? '';
@@ -31,7 +33,10 @@ interface Slots {
   readonly byOrdinal: ReadonlyMap<number, Pod>;
   readonly serving: (ordinal: number) => boolean;
   readonly ordered: boolean;
-  readonly partition: number;
+  readonly limits: RolloutLimits;
+  /** Wanted ordinals whose pod exists and does not serve. */
+  readonly unavailable: number;
+  readonly summaryOf: (pod: Pod) => PodSummary | undefined;
 }
 
 function slotsOf(input: IdentityScaleInput): Slots {
@@ -48,12 +53,15 @@ function slotsOf(input: IdentityScaleInput): Slots {
     const summary = summaryByName.get(nameOf(byOrdinal.get(ordinal) ?? {}));
     return summary !== undefined && !summary.terminating && summary.phase === 'Running' && countsAsAvailable(summary);
   };
+  const wanted = wantedOrdinals(spec.start, workload.spec.replicas ?? 1, reservedRanges(spec.reserveOrdinals));
   return {
-    wanted: wantedOrdinals(spec.start, workload.spec.replicas ?? 1, reservedRanges(spec.reserveOrdinals)),
+    wanted,
     byOrdinal,
     serving,
     ordered: spec.podManagementPolicy !== 'Parallel',
-    partition: input.partition,
+    limits: input.limits,
+    unavailable: wanted.filter((o) => byOrdinal.has(o) && !serving(o)).length,
+    summaryOf: (pod) => summaryByName.get(nameOf(pod)),
   };
 }
 
@@ -64,18 +72,49 @@ export function planOrdinalScale(input: IdentityScaleInput): IdentityScalePlan {
     const pod = byOrdinal.get(o);
     return pod && hasEnded(pod) && !pod.metadata?.deletionTimestamp ? [nameOf(pod)] : [];
   });
-  if (ended.length > 0) return { ...NOTHING, replaceEnded: ordered ? ended.slice(0, 1) : ended };
+  if (ended.length > 0) {
+    const replace = (ordered ? ended.slice(0, 1) : ended).map((name) => ({ name, why: 'ended' as const }));
+    return { ...NOTHING, replace };
+  }
   const missing = wanted.filter((o) => !byOrdinal.has(o));
   if (missing.length > 0) return creating(slots, missing);
-  return condemning(slots, input);
+  const condemned = condemning(slots, input);
+  return condemned.delete.length > 0 ? condemned : specified(slots);
 }
 
-/** The creates of one round: all missing ordinals, or under OrderedReady the lowest once every lower one serves. */
+/**
+ * Wanted pods labelled for deletion are deleted, highest ordinal first, and come back under their
+ * names; one that serves goes only while fewer than maxUnavailable wanted pods are out of service
+ * (Advanced StatefulSet's specified delete; the partition does not hold it back).
+ */
+function specified({ wanted, byOrdinal, limits, unavailable, serving, summaryOf }: Slots): IdentityScalePlan {
+  let out = unavailable;
+  const replace: IdentityScalePlan['replace'][number][] = [];
+  for (const ordinal of [...wanted].reverse()) {
+    const pod = byOrdinal.get(ordinal);
+    const summary = pod && summaryOf(pod);
+    if (!pod || !summary?.specifiedDelete || summary.terminating) continue;
+    if (serving(ordinal)) {
+      if (out >= limits.maxUnavailable) break;
+      out++;
+    }
+    replace.push({ name: nameOf(pod), why: 'specified' });
+  }
+  return { ...NOTHING, replace };
+}
+
+/**
+ * The creates of one round: under OrderedReady the lowest missing ordinal once every lower one
+ * serves; under Parallel the missing ones, as many as scaleStrategy.maxUnavailable leaves after
+ * the wanted pods already out of service.
+ */
 function creating(slots: Slots, missing: readonly number[]): IdentityScalePlan {
-  const { wanted, ordered, serving, partition } = slots;
+  const { wanted, ordered, serving, limits } = slots;
+  const { partition } = limits;
   const first = missing[0]!;
   const ready = !ordered || wanted.filter((o) => o < first).every(serving);
-  const creates = !ready ? [] : ordered ? [first] : missing;
+  const room = Math.max(0, limits.scaleMaxUnavailable - slots.unavailable);
+  const creates = !ready ? [] : ordered ? [first] : missing.slice(0, room);
   // The lowest `partition` positions stay on the current revision (partition counts pods kept, decision 88).
   const position = new Map(wanted.map((o, i) => [o, i]));
   const atCurrent = creates.filter((o) => position.get(o)! < partition);

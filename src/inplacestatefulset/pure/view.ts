@@ -37,26 +37,37 @@ export function statefulView(object: WireCloneSet): DefaultedWireCloneSet {
       ...spec,
       minReadySeconds: rolling.minReadySeconds ?? minReadySeconds ?? 0,
       scaleStrategy:
-        scaleStrategy?.maxUnavailable !== undefined ? { maxUnavailable: scaleStrategy.maxUnavailable } : {},
-      updateStrategy: engineStrategy(updateStrategy),
+        scaleStrategy?.maxUnavailable !== undefined
+          ? { maxUnavailable: roundedDown(scaleStrategy.maxUnavailable, spec.replicas ?? 1) }
+          : {},
+      updateStrategy: engineStrategy(updateStrategy, spec.replicas ?? 1),
     },
   };
   return defaulted(engine);
 }
 
 /** The CloneSet update strategy an InPlaceStatefulSet's reads as: no surge, highest ordinal first by default. */
-function engineStrategy(strategy: StatefulUpdateStrategy | undefined): CloneSetUpdateStrategy {
+function engineStrategy(strategy: StatefulUpdateStrategy | undefined, replicas: number): CloneSetUpdateStrategy {
   const rolling = { ...ROLLING_UPDATE_DEFAULTS, paused: false, ...strategy?.rollingUpdate };
   return {
     type: strategy?.type === 'OnDelete' ? 'OnDelete' : rolling.podUpdatePolicy,
     partition: rolling.partition,
-    maxUnavailable: rolling.maxUnavailable,
+    maxUnavailable: roundedDown(rolling.maxUnavailable, replicas),
     maxSurge: 0,
     paused: rolling.paused,
     priorityStrategy: rolling.unorderedUpdate?.priorityStrategy ?? HIGHEST_ORDINAL_FIRST,
     ...(rolling.inPlaceUpdateStrategy ? { inPlaceUpdateStrategy: rolling.inPlaceUpdateStrategy } : {}),
     ...(strategy?.resizeStrategy ? { resizeStrategy: strategy.resizeStrategy } : {}),
   };
+}
+
+/**
+ * A maxUnavailable percentage as Advanced StatefulSet resolves it: of replicas, rounded down, at
+ * least 1 (the engine rounds a CloneSet's up); an integer stands.
+ */
+function roundedDown(value: IntOrString, replicas: number): IntOrString {
+  const percent = typeof value === 'string' ? /^(\d+)%$/.exec(value) : null;
+  return percent ? Math.max(1, Math.floor((replicas * Number(percent[1])) / 100)) : value;
 }
 
 /** The identity fields of the set behind a view, defaulted. */

@@ -9,6 +9,7 @@ import type { Pod, WireCloneSet } from '../../api/wire.js';
 import type { DefaultedWireCloneSet } from './pods.js';
 import type { PodSummary } from './pod-state.js';
 import type { ScalePlan } from './scale.js';
+import type { RolloutLimits } from './limits.js';
 import type { Claim } from './claims.js';
 
 export interface WorkloadKind {
@@ -35,8 +36,8 @@ export interface IdentityScaleInput {
   readonly workload: DefaultedWireCloneSet;
   readonly pods: readonly Pod[];
   readonly summaries: readonly PodSummary[];
-  /** Pods kept on the current revision (the partition, resolved). */
-  readonly partition: number;
+  /** The spec's limits, resolved once for the round (partition, maxUnavailable, scaleStrategy.maxUnavailable). */
+  readonly limits: RolloutLimits;
   readonly now: number;
 }
 
@@ -44,8 +45,8 @@ export interface IdentityScaleInput {
 export interface IdentityScalePlan extends ScalePlan {
   /** The ids of the `create` pods, current-revision ones (`createAtCurrentRevision`) first. */
   readonly createIds: readonly string[];
-  /** Ended pods to delete so that their identity comes back as a new pod. */
-  readonly replaceEnded: readonly string[];
+  /** Pods to delete so that their identity comes back as a new pod: ended ones, or ones specified for deletion. */
+  readonly replace: readonly { readonly name: string; readonly why: 'ended' | 'specified' }[];
 }
 
 export interface PodIdentity {

@@ -80,24 +80,24 @@ function planRoundScale(round: Round): ScalePlan {
 }
 
 /**
- * A kind with pod identities scales by its own rules (kind.ts); the ended pods it replaces leave
- * first, and in a round of their own, so a name is never wanted twice at once.
+ * A kind with pod identities scales by its own rules (kind.ts); the pods it replaces (ended, or
+ * specified for deletion) leave first, and in a round of their own, so a name is never wanted
+ * twice at once; each costs the budget what it costs.
  */
 function planIdentityScale(round: Round, identity: PodIdentity): ScalePlan {
-  const plan = identity.planScale({
-    workload: round.cs,
-    pods: round.pods,
-    summaries: round.summaries,
-    partition: round.limits.partition,
-    now: round.input.now,
-  });
-  const ended = new Set(plan.replaceEnded);
-  for (const pod of round.pods.filter((p) => ended.has(nameOf(p)))) {
-    const message = `pod ${nameOf(pod)} ended (${pod.status?.phase}); it comes back with its name and claims`;
-    round.intents.push({ kind: 'delete', pod, reason: 'ReplaceEnded', message });
+  const { input, cs, pods, summaries, limits } = round;
+  const plan = identity.planScale({ workload: cs, pods, summaries, limits, now: input.now });
+  const replace = new Map(plan.replace.map((r) => [r.name, r.why]));
+  for (const pod of pods.filter((p) => replace.has(nameOf(p)))) {
+    const ended = replace.get(nameOf(pod)) === 'ended';
+    const message = ended
+      ? `pod ${nameOf(pod)} ended (${pod.status?.phase}); it comes back with its name and claims`
+      : `labelled ${LABEL_SPECIFIED_DELETE}; it comes back with its name and claims`;
+    round.intents.push({ kind: 'delete', pod, reason: ended ? 'ReplaceEnded' : 'PodsToDelete', message });
+    round.budget.used += disruptionCost(round.summaryOf(pod));
   }
   round.createIds = plan.createIds;
-  return ended.size > 0 ? { ...plan, create: 0, delete: [], cancelDelete: [] } : plan;
+  return replace.size > 0 ? { ...plan, create: 0, delete: [], cancelDelete: [] } : plan;
 }
 
 /**

@@ -7,7 +7,7 @@ import type { PodSummary } from '../../../../src/workload/pure/pod-state.js';
 import { planOrdinalScale } from '../../../../src/inplacestatefulset/pure/scale.js';
 import { statefulView } from '../../../../src/inplacestatefulset/pure/view.js';
 
-type State = 'serving' | 'starting' | 'terminating' | 'failed';
+type State = 'serving' | 'starting' | 'terminating' | 'failed' | 'specified' | 'specified-down';
 
 function set(replicas: number, extra: Record<string, unknown> = {}): ReturnType<typeof statefulView> {
   return statefulView({
@@ -35,15 +35,26 @@ function podsOf(states: Record<number, State>): { pods: Pod[]; summaries: PodSum
       revision: 'r',
       nodeName: 'n',
       phase: state === 'failed' ? 'Failed' : state === 'starting' ? 'Pending' : 'Running',
-      ready: state === 'serving',
-      available: state === 'serving',
+      ready: state === 'serving' || state === 'specified',
+      available: state === 'serving' || state === 'specified',
       ...(state === 'terminating' ? { terminating: true } : {}),
+      ...(state.startsWith('specified') ? { specifiedDelete: true } : {}),
     })),
   };
 }
 
-const plan = (replicas: number, states: Record<number, State>, extra?: Record<string, unknown>, partition = 0) =>
-  planOrdinalScale({ workload: set(replicas, extra), ...podsOf(states), partition, now: 0 });
+interface Limits {
+  partition?: number;
+  maxUnavailable?: number;
+  scaleMaxUnavailable?: number;
+}
+const plan = (replicas: number, states: Record<number, State>, extra?: Record<string, unknown>, limits: Limits = {}) =>
+  planOrdinalScale({
+    workload: set(replicas, extra),
+    ...podsOf(states),
+    limits: { partition: 0, maxUnavailable: 1, maxSurge: 0, scaleMaxUnavailable: 2147483647, ...limits },
+    now: 0,
+  });
 
 const PARALLEL = { podManagementPolicy: 'Parallel' };
 
@@ -138,13 +149,43 @@ describe('InPlaceStatefulSet scaling', () => {
 
   it('an ended pod is deleted so that its name comes back, before anything else', () => {
     const p = plan(3, { 0: 'serving', 1: 'failed' });
-    expect(p.replaceEnded).toEqual(['db-1']);
+    expect(p.replace).toEqual([{ name: 'db-1', why: 'ended' }]);
     expect(p.create).toBe(0);
   });
 
   it('new pods below the partition take the current revision, the others the update revision', () => {
-    const p = plan(4, {}, PARALLEL, 2);
+    const p = plan(4, {}, PARALLEL, { partition: 2 });
     expect(p.createIds).toEqual(['0', '1', '2', '3']);
     expect(p.createAtCurrentRevision).toBe(2);
+  });
+
+  it('Parallel creates no more than scaleStrategy.maxUnavailable leaves, counting pods out of service', () => {
+    const states: Record<number, State> = { 0: 'serving', 1: 'serving', 2: 'serving' };
+    expect(plan(10, states, PARALLEL, { scaleMaxUnavailable: 2 }).createIds).toEqual(['3', '4']);
+    expect(plan(10, { ...states, 2: 'starting' }, PARALLEL, { scaleMaxUnavailable: 2 }).createIds).toEqual(['3']);
+  });
+
+  it.each([
+    {
+      case: 'a serving pod labelled for deletion goes, highest first, within maxUnavailable',
+      states: { 0: 'specified', 1: 'serving', 2: 'specified' },
+      maxUnavailable: 1,
+      replaced: ['db-2'],
+    },
+    {
+      case: 'two go when maxUnavailable is 2',
+      states: { 0: 'specified', 1: 'serving', 2: 'specified' },
+      maxUnavailable: 2,
+      replaced: ['db-2', 'db-0'],
+    },
+    {
+      case: 'one already out of service goes without taking the budget',
+      states: { 0: 'specified', 1: 'specified-down', 2: 'serving' },
+      maxUnavailable: 1,
+      replaced: ['db-1'],
+    },
+  ])('$case', ({ states, maxUnavailable, replaced }) => {
+    const p = plan(3, states as Record<number, State>, {}, { maxUnavailable });
+    expect(p.replace).toEqual(replaced.map((name) => ({ name, why: 'specified' })));
   });
 });
