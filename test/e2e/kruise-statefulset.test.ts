@@ -18,16 +18,20 @@
 //     working scale subresource; Setting / Increasing / Decreasing / Removing .start.ordinal
 //   in inplacestatefulset.test.ts: should provide basic identity (names, hostnames, a claim per
 //     ordinal kept through an update and a pod's deletion)
+//   here too: should perform rolling updates with specified-deleted (Kruise's label
+//     apps.kruise.io/specified-delete is Tailor's apps.tailor.dev/specified-delete); Should can update
+//     pods when the statefulset scale strategy is set; Should recreate evicted statefulset
 //   not yet ported: should perform rolling updates and roll backs of template modifications with
-//     PVCs, should adopt matching orphans and release non-matching pods (adoption of orphans is not
-//     built), should not deadlock when a pod's predecessor fails, Should recreate evicted statefulset,
-//     Should can update pods when the statefulset scale strategy is set, should perform rolling
-//     updates with specified-deleted (Tailor's specified-delete label is not yet read by the kind);
-//     the PVC retention, missing-PVC and volume expansion contexts belong to issue 43.
+//     PVCs (the same steps with a claim template; inplacestatefulset.test.ts shows claims kept
+//     through an update), should adopt matching orphans and release non-matching pods (adopting
+//     orphans is not built: only pods the set created are its own), should not deadlock when a pod's
+//     predecessor fails; the PVC retention, missing-PVC and volume expansion contexts belong to
+//     issue 43.
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../src/api/wire.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
-import { eventually, kubectl } from '../support/cluster/testbed.js';
+import { eventually, kubectl, NODE_NAME, RUN_UNTIL_TERM } from '../support/cluster/testbed.js';
+import { LABEL_SPECIFIED_DELETE } from '../../src/api/types.js';
 import {
   isReady,
   newStatefulSet,
@@ -398,6 +402,170 @@ describe('StatefulSet v1beta1 (Kruise) on InPlaceStatefulSet: Basic StatefulSet 
       expect(scale.status.replicas).toBe(1);
       await client.json('PUT', `${setsPath(ns, NAME)}/scale`, { body: { ...scale, spec: { replicas: 2 } } });
       expect((await readSet(client, ns, NAME)).spec.replicas).toBe(2);
+    },
+    STATEFUL_SET_TIMEOUT,
+  );
+});
+
+describe('StatefulSet v1beta1 (Kruise) on InPlaceStatefulSet: specified delete, scale strategy, eviction', () => {
+  const markForDeletion = (name: string): Promise<unknown> =>
+    client.patch(
+      `/api/v1/namespaces/${ns}/pods/${name}`,
+      { metadata: { labels: { [LABEL_SPECIFIED_DELETE]: 'true' } } },
+      'merge',
+    );
+
+  it(
+    'should perform rolling updates with specified-deleted',
+    async () => {
+      const ss = newStatefulSet(NAME, 4);
+      await create(ss);
+      const before = await waitForRunningAndReady(client, ns, 4);
+      const current = (await waitForStatus(client, ns, NAME)).status?.currentRevision ?? '';
+
+      await markForDeletion('ss2-1');
+      await eventually(
+        'ss2-1 recreated',
+        async () => {
+          const pod = await podByName('ss2-1');
+          return pod && pod.metadata?.uid !== before[1]?.metadata?.uid && isReady(pod) ? pod : undefined;
+        },
+        STATEFUL_SET_TIMEOUT,
+      );
+
+      await patchSet(client, ns, NAME, {
+        spec: {
+          template: withContainer(ss, { image: NEW_IMAGE }),
+          updateStrategy: { rollingUpdate: { partition: 2 } },
+        },
+      });
+      const update = (await waitForStatus(client, ns, NAME)).status?.updateRevision ?? '';
+      await markForDeletion('ss2-2');
+      await markForDeletion('ss2-1');
+      await eventually(
+        'ordinals 2 and 3 updated, 0 and 1 current, every pod ready',
+        async () => {
+          const pods = (await setPods(client, ns)).filter((p) => !p.metadata?.deletionTimestamp);
+          const ok =
+            pods.length === 4 &&
+            pods.every(
+              (p, i) =>
+                isReady(p) &&
+                revisionOf(p) === (i >= 2 ? update : current) &&
+                !p.metadata?.labels?.[LABEL_SPECIFIED_DELETE],
+            );
+          return ok ? true : undefined;
+        },
+        STATEFUL_SET_TIMEOUT,
+      );
+    },
+    STATEFUL_SET_TIMEOUT,
+  );
+
+  it(
+    'Should can update pods when the statefulset scale strategy is set',
+    async () => {
+      const ss = newStatefulSet(NAME, 3, {
+        podManagementPolicy: 'Parallel',
+        minReadySeconds: 3,
+        scaleStrategy: { maxUnavailable: 2 },
+        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible' } },
+      });
+      await create(ss);
+      await waitForRunningAndReady(client, ns, 3);
+      await eventually('3 available', async () =>
+        (await readSet(client, ns, NAME)).status?.availableReplicas === 3 ? true : undefined,
+      );
+
+      // 3 -> 10 with scaleStrategy.maxUnavailable 2: two at a time while the new ones are not yet available.
+      await patchSet(client, ns, NAME, { spec: { replicas: 10 } });
+      let most = 0;
+      const until = Date.now() + 2_000;
+      while (Date.now() < until) {
+        most = Math.max(most, (await setPods(client, ns)).length);
+        await sleep(200);
+      }
+      expect(most).toBe(5);
+      await waitForRunningAndReady(client, ns, 10);
+
+      // Everything may go at once, and a broken command takes every pod out of service.
+      const broken = withContainer(ss, { command: ['/bin/sh', '-c', RUN_UNTIL_TERM[2]] });
+      await patchSet(client, ns, NAME, {
+        spec: {
+          template: broken,
+          scaleStrategy: { maxUnavailable: '100%' },
+          updateStrategy: { rollingUpdate: { maxUnavailable: '100%' } },
+        },
+      });
+      await eventually(
+        'no ready replica',
+        async () => ((await readSet(client, ns, NAME)).status?.readyReplicas === 0 ? true : undefined),
+        STATEFUL_SET_TIMEOUT,
+      );
+
+      // Fixed, the template still reaches every pod though none is healthy.
+      const fixed = structuredClone(ss.spec.template);
+      fixed.metadata.labels['test-update'] = 'yes';
+      await patchSet(client, ns, NAME, { spec: { template: fixed } });
+      const set = await waitForRollingUpdate(client, ns, NAME);
+      const pods = await waitForRunningAndReady(client, ns, 10);
+      for (const pod of pods) {
+        expect(revisionOf(pod)).toBe(set.status?.updateRevision);
+        expect(pod.metadata?.labels?.['test-update']).toBe('yes');
+      }
+    },
+    STATEFUL_SET_TIMEOUT,
+  );
+
+  it(
+    'Should recreate evicted statefulset',
+    async () => {
+      const node = process.env.TAILOR_TEST_NODE ?? NODE_NAME;
+      const port = 21017;
+      await client.create(`/api/v1/namespaces/${ns}/pods`, {
+        metadata: { name: 'test-pod' },
+        spec: {
+          nodeName: node,
+          terminationGracePeriodSeconds: 1,
+          containers: [
+            {
+              name: 'webserver',
+              image: 'tailor.local/busybox:v1',
+              imagePullPolicy: 'Never',
+              command: RUN_UNTIL_TERM,
+              ports: [{ containerPort: port, hostPort: port }],
+            },
+          ],
+        },
+      });
+      await eventually('test-pod running', async () => {
+        const pod = await client.get<Pod>(`/api/v1/namespaces/${ns}/pods/test-pod`);
+        return pod.status?.phase === 'Running' ? pod : undefined;
+      });
+      const ss = newStatefulSet(NAME, 1);
+      ss.spec.template.spec.nodeName = node;
+      ss.spec.template.spec.containers[0]!.ports = [{ containerPort: port, hostPort: port }];
+      await create(ss);
+
+      // The kubelet refuses ss2-0 (its host port is taken): it fails, and the set deletes and recreates it.
+      const failedUid = await eventually(
+        'ss2-0 failed',
+        async () => {
+          const pod = (await setPods(client, ns)).find((p) => nameOf(p) === 'ss2-0');
+          return pod?.status?.phase === 'Failed' ? pod.metadata?.uid : undefined;
+        },
+        STATEFUL_SET_TIMEOUT,
+      );
+      await client.delete(`/api/v1/namespaces/${ns}/pods/test-pod`);
+      const running = await eventually(
+        'ss2-0 running again',
+        async () => {
+          const pod = await podByName('ss2-0');
+          return pod?.status?.phase === 'Running' && pod.metadata?.uid !== failedUid ? pod : undefined;
+        },
+        300_000,
+      );
+      expect(nameOf(running)).toBe('ss2-0');
     },
     STATEFUL_SET_TIMEOUT,
   );
