@@ -77,7 +77,6 @@ export function setupWorkloadController(
     name: informerName(kind, kind.plural),
     path: `/apis/${API_GROUP}/${API_VERSION}${scope}/${kind.plural}`,
     ...(options.cloneSetSelector ? { labelSelector: options.cloneSetSelector } : {}),
-    transform: kind.view,
   });
   // Only pods Tailor created carry the instance-id label: the cache stays small on big clusters,
   // and it holds only the fields the controller reads (pod-cache.ts); of an ended pod, the labels

@@ -25,7 +25,11 @@ export interface WorkloadKind {
   readonly revisionLabel: string;
   /** The label selector of the pods its controller caches: its own kind's pods, no other's. */
   readonly podSelector: string;
-  /** The object as the engine reads it: the CloneSet shape with every default applied. */
+  /**
+   * The object as the engine reads it: the CloneSet shape with every default applied. Applied once,
+   * to the object as stored (the caches keep that): a view is not a stored object, and a view of a
+   * view loses what the kind's own fields said.
+   */
   readonly view: (object: WireCloneSet) => DefaultedWireCloneSet;
   /** Pods with identities (names, ordinals, hostnames) of the kind's choosing; absent: random instance ids. */
   readonly identity?: PodIdentity;
