@@ -6,7 +6,10 @@
 // new tag) and the readiness probe (Kruise's HTTP probe on nginx's index.html becomes a file the
 // probe reads; breaking it removes the file).
 //
-// Owns: the sets and pods of its namespace. Must not: touch another namespace's objects.
+// The node agent runs as a process of this test, as the DaemonSet would, for restarts in place (an
+// env change from a label restarts the container).
+// Owns: the sets and pods of its namespace and the agent process it starts. Must not: touch another
+// namespace's objects.
 //
 // Kruise cases of that describe, and where they are:
 //   here: should perform rolling updates and roll backs of template modifications; should perform
@@ -16,6 +19,9 @@
 //     pod qos changed; Scaling should happen in predictable order and halt if any stateful pod is
 //     unhealthy; Burst scaling should run to completion even with unhealthy pods; should have a
 //     working scale subresource; Setting / Increasing / Decreasing / Removing .start.ordinal
+//   and from test/e2e/apps/v1alpha1/inplace_vpa.go's "Basic StatefulSet functionality" context:
+//     should perform rolling updates(including resources) and roll backs (its "with pvcs" twin not
+//     yet: the same steps with a claim template)
 //   in inplacestatefulset.test.ts: should provide basic identity (names, hostnames, a claim per
 //     ordinal kept through an update and a pod's deletion)
 //   here too: should perform rolling updates with specified-deleted (Kruise's label
@@ -27,9 +33,10 @@
 //     orphans is not built: only pods the set created are its own), should not deadlock when a pod's
 //     predecessor fails; the PVC retention, missing-PVC and volume expansion contexts belong to
 //     issue 43.
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../src/api/wire.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
+import { startNodeAgent, type NodeAgent } from '../support/cluster/node-agent.js';
 import { eventually, kubectl, NODE_NAME, RUN_UNTIL_TERM } from '../support/cluster/testbed.js';
 import { LABEL_SPECIFIED_DELETE } from '../../src/api/types.js';
 import {
@@ -52,6 +59,14 @@ const NAME = 'ss2';
 const NEW_IMAGE = 'tailor.local/busybox:v2';
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 const nameOf = (pod: Pod): string => pod.metadata?.name ?? '';
+
+let agent: NodeAgent | undefined;
+beforeAll(async () => {
+  agent = await startNodeAgent(18398);
+}, 120_000);
+afterAll(async () => {
+  await agent?.stop();
+});
 
 afterEach(async () => {
   await client.delete(setsPath(ns)).catch(() => undefined);
@@ -85,6 +100,10 @@ async function confirmPodCount(count: number, ms: number): Promise<void> {
     await sleep(500);
   }
 }
+
+/** inplace_vpa.go's resources: the set starts with OLD_RESOURCES and moves to NEW_RESOURCES. */
+const OLD_RESOURCES = { requests: { cpu: '200m', memory: '200Mi' }, limits: { cpu: '1', memory: '1Gi' } };
+const NEW_RESOURCES = { requests: { cpu: '100m', memory: '100Mi' }, limits: { cpu: '800m', memory: '800Mi' } };
 
 const exec = (pod: string, script: string): string => kubectl(['-n', ns, 'exec', pod, '--', '/bin/sh', '-c', script]);
 const breakProbe = (pods: readonly Pod[]): void => pods.forEach((p) => exec(nameOf(p), 'rm -f /tmp/ready'));
@@ -566,6 +585,57 @@ describe('StatefulSet v1beta1 (Kruise) on InPlaceStatefulSet: specified delete, 
         300_000,
       );
       expect(nameOf(running)).toBe('ss2-0');
+    },
+    STATEFUL_SET_TIMEOUT,
+  );
+});
+
+describe('InplaceVPA (Kruise) on InPlaceStatefulSet: Basic StatefulSet functionality', () => {
+  it(
+    'should perform rolling updates(including resources) and roll backs',
+    async () => {
+      const ss = newStatefulSet(NAME, 3, {
+        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible' } },
+      });
+      ss.spec.template.metadata.labels['label-k2'] = 'hello';
+      const container = ss.spec.template.spec.containers[0]!;
+      container.env = [{ name: 'test-env', valueFrom: { fieldRef: { fieldPath: "metadata.labels['label-k2']" } } }];
+      container.resources = OLD_RESOURCES;
+      await create(ss);
+      let pods = await waitForRunningAndReady(client, ns, 3);
+      let set = await waitForStatus(client, ns, NAME);
+      const prior = set.status?.currentRevision ?? '';
+      expect(set.status?.updateRevision).toBe(prior);
+      for (const pod of pods) expect(revisionOf(pod)).toBe(prior);
+      const uids = pods.map((p) => p.metadata?.uid);
+
+      // Resources change while ss2-1 is not ready: the update waits for it, then goes in reverse ordinal order.
+      const resized = async (resources: object, revision: (s: TestStatefulSet) => string): Promise<void> => {
+        breakProbe([pods[1]!]);
+        await eventually('ss2-1 not ready', async () =>
+          (await podByName('ss2-1')) && !isReady((await podByName('ss2-1'))!) ? true : undefined,
+        );
+        await patchSet(client, ns, NAME, { spec: { template: withContainer(ss, { ...container, resources }) } });
+        set = await waitForStatus(client, ns, NAME);
+        expect(set.status?.currentRevision).not.toBe(set.status?.updateRevision);
+        const target = revision(set);
+        restoreProbe([pods[1]!]);
+        expect(await orderReaching(target, 3)).toEqual(['ss2-2', 'ss2-1', 'ss2-0']);
+        set = await waitForRollingUpdate(client, ns, NAME);
+        expect(set.status?.currentRevision).toBe(target);
+        pods = await setPods(client, ns);
+        for (const pod of pods) {
+          expect(pod.spec?.containers[0]?.image).toBe('tailor.local/busybox:v1');
+          expect(pod.spec?.containers[0]?.resources).toEqual(resources);
+        }
+        expect(pods.map((p) => p.metadata?.uid)).toEqual(uids);
+      };
+      await resized(NEW_RESOURCES, (s) => s.status?.updateRevision ?? '');
+      // Rolling back reuses the prior revision.
+      await resized(OLD_RESOURCES, (s) => {
+        expect(s.status?.updateRevision).toBe(prior);
+        return prior;
+      });
     },
     STATEFUL_SET_TIMEOUT,
   );
