@@ -3,8 +3,6 @@
 // the bounds that keep CEL cost estimates under the API server's limits.
 import { describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import {
   DEFAULT_DEFERRED_TIMEOUT_SECONDS,
@@ -28,79 +26,20 @@ import {
   MAX_RESIZE_STATUS_PODS,
   RESIZE_STATES,
 } from '../../../src/api/types.js';
+import { plainCrd, readCrdText, schemaAt, walkSchema, type Schema } from '../../support/fixtures/crd-schema.js';
 
-/** A JSON schema node as written in the YAML (wire names: `default`, `enum`, `x-kubernetes-*`). */
-interface Schema {
-  type?: string;
-  default?: unknown;
-  enum?: unknown[];
-  required?: string[];
-  minItems?: number;
-  maxItems?: number;
-  maxLength?: number;
-  maxProperties?: number;
-  properties?: Record<string, Schema>;
-  items?: Schema;
-  additionalProperties?: Schema | boolean;
-  'x-kubernetes-int-or-string'?: boolean;
-  'x-kubernetes-preserve-unknown-fields'?: boolean;
-  'x-kubernetes-validations'?: { rule: string; message?: string }[];
-}
-
-const text = readFileSync(resolve(process.cwd(), 'crds/apps.tailor.dev_clonesets.yaml'), 'utf8');
-
-/**
- * The manifest as plain JSON. loadYaml turns a known kind into the client's typed models
- * (`default` becomes `_default`), so read it under a kind the client does not know.
- */
-const plain = (yamlText: string): PlainCrd =>
-  k8s.loadYaml<PlainCrd>(yamlText.replace(/^kind: CustomResourceDefinition$/m, 'kind: PlainYaml'));
-
-interface PlainCrd {
-  apiVersion: string;
-  metadata: { name: string };
-  spec: {
-    group: string;
-    scope: string;
-    names: Record<string, unknown>;
-    versions: {
-      name: string;
-      served: boolean;
-      storage: boolean;
-      subresources?: unknown;
-      additionalPrinterColumns?: { name: string; jsonPath: string; priority?: number }[];
-      schema: { openAPIV3Schema: Schema };
-    }[];
-  };
-}
-
-const crd = plain(text);
+const text = readCrdText('apps.tailor.dev_clonesets.yaml');
+const crd = plainCrd(text);
 const version = crd.spec.versions[0];
 const root: Schema | undefined = version?.schema.openAPIV3Schema;
 
-/** The schema at a dotted path of property names ("spec.updateStrategy.type"). */
-function at(path: string): Schema {
-  let node: Schema | undefined = root;
-  for (const key of path.split('.')) {
-    node = key === '[]' ? node?.items : node?.properties?.[key];
-  }
-  if (node === undefined) throw new Error(`no schema at ${path}`);
-  return node;
-}
-
-/** Every schema node with its path, for whole-tree checks. */
-function walk(node: Schema, path: string, visit: (node: Schema, path: string) => void): void {
-  visit(node, path);
-  for (const [key, child] of Object.entries(node.properties ?? {})) walk(child, `${path}.${key}`, visit);
-  if (node.items !== undefined) walk(node.items, `${path}[]`, visit);
-  const additional = node.additionalProperties;
-  if (additional !== undefined && typeof additional === 'object') walk(additional, `${path}{}`, visit);
-}
+const at = (path: string): Schema => schemaAt(root, path);
+const walk = walkSchema;
 
 describe('the CloneSet CRD manifest', () => {
   it('survives the typed round trip the client makes when it sends the CRD', () => {
     const typed = k8s.loadYaml<k8s.V1CustomResourceDefinition>(text);
-    expect(isDeepStrictEqual(plain(k8s.dumpYaml(typed)), plain(text))).toBe(true);
+    expect(isDeepStrictEqual(plainCrd(k8s.dumpYaml(typed)), plainCrd(text))).toBe(true);
   });
 
   it('names the resource as docs/architecture.md §4.1 The CloneSet API and src/api/types.ts do', () => {

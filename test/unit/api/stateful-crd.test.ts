@@ -5,8 +5,6 @@
 // that keep CEL cost estimates under the API server's limits, and pod names that fit a DNS label.
 import { describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { DEFAULT_DEFERRED_TIMEOUT_SECONDS, DEFAULT_IN_PROGRESS_TIMEOUT_SECONDS } from '../../../src/api/defaults.js';
 import {
@@ -29,80 +27,17 @@ import {
   type InPlaceStatefulSet,
 } from '../../../src/api/stateful-types.js';
 import { API_GROUP, API_VERSION, MAX_RESIZE_STATUS_PODS, RESIZE_STATES } from '../../../src/api/types.js';
+import { plainCrd, readCrdText, schemaAt, walkSchema, type Schema } from '../../support/fixtures/crd-schema.js';
 
-/** A JSON schema node as written in the YAML (wire names: `default`, `enum`, `x-kubernetes-*`). */
-interface Schema {
-  type?: string;
-  format?: string;
-  description?: string;
-  default?: unknown;
-  enum?: unknown[];
-  required?: string[];
-  minimum?: number;
-  maximum?: number;
-  minItems?: number;
-  maxItems?: number;
-  maxLength?: number;
-  maxProperties?: number;
-  properties?: Record<string, Schema>;
-  items?: Schema;
-  additionalProperties?: Schema | boolean;
-  'x-kubernetes-int-or-string'?: boolean;
-  'x-kubernetes-preserve-unknown-fields'?: boolean;
-  'x-kubernetes-validations'?: { rule: string; message?: string; messageExpression?: string }[];
-}
-
-interface PlainCrd {
-  apiVersion: string;
-  metadata: { name: string; labels?: Record<string, string> };
-  spec: {
-    group: string;
-    scope: string;
-    names: Record<string, unknown>;
-    versions: {
-      name: string;
-      served: boolean;
-      storage: boolean;
-      subresources?: unknown;
-      additionalPrinterColumns?: { name: string; type: string; jsonPath: string; priority?: number }[];
-      schema: { openAPIV3Schema: Schema };
-    }[];
-  };
-}
-
-/**
- * The manifest as plain JSON. loadYaml turns a known kind into the client's typed models
- * (`default` becomes `_default`), so read it under a kind the client does not know.
- */
-const plain = (yamlText: string): PlainCrd =>
-  k8s.loadYaml<PlainCrd>(yamlText.replace(/^kind: CustomResourceDefinition$/m, 'kind: PlainYaml'));
-
-const read = (file: string): string => readFileSync(resolve(process.cwd(), 'crds', file), 'utf8');
-const text = read('apps.tailor.dev_inplacestatefulsets.yaml');
-const crd = plain(text);
+const text = readCrdText('apps.tailor.dev_inplacestatefulsets.yaml');
+const crd = plainCrd(text);
 const version = crd.spec.versions[0];
 const root: Schema = version?.schema.openAPIV3Schema ?? {};
-const cloneSetCrd = plain(read('apps.tailor.dev_clonesets.yaml'));
+const cloneSetCrd = plainCrd(readCrdText('apps.tailor.dev_clonesets.yaml'));
 const cloneSetRoot: Schema = cloneSetCrd.spec.versions[0]?.schema.openAPIV3Schema ?? {};
 
-/** The schema at a dotted path of property names ("spec.updateStrategy.type"; "[]" for items). */
-function at(path: string, from: Schema = root): Schema {
-  let node: Schema | undefined = from;
-  for (const key of path.split('.')) {
-    node = key === '[]' ? node?.items : node?.properties?.[key];
-  }
-  if (node === undefined) throw new Error(`no schema at ${path}`);
-  return node;
-}
-
-/** Every schema node with its path, for whole-tree checks. */
-function walk(node: Schema, path: string, visit: (node: Schema, path: string) => void): void {
-  visit(node, path);
-  for (const [key, child] of Object.entries(node.properties ?? {})) walk(child, `${path}.${key}`, visit);
-  if (node.items !== undefined) walk(node.items, `${path}[]`, visit);
-  const additional = node.additionalProperties;
-  if (additional !== undefined && typeof additional === 'object') walk(additional, `${path}{}`, visit);
-}
+const at = (path: string, from: Schema = root): Schema => schemaAt(from, path);
+const walk = walkSchema;
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json =>
@@ -222,7 +157,7 @@ function undeclared(schema: Schema | undefined, value: unknown, path = ''): stri
 describe('the InPlaceStatefulSet CRD manifest', () => {
   it('survives the typed round trip the client makes when it sends the CRD', () => {
     const typed = k8s.loadYaml<k8s.V1CustomResourceDefinition>(text);
-    expect(isDeepStrictEqual(plain(k8s.dumpYaml(typed)), plain(text))).toBe(true);
+    expect(isDeepStrictEqual(plainCrd(k8s.dumpYaml(typed)), plainCrd(text))).toBe(true);
   });
 
   it('names the resource as src/api/stateful-types.ts does, in category all (decision 87)', () => {
