@@ -6,8 +6,7 @@
 // Must not: write to the cluster.
 import type { ControllerRevision } from '../../api/revision.js';
 import yaml from 'js-yaml';
-import { LABEL_CLONESET } from '../../api/types.js';
-import { INPLACESTATEFULSET_KIND, LABEL_INPLACESTATEFULSET } from '../../api/stateful-types.js';
+import { kindOfObject } from './pure/workload-ref.js';
 import {
   called,
   describeError,
@@ -32,7 +31,7 @@ export async function readRevisions(client: Reader, ns: string, cs: WireCloneSet
   try {
     const list = await withDeadline(
       client.list<ControllerRevision>(`/apis/apps/v1/namespaces/${encodeURIComponent(ns)}/controllerrevisions`, {
-        labelSelector: `${cs.kind === INPLACESTATEFULSET_KIND ? LABEL_INPLACESTATEFULSET : LABEL_CLONESET}=${cs.metadata?.name ?? ''}`,
+        labelSelector: `${kindOfObject(cs).revisionLabel}=${cs.metadata?.name ?? ''}`,
       }),
       READ_TIMEOUT_MS,
     );

@@ -37,6 +37,10 @@ export function parseWorkloadRef(arg: string): WorkloadRef | { error: string } {
   return { kind, name };
 }
 
+/** The kind of a workload object read from the cluster (by its `kind`; a CloneSet when it says none). */
+export const kindOfObject = (object: { kind?: string }): WorkloadKind =>
+  object.kind === INPLACESTATEFULSET.owner.kind ? INPLACESTATEFULSET : CLONESET;
+
 /** What `kubectl tailor` calls the workload in its messages: `clone "web"`, `InPlaceStatefulSet "db"`. */
 export const describeRef = (ref: WorkloadRef): string =>
   `${ref.kind === CLONESET ? 'clone' : ref.kind.owner.kind} "${ref.name}"`;

@@ -1,7 +1,7 @@
 // Which workload a verb's argument names, as kubectl spells resources, and the pause patch each
 // kind takes.
 import { describe, expect, it } from '@jest/globals';
-import { describeRef, parseWorkloadRef } from '../../../../../src/cli/verbs/pure/workload-ref.js';
+import { describeRef, kindOfObject, parseWorkloadRef } from '../../../../../src/cli/verbs/pure/workload-ref.js';
 import { pausePatch } from '../../../../../src/cli/verbs/pure/revisions.js';
 
 describe('the workload a verb argument names', () => {
@@ -35,5 +35,15 @@ describe('the pause patch', () => {
     ['InPlaceStatefulSet', { spec: { updateStrategy: { rollingUpdate: { paused: true } } } }],
   ])("writes a %s's paused where its kind keeps it", (kind, patch) => {
     expect(pausePatch(true, kind)).toEqual(patch);
+  });
+});
+
+describe('the kind of a workload read from the cluster', () => {
+  it.each([
+    [{ kind: 'InPlaceStatefulSet' }, 'apps.tailor.dev/inplacestatefulset'],
+    [{ kind: 'CloneSet' }, 'apps.tailor.dev/cloneset'],
+    [{}, 'apps.tailor.dev/cloneset'],
+  ])('%j selects its revisions by %s', (object, label) => {
+    expect(kindOfObject(object).revisionLabel).toBe(label);
   });
 });
