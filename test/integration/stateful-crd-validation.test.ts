@@ -5,8 +5,6 @@
 // applies (creates or replaces) the CRD from crds/ but never deletes it, since other tests share it.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { API_GROUP, API_VERSION } from '../../src/api/types.js';
 import {
   INPLACESTATEFULSET_CRD_NAME,
@@ -16,36 +14,16 @@ import {
   type InPlaceStatefulSet,
 } from '../../src/api/stateful-types.js';
 import { loadTestKubeConfig } from '../support/cluster/kube.js';
+import { apiError, applyCrd } from '../support/cluster/crd-apply.js';
 
 const GROUP = API_GROUP;
 const VERSION = API_VERSION;
 const PLURAL = INPLACESTATEFULSET_PLURAL;
 const CRD_NAME = INPLACESTATEFULSET_CRD_NAME;
-const CRD_PATH = resolve(process.cwd(), 'crds/apps.tailor.dev_inplacestatefulsets.yaml');
 const NAMESPACE = `tailor-ipsts-crd-${Date.now().toString(36)}`;
 
 type Json = Record<string, unknown>;
 type Manifest = Json & { metadata: { name: string; labels?: Record<string, string> }; spec: Json };
-
-const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
-
-/** The API server's message (and HTTP code) from a failed call. */
-function apiError(err: unknown): { code: number; message: string } {
-  if (err instanceof k8s.ApiException) {
-    const body: unknown = err.body;
-    let message = String(err.message);
-    try {
-      const parsed: unknown = typeof body === 'string' ? JSON.parse(body) : body;
-      if (parsed !== null && typeof parsed === 'object' && 'message' in parsed) {
-        message = String(parsed.message);
-      }
-    } catch {
-      message = String(body);
-    }
-    return { code: err.code, message };
-  }
-  return { code: 0, message: err instanceof Error ? err.message : String(err) };
-}
 
 /**
  * The StatefulSet of the Kubernetes documentation's StatefulSet page ("web", nginx, a headless
@@ -355,49 +333,6 @@ const failureOf = (call: Promise<unknown>): Promise<{ code: number; message: str
     (err: unknown) => apiError(err),
   );
 
-/** Create or replace the CRD from crds/, then wait until it is Established and served. */
-async function applyCrd(): Promise<void> {
-  const ext = kc.makeApiClient(k8s.ApiextensionsV1Api);
-  const crd = k8s.loadYaml<k8s.V1CustomResourceDefinition>(readFileSync(CRD_PATH, 'utf8'));
-  let replaced = false;
-  try {
-    const existing = await ext.readCustomResourceDefinition({ name: CRD_NAME });
-    crd.metadata = { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion };
-    await ext.replaceCustomResourceDefinition({ name: CRD_NAME, body: crd });
-    replaced = true;
-  } catch (err) {
-    const { code, message } = apiError(err);
-    if (code !== 404) throw new Error(`applying the CRD failed (${code}): ${message}`, { cause: err });
-    try {
-      await ext.createCustomResourceDefinition({ body: crd });
-    } catch (createErr) {
-      const failure = apiError(createErr);
-      throw new Error(`creating the CRD failed (${failure.code}): ${failure.message}`, { cause: createErr });
-    }
-  }
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const current = await ext.readCustomResourceDefinition({ name: CRD_NAME });
-    const established = current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
-    if (established) break;
-    if (Date.now() > deadline) throw new Error(`CRD ${CRD_NAME} not Established: ${JSON.stringify(current.status)}`);
-    await sleep(200);
-  }
-  // Established can precede the handler serving the new schema: wait until a dry-run create works.
-  for (;;) {
-    try {
-      await create(valid('probe'), 'All');
-      break;
-    } catch (err) {
-      if (Date.now() > deadline) {
-        throw new Error(`InPlaceStatefulSets not served: ${apiError(err).message}`, { cause: err });
-      }
-      await sleep(200);
-    }
-  }
-  if (replaced) await sleep(2_000); // let every apiserver handler pick up a changed schema
-}
-
 beforeAll(async () => {
   kc = loadTestKubeConfig();
   core = kc.makeApiClient(k8s.CoreV1Api);
@@ -405,7 +340,7 @@ beforeAll(async () => {
   await core.createNamespace({
     body: { metadata: { name: NAMESPACE, labels: { 'tailor.dev/test': 'stateful-crd-validation' } } },
   });
-  await applyCrd();
+  await applyCrd(kc, 'apps.tailor.dev_inplacestatefulsets.yaml', CRD_NAME, () => create(valid('probe'), 'All'));
 }, 90_000);
 
 afterAll(async () => {
