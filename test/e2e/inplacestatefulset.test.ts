@@ -14,6 +14,7 @@ import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { createLocalStorage, type LocalStorage } from '../support/cluster/local-storage.js';
 import { eventually, RUN_UNTIL_TERM } from '../support/cluster/testbed.js';
 import { TEST_CLONESET_LABEL } from '../support/fixtures/cloneset.js';
+import { patchSet, setsPath } from '../support/fixtures/stateful.js';
 
 type Claim = Wire<k8s.V1PersistentVolumeClaim>;
 interface StatefulSetLike {
@@ -71,7 +72,6 @@ function nativeStatefulSet(className: string): StatefulSetLike {
   };
 }
 
-const setPath = `/apis/apps.tailor.dev/v1alpha1/namespaces/${ns}/inplacestatefulsets`;
 const podsOf = async (): Promise<Pod[]> =>
   (await client.list<Pod>(`/api/v1/namespaces/${ns}/pods`)).items.filter((p) => !p.metadata?.deletionTimestamp);
 const claimsOf = async (): Promise<Claim[]> =>
@@ -85,7 +85,7 @@ async function settled(replicas: number): Promise<StatefulSetLike> {
   return eventually(
     `${NAME} settled at ${replicas} updated, ready pods`,
     async () => {
-      const set = await client.get<StatefulSetLike>(`${setPath}/${NAME}`);
+      const set = await client.get<StatefulSetLike>(setsPath(ns, NAME));
       const s = set.status;
       const done =
         s?.observedGeneration === set.metadata.generation &&
@@ -99,10 +99,6 @@ async function settled(replicas: number): Promise<StatefulSetLike> {
   );
 }
 
-async function patchSet(patch: Record<string, unknown>): Promise<void> {
-  await client.patch(`${setPath}/${NAME}`, patch, 'merge');
-}
-
 describe('InPlaceStatefulSet: a StatefulSet that updates in place', () => {
   let before: Map<string, Pod>;
 
@@ -110,7 +106,7 @@ describe('InPlaceStatefulSet: a StatefulSet that updates in place', () => {
     storage = await createLocalStorage(client, `ipsts-${ns}`.slice(0, 60), REPLICAS + 1);
   }, 60_000);
   afterAll(async () => {
-    await client.delete(`${setPath}/${NAME}`).catch(() => undefined);
+    await client.delete(setsPath(ns, NAME)).catch(() => undefined);
     await eventually('the pods to be gone', async () => ((await podsOf()).length === 0 ? true : undefined), 120_000);
     await client.delete(`/api/v1/namespaces/${ns}/persistentvolumeclaims`);
     await storage?.remove();
@@ -123,7 +119,7 @@ describe('InPlaceStatefulSet: a StatefulSet that updates in place', () => {
       // Only apiVersion and kind change; the test label keeps `make dev`'s controller away (decision 5).
       const ported = { ...manifest, apiVersion: 'apps.tailor.dev/v1alpha1', kind: 'InPlaceStatefulSet' };
       ported.metadata = { ...ported.metadata, labels: { [TEST_CLONESET_LABEL]: 'true' } };
-      await client.create(setPath, ported);
+      await client.create(setsPath(ns), ported);
       await settled(REPLICAS);
       const pods = (await podsOf()).sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1));
       expect(pods.map((p) => p.metadata?.name)).toEqual(['db-0', 'db-1', 'db-2']);
@@ -151,7 +147,7 @@ describe('InPlaceStatefulSet: a StatefulSet that updates in place', () => {
       const manifest = nativeStatefulSet(storage!.className);
       const template = manifest.spec.template as { spec: { containers: Record<string, unknown>[] } };
       template.spec.containers[0]!.image = 'tailor.local/busybox:v2';
-      await patchSet({ spec: { template } });
+      await patchSet(client, ns, NAME, { spec: { template } });
       await settled(REPLICAS);
       const after = byName(await podsOf());
       for (const [name, pod] of before) {
@@ -177,7 +173,7 @@ describe('InPlaceStatefulSet: a StatefulSet that updates in place', () => {
         requests: { cpu: '20m', memory: '16Mi' },
         limits: { cpu: '300m', memory: '64Mi' },
       };
-      await patchSet({ spec: { template } });
+      await patchSet(client, ns, NAME, { spec: { template } });
       const set = await settled(REPLICAS);
       await eventually(
         'every pod running with its new cpu',
@@ -219,7 +215,7 @@ describe('InPlaceStatefulSet: a StatefulSet that updates in place', () => {
   it(
     'scales down from the highest ordinal and keeps its claim',
     async () => {
-      await patchSet({ spec: { replicas: 2 } });
+      await patchSet(client, ns, NAME, { spec: { replicas: 2 } });
       await settled(2);
       await eventually(
         'db-2 gone',
