@@ -38,6 +38,13 @@ export interface ContainerToStop {
 export const WAIT_FOR_SLOT_MS = 1_000;
 
 /**
+ * How long a stop waits after this agent first saw its request: the kubelet, which watches the
+ * same pod, must have the request's labels and annotations before it starts the container again,
+ * or an env var read from them keeps its old value (decision 89).
+ */
+export const SETTLE_MS = 2_000;
+
+/**
  * A CloneSet pod that has not ended: an ended pod runs nothing again, whatever a stale status says
  * (the pod GC fails the pods of a node out of service and leaves their statuses; decision 74).
  */
@@ -67,6 +74,8 @@ export interface RestartActuatorOptions {
   readonly registry: Registry;
   /** Stops at once on the node and of one pod; DEFAULT_SLOT_LIMITS (pure/restart-slots.ts). */
   readonly slots?: SlotLimits;
+  /** How long a request settles before its stop; SETTLE_MS. */
+  readonly settleMs?: number;
   /** Milliseconds, for the hook's elapsed time; Date.now. */
   readonly now?: () => number;
 }
@@ -115,6 +124,8 @@ export class RestartActuator {
   private readonly hooked = new LRUCache<string, number>({ max: 4096 });
   /** Stops under way, by container ID. */
   private readonly inFlight = new Map<string, InFlight>();
+  /** When this agent first saw a request to stop each container, by container ID (SETTLE_MS). */
+  private readonly firstSeen = new LRUCache<string, number>({ max: 4096 });
   /** Delays of failed stops, by pod key; forgotten when the pod has nothing left to stop. */
   private readonly retryDelay = new ItemExponentialRateLimiter({ baseDelayMs: 1_000, maxDelayMs: 60_000 });
   private closed = false;
@@ -140,22 +151,47 @@ export class RestartActuator {
   }
 
   /**
-   * Starts the stops the pod's request asks for, as many as its slots allow (the rest are looked
-   * at again after WAIT_FOR_SLOT_MS); returns at once, without waiting for them.
+   * Starts the stops the pod's request asks for once settled (SETTLE_MS), as many as its slots
+   * allow (the rest are looked at again after WAIT_FOR_SLOT_MS); returns at once, without waiting
+   * for them.
    */
   reconcile(key: string): Promise<ReconcileResult> {
     const pod = this.options.pods.get(key);
     if (pod === undefined || this.wanted(pod).length === 0) this.retryDelay.forget(key);
-    const waiting = pod === undefined ? [] : this.waiting(key, pod);
-    if (pod === undefined || waiting.length === 0) return Promise.resolve(undefined);
-    const grant = grantSlots(key, this.nodeStops(key, pod, waiting.length), this.options.slots ?? DEFAULT_SLOT_LIMITS);
-    for (const target of waiting.slice(0, grant.granted)) this.start(key, pod, target);
-    if (grant.waitsOn === undefined) return Promise.resolve(undefined);
+    if (pod === undefined) return Promise.resolve(undefined);
+    const { settled, settlesInMs = Infinity } = this.settle(this.waiting(key, pod));
+    const slotInMs = settled.length > 0 && !this.startGranted(key, pod, settled) ? WAIT_FOR_SLOT_MS : Infinity;
+    const againInMs = Math.min(settlesInMs, slotInMs);
+    return Promise.resolve(Number.isFinite(againInMs) ? { requeueAfterMs: againInMs } : undefined);
+  }
+
+  /** Starts as many of the pod's settled stops as its slots allow; false when some wait for a slot. */
+  private startGranted(key: string, pod: Pod, settled: readonly ContainerToStop[]): boolean {
+    const grant = grantSlots(key, this.nodeStops(key, pod, settled.length), this.options.slots ?? DEFAULT_SLOT_LIMITS);
+    for (const target of settled.slice(0, grant.granted)) this.start(key, pod, target);
+    if (grant.waitsOn === undefined) return true;
     this.options.logger.debug(
-      { pod: key, started: grant.granted, waiting: waiting.length - grant.granted, waitsOn: grant.waitsOn },
+      { pod: key, started: grant.granted, waiting: settled.length - grant.granted, waitsOn: grant.waitsOn },
       'restart in place waits for a slot',
     );
-    return Promise.resolve({ requeueAfterMs: WAIT_FOR_SLOT_MS });
+    return false;
+  }
+
+  /**
+   * Of the stops that wait, those whose request this agent saw at least settleMs ago, and when the
+   * first of the others will have settled.
+   */
+  private settle(waiting: readonly ContainerToStop[]): { settled: ContainerToStop[]; settlesInMs?: number } {
+    const now = (this.options.now ?? Date.now)();
+    const settleMs = this.options.settleMs ?? SETTLE_MS;
+    const left = waiting.map((target) => {
+      const seen = this.firstSeen.get(target.containerId) ?? now;
+      this.firstSeen.set(target.containerId, seen);
+      return seen + settleMs - now;
+    });
+    const settled = waiting.filter((_, i) => (left[i] ?? 0) <= 0);
+    const soonest = Math.min(...left.filter((ms) => ms > 0));
+    return Number.isFinite(soonest) ? { settled, settlesInMs: soonest } : { settled };
   }
 
   /** The containers the pod's request asks to stop now; none once the pod is being deleted. */

@@ -9,7 +9,7 @@ import { describe, expect, it } from '@jest/globals';
 import { Registry } from 'prom-client';
 import { trimPodForAgent } from '../../../src/agent/pure/cache.js';
 import { PRESTOP_HOOKS_MAX_CHARS } from '../../../src/agent/pure/prestop-plan.js';
-import { containersToStop, RestartActuator, WAIT_FOR_SLOT_MS } from '../../../src/agent/restart.js';
+import { containersToStop, RestartActuator, SETTLE_MS, WAIT_FOR_SLOT_MS } from '../../../src/agent/restart.js';
 import type { SlotLimits } from '../../../src/agent/pure/restart-slots.js';
 import type { Pod } from '../../../src/api/wire.js';
 import type { CallOptions, ExecSyncResult } from '../../../src/cri/types.js';
@@ -130,7 +130,7 @@ const flush = async (): Promise<void> => {
   for (let i = 0; i < 10; i++) await Promise.resolve();
 };
 
-function harness(pods: Pod[], opts: { slots?: SlotLimits } = {}) {
+function harness(pods: Pod[], opts: { slots?: SlotLimits; settleMs?: number } = {}) {
   const byKey = new Map(pods.map((p) => [`${p.metadata?.namespace}/${p.metadata?.name}`, p]));
   const calls: string[] = [];
   const retries: Array<[string, number]> = [];
@@ -158,6 +158,7 @@ function harness(pods: Pod[], opts: { slots?: SlotLimits } = {}) {
     logger: silentLogger(),
     registry: new Registry(),
     now: () => clock,
+    settleMs: opts.settleMs ?? 0,
     ...(opts.slots === undefined ? {} : { slots: opts.slots }),
   });
   return { actuator, cri, calls, retries, events, advance: (ms: number) => (clock += ms) };
@@ -185,6 +186,19 @@ describe('RestartActuator', () => {
     await h.actuator.reconcile('ns/b');
     await flush();
     expect(h.calls).toEqual(['stop aaa grace 45s', 'stop bbb grace 2s']);
+  });
+
+  it('a request settles before its stop, so the kubelet starts the container from the pod with its new metadata', async () => {
+    const h = harness([asked('a', 'aaa')], { settleMs: SETTLE_MS });
+    expect(await h.actuator.reconcile('ns/a')).toEqual({ requeueAfterMs: SETTLE_MS });
+    h.advance(SETTLE_MS - 500);
+    expect(await h.actuator.reconcile('ns/a')).toEqual({ requeueAfterMs: 500 });
+    await flush();
+    expect(h.calls).toEqual([]);
+    h.advance(500);
+    expect(await h.actuator.reconcile('ns/a')).toBeUndefined();
+    await flush();
+    expect(h.calls).toEqual(['stop aaa grace 30s']);
   });
 
   it('never stops a container twice: not while its stop runs, not after it stopped', async () => {
