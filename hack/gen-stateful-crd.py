@@ -81,6 +81,11 @@ ns['description']='An InPlaceStatefulSet: a StatefulSet whose pods keep their na
 ns['x-kubernetes-validations']=[{'rule':'!has(self.metadata.name) || size(self.metadata.name) <= 52','reason':'FieldValueInvalid',
   'message':'metadata.name must be at most 52 characters: the controller-revision-hash label on every pod is the name plus an 11-character suffix, and label values are limited to 63 characters'}]
 ns['properties']['spec']=spec_node
+# apps/v1's currentReplicas, beside the CloneSet's status (written by src/inplacestatefulset/pure/status.ts).
+status_props=ns['properties']['status']['properties']
+current_replicas={'type':'integer','format':'int32','description':'The number of pods at currentRevision.'}
+ns['properties']['status']['properties']=dict(
+  kv for k,v in status_props.items() for kv in ([('currentReplicas',current_replicas)] if k=='currentRevision' else [])+[(k,v)])
 # Advanced StatefulSet's columns: DESIRED, CURRENT (the pods created), UPDATED, READY, AGE.
 cols=[]
 for c in nv['additionalPrinterColumns']:

@@ -284,6 +284,8 @@ export interface CloneSetStatus {
   updatedReadyReplicas?: number;
   updatedAvailableReplicas?: number;
   expectedUpdatedReplicas?: number;
+  /** Pods at currentRevision: apps/v1's, the InPlaceStatefulSet's only (its kind's status, workload/pure/kind.ts). */
+  currentReplicas?: number;
   currentRevision?: string;
   updateRevision?: string;
   collisionCount?: number;

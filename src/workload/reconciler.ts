@@ -146,6 +146,7 @@ export class CloneSetReconciler {
       nodeEvidence: this.deps.nodeEvidence,
       claims: this.deps.claims?.byIndex(OWNER_INDEX, ownedBy(cs)) ?? [],
       ...(this.deps.kind.identity ? { identity: this.deps.kind.identity } : {}),
+      ...(this.deps.kind.status ? { kindStatus: this.deps.kind.status } : {}),
       ...this.prePullInput(cs, pods),
     };
     return { key, stored, cs, pods, input, log };

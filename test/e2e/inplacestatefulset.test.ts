@@ -80,7 +80,7 @@ const byName = (pods: readonly Pod[]): Map<string, Pod> => new Map(pods.map((p) 
 const ready = (pod: Pod): boolean =>
   pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
 
-/** Waits until the set's status says every pod is updated and ready at the generation it has now. */
+/** Waits until the set's status says every pod is updated, current and ready at the generation it has now. */
 async function settled(replicas: number): Promise<StatefulSetLike> {
   return eventually(
     `${NAME} settled at ${replicas} updated, ready pods`,
@@ -92,7 +92,8 @@ async function settled(replicas: number): Promise<StatefulSetLike> {
         s?.replicas === replicas &&
         s?.readyReplicas === replicas &&
         s?.updatedReplicas === replicas &&
-        s?.currentRevision === s?.updateRevision;
+        s?.currentRevision === s?.updateRevision &&
+        s?.currentReplicas === replicas;
       return done ? set : undefined;
     },
     CASE_TIMEOUT,

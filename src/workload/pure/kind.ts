@@ -5,6 +5,7 @@
 // The kinds' folders (src/cloneset/, src/inplacestatefulset/) each give one; the engine never names
 // a kind. Pure. Must not: perform I/O or import a kind's folder.
 import type { OwnerKind } from '../../api/owner.js';
+import type { CloneSetStatus } from '../../api/types.js';
 import type { Pod, WireCloneSet } from '../../api/wire.js';
 import type { DefaultedWireCloneSet } from './pods.js';
 import type { PodSummary } from './pod-state.js';
@@ -33,7 +34,12 @@ export interface WorkloadKind {
   readonly view: (object: WireCloneSet) => DefaultedWireCloneSet;
   /** Pods with identities (names, ordinals, hostnames) of the kind's choosing; absent: random instance ids. */
   readonly identity?: PodIdentity;
+  /** The kind's own status fields, added to the engine's status; absent: none. */
+  readonly status?: KindStatus;
 }
+
+/** The engine's status with the kind's own fields added (a new object), from the pods the status counted. */
+export type KindStatus = (status: CloneSetStatus, pods: readonly PodSummary[]) => CloneSetStatus;
 
 /** What scaling a kind with pod identities reads: the workload (its view), its pods, and the revisions. */
 export interface IdentityScaleInput {

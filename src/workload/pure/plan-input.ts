@@ -10,7 +10,7 @@ import { backendForPod, type Backend, type NodeResizeEvidence } from '../../resi
 import type { Claim } from './claims.js';
 import type { DefaultedWireCloneSet } from './pods.js';
 import type { ResizeBackend } from './resizes.js';
-import type { PodIdentity } from './kind.js';
+import type { KindStatus, PodIdentity } from './kind.js';
 
 export interface PlanInput {
   cloneSet: DefaultedWireCloneSet;
@@ -35,6 +35,8 @@ export interface PlanInput {
   claims?: readonly Claim[];
   /** The kind's pod identities (kind.ts); absent: random instance ids and the CloneSet's scale arithmetic. */
   identity?: PodIdentity;
+  /** The kind's own status fields (kind.ts); absent: none. */
+  kindStatus?: KindStatus;
 }
 
 export interface PrePullInput {

@@ -14,6 +14,7 @@ import {
   LABEL_CONTROLLER_REVISION_HASH,
   LABEL_INSTANCE_ID,
   LABEL_SPECIFIED_DELETE,
+  type CloneSetStatus,
   type LifecycleState,
 } from '../../api/types.js';
 import { readUpdateState, updateStateProblem } from '../../inplace/pure/plan.js';
@@ -339,6 +340,12 @@ function planLifecycleRefresh(round: Round, pod: Pod): void {
   if (next !== undefined) moveLifecycle(round, pod, next);
 }
 
+/** The engine's status with the kind's own fields (kind.ts), when the kind has any. */
+function withKindStatus(round: Round, counted: CloneSetStatus): CloneSetStatus {
+  const { kindStatus } = round.input;
+  return kindStatus ? kindStatus(counted, round.summaries) : counted;
+}
+
 /** The status the round leads to, and when to look again. */
 function finish(round: Round): Plan {
   const { cs, input, replicas } = round;
@@ -363,7 +370,7 @@ function finish(round: Round): Plan {
   });
   // Reconciling and Stalled (kstatus) read the status Kruise's conditions lead to; the reconciler
   // decides them again once the round's failures are folded in.
-  const status = withReadiness(counted, readinessFacts(cs.spec, undefined, round.limits), now);
+  const status = withReadiness(withKindStatus(round, counted), readinessFacts(cs.spec, undefined, round.limits), now);
   let wakeAt = earliest(round.wakeAt, progressDeadlineAt(status, cs.spec.progressDeadlineSeconds));
   for (const pod of round.pods) {
     const at = availableAt(pod, cs.spec.minReadySeconds ?? 0);
