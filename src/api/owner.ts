@@ -33,6 +33,11 @@ const groupOf = (apiVersion: string | undefined): string => {
   return slash < 0 ? '' : (apiVersion ?? '').slice(0, slash);
 };
 
+/** True when no controller of any kind owns `obj`: an orphan, which a workload whose selector matches may adopt. */
+export const hasNoController = (obj: {
+  readonly metadata?: { readonly ownerReferences?: readonly OwnerReferenceLike[] };
+}): boolean => !obj.metadata?.ownerReferences?.some((o) => o.controller === true);
+
 /** The controller owner reference of `obj` when the controller is of `owner`'s group and kind. */
 export function controllerOf<R extends OwnerReferenceLike>(
   obj: { readonly metadata?: { readonly ownerReferences?: readonly R[] } },

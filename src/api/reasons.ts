@@ -20,6 +20,7 @@ export const EventReasons = {
   FailedStatusUpdate: 'FailedStatusUpdate',
   ScaleUpLimited: 'ScaleUpLimited',
   ReleasedPod: 'ReleasedPod',
+  AdoptedPod: 'AdoptedPod',
   RecreateFallback: 'RecreateFallback',
   NotInPlaceUpdatable: 'NotInPlaceUpdatable',
   RolloutBlocked: 'RolloutBlocked',

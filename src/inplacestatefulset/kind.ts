@@ -6,7 +6,7 @@ import { INPLACESTATEFULSET_OWNER } from '../api/owner.js';
 import { INPLACESTATEFULSET_PLURAL, LABEL_INPLACESTATEFULSET } from '../api/stateful-types.js';
 import { LABEL_INSTANCE_ID } from '../api/types.js';
 import type { WorkloadKind } from '../workload/pure/kind.js';
-import { retainedClaim, withStatefulIdentity } from './pure/identity.js';
+import { isSetMember, retainedClaim, withStatefulIdentity } from './pure/identity.js';
 import { planOrdinalScale } from './pure/scale.js';
 import { statefulStatus } from './pure/status.js';
 import { statefulView } from './pure/view.js';
@@ -19,6 +19,11 @@ export const INPLACESTATEFULSET: WorkloadKind = {
   revisionLabel: LABEL_INPLACESTATEFULSET,
   podSelector: `${LABEL_INSTANCE_ID},${LABEL_INPLACESTATEFULSET}`,
   view: statefulView,
-  identity: { planScale: planOrdinalScale, decorate: withStatefulIdentity, decorateClaim: retainedClaim },
+  identity: {
+    planScale: planOrdinalScale,
+    decorate: withStatefulIdentity,
+    decorateClaim: retainedClaim,
+    isMember: isSetMember,
+  },
   status: statefulStatus,
 };

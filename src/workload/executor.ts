@@ -31,6 +31,8 @@ export interface Failure {
 
 export interface ExecutorDeps {
   client: KubeClient;
+  /** The kind's resource name, to read the workload again before it adopts (pure/kind.ts). */
+  plural: string;
   events: EventRecorder;
   scaleExpectations: ScaleExpectations;
   /** The kind's identity on new pods and claims (pure/kind.ts); absent: none. */
@@ -61,6 +63,41 @@ export class PlanExecutor {
   }
 
   /** Runs the plan; once `signal` aborts, no further write starts and the abort reason is thrown. */
+  /**
+   * Adopts the plan's orphans (said in one event) and releases the pods that left the selector
+   * (one event each); a failure is the round's FailedUpdate.
+   */
+  private async adoptAndRelease(
+    cs: WireCloneSet,
+    adopts: readonly Of<'adopt'>[],
+    releases: readonly Of<'release'>[],
+    attempts: Attempts,
+  ): Promise<void> {
+    const { events } = this.deps;
+    if (adopts.length > 0)
+      await attempts.run(Conditions.FailedUpdate, EventReasons.FailedUpdate, 'adopt pods', [], async () => {
+        const names = await this.pods.adopt(
+          cs,
+          this.deps.plural,
+          adopts.map((a) => a.pod),
+        );
+        if (names.length > 0)
+          events.event(
+            cs,
+            'Normal',
+            EventReasons.AdoptedPod,
+            `adopted orphan pod(s) its selector matches: ${names.join(', ')}`,
+          );
+      });
+    for (const { pod } of releases) {
+      const name = pod.metadata?.name ?? '';
+      await attempts.run(Conditions.FailedUpdate, EventReasons.FailedUpdate, `release pod ${name}`, [], async () => {
+        await this.pods.release(cs, pod);
+        events.event(cs, 'Normal', EventReasons.ReleasedPod, `pod ${name} no longer matches the selector; released`);
+      });
+    }
+  }
+
   async execute(cs: WireCloneSet, key: string, plan: Plan, signal?: AbortSignal): Promise<Failure[]> {
     const { claims } = plan;
     const { events } = this.deps;
@@ -72,23 +109,7 @@ export class PlanExecutor {
     const byKind = <K extends Intent['kind']>(kind: K): Of<K>[] =>
       plan.intents.filter((i): i is Of<K> => i.kind === kind);
 
-    for (const { pod } of byKind('release')) {
-      await attempts.run(
-        Conditions.FailedUpdate,
-        EventReasons.FailedUpdate,
-        `release pod ${pod.metadata?.name}`,
-        [],
-        async () => {
-          await this.pods.release(cs, pod);
-          events.event(
-            cs,
-            'Normal',
-            EventReasons.ReleasedPod,
-            `pod ${pod.metadata?.name} no longer matches the selector; released`,
-          );
-        },
-      );
-    }
+    await this.adoptAndRelease(cs, byKind('adopt'), byKind('release'), attempts);
     const creates = byKind('create');
     if (creates.length > 0) {
       await attempts.run(Conditions.FailedScale, EventReasons.FailedCreate, 'create pods', [], async () => {

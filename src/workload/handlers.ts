@@ -1,7 +1,7 @@
 // Which CloneSet keys a change of the controller's caches wakes, and what the change tells the
 // expectations (docs/architecture.md §3.1): a CloneSet's own change (not a status-only write,
 // which must not start the next round by itself), and a pod's add, update and delete for its
-// controlling CloneSet. Built on the runtime's owner mapping (runtime/handlers.ts); the wakers
+// controlling CloneSet, and an orphan's for the workloads whose selector matches it. Built on the runtime's owner mapping (runtime/handlers.ts); the wakers
 // for refused CloneSets are refusal-handlers.ts. Must not: read the API, decide anything about a
 // CloneSet, or wake a key for an object that is not a CloneSet's.
 import type { InformerHandler, KeyQueue } from '../api/handler.js';
@@ -9,7 +9,7 @@ import type { KubeObject, Pod, WireCloneSet } from '../api/wire.js';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
 import { ownerKey } from '../runtime/handlers.js';
 import { objectKey } from '../runtime/store.js';
-import type { OwnerKind } from '../api/owner.js';
+import { hasNoController, type OwnerKind } from '../api/owner.js';
 
 /**
  * True when an update changed the status and nothing a reconcile reacts to: spec changes bump
@@ -96,4 +96,20 @@ export function podHandler(
       queue.add(key);
     },
   };
+}
+
+/** The index of the pods no controller owns, by namespace: the orphans a workload may adopt (pure/adoption.ts). */
+export const ORPHAN_INDEX = 'orphans';
+
+export const byOrphanNamespace = (pod: Pod): string[] => (hasNoController(pod) ? [pod.metadata?.namespace ?? ''] : []);
+
+/**
+ * An orphan's change wakes the workloads of its namespace whose selector matches its labels (they
+ * may adopt it); `matching` names them. A pod with a controller is podHandler's.
+ */
+export function orphanHandler(queue: KeyQueue, matching: (pod: Pod) => string[]): InformerHandler<Pod> {
+  const wake = (pod: Pod): void => {
+    if (hasNoController(pod)) for (const key of matching(pod)) queue.add(key);
+  };
+  return { onAdd: wake, onUpdate: (_old, pod) => wake(pod), onDelete: () => undefined };
 }

@@ -7,9 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import type { ScaleExpectations } from '../runtime/expectations.js';
 import { LABEL_INSTANCE_ID } from '../api/types.js';
-import { isAlreadyExists, isConflict, isNotFound, type KubeClient } from '../runtime/kube-client.js';
+import { isAlreadyExists, isConflict, isInvalid, isNotFound, type KubeClient } from '../runtime/kube-client.js';
 import { claimsForPod, withClaimVolumes, type Claim, type ClaimPlan } from './pure/claims.js';
-import { newInstanceIds, newPod } from './pure/pods.js';
+import { controllerRef, newInstanceIds, newPod } from './pure/pods.js';
+import { matchesSelector } from './pure/selector.js';
 import type { PodIdentity } from './pure/kind.js';
 import type { Pod, PodTemplate, WireCloneSet } from '../api/wire.js';
 
@@ -103,7 +104,28 @@ export class PodControl {
         if (!isAlreadyExists(err)) throw new Error(`creating claim ${claim.metadata?.name} failed`, { cause: err });
       }
     }
-    return this.client.create<Pod>(`/api/v1/namespaces/${ns}/pods`, pod);
+    return this.createPod(cs, ns, pod);
+  }
+
+  private async createPod(cs: WireCloneSet, ns: string, pod: Pod): Promise<Pod> {
+    try {
+      return await this.client.create<Pod>(`/api/v1/namespaces/${ns}/pods`, pod);
+    } catch (err) {
+      if (isAlreadyExists(err)) await this.releaseIfLeft(cs, pod.metadata?.name ?? '');
+      throw err;
+    }
+  }
+
+  /**
+   * A pod of the name wanted exists though the cache does not show it as the workload's: when it
+   * is the workload's and its labels no longer match the selector (they were removed, and the
+   * cache, which selects on them, lost it), it is released, as one still cached would be. The
+   * create stays refused: the name is taken until the pod is deleted or adopted again (decision 91).
+   */
+  private async releaseIfLeft(cs: WireCloneSet, name: string): Promise<void> {
+    const existing = await this.client.get<Pod>(`/api/v1/namespaces/${cs.metadata?.namespace}/pods/${name}`);
+    const ours = existing.metadata?.ownerReferences?.some((o) => o.controller === true && o.uid === cs.metadata?.uid);
+    if (ours && !matchesSelector(existing.metadata?.labels, cs.spec?.selector ?? {})) await this.release(cs, existing);
   }
 
   /** Deletes these claims of the CloneSet; one already gone counts as done. */
@@ -129,6 +151,44 @@ export class PodControl {
       this.expectations.observeDeletion(key, name);
       if (!isNotFound(err) && !isConflict(err))
         throw new PodControlError(`deleting pod ${name} failed`, [name], { cause: err });
+    }
+  }
+
+  /**
+   * Makes the workload the controller of these orphans; returns the names adopted. The workload
+   * is read again first, uncached: one being deleted, or deleted and created again under another
+   * UID, adopts nothing (the cache may be behind). Each patch carries the pod's UID, and the API
+   * server refuses a second controller reference, so a pod another controller took meanwhile stays
+   * its own; a pod gone or taken meanwhile is skipped.
+   */
+  async adopt(cs: WireCloneSet, plural: string, orphans: readonly Pod[]): Promise<string[]> {
+    if (!(await this.stillAdopting(cs, plural))) return [];
+    const adopted: string[] = [];
+    for (const { metadata = {} } of orphans) if (await this.adoptOne(cs, metadata)) adopted.push(metadata.name ?? '');
+    return adopted;
+  }
+
+  /** The workload as the API server has it now: the same UID, and not being deleted. */
+  private async stillAdopting(cs: WireCloneSet, plural: string): Promise<boolean> {
+    const { namespace, name, uid } = cs.metadata ?? {};
+    const fresh = await this.client.get<WireCloneSet>(
+      `/apis/${cs.apiVersion}/namespaces/${namespace}/${plural}/${name}`,
+    );
+    return fresh.metadata?.uid === uid && !fresh.metadata?.deletionTimestamp;
+  }
+
+  /** One orphan adopted; false when it is gone, another's, or changed UID meanwhile. */
+  private async adoptOne(cs: WireCloneSet, { namespace, name, uid }: NonNullable<Pod['metadata']>): Promise<boolean> {
+    try {
+      await this.client.patch(
+        `/api/v1/namespaces/${namespace}/pods/${name}`,
+        { metadata: { ownerReferences: [controllerRef(cs)], uid } },
+        'strategic',
+      );
+      return true;
+    } catch (err) {
+      if (isNotFound(err) || isConflict(err) || isInvalid(err)) return false;
+      throw err;
     }
   }
 

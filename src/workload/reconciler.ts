@@ -35,6 +35,7 @@ import type { WorkloadKind } from './pure/kind.js';
 import type { DefaultedWireCloneSet } from './pure/pods.js';
 import type { ResizeBackend } from './pure/resizes.js';
 import { OWNER_INDEX, RevisionStore } from './revision-store.js';
+import { ORPHAN_INDEX } from './handlers.js';
 import type { ControllerRevision } from '../api/revision.js';
 import { sameStatus, statusChangeIsUrgent, statusWriteAt, withConditions } from './pure/status.js';
 import { readinessFacts, withReadiness } from './pure/readiness-conditions.js';
@@ -84,6 +85,7 @@ export class CloneSetReconciler {
     this.store = new RevisionStore(deps.client, deps.kind, deps.revisions, deps.roundTemplateChars);
     this.executor = new PlanExecutor({
       client: deps.client,
+      plural: deps.kind.plural,
       ...(deps.kind.identity ? { identity: deps.kind.identity } : {}),
       events: deps.events,
       scaleExpectations: deps.scaleExpectations,
@@ -145,6 +147,7 @@ export class CloneSetReconciler {
       resizeBackend: this.deps.resize.backend,
       nodeEvidence: this.deps.nodeEvidence,
       claims: this.deps.claims?.byIndex(OWNER_INDEX, ownedBy(cs)) ?? [],
+      orphans: this.orphansBeside(cs),
       ...(this.deps.kind.identity ? { identity: this.deps.kind.identity } : {}),
       ...(this.deps.kind.status ? { kindStatus: this.deps.kind.status } : {}),
       ...this.prePullInput(cs, pods),
@@ -176,6 +179,11 @@ export class CloneSetReconciler {
       const info = { message, permanent: true, reason: ConditionReasons.InvalidSpec };
       return await this.failRound(stored, cs, Conditions.FailedUpdate, EventReasons.InvalidSpec, info, err);
     }
+  }
+
+  /** The pods of the workload's namespace no controller owns: orphans it may adopt. */
+  private orphansBeside(cs: WireCloneSet): Pod[] {
+    return this.deps.pods.byIndex(ORPHAN_INDEX, cs.metadata?.namespace ?? '');
   }
 
   /**

@@ -9,6 +9,7 @@ import { ownedIndexValue } from '../api/owner.js';
 import type { WorkloadKind } from './pure/kind.js';
 import { byControllerOf, enqueueOwner } from '../runtime/handlers.js';
 import { byNodeName, type Informer } from '../runtime/informer.js';
+import type { WorkQueue } from '../runtime/workqueue.js';
 import { objectKey } from '../runtime/store.js';
 import type { Node, Pod, WireCloneSet } from '../api/wire.js';
 import { DEFAULT_PREPULL_TIMEOUT_MS } from '../inplace/pure/prepull.js';
@@ -19,7 +20,15 @@ import { CloneSetReconciler, NODE_INDEX } from './reconciler.js';
 import { trimRevision, OWNER_INDEX } from './revision-store.js';
 import type { ControllerRevision } from '../api/revision.js';
 import { InPlaceUpdater } from '../inplace/engine.js';
-import { cloneSetHandler, podEventWindowMs, podHandler } from './handlers.js';
+import {
+  byOrphanNamespace,
+  cloneSetHandler,
+  ORPHAN_INDEX,
+  orphanHandler,
+  podEventWindowMs,
+  podHandler,
+} from './handlers.js';
+import { matchesSelector } from './pure/selector.js';
 import { trimNodeForPrePull, wakeOnPrePullReport } from './prepull-nodes.js';
 import { podTrimmer, type SelectorOf } from './pure/pod-cache.js';
 import { trimClaim, type Claim } from './pure/claims.js';
@@ -163,13 +172,7 @@ export function setupWorkloadController(
   const queue = controller.queue;
 
   cloneSets.addHandler(cloneSetHandler(queue, podExpectations));
-  // A pod's change wakes its CloneSet at the end of a window that grows with the CloneSet's size.
-  const podsOf = (key: string): number => {
-    const cs = cloneSets.get(key);
-    return cs ? pods.countByIndex(OWNER_INDEX, ownedIndexValue(cs.metadata?.namespace, cs.metadata?.uid)) : 0;
-  };
-  const afterPodWindow = { add: (key: string): void => queue.addBatched(key, podEventWindowMs(podsOf(key))) };
-  pods.addHandler(podHandler(afterPodWindow, scaleExpectations, podExpectations, kind.owner));
+  wakeOnPods({ pods, cloneSets, queue, kind }, scaleExpectations, podExpectations);
   revisions.addHandler(enqueueOwner(queue, kind.owner));
   // A claim gone or going frees its instance id for a replacement (claims.ts).
   claims.addHandler(enqueueOwner(queue, kind.owner));
@@ -179,6 +182,35 @@ export function setupWorkloadController(
   nodes?.addHandler(wakeOnPrePullReport(queue, (node) => pods.byIndex(NODE_INDEX, node), kind.owner));
   for (const limits of admissionLimits) limits.addHandler(wakeRefusedOnLimitChange(queue, refusedIn));
   return reconciler;
+}
+
+/**
+ * A pod's change wakes its workload at the end of a window that grows with the workload's size;
+ * an orphan's wakes the workloads of its namespace whose selector matches it (they may adopt it).
+ */
+function wakeOnPods(
+  {
+    pods,
+    cloneSets,
+    queue,
+    kind,
+  }: { pods: Informer<Pod>; cloneSets: Informer<WireCloneSet>; queue: WorkQueue; kind: WorkloadKind },
+  scaleExpectations: ScaleExpectations,
+  podExpectations: ResourceVersionExpectations,
+): void {
+  const podsOf = (key: string): number => {
+    const cs = cloneSets.get(key);
+    return cs ? pods.countByIndex(OWNER_INDEX, ownedIndexValue(cs.metadata?.namespace, cs.metadata?.uid)) : 0;
+  };
+  const afterPodWindow = { add: (key: string): void => queue.addBatched(key, podEventWindowMs(podsOf(key))) };
+  pods.addHandler(podHandler(afterPodWindow, scaleExpectations, podExpectations, kind.owner));
+  pods.addIndex(ORPHAN_INDEX, byOrphanNamespace);
+  const matching = (pod: Pod): string[] =>
+    cloneSets
+      .byIndex(NAMESPACE_INDEX, pod.metadata?.namespace ?? '')
+      .filter((cs) => cs.spec?.selector !== undefined && matchesSelector(pod.metadata?.labels, cs.spec.selector))
+      .map(objectKey);
+  pods.addHandler(orphanHandler(queue, matching));
 }
 
 /**

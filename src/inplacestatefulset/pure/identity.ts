@@ -7,6 +7,7 @@ import { LABEL_INSTANCE_ID } from '../../api/types.js';
 import { LABEL_INPLACESTATEFULSET, LABEL_POD_INDEX, LABEL_STATEFULSET_POD_NAME } from '../../api/stateful-types.js';
 import type { Pod, WireCloneSet } from '../../api/wire.js';
 import type { Claim } from '../../workload/pure/claims.js';
+import { ordinalOf } from './ordinals.js';
 import { statefulSpecOf } from './view.js';
 
 export function withStatefulIdentity(pod: Pod, view: WireCloneSet): Pod {
@@ -25,6 +26,15 @@ export function withStatefulIdentity(pod: Pod, view: WireCloneSet): Pod {
     },
     spec: { containers: [], ...pod.spec, hostname: name, ...(serviceName ? { subdomain: serviceName } : {}) },
   };
+}
+
+/**
+ * A pod is a member of the set, to adopt, when its name is `<set>-<ordinal>` and its instance id
+ * is that ordinal (the engine reads the id): the native controller's membership test, by name.
+ */
+export function isSetMember(pod: Pod, view: WireCloneSet): boolean {
+  const ordinal = ordinalOf(pod.metadata?.name ?? '', view.metadata?.name ?? '');
+  return ordinal !== undefined && pod.metadata?.labels?.[LABEL_INSTANCE_ID] === String(ordinal);
 }
 
 /** A claim kept whatever happens to its pod or its set: no owner reference, the set's label added. */

@@ -18,6 +18,8 @@ export type Intent =
   | { kind: 'delete'; pod: Pod; reason: DeleteReason; message: string }
   /** Remove our owner reference from a pod that no longer matches the selector. */
   | { kind: 'release'; pod: Pod }
+  /** Make the workload the controller of an orphan its selector matches (adoption.ts). */
+  | { kind: 'adopt'; pod: Pod }
   /** Take a pod out of service before an in-place change restarts its containers. */
   | { kind: 'drain'; pod: Pod; message: string }
   /** Apply an in-place change (image, labels/annotations, resize) to a pod. */

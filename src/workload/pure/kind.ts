@@ -12,6 +12,7 @@ import type { PodSummary } from './pod-state.js';
 import type { ScalePlan } from './scale.js';
 import type { RolloutLimits } from './limits.js';
 import type { Claim } from './claims.js';
+import type { IsMember } from './adoption.js';
 
 export interface WorkloadKind {
   /** The kind's group and kind, as its pods' controller references name it. */
@@ -66,4 +67,6 @@ export interface PodIdentity {
   readonly decorate: (pod: Pod, workload: WireCloneSet) => Pod;
   /** A new claim as the kind keeps it (its owners: what outlives what); returns a new object. */
   readonly decorateClaim: (claim: Claim, workload: WireCloneSet) => Claim;
+  /** An orphan the selector matches is the workload's to adopt only when this says so (its name). */
+  readonly isMember: IsMember;
 }

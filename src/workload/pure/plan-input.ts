@@ -35,6 +35,8 @@ export interface PlanInput {
   claims?: readonly Claim[];
   /** The kind's pod identities (kind.ts); absent: random instance ids and the CloneSet's scale arithmetic. */
   identity?: PodIdentity;
+  /** Pods of the namespace no controller owns (the cache's, trimmed: pod-cache.ts); absent: none. */
+  orphans?: readonly Pod[];
   /** The kind's own status fields (kind.ts); absent: none. */
   kindStatus?: KindStatus;
 }

@@ -42,6 +42,7 @@ import { rolloutBlocked } from './rollout-blocked.js';
 import { revisionsInUseCondition } from './round-templates.js';
 import { planScale, type ScalePlan } from './scale.js';
 import { matchesSelector, selectorString } from './selector.js';
+import { adoptable } from './adoption.js';
 import { computeStatus, progressDeadlineAt } from './status.js';
 import { readinessFacts, withReadiness } from './readiness-conditions.js';
 import { planUpdate, type RolloutInput, type RolloutSpec } from './update.js';
@@ -56,9 +57,30 @@ export const CREATES_PER_ROUND = 500;
 
 export function planReconcile(input: PlanInput): Plan {
   const round = observe(input);
+  round.conditions[Conditions.RevisionsInUse] = revisionsInUseCondition(input.revisions.inUse);
+  if (!planAdoptions(round)) planScaleAndUpdates(round);
+  planUpkeep(round);
+  const claims = planRoundClaims(round);
+  const plan = finish(round);
+  if (round.templatesWanted?.length) plan.templatesWanted = round.templatesWanted;
+  return claims ? { ...plan, claims } : plan;
+}
+
+/**
+ * Adopts the orphans the workload's selector matches (adoption.ts); true when there are any. A
+ * round that adopts does nothing else: the adopted pods count from the next round on, so a pod is
+ * neither created beside them nor moved before the cache shows them as the workload's.
+ */
+function planAdoptions(round: Round): boolean {
+  const orphans = adoptable(round.input.orphans ?? [], round.cs, round.input.identity?.isMember);
+  for (const pod of orphans) round.intents.push({ kind: 'adopt', pod });
+  return orphans.length > 0;
+}
+
+/** Scale, or else the lifecycle moves and updates of the pods it has. */
+function planScaleAndUpdates(round: Round): void {
   const scale = planRoundScale(round);
   round.conditions[Conditions.FailedScale] = null;
-  round.conditions[Conditions.RevisionsInUse] = revisionsInUseCondition(input.revisions.inUse);
   if (scale.cancelDelete.length > 0) planCancelDeletes(round, scale);
   else if (scale.create > 0) planCreates(round, scale);
   else if (scale.delete.length > 0) planScaleDown(round, scale);
@@ -66,11 +88,6 @@ export function planReconcile(input: PlanInput): Plan {
     for (const pod of round.pods) if (!pod.metadata?.deletionTimestamp) planLifecycleRefresh(round, pod);
     planUpdates(round);
   }
-  planUpkeep(round);
-  const claims = planRoundClaims(round);
-  const plan = finish(round);
-  if (round.templatesWanted?.length) plan.templatesWanted = round.templatesWanted;
-  return claims ? { ...plan, claims } : plan;
 }
 
 /** The CloneSet's scale arithmetic (scale.ts), or the kind's own when its pods have identities. */

@@ -5,12 +5,19 @@
 // decision reads them; the patches Tailor sends never need them either. Parts that many pods repeat
 // by value (resources, resize policies, readiness gates, conditions, owner references) are kept
 // once and frozen, so a cached pod must be read, never written (decision 32).
-// A pod no CloneSet of ours controls keeps its identity only (identityOnly); so does an ended one
-// (Succeeded or Failed), with its controller reference and the few labels still read of it
-// (endedIdentity, decision 74).
+// A pod another controller controls keeps its identity only (identityOnly); an orphan, its identity,
+// phase and bounded labels, which adoption reads (orphanIdentity); an ended one (Succeeded or
+// Failed), its identity, controller reference and the few labels still read of it (endedIdentity,
+// decision 74).
 // Pure. Must not: drop anything a planner, the in-place step machine or the resize view reads.
 import type * as k8s from '@kubernetes/client-node';
-import { CLONESET_OWNER, controllerOf, type OwnerKind, type OwnerReferenceLike } from '../../api/owner.js';
+import {
+  CLONESET_OWNER,
+  controllerOf,
+  hasNoController,
+  type OwnerKind,
+  type OwnerReferenceLike,
+} from '../../api/owner.js';
 import { hasEnded } from '../../api/pod.js';
 import { LABEL_CONTROLLER_REVISION_HASH, LABEL_INSTANCE_ID } from '../../api/types.js';
 import type { Pod } from '../../api/wire.js';
@@ -127,6 +134,26 @@ function identityOnly(pod: Pod): Pod {
   };
 }
 
+/** What the cache keeps of an orphan's labels, keys and values together (characters). */
+export const ORPHAN_LABELS_MAX_CHARS = 4096;
+
+/**
+ * A pod no controller owns, as the cache keeps it: its identity, phase and labels, which adoption
+ * reads (adoption.ts). Labels past ORPHAN_LABELS_MAX_CHARS are not kept, so such a pod matches no
+ * selector and is never adopted: an orphan is anyone's pod until adopted, and its labels are
+ * bounded here as a live pod's are by the pods its own workloads make.
+ */
+function orphanIdentity(pod: Pod): Pod {
+  const identity = identityOnly(pod);
+  const labels = pod.metadata?.labels ?? {};
+  const chars = Object.entries(labels).reduce((n, [k, v]) => n + k.length + v.length, 0);
+  return {
+    ...identity,
+    metadata: { ...identity.metadata, ...(chars <= ORPHAN_LABELS_MAX_CHARS ? { labels: sharedValues(labels) } : {}) },
+    ...(pod.status?.phase !== undefined ? { status: { phase: pod.status.phase } } : {}),
+  };
+}
+
 /**
  * The selector of the CloneSet an owner reference names, when the controller knows it: a
  * CloneSet's selector is immutable (the CRD), so the labels it reads of a pod are known for good.
@@ -197,7 +224,7 @@ export const trimPod = (pod: Pod, kind: OwnerKind = CLONESET_OWNER): Pod => trim
 
 function trim(pod: Pod, selectorOf: SelectorOf | undefined, kind: OwnerKind): Pod {
   const owner = controllerOf(pod, kind);
-  if (owner === undefined) return identityOnly(pod);
+  if (owner === undefined) return hasNoController(pod) ? orphanIdentity(pod) : identityOnly(pod);
   if (hasEnded(pod)) return endedIdentity(pod, owner, selectorOf);
   return trimControlled(pod);
 }

@@ -45,6 +45,7 @@ describe('PlanExecutor', () => {
     const { updater, touched, maxInFlight } = recordingUpdater();
     const executor = new PlanExecutor({
       client: {} as KubeClient,
+      plural: 'clonesets',
       events,
       scaleExpectations: {} as ScaleExpectations,
       inPlace: { updater },
@@ -59,6 +60,7 @@ describe('PlanExecutor', () => {
     const { updater, touched } = recordingUpdater();
     const executor = new PlanExecutor({
       client: {} as KubeClient,
+      plural: 'clonesets',
       events,
       scaleExpectations: {} as ScaleExpectations,
       inPlace: { updater },

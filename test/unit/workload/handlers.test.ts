@@ -7,6 +7,7 @@ import {
   cloneSetHandler,
   onlyStatusChanged,
   POD_EVENT_WINDOW_MAX_MS,
+  orphanHandler,
   podEventWindowMs,
   podHandler,
 } from '../../../src/workload/handlers.js';
@@ -126,5 +127,23 @@ describe("a pod change's window before its CloneSet's round", () => {
     [100_000, POD_EVENT_WINDOW_MAX_MS],
   ])('%i pods: %f ms', (pods, ms) => {
     expect(podEventWindowMs(pods)).toBeCloseTo(ms, 9);
+  });
+});
+
+describe('orphanHandler', () => {
+  const woken = (pod: Pod, update = false): string[] => {
+    const keys: string[] = [];
+    const handler = orphanHandler({ add: (k) => keys.push(k) }, () => ['ns/web']);
+    if (update) handler.onUpdate?.(pod, pod);
+    else handler.onAdd?.(pod);
+    return keys;
+  };
+
+  it.each([
+    ['an orphan added', buildPod({ labels: { app: 'web' } }), false, ['ns/web']],
+    ['an orphan changed (its labels put back)', buildPod({ labels: { app: 'web' } }), true, ['ns/web']],
+    ['a pod a controller owns', buildPod({ ownerReferences: [cloneSetOwner()] }), false, []],
+  ])('%s wakes %j', (_what, pod, update, keys) => {
+    expect(woken(pod, update)).toEqual(keys);
   });
 });
