@@ -11,7 +11,7 @@ import { byControllerOf, enqueueOwner } from '../runtime/handlers.js';
 import { byNodeName, type Informer } from '../runtime/informer.js';
 import type { WorkQueue } from '../runtime/workqueue.js';
 import { objectKey } from '../runtime/store.js';
-import type { Node, Pod, WireCloneSet } from '../api/wire.js';
+import type { KubeObject, Node, Pod, WireCloneSet } from '../api/wire.js';
 import { DEFAULT_PREPULL_TIMEOUT_MS } from '../inplace/pure/prepull.js';
 import type { Manager } from '../runtime/manager.js';
 import type { Logger } from '../runtime/logger.js';
@@ -73,6 +73,25 @@ function engineMetrics(manager: Manager): { inPlace: InPlaceMetrics; resize: Res
   return metrics;
 }
 
+/**
+ * The informers every kind reads the same way (nodes, quotas, LimitRanges), one per manager and
+ * path: each kind adds its own handlers, and the cluster is listed and watched once (decision 88).
+ */
+const sharedInformers = new WeakMap<Manager, Map<string, Informer<KubeObject>>>();
+
+function sharedInformer<T extends KubeObject>(
+  manager: Manager,
+  options: { name: string; path: string; transform: (object: T) => T },
+): Informer<T> {
+  let byPath = sharedInformers.get(manager);
+  if (!byPath) sharedInformers.set(manager, (byPath = new Map<string, Informer<KubeObject>>()));
+  const existing = byPath.get(options.path);
+  if (existing) return existing as unknown as Informer<T>;
+  const informer = manager.informer<T>(options);
+  byPath.set(options.path, informer as unknown as Informer<KubeObject>);
+  return informer;
+}
+
 /** A kind's informer's name: the kinds after the first prefix theirs, so metrics and logs tell them apart. */
 const informerName = (kind: WorkloadKind, resource: string): string => `${kind.informerPrefix}${resource}`;
 
@@ -108,8 +127,8 @@ export function setupWorkloadController(
   });
   // A refused CloneSet is woken when what refused it changes (refusal-handlers.ts).
   const admissionLimits = ['resourcequotas', 'limitranges'].map((resource) =>
-    manager.informer<AdmissionLimit>({
-      name: informerName(kind, resource),
+    sharedInformer<AdmissionLimit>(manager, {
+      name: resource,
       path: `/api/v1${scope}/${resource}`,
       transform: trimAdmissionLimit,
     }),
@@ -118,11 +137,7 @@ export function setupWorkloadController(
   const prePullTimeoutMs = options.imagePrePullTimeoutMs ?? DEFAULT_PREPULL_TIMEOUT_MS;
   const nodes =
     prePullTimeoutMs > 0
-      ? manager.informer<Node>({
-          name: informerName(kind, 'nodes'),
-          path: '/api/v1/nodes',
-          transform: trimNodeForPrePull,
-        })
+      ? sharedInformer<Node>(manager, { name: 'nodes', path: '/api/v1/nodes', transform: trimNodeForPrePull })
       : undefined;
   // The claims of spec.volumeClaimTemplates carry the instance-id label too (claims.ts); the
   // cache keeps their names, labels and owners (trimClaim).
