@@ -2,10 +2,10 @@
 // kind's profile (kind.ts). Must not: decide anything about a set.
 import type { Manager } from '../runtime/manager.js';
 import { setupWorkloadController, type WorkloadControllerOptions } from '../workload/setup.js';
-import type { CloneSetReconciler } from '../workload/reconciler.js';
+import type { WorkloadReconciler } from '../workload/reconciler.js';
 import { INPLACESTATEFULSET } from './kind.js';
 
 export const setupInPlaceStatefulSetController = (
   manager: Manager,
   options: WorkloadControllerOptions,
-): CloneSetReconciler => setupWorkloadController(manager, INPLACESTATEFULSET, options);
+): WorkloadReconciler => setupWorkloadController(manager, INPLACESTATEFULSET, options);

@@ -46,7 +46,7 @@ export const NODE_INDEX = 'nodeName';
 /** How long a key waits after a refusal that retrying cannot fix (the periodic resync comes too). */
 export const SLOW_RETRY_MS = 5 * 60_000;
 
-export interface CloneSetReconcilerDeps {
+export interface WorkloadReconcilerDeps {
   /** The kind this reconciler runs (pure/kind.ts): its names, its view, its pods' identities. */
   kind: WorkloadKind;
   client: KubeClient;
@@ -71,7 +71,7 @@ export interface CloneSetReconcilerDeps {
   roundTemplateChars?: number;
 }
 
-export class CloneSetReconciler {
+export class WorkloadReconciler {
   private readonly now: () => number;
   private readonly store: RevisionStore;
   private readonly executor: PlanExecutor;
@@ -80,7 +80,7 @@ export class CloneSetReconciler {
   /** Since when a round has seen a status change it held back (key → ms): only to gather count updates. */
   private readonly statusDiffersSince = new Map<string, number>();
 
-  constructor(private readonly deps: CloneSetReconcilerDeps) {
+  constructor(private readonly deps: WorkloadReconcilerDeps) {
     this.now = deps.now ?? Date.now;
     this.store = new RevisionStore(deps.client, deps.kind, deps.revisions, deps.roundTemplateChars);
     this.executor = new PlanExecutor({

@@ -2,7 +2,7 @@
 // profile, pure/kind.ts): informers for the kind's objects, their pods, ControllerRevisions and
 // PersistentVolumeClaims (indexed by owner), the handlers that turn changes into workload keys and
 // feed the expectations (handlers.ts, refusal-handlers.ts), and the controller that runs
-// CloneSetReconciler, the engine's reconcile. Must not: decide anything about a workload, or name a kind.
+// WorkloadReconciler, the engine's reconcile. Must not: decide anything about a workload, or name a kind.
 import { API_GROUP, API_VERSION, LABEL_INSTANCE_ID } from '../api/types.js';
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
 import { ownedIndexValue } from '../api/owner.js';
@@ -16,7 +16,7 @@ import { DEFAULT_PREPULL_TIMEOUT_MS } from '../inplace/pure/prepull.js';
 import type { Manager } from '../runtime/manager.js';
 import type { Logger } from '../runtime/logger.js';
 import { NodeEvidenceIndex } from './node-evidence.js';
-import { CloneSetReconciler, NODE_INDEX } from './reconciler.js';
+import { WorkloadReconciler, NODE_INDEX } from './reconciler.js';
 import { trimRevision, OWNER_INDEX } from './revision-store.js';
 import type { ControllerRevision } from '../api/revision.js';
 import { InPlaceUpdater } from '../inplace/engine.js';
@@ -99,7 +99,7 @@ export function setupWorkloadController(
   manager: Manager,
   kind: WorkloadKind,
   options: WorkloadControllerOptions,
-): CloneSetReconciler {
+): WorkloadReconciler {
   const scope = options.namespace ? `/namespaces/${options.namespace}` : '';
   const cloneSets = manager.informer<WireCloneSet>({
     name: informerName(kind, kind.plural),
@@ -159,7 +159,7 @@ export function setupWorkloadController(
   const { inPlace: inPlaceMetrics, resize: resizeMetrics } = engineMetrics(manager);
   const nodeEvidence = new NodeEvidenceIndex();
   pods.addHandler(nodeEvidence);
-  const reconciler = new CloneSetReconciler({
+  const reconciler = new WorkloadReconciler({
     kind,
     client: manager.client,
     cloneSets,

@@ -1,4 +1,4 @@
-// CloneSetReconciler over fake informers (maps behind get and byIndex) and a recording API
+// WorkloadReconciler over fake informers (maps behind get and byIndex) and a recording API
 // client: one round observed, planned, acted on and concluded. Checks what reaches the API and in
 // what order (creates, a lifecycle move's two writes, the status), that the plan's claims hold a
 // create back, that an in-place update goes to the updater, that a refused write becomes the
@@ -15,7 +15,7 @@ import {
 import type { KubeObject, Pod, WireCloneSet } from '../../../src/api/wire.js';
 import { claimName, type Claim } from '../../../src/workload/pure/claims.js';
 import { NodeEvidenceIndex } from '../../../src/workload/node-evidence.js';
-import { CloneSetReconciler } from '../../../src/workload/reconciler.js';
+import { WorkloadReconciler } from '../../../src/workload/reconciler.js';
 import type { ControllerRevision } from '../../../src/api/revision.js';
 import { templateDigest } from '../../../src/workload/pure/revision.js';
 import type { InPlaceUpdater } from '../../../src/inplace/engine.js';
@@ -58,7 +58,7 @@ const revisions = (template: unknown): ControllerRevision[] => [
 ];
 
 interface World {
-  reconciler: CloneSetReconciler;
+  reconciler: WorkloadReconciler;
   /** Each API request, `VERB path`, in the order sent. */
   calls: string[];
   /** The bodies of patches, by path. */
@@ -115,7 +115,7 @@ function world(cs: WireCloneSet, options: WorldOptions = {}): World {
     markGateReady: write('markGateReady'),
     rerouteToKubelet: write('reroute'),
   } as unknown as InPlaceUpdater;
-  const reconciler = new CloneSetReconciler({
+  const reconciler = new WorkloadReconciler({
     kind: CLONESET,
     client,
     cloneSets: informer([cs]),
@@ -142,7 +142,7 @@ const withSpec = (s: CloneSetSpec, spec: Record<string, unknown>): WireCloneSet 
 const writtenStatus = (w: World): Record<string, unknown> =>
   (w.patches.get(statusPath) as { status: Record<string, unknown> }).status;
 
-describe('CloneSetReconciler', () => {
+describe('WorkloadReconciler', () => {
   it('writes nothing for a CloneSet gone from the cache', async () => {
     const w = world(cloneSet({ replicas: 1 }));
     await expect(w.reconciler.reconcile('ns/gone')).resolves.toBeUndefined();
