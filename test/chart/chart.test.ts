@@ -101,7 +101,7 @@ describe('config/ (the kustomize install)', () => {
 describe('the default values', () => {
   const objs = objects();
 
-  it('install the CRDs, RBAC, the controller with a disruption budget, the agent and the admission policies; nothing opt-in', () => {
+  it('install the CRDs, RBAC, the controller with a disruption budget, the agent, the admission policies and the leader-election FlowSchema; nothing opt-in', () => {
     expect(names(objs)).toEqual(
       [
         'ClusterRole/tailor-agent',
@@ -112,6 +112,7 @@ describe('the default values', () => {
         'CustomResourceDefinition/inplacestatefulsets.apps.tailor.dev',
         'DaemonSet/tailor-agent',
         'Deployment/tailor-controller',
+        'FlowSchema/tailor-leader-election',
         'PodDisruptionBudget/tailor-controller',
         'Role/tailor-leader-election',
         'RoleBinding/tailor-leader-election',
@@ -203,6 +204,37 @@ describe('the default values', () => {
 });
 
 describe('values', () => {
+  it("send the controller's Lease requests to leader-election; flowControl.podWrites gives its pod writes a level of their own, one queue per namespace", () => {
+    const lease = must(objects(), 'FlowSchema', 'tailor-leader-election') as unknown as {
+      spec: { priorityLevelConfiguration: { name: string }; rules: { subjects: unknown[]; resourceRules: unknown[] }[] };
+    };
+    expect(lease.spec.priorityLevelConfiguration.name).toBe('leader-election');
+    expect(lease.spec.rules[0]?.subjects).toEqual([
+      { kind: 'ServiceAccount', serviceAccount: { name: 'tailor-controller', namespace: 'tailor-system' } },
+    ]);
+    expect(lease.spec.rules[0]?.resourceRules).toEqual([
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        namespaces: ['tailor-system'],
+        verbs: ['get', 'create', 'update', 'patch'],
+      },
+    ]);
+    expect(names(objects({ flowControl: { leaderElection: false } })).filter((n) => n.startsWith('FlowSchema/'))).toEqual([]);
+    const on = objects({ flowControl: { podWrites: { enabled: true, nominalConcurrencyShares: 40 } } });
+    const level = must(on, 'PriorityLevelConfiguration', 'tailor-pod-writes') as unknown as {
+      spec: { limited: { nominalConcurrencyShares: number } };
+    };
+    expect(level.spec.limited.nominalConcurrencyShares).toBe(40);
+    const writes = must(on, 'FlowSchema', 'tailor-pod-writes') as unknown as {
+      spec: { distinguisherMethod: { type: string }; priorityLevelConfiguration: { name: string } };
+    };
+    expect(writes.spec).toMatchObject({
+      distinguisherMethod: { type: 'ByNamespace' },
+      priorityLevelConfiguration: { name: 'tailor-pod-writes' },
+    });
+  });
+
   it('every optional part on: ServiceMonitor, NetworkPolicies, Namespace, scheduling, image by digest and pull secrets', () => {
     const objs = objects(EVERYTHING_ON);
     const on = EVERYTHING_ON;

@@ -183,6 +183,7 @@ export const EVERYTHING_ON = {
     serviceAccount: { annotations: { 'example.com/role': 'tailor-agent' } },
   },
   metrics: { serviceMonitor: { enabled: true, labels: { release: 'kube-prometheus-stack' } } },
+  flowControl: { leaderElection: true, podWrites: { enabled: true, nominalConcurrencyShares: 20 } },
   networkPolicy: {
     enabled: true,
     metricsFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],

@@ -3,6 +3,8 @@
 // the bed's values (hack/dev-values.yaml, as `make dev` installs it):
 //   - `helm install --wait` returns with the controller available (2 replicas, one holding the
 //     Lease), the agent ready and the CRD established, kept by policy; that controller reconciles;
+//   - the chart's FlowSchema classifies the controller's Lease requests into the leader-election
+//     priority level (the API server's X-Kubernetes-PF-FlowSchema-UID response header);
 //   - `helm upgrade` to another memory limit rolls the controller while a CloneSet is resized: the
 //     resize and a later scale are carried out, and no pod of the CloneSet restarts;
 //   - `helm install --wait` and `helm upgrade --wait` of an application chart that holds a CloneSet
@@ -16,7 +18,7 @@
 // exists, and `helm upgrade` + rollback would leave its history changed anyway. Without a release
 // nothing is installed at the end.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +26,7 @@ import { isNotFound, KubeClient } from '../../src/runtime/kube-client.js';
 import type { Pod } from '../../src/api/wire.js';
 import { createTestNamespace, kubeconfigPath, loadTestKubeConfig } from '../support/cluster/kube.js';
 import { eventually, RESIZE_WITHOUT_RESTART, sizedContainer } from '../support/cluster/testbed.js';
+import { kubeBinary } from '../support/cluster/kube-version.js';
 import {
   activePods,
   cloneSetManifest,
@@ -309,6 +312,25 @@ describe('Tailor installed with its Helm chart', () => {
     await waitForReady(client, ns, 'steady', 3, 120_000);
     record(`a CloneSet of 3 created and ready under the installed controller: ${seconds(Date.now() - started)}`);
   }, 600_000);
+
+  it("classifies the controller's Lease requests into the leader-election priority level (the chart's FlowSchema)", async () => {
+    const schema = await client.get<{ metadata?: { uid?: string } }>(
+      '/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/tailor-leader-election',
+    );
+    // The API server names the FlowSchema and priority level that classified a request in its
+    // response headers (X-Kubernetes-PF-*), which kubectl prints at -v=8.
+    const asController = [
+      `--as=system:serviceaccount:${SYSTEM}:tailor-controller`,
+      '--as-group=system:serviceaccounts',
+    ];
+    const run = spawnSync(
+      kubeBinary('kubectl'),
+      ['--kubeconfig', kubeconfigPath(), '-n', SYSTEM, 'get', 'lease', 'tailor-controller', '-v=8', ...asController],
+      { encoding: 'utf8' },
+    );
+    const header = /X-Kubernetes-Pf-Flowschema-Uid: (\S+)/i.exec(run.stderr)?.[1];
+    expect(header).toBe(schema.metadata?.uid);
+  });
 
   it('helm upgrade to another memory limit rolls the controller; a resize during it and a scale after are carried out, no CloneSet pod restarts', async () => {
     const before = await restarts('steady');
