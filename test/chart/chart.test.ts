@@ -206,7 +206,10 @@ describe('the default values', () => {
 describe('values', () => {
   it("send the controller's Lease requests to leader-election; flowControl.podWrites gives its pod writes a level of their own, one queue per namespace", () => {
     const lease = must(objects(), 'FlowSchema', 'tailor-leader-election') as unknown as {
-      spec: { priorityLevelConfiguration: { name: string }; rules: { subjects: unknown[]; resourceRules: unknown[] }[] };
+      spec: {
+        priorityLevelConfiguration: { name: string };
+        rules: { subjects: unknown[]; resourceRules: unknown[] }[];
+      };
     };
     expect(lease.spec.priorityLevelConfiguration.name).toBe('leader-election');
     expect(lease.spec.rules[0]?.subjects).toEqual([
@@ -220,7 +223,9 @@ describe('values', () => {
         verbs: ['get', 'create', 'update', 'patch'],
       },
     ]);
-    expect(names(objects({ flowControl: { leaderElection: false } })).filter((n) => n.startsWith('FlowSchema/'))).toEqual([]);
+    expect(
+      names(objects({ flowControl: { leaderElection: false } })).filter((n) => n.startsWith('FlowSchema/')),
+    ).toEqual([]);
     const on = objects({ flowControl: { podWrites: { enabled: true, nominalConcurrencyShares: 40 } } });
     const level = must(on, 'PriorityLevelConfiguration', 'tailor-pod-writes') as unknown as {
       spec: { limited: { nominalConcurrencyShares: number } };

@@ -23,7 +23,11 @@ describe('statefulStatus', () => {
     ['every pod at the current revision', [pod('a', 'web-1'), pod('b', 'web-1'), pod('c', 'web-1')], 3],
     ['one pod updated under a partition', [pod('a', 'web-2'), pod('b', 'web-1'), pod('c', 'web-1')], 2],
     ['a terminating pod does not count', [pod('a', 'web-1', { terminating: true }), pod('b', 'web-1')], 1],
-    ['an ended pod does not count', [pod('a', 'web-1', { phase: 'Failed' }), pod('b', 'web-1', { phase: 'Succeeded' })], 0],
+    [
+      'an ended pod does not count',
+      [pod('a', 'web-1', { phase: 'Failed' }), pod('b', 'web-1', { phase: 'Succeeded' })],
+      0,
+    ],
     ['a pending, unready pod counts', [pod('a', 'web-1', { phase: 'Pending', ready: false, available: false })], 1],
     ['no pods', [], 0],
   ])('%s: currentReplicas %i', (_what, pods, currentReplicas) => {
