@@ -49,10 +49,8 @@ spec_props={
  'updateStrategy':updateStrategy,
  'volumeClaimTemplates':copy.deepcopy(cs['volumeClaimTemplates']),
  'persistentVolumeClaimRetentionPolicy':{'type':'object','default':{},'description':'What happens to the claims of volumeClaimTemplates when the set is deleted or scaled down.',
-   'properties':{'whenDeleted':dict(retention,description='Retain (the default) keeps the claims when the set is deleted.'),
-                 'whenScaled':dict(retention,description='Retain (the default) keeps the claims of pods removed by a scale-down.')},
-   'x-kubernetes-validations':[{'rule':"(!has(self.whenDeleted) || self.whenDeleted == 'Retain') && (!has(self.whenScaled) || self.whenScaled == 'Retain')",
-      'reason':'FieldValueForbidden','message':'Tailor keeps claims for now: set whenDeleted and whenScaled to Retain (or omit them); deleting claims with their pods or set is not implemented yet'}]},
+   'properties':{'whenDeleted':dict(retention,description='Retain (the default) keeps the claims when the set is deleted; Delete has them deleted with the set (they are owned by it).'),
+                 'whenScaled':dict(retention,description='Retain (the default) keeps the claims of pods removed by a scale-down; Delete deletes them once those pods are gone.')}},
  'ordinals':{'type':'object','description':'Where pod ordinals start.','properties':{'start':{'type':'integer','format':'int32','minimum':0,'default':0,'description':'The first ordinal: pods are <name>-<start>, <name>-<start+1>, ... Defaults to 0.'}}},
  'minReadySeconds':copy.deepcopy(cs['minReadySeconds']),
  'revisionHistoryLimit':copy.deepcopy(cs['revisionHistoryLimit']),
@@ -106,7 +104,7 @@ def rename(node):
 rename(ns['properties'])
 spec_props['volumeClaimTemplates']['description']=('PersistentVolumeClaims every pod gets (at most 8): the claim of a template is named '
   '<template>-<name>-<ordinal>, created before its pod, used by that ordinal only and mounted as the pod volume named after the '
-  'template. Claims outlive their pod, a scale-down and the set (persistentVolumeClaimRetentionPolicy Retain).')
+  'template. Claims outlive their pod; whether they outlive a scale-down and the set is persistentVolumeClaimRetentionPolicy (Retain by default).')
 header='''# InPlaceStatefulSet CRD (apps.tailor.dev/v1alpha1): a superset of apps/v1 StatefulSet, so a
 # StatefulSet manifest ports by changing apiVersion and kind, with OpenKruise Advanced
 # StatefulSet's names where it extends the native one (updateStrategy.rollingUpdate.{partition,

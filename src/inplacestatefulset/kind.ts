@@ -7,6 +7,7 @@ import { INPLACESTATEFULSET_PLURAL, LABEL_INPLACESTATEFULSET } from '../api/stat
 import { LABEL_INSTANCE_ID } from '../api/types.js';
 import type { WorkloadKind } from '../workload/pure/kind.js';
 import { isSetMember, retainedClaim, withStatefulIdentity } from './pure/identity.js';
+import { claimOwnerOf, scaleDownClaimsOf } from './pure/retention.js';
 import { planOrdinalScale } from './pure/scale.js';
 import { statefulStatus } from './pure/status.js';
 import { statefulView } from './pure/view.js';
@@ -24,6 +25,8 @@ export const INPLACESTATEFULSET: WorkloadKind = {
     decorate: withStatefulIdentity,
     decorateClaim: retainedClaim,
     isMember: isSetMember,
+    claimOwner: claimOwnerOf,
+    scaleDownClaims: scaleDownClaimsOf,
   },
   status: statefulStatus,
 };

@@ -132,7 +132,7 @@ export class PlanExecutor {
         if (reason === 'RecreateFallback') this.deps.inPlace.metrics?.updates.inc({ result: 'recreated' });
       });
     }
-    await this.deleteOrphanedClaims(cs, claims, attempts);
+    await this.claimUpkeep(cs, plan, attempts);
     // In-place writes touch one pod each and no two intents name the same pod for them, so they
     // go out IN_PLACE_WRITES_AT_ONCE at a time: a 1,000-pod resize is not 2,000 writes in a row.
     const { updater } = this.deps.inPlace;
@@ -148,6 +148,24 @@ export class PlanExecutor {
       ),
     );
     return attempts.failures;
+  }
+
+  /**
+   * The claims no pod takes back go now (disablePVCReuse), and the workload's owner reference is
+   * put on or taken off its claims, as its retention says (claim-owners.ts).
+   */
+  private async claimUpkeep(cs: WireCloneSet, plan: Plan, attempts: Attempts): Promise<void> {
+    await this.deleteOrphanedClaims(cs, plan.claims, attempts);
+    for (const { claim, owner } of plan.claimOwners ?? []) {
+      const name = claim.metadata?.name ?? '';
+      await attempts.run(
+        Conditions.FailedUpdate,
+        EventReasons.FailedUpdate,
+        `set the owners of claim ${name}`,
+        [],
+        () => this.pods.setClaimOwner(cs, claim, owner),
+      );
+    }
   }
 
   /** disablePVCReuse: the claims no live pod has go now (claims.ts). */

@@ -113,3 +113,13 @@ export function orphanHandler(queue: KeyQueue, matching: (pod: Pod) => string[])
   };
   return { onAdd: wake, onUpdate: (_old, pod) => wake(pod), onDelete: () => undefined };
 }
+
+/** The index of the claims labelled with a workload's name (its kind's revision label), by namespace/name. */
+export const WORKLOAD_LABEL_INDEX = 'workloadLabel';
+
+export const byWorkloadLabel =
+  (label: string) =>
+  (claim: KubeObject): string[] => {
+    const name = claim.metadata?.labels?.[label];
+    return name ? [`${claim.metadata?.namespace ?? ''}/${name}`] : [];
+  };

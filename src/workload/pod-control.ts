@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { ScaleExpectations } from '../runtime/expectations.js';
 import { LABEL_INSTANCE_ID } from '../api/types.js';
 import { isAlreadyExists, isConflict, isInvalid, isNotFound, type KubeClient } from '../runtime/kube-client.js';
-import { claimsForPod, withClaimVolumes, type Claim, type ClaimPlan } from './pure/claims.js';
+import { claimsForPod, withClaimVolumes, type Claim, type ClaimOwner, type ClaimPlan } from './pure/claims.js';
 import { controllerRef, newInstanceIds, newPod } from './pure/pods.js';
 import { matchesSelector } from './pure/selector.js';
 import type { PodIdentity } from './pure/kind.js';
@@ -189,6 +189,23 @@ export class PodControl {
     } catch (err) {
       if (isNotFound(err) || isConflict(err) || isInvalid(err)) return false;
       throw err;
+    }
+  }
+
+  /**
+   * Puts the workload's owner reference on a claim (`owner`), or takes it off; the patch carries
+   * the claim's UID. A claim gone meanwhile needs nothing.
+   */
+  async setClaimOwner(cs: WireCloneSet, claim: Claim, owner: ClaimOwner | undefined): Promise<void> {
+    const refs = owner ? [owner] : [{ $patch: 'delete', uid: cs.metadata?.uid }];
+    try {
+      await this.client.patch(
+        `/api/v1/namespaces/${claim.metadata?.namespace}/persistentvolumeclaims/${claim.metadata?.name}`,
+        { metadata: { ownerReferences: refs, uid: claim.metadata?.uid } },
+        'strategic',
+      );
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
     }
   }
 

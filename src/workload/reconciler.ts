@@ -35,7 +35,8 @@ import type { WorkloadKind } from './pure/kind.js';
 import type { DefaultedWireCloneSet } from './pure/pods.js';
 import type { ResizeBackend } from './pure/resizes.js';
 import { OWNER_INDEX, RevisionStore } from './revision-store.js';
-import { ORPHAN_INDEX } from './handlers.js';
+import { objectKey } from '../runtime/store.js';
+import { ORPHAN_INDEX, WORKLOAD_LABEL_INDEX } from './handlers.js';
 import type { ControllerRevision } from '../api/revision.js';
 import { sameStatus, statusChangeIsUrgent, statusWriteAt, withConditions } from './pure/status.js';
 import { readinessFacts, withReadiness } from './pure/readiness-conditions.js';
@@ -148,6 +149,7 @@ export class WorkloadReconciler {
       nodeEvidence: this.deps.nodeEvidence,
       claims: this.deps.claims?.byIndex(OWNER_INDEX, ownedBy(cs)) ?? [],
       orphans: this.orphansBeside(cs),
+      setClaims: this.claimsLabelledWith(cs),
       ...(this.deps.kind.identity ? { identity: this.deps.kind.identity } : {}),
       ...(this.deps.kind.status ? { kindStatus: this.deps.kind.status } : {}),
       ...this.prePullInput(cs, pods),
@@ -179,6 +181,12 @@ export class WorkloadReconciler {
       const info = { message, permanent: true, reason: ConditionReasons.InvalidSpec };
       return await this.failRound(stored, cs, Conditions.FailedUpdate, EventReasons.InvalidSpec, info, err);
     }
+  }
+
+  /** The claims labelled with the workload's name: a kind with identities keeps their owners (claim-owners.ts). */
+  private claimsLabelledWith(cs: WireCloneSet): Claim[] {
+    if (!this.deps.kind.identity || !this.deps.claims) return [];
+    return this.deps.claims.byIndex(WORKLOAD_LABEL_INDEX, objectKey(cs));
   }
 
   /** The pods of the workload's namespace no controller owns: orphans it may adopt. */

@@ -22,11 +22,13 @@ import type { ControllerRevision } from '../api/revision.js';
 import { InPlaceUpdater } from '../inplace/engine.js';
 import {
   byOrphanNamespace,
+  byWorkloadLabel,
   cloneSetHandler,
   ORPHAN_INDEX,
   orphanHandler,
   podEventWindowMs,
   podHandler,
+  WORKLOAD_LABEL_INDEX,
 } from './handlers.js';
 import { matchesSelector } from './pure/selector.js';
 import { trimNodeForPrePull, wakeOnPrePullReport } from './prepull-nodes.js';
@@ -139,19 +141,11 @@ export function setupWorkloadController(
     prePullTimeoutMs > 0
       ? sharedInformer<Node>(manager, { name: 'nodes', path: '/api/v1/nodes', transform: trimNodeForPrePull })
       : undefined;
-  // The claims of spec.volumeClaimTemplates carry the instance-id label too (claims.ts); the
-  // cache keeps their names, labels and owners (trimClaim).
-  const claims = manager.informer<Claim>({
-    name: informerName(kind, 'persistentvolumeclaims'),
-    path: `/api/v1${scope}/persistentvolumeclaims`,
-    labelSelector: LABEL_INSTANCE_ID,
-    transform: trimClaim,
-  });
+  const claims = claimsInformer(manager, kind, scope);
   cloneSets.addIndex(NAMESPACE_INDEX, (cs) => [cs.metadata?.namespace ?? '']);
   pods.addIndex(OWNER_INDEX, byControllerOf(kind.owner));
   pods.addIndex(NODE_INDEX, byNodeName);
   revisions.addIndex(OWNER_INDEX, byControllerOf(kind.owner));
-  claims.addIndex(OWNER_INDEX, byControllerOf(kind.owner));
 
   const onExpired = (kind: string): void => manager.metrics.expectationsExpiredTotal.inc({ kind });
   const scaleExpectations = new ScaleExpectations({ onExpired });
@@ -197,6 +191,23 @@ export function setupWorkloadController(
   nodes?.addHandler(wakeOnPrePullReport(queue, (node) => pods.byIndex(NODE_INDEX, node), kind.owner));
   for (const limits of admissionLimits) limits.addHandler(wakeRefusedOnLimitChange(queue, refusedIn));
   return reconciler;
+}
+
+/**
+ * The claims of spec.volumeClaimTemplates carry the instance-id label too (claims.ts); the cache
+ * keeps their names, labels and owners (trimClaim), indexed by controller and, for a kind with
+ * identities, by the label naming the workload (claim-owners.ts).
+ */
+function claimsInformer(manager: Manager, kind: WorkloadKind, scope: string): Informer<Claim> {
+  const claims = manager.informer<Claim>({
+    name: informerName(kind, 'persistentvolumeclaims'),
+    path: `/api/v1${scope}/persistentvolumeclaims`,
+    labelSelector: LABEL_INSTANCE_ID,
+    transform: (claim: Claim) => trimClaim(claim, kind.identity ? kind.revisionLabel : undefined),
+  });
+  claims.addIndex(OWNER_INDEX, byControllerOf(kind.owner));
+  if (kind.identity) claims.addIndex(WORKLOAD_LABEL_INDEX, byWorkloadLabel(kind.revisionLabel));
+  return claims;
 }
 
 /**

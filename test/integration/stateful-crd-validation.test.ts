@@ -220,13 +220,6 @@ const invalid: InvalidCase[] = [
     ],
   },
   {
-    name: 'a claim retention policy of Delete, which Tailor does not carry out yet',
-    mutate: (m) => {
-      spec(m).persistentVolumeClaimRetentionPolicy = { whenDeleted: 'Delete' };
-    },
-    expect: ['spec.persistentVolumeClaimRetentionPolicy', 'set whenDeleted and whenScaled to Retain'],
-  },
-  {
     name: 'an unknown persistentVolumeClaimRetentionPolicy',
     mutate: (m) => {
       spec(m).persistentVolumeClaimRetentionPolicy = { whenScaled: 'Keep' };
@@ -428,6 +421,16 @@ describe('the InPlaceStatefulSet CRD', () => {
       for (const s of substrings) expect(failure?.message).toContain(s);
     },
   );
+
+  it('accepts a claim retention policy of Delete, on delete and on scale-down, and keeps it', async () => {
+    const m = valid('retention-delete');
+    m.spec.persistentVolumeClaimRetentionPolicy = { whenDeleted: 'Delete', whenScaled: 'Delete' };
+    const created = await create(m);
+    expect((created.spec as Record<string, unknown>)['persistentVolumeClaimRetentionPolicy']).toEqual({
+      whenDeleted: 'Delete',
+      whenScaled: 'Delete',
+    });
+  });
 
   it('accepts a name of exactly 52 characters', async () => {
     await expect(create(valid(`n${'x'.repeat(51)}`))).resolves.toBeDefined();

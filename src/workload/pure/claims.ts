@@ -19,6 +19,9 @@ import { controllerRef } from './pods.js';
 
 export type Claim = Wire<k8s.V1PersistentVolumeClaim>;
 
+/** An owner reference as a claim carries it. */
+export type ClaimOwner = NonNullable<NonNullable<Claim['metadata']>['ownerReferences']>[number];
+
 export const claimName = (templateName: string, cloneSetName: string, instanceId: string): string =>
   `${templateName}-${cloneSetName}-${instanceId}`;
 
@@ -158,17 +161,23 @@ export function planClaims(input: ClaimPlanInput): ClaimPlan {
   };
 }
 
-/** A claim as the controller's cache keeps it: what planClaims reads, nothing of its spec or status. */
-export function trimClaim(claim: Claim): Claim {
+/**
+ * A claim as the controller's cache keeps it: what planClaims and claim-owners.ts read (the
+ * instance id, and `workloadLabel`, the label naming a workload of a kind with identities),
+ * nothing of its spec or status.
+ */
+export function trimClaim(claim: Claim, workloadLabel?: string): Claim {
   const { name, namespace, uid, resourceVersion, labels, ownerReferences, deletionTimestamp } = claim.metadata ?? {};
-  const id = labels?.[LABEL_INSTANCE_ID];
+  const kept: Record<string, string> = {};
+  for (const key of [LABEL_INSTANCE_ID, workloadLabel ?? LABEL_INSTANCE_ID])
+    if (labels?.[key] !== undefined) kept[key] = labels[key];
   return {
     metadata: {
       name,
       namespace,
       uid,
       resourceVersion,
-      ...(id !== undefined ? { labels: { [LABEL_INSTANCE_ID]: id } } : {}),
+      ...(Object.keys(kept).length > 0 ? { labels: kept } : {}),
       ...(ownerReferences ? { ownerReferences } : {}),
       ...(deletionTimestamp ? { deletionTimestamp } : {}),
     },

@@ -11,7 +11,7 @@ import type { DefaultedWireCloneSet } from './pods.js';
 import type { PodSummary } from './pod-state.js';
 import type { ScalePlan } from './scale.js';
 import type { RolloutLimits } from './limits.js';
-import type { Claim } from './claims.js';
+import type { Claim, ClaimOwner } from './claims.js';
 import type { IsMember } from './adoption.js';
 
 export interface WorkloadKind {
@@ -23,7 +23,10 @@ export interface WorkloadKind {
   readonly controllerName: string;
   /** Prefix of its informers' names ('' for the CloneSet, whose names predate a second kind). */
   readonly informerPrefix: string;
-  /** The label naming the workload on its ControllerRevisions (and what its revision informer selects). */
+  /**
+   * The label naming the workload on its ControllerRevisions (and what its revision informer
+   * selects); a kind with identities labels its claims with it too.
+   */
   readonly revisionLabel: string;
   /** The label selector of the pods its controller caches: its own kind's pods, no other's. */
   readonly podSelector: string;
@@ -67,6 +70,13 @@ export interface PodIdentity {
   readonly decorate: (pod: Pod, workload: WireCloneSet) => Pod;
   /** A new claim as the kind keeps it (its owners: what outlives what); returns a new object. */
   readonly decorateClaim: (claim: Claim, workload: WireCloneSet) => Claim;
+  /**
+   * The owner reference every claim of the workload carries (its retention on delete), or none;
+   * each round puts it on, or takes it off, the claims labelled with the workload's name.
+   */
+  readonly claimOwner: (workload: WireCloneSet) => ClaimOwner | undefined;
+  /** Names of the claims deleted with a pod that a scale-down removes (its retention on scale-down). */
+  readonly scaleDownClaims: (pod: Pod, workload: WireCloneSet) => string[];
   /** An orphan the selector matches is the workload's to adopt only when this says so (its name). */
   readonly isMember: IsMember;
 }

@@ -35,6 +35,8 @@ export interface PlanInput {
   claims?: readonly Claim[];
   /** The kind's pod identities (kind.ts); absent: random instance ids and the CloneSet's scale arithmetic. */
   identity?: PodIdentity;
+  /** The claims labelled with the workload's name (a kind with identities: claim-owners.ts); absent: none. */
+  setClaims?: readonly Claim[];
   /** Pods of the namespace no controller owns (the cache's, trimmed: pod-cache.ts); absent: none. */
   orphans?: readonly Pod[];
   /** The kind's own status fields (kind.ts); absent: none. */

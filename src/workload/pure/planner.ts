@@ -43,6 +43,7 @@ import { revisionsInUseCondition } from './round-templates.js';
 import { planScale, type ScalePlan } from './scale.js';
 import { matchesSelector, selectorString } from './selector.js';
 import { adoptable } from './adoption.js';
+import { claimOwnerWrites, withScaleDownClaims } from './claim-owners.js';
 import { computeStatus, progressDeadlineAt } from './status.js';
 import { readinessFacts, withReadiness } from './readiness-conditions.js';
 import { planUpdate, type RolloutInput, type RolloutSpec } from './update.js';
@@ -62,6 +63,8 @@ export function planReconcile(input: PlanInput): Plan {
   planUpkeep(round);
   const claims = planRoundClaims(round);
   const plan = finish(round);
+  const claimOwners = input.identity ? claimOwnerWrites(input.setClaims ?? [], round.cs, input.identity) : [];
+  if (claimOwners.length > 0) plan.claimOwners = claimOwners;
   if (round.templatesWanted?.length) plan.templatesWanted = round.templatesWanted;
   return claims ? { ...plan, claims } : plan;
 }
@@ -127,7 +130,10 @@ function planRoundClaims(round: Round): ClaimPlan | undefined {
   const claims = round.input.claims ?? [];
   if (claims.length === 0 && (round.cs.spec.volumeClaimTemplates ?? []).length === 0) return undefined;
   const deletedPods = round.intents.flatMap((i) => (i.kind === 'delete' ? [i.pod] : []));
-  const plan = planClaims({ cloneSet: round.cs, pods: round.input.pods, claims, deletedPods });
+  const { identity } = round.input;
+  const scaledDown = round.intents.flatMap((i) => (i.kind === 'delete' && i.reason === 'ScaleDown' ? [i.pod] : []));
+  const counted = planClaims({ cloneSet: round.cs, pods: round.input.pods, claims, deletedPods });
+  const plan = identity ? withScaleDownClaims(counted, scaledDown, round.cs, identity) : counted;
   // The first creates go out; the last heldCreates wait for a later round.
   let held = plan.heldCreates;
   for (let i = round.intents.length - 1; i >= 0 && held > 0; i--) {

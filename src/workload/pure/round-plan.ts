@@ -4,6 +4,7 @@
 // Must not: import anything that performs I/O.
 import type { CloneSetStatus } from '../../api/types.js';
 import type { ClaimPlan } from './claims.js';
+import type { ClaimOwnerWrite } from './claim-owners.js';
 import type { RolloutLimits } from './limits.js';
 import type { Intent, PlannedEvent } from './intents.js';
 
@@ -30,4 +31,6 @@ export interface Plan {
   claims?: ClaimPlan;
   /** Deferred revisions (PlanInput.revisions.deferred) of pods this round would move: fetched, then planned again. */
   templatesWanted?: string[];
+  /** The workload's owner reference put on or taken off its claims (a kind with identities: claim-owners.ts). */
+  claimOwners?: ClaimOwnerWrite[];
 }
