@@ -123,9 +123,13 @@ export class PodControl {
    * create stays refused: the name is taken until the pod is deleted or adopted again (decision 91).
    */
   private async releaseIfLeft(cs: WireCloneSet, name: string): Promise<void> {
-    const existing = await this.client.get<Pod>(`/api/v1/namespaces/${cs.metadata?.namespace}/pods/${name}`);
-    const ours = existing.metadata?.ownerReferences?.some((o) => o.controller === true && o.uid === cs.metadata?.uid);
-    if (ours && !matchesSelector(existing.metadata?.labels, cs.spec?.selector ?? {})) await this.release(cs, existing);
+    // A list of the one name: the controller may list pods, not get them.
+    const [existing] = (
+      await this.client.list<Pod>(`/api/v1/namespaces/${cs.metadata?.namespace}/pods`, {
+        fieldSelector: `metadata.name=${name}`,
+      })
+    ).items;
+    if (existing && ownedAndLeft(existing, cs)) await this.release(cs, existing);
   }
 
   /** Deletes these claims of the CloneSet; one already gone counts as done. */
@@ -168,13 +172,18 @@ export class PodControl {
     return adopted;
   }
 
-  /** The workload as the API server has it now: the same UID, and not being deleted. */
+  /**
+   * The workload as the API server has it now: the same UID, and not being deleted. Read by a
+   * list of its one name, which the controller may (it may list, not get).
+   */
   private async stillAdopting(cs: WireCloneSet, plural: string): Promise<boolean> {
     const { namespace, name, uid } = cs.metadata ?? {};
-    const fresh = await this.client.get<WireCloneSet>(
-      `/apis/${cs.apiVersion}/namespaces/${namespace}/${plural}/${name}`,
-    );
-    return fresh.metadata?.uid === uid && !fresh.metadata?.deletionTimestamp;
+    const [fresh] = (
+      await this.client.list<WireCloneSet>(`/apis/${cs.apiVersion}/namespaces/${namespace}/${plural}`, {
+        fieldSelector: `metadata.name=${name}`,
+      })
+    ).items;
+    return fresh?.metadata !== undefined && fresh.metadata.uid === uid && !fresh.metadata.deletionTimestamp;
   }
 
   /** One orphan adopted; false when it is gone, another's, or changed UID meanwhile. */
@@ -221,4 +230,10 @@ export class PodControl {
       if (!isNotFound(err)) throw err;
     }
   }
+}
+
+/** The workload's own pod, whose labels no longer match its selector. */
+function ownedAndLeft(pod: Pod, cs: WireCloneSet): boolean {
+  const ours = pod.metadata?.ownerReferences?.some((o) => o.controller === true && o.uid === cs.metadata?.uid) === true;
+  return ours && !matchesSelector(pod.metadata?.labels, cs.spec?.selector ?? {});
 }
