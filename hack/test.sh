@@ -119,18 +119,22 @@ e2e_in_two_passes() { # step, release
   [ "$shared" = 0 ] && [ "$alone" = 0 ]
 }
 
-# On a cold cache, the parts only later tiers need (containerd and the storage provisioner for the
-# first full bed, the other releases' kubelets) are built in the background at the lowest CPU
-# priority while the integration tier (control plane only) and the ones after it mostly wait on
-# the API server; the tier or step that needs a part waits for it on the build's lock (each build
-# script holds one). Warm, each build finds its part cached at once. Decision 90.
+# On a cold cache, the parts the tiers need are built in the background from the start, at the
+# lowest CPU priority, in the order the steps need them: the chart tools (chart), the default
+# release (kubernetes, integration), containerd and the storage provisioner (the first full bed),
+# the other releases' kubelets. They take the core lint and typecheck leave idle, and the time the
+# cluster tiers spend waiting on the API server; the step that needs a part waits for it on the
+# build's lock (each build script holds one). Warm, each build finds its part cached at once.
+# Decision 90.
 prebuild_pid=
-prebuild_later_parts() {
+prebuild_parts() {
   local others=() step
   for step in "${planned[@]}"; do
     case $step in kubernetes@*) others+=("${step#kubernetes@}") ;; esac
   done
   {
+    nice -n 19 bash hack/build-chart-tools.sh
+    KUBE_VERSION=$default nice -n 19 bash hack/build-k8s.sh
     nice -n 19 bash hack/build-containerd.sh
     nice -n 19 bash hack/build-storage.sh
     for release in "${others[@]}"; do KUBE_VERSION=$release nice -n 19 bash hack/build-k8s.sh; done
@@ -140,6 +144,7 @@ prebuild_later_parts() {
 
 E2E_WORKERS=${E2E_WORKERS:-2} # decision 62's second amendment
 rc=0
+[[ " ${planned[*]} " == *" kubernetes "* ]] && prebuild_parts
 unbuilt=() # releases whose binaries failed to build: their tiers are not run
 for step in "${planned[@]}"; do
   release=$(release_of "$step")
@@ -171,7 +176,6 @@ for step in "${planned[@]}"; do
   echo $((SECONDS - started)) >"$results/$step.seconds"
   [ "$code" = 0 ] || rc=1
   if [ "$tier" = kubernetes ] && [ "$code" != 0 ]; then unbuilt+=("$release"); fi
-  if [ "$step" = kubernetes ] && [ "$code" = 0 ]; then prebuild_later_parts; fi
   if [ "$step" = build ] && [ "$code" != 0 ]; then
     echo "=== build failed: the cluster tiers are not run (they would test a stale dist/)" >&2
     break
