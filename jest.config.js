@@ -29,7 +29,8 @@ const otherRelease = kubeVersion() !== kubeVersions()[0];
 
 // The e2e files that must run alone: they share something node-level with every other file (the
 // first node's capacity their Deferred/Infeasible verdicts read, the nodes' images, the kubelets'
-// feature gates, the pods of every node, a cluster-wide install) or assert a lag of about a second
+// feature gates, the pods of every node, a cluster-wide install, the one node agent whose hooks and
+// restart slots they count: other files run agents of their own on the same node) or assert a lag of about a second
 // that a busy machine would stretch, or read what every other file left (the RBAC audit). hack/test.sh runs the e2e tier in two passes when
 // E2E_WORKERS > 1: the other files side by side (TAILOR_E2E_GROUP=shared), then these one at a
 // time (TAILOR_E2E_GROUP=alone). Decision 62.
@@ -44,6 +45,7 @@ const aloneE2e = [
   'test/e2e/rbac-audit.test.ts',
   'test/e2e/readiness-conditions.test.ts',
   'test/e2e/resize.test.ts',
+  'test/e2e/restart.test.ts',
   'test/e2e/status-truth.test.ts',
   'test/e2e/testbed.test.ts',
 ];

@@ -105,7 +105,7 @@ jest_tier() { # step, release, out, jest options...
     npx jest --selectProjects "$tier" --json --outputFile "$out" --forceExit "$@"
 }
 
-# E2E_WORKERS (default 2; 1 runs every file alone) > 1: the e2e files that share nothing
+# E2E_WORKERS (default 3; 1 runs every file alone) > 1: the e2e files that share nothing
 # node-level run side by side, then the others
 # alone (jest.config.js aloneE2e; decision 62); the two passes' results are merged into one.
 e2e_in_two_passes() { # step, release
@@ -142,7 +142,7 @@ prebuild_parts() {
   prebuild_pid=$!
 }
 
-E2E_WORKERS=${E2E_WORKERS:-2} # decision 62's second amendment
+E2E_WORKERS=${E2E_WORKERS:-3} # decision 62's second and fifth amendments
 rc=0
 [[ " ${planned[*]} " == *" kubernetes "* ]] && prebuild_parts
 unbuilt=() # releases whose binaries failed to build: their tiers are not run
