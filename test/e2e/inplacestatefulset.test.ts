@@ -3,7 +3,8 @@
 // OrderedReady, with the StatefulSet labels, a hostname in the governing Service's subdomain and a
 // claim per ordinal; an image update and a cpu resize keep every pod's UID, node and claim; a
 // deleted pod comes back with its name and claim; a scale-down removes the highest ordinal and
-// keeps its claim (Retain). The controller runs as the chart's identity (controllerTestBed).
+// keeps its claim (Retain). A resize shows in status.resize until done, and one no node can fit is
+// Infeasible, held under onInfeasible Wait. The controller runs as the chart's identity (controllerTestBed).
 // Owns: the sets, pods and claims of its namespace, and the StorageClass and volumes it makes.
 // Must not: touch another namespace's objects or any other StorageClass or volume.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -12,9 +13,17 @@ import type { Pod, Wire } from '../../src/api/wire.js';
 import type { CloneSetStatus } from '../../src/api/types.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { createLocalStorage, type LocalStorage } from '../support/cluster/local-storage.js';
-import { eventually, RUN_UNTIL_TERM } from '../support/cluster/testbed.js';
+import { eventually, RESIZE_WITHOUT_RESTART, RUN_UNTIL_TERM, sizedContainer } from '../support/cluster/testbed.js';
 import { TEST_CLONESET_LABEL } from '../support/fixtures/cloneset.js';
-import { patchSet, setsPath } from '../support/fixtures/stateful.js';
+import {
+  newStatefulSet,
+  patchSet,
+  readSet,
+  setPods,
+  setsPath,
+  waitForRunningAndReady,
+  type TestStatefulSet,
+} from '../support/fixtures/stateful.js';
 
 type Claim = Wire<k8s.V1PersistentVolumeClaim>;
 interface StatefulSetLike {
@@ -225,6 +234,84 @@ describe('InPlaceStatefulSet: a StatefulSet that updates in place', () => {
       );
       expect((await podsOf()).map((p) => p.metadata?.name).sort()).toEqual(['db-0', 'db-1']);
       expect((await claimsOf()).map((c) => c.metadata?.name).sort()).toEqual(['data-db-0', 'data-db-1', 'data-db-2']);
+    },
+    CASE_TIMEOUT,
+  );
+});
+
+describe('InPlaceStatefulSet resize states', () => {
+  const RS = 'rs';
+  const sized = (cpu: string, memory: string): Record<string, unknown> =>
+    sizedContainer(cpu, memory, { resizePolicy: RESIZE_WITHOUT_RESTART });
+  const setResources = (set: TestStatefulSet, cpu: string, memory: string): Promise<void> =>
+    patchSet(client, ns, RS, {
+      spec: {
+        template: { ...set.spec.template, spec: { ...set.spec.template.spec, containers: [sized(cpu, memory)] } },
+      },
+    });
+  const counts = (s: CloneSetStatus | undefined): string => {
+    const r = s?.resize;
+    return `${r?.proposed ?? 0}/${r?.inProgress ?? 0}/${r?.deferred ?? 0}/${r?.infeasible ?? 0}`;
+  };
+
+  it(
+    'reports a resize in status.resize until it is done, and one above node allocatable as Infeasible, held under onInfeasible Wait',
+    async () => {
+      const set = newStatefulSet(RS, 1, {
+        updateStrategy: { type: 'RollingUpdate', resizeStrategy: { onInfeasible: 'Wait' } },
+      });
+      set.spec.template.spec.containers = [sized('50m', '32Mi')];
+      await client.create(setsPath(ns), set);
+      const [pod] = await waitForRunningAndReady(client, ns, 1);
+
+      // status.resize as the user would watch it: a state while the kubelet resizes, empty after.
+      const seen: string[] = [];
+      let polling = true;
+      const poller = (async () => {
+        while (polling) {
+          const status = (await readSet(client, ns, RS).catch(() => undefined))?.status;
+          if (status) seen.push(counts(status));
+          await new Promise((done) => setTimeout(done, 50));
+        }
+      })();
+      await setResources(set, '100m', '64Mi');
+      await eventually(
+        'rs resized',
+        async () => {
+          const now = await readSet(client, ns, RS);
+          const [p] = await setPods(client, ns);
+          const applied = p?.status?.containerStatuses?.[0]?.resources?.requests?.cpu === '100m';
+          const s = now.status;
+          return s?.observedGeneration === now.metadata.generation &&
+            s?.updatedReplicas === 1 &&
+            (s.resize?.resizing ?? 1) === 0 &&
+            applied
+            ? true
+            : undefined;
+        },
+        CASE_TIMEOUT,
+      );
+      polling = false;
+      await poller;
+      seen.push(counts((await readSet(client, ns, RS)).status));
+      expect(seen.some((s) => s !== '0/0/0/0')).toBe(true);
+      expect(seen.at(-1)).toBe('0/0/0/0');
+
+      // 500 cpus fit no node: Infeasible, named in ResizeBlocked, the pod kept as it is.
+      await setResources(set, '500', '64Mi');
+      const blocked = await eventually(
+        'rs Infeasible',
+        async () => {
+          const s = (await readSet(client, ns, RS)).status;
+          const condition = s?.conditions?.find((c) => c.type === 'ResizeBlocked' && c.status === 'True');
+          return s?.resize?.infeasible === 1 && condition ? s : undefined;
+        },
+        CASE_TIMEOUT,
+      );
+      expect(blocked.resize?.pods?.[0]).toMatchObject({ name: `${RS}-0`, state: 'Infeasible' });
+      expect(blocked.conditions?.find((c) => c.type === 'ResizeBlocked')?.message).toContain(`${RS}-0`);
+      const [still] = await setPods(client, ns);
+      expect(still?.metadata?.uid).toBe(pod?.metadata?.uid);
     },
     CASE_TIMEOUT,
   );

@@ -5,7 +5,8 @@
 // test/readers (built by its build.sh). The steps are issue 32's table:
 //   created, all ready | image rollout in progress | rollout done | partition holding pods back |
 //   paused | an image that cannot start, past progressDeadlineSeconds.
-// Each step prints both verdicts; the test asserts the wanted ones.
+// Each step prints both verdicts; the test asserts the wanted ones. The same steps for an
+// InPlaceStatefulSet (issue 42.4), read through the same health.lua (shipped under both kinds' keys).
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
@@ -18,6 +19,14 @@ import {
   waitForReady,
   type TestCloneSet,
 } from '../support/fixtures/cloneset.js';
+import {
+  newStatefulSet,
+  patchSet,
+  readSet,
+  setsPath,
+  waitForRunningAndReady,
+  type TestStatefulSet,
+} from '../support/fixtures/stateful.js';
 
 const { client, ns } = controllerTestBed('readers-e2e');
 const HEALTH = resolve(process.cwd(), 'config/argocd/health.lua');
@@ -32,8 +41,8 @@ beforeAll(() => {
   verdictsBinary = execFileSync('bash', ['test/readers/build.sh'], { encoding: 'utf8' }).trim().split('\n').pop() ?? '';
 }, 600_000);
 
-const verdictsOf = async (name: string): Promise<Verdicts> => {
-  const cs = await client.get<TestCloneSet>(cloneSetPath(ns, name));
+const verdictsOf = async (name: string, path = cloneSetPath(ns, name)): Promise<Verdicts> => {
+  const cs = await client.get<TestCloneSet>(path);
   return JSON.parse(
     execFileSync(verdictsBinary, [HEALTH], { input: JSON.stringify(cs), encoding: 'utf8' }),
   ) as Verdicts;
@@ -43,16 +52,15 @@ const verdictsOf = async (name: string): Promise<Verdicts> => {
 async function expectVerdicts(
   step: string,
   name: string,
-  argocd: string,
-  kstatus: string,
-  timeoutMs = 120_000,
+  [argocd, kstatus]: [string, string],
+  { timeoutMs = 120_000, path = cloneSetPath(ns, name) }: { timeoutMs?: number; path?: string } = {},
 ): Promise<void> {
   let last: Verdicts | undefined;
   try {
     await eventually(
       `${step}: Argo CD ${argocd}, kstatus ${kstatus}`,
       async () => {
-        last = await verdictsOf(name);
+        last = await verdictsOf(name, path);
         return last.argocd.status === argocd && last.kstatus.status === kstatus ? true : undefined;
       },
       timeoutMs,
@@ -96,7 +104,7 @@ describe("Argo CD's and kstatus's verdicts through a CloneSet's life", () => {
       ),
     );
     await waitForReady(client, ns, name, 3);
-    await expectVerdicts('created, all ready', name, 'Healthy', 'Current');
+    await expectVerdicts('created, all ready', name, ['Healthy', 'Current']);
 
     await setImage(name, 'tailor.local/busybox:v2');
     // Once the controller has observed the edit: the verdict comes from the status, not the generation lag.
@@ -109,10 +117,10 @@ describe("Argo CD's and kstatus's verdicts through a CloneSet's life", () => {
         cs.status?.observedGeneration === cs.metadata?.generation && (cs.status?.updatedAvailableReplicas ?? 0) < 3,
       30_000,
     );
-    await expectVerdicts('image rollout in progress', name, 'Progressing', 'InProgress', 10_000);
+    await expectVerdicts('image rollout in progress', name, ['Progressing', 'InProgress'], { timeoutMs: 10_000 });
 
     await waitForCloneSet(client, ns, name, 'rolled out', (cs) => cs.status?.updatedAvailableReplicas === 3, 180_000);
-    await expectVerdicts('rollout done', name, 'Healthy', 'Current');
+    await expectVerdicts('rollout done', name, ['Healthy', 'Current']);
 
     await setImage(name, 'tailor.local/busybox:v1', { partition: 2 });
     await waitForCloneSet(
@@ -123,19 +131,65 @@ describe("Argo CD's and kstatus's verdicts through a CloneSet's life", () => {
       (cs) => cs.status?.updatedAvailableReplicas === 1,
       180_000,
     );
-    await expectVerdicts('partition holding pods back', name, 'Suspended', 'Current');
+    await expectVerdicts('partition holding pods back', name, ['Suspended', 'Current']);
 
     await client.patch(cloneSetPath(ns, name), { spec: { updateStrategy: { partition: 0, paused: true } } }, 'merge');
-    await expectVerdicts('paused', name, 'Suspended', 'Current');
+    await expectVerdicts('paused', name, ['Suspended', 'Current']);
 
     // An image the node does not have, never pulled (imagePullPolicy Never): the pod cannot start.
     await setImage(name, 'tailor.local/busybox:not-on-the-node', { paused: false, partition: 0 });
-    await expectVerdicts(
-      'an image that cannot start, past progressDeadlineSeconds',
-      name,
-      'Degraded',
-      'Failed',
-      180_000,
-    );
+    await expectVerdicts('an image that cannot start, past progressDeadlineSeconds', name, ['Degraded', 'Failed'], {
+      timeoutMs: 180_000,
+    });
+  }, 900_000);
+});
+
+describe("Argo CD's and kstatus's verdicts through an InPlaceStatefulSet's life", () => {
+  it('created, rolling out, done, held by partition, paused, and stalled past its deadline', async () => {
+    const name = 'ss2';
+    const path = setsPath(ns, name);
+    const set = newStatefulSet(name, 3, { minReadySeconds: 5, progressDeadlineSeconds: 30 });
+    set.spec.template.spec.containers = [container('tailor.local/busybox:v1')];
+    await client.create(setsPath(ns), set);
+    const setTemplate = (image: string, rollingUpdate: Record<string, unknown> = {}): Promise<void> =>
+      patchSet(client, ns, name, {
+        spec: {
+          updateStrategy: { rollingUpdate },
+          template: { ...set.spec.template, spec: { ...set.spec.template.spec, containers: [container(image)] } },
+        },
+      });
+    const waitFor = (what: string, until: (s: NonNullable<TestStatefulSet['status']>) => boolean): Promise<unknown> =>
+      eventually(
+        what,
+        async () => {
+          const now = await readSet(client, ns, name);
+          return now.status?.observedGeneration === now.metadata.generation && until(now.status ?? {})
+            ? true
+            : undefined;
+        },
+        180_000,
+      );
+    await waitForRunningAndReady(client, ns, 3);
+    await expectVerdicts('created, all ready', name, ['Healthy', 'Current'], { path });
+
+    await setTemplate('tailor.local/busybox:v2');
+    await waitFor('the rollout moving', (s) => (s.updatedAvailableReplicas ?? 0) < 3);
+    await expectVerdicts('image rollout in progress', name, ['Progressing', 'InProgress'], { timeoutMs: 10_000, path });
+
+    await waitFor('rolled out', (s) => s.updatedAvailableReplicas === 3);
+    await expectVerdicts('rollout done', name, ['Healthy', 'Current'], { path });
+
+    await setTemplate('tailor.local/busybox:v1', { partition: 2 });
+    await waitFor('one pod updated, two held', (s) => s.updatedAvailableReplicas === 1);
+    await expectVerdicts('partition holding pods back', name, ['Suspended', 'Current'], { path });
+
+    await patchSet(client, ns, name, { spec: { updateStrategy: { rollingUpdate: { partition: 0, paused: true } } } });
+    await expectVerdicts('paused', name, ['Suspended', 'Current'], { path });
+
+    await setTemplate('tailor.local/busybox:not-on-the-node', { paused: false, partition: 0 });
+    await expectVerdicts('an image that cannot start, past progressDeadlineSeconds', name, ['Degraded', 'Failed'], {
+      timeoutMs: 180_000,
+      path,
+    });
   }, 900_000);
 });
