@@ -177,7 +177,7 @@ export class WorkloadReconciler {
     } catch (err) {
       if (!(err instanceof IntOrPercentError)) throw err;
       // Only a CloneSet stored before the CRD bounded these values gets here: say what to fix.
-      const message = `the spec cannot be planned: ${err.message}; edit the CloneSet`;
+      const message = `the spec cannot be planned: ${err.message}; edit the ${cs.kind ?? 'CloneSet'}`;
       const info = { message, permanent: true, reason: ConditionReasons.InvalidSpec };
       return await this.failRound(stored, cs, Conditions.FailedUpdate, EventReasons.InvalidSpec, info, err);
     }

@@ -43,6 +43,7 @@ import { revisionsInUseCondition } from './round-templates.js';
 import { planScale, type ScalePlan } from './scale.js';
 import { matchesSelector, selectorString } from './selector.js';
 import { adoptable } from './adoption.js';
+import type { DefaultedWireCloneSet } from './pods.js';
 import { claimOwnerWrites, withScaleDownClaims } from './claim-owners.js';
 import { computeStatus, progressDeadlineAt } from './status.js';
 import { readinessFacts, withReadiness } from './readiness-conditions.js';
@@ -363,6 +364,9 @@ function planLifecycleRefresh(round: Round, pod: Pod): void {
   if (next !== undefined) moveLifecycle(round, pod, next);
 }
 
+/** The workload's kind as its messages name it (the view keeps the stored object's kind). */
+const kindOf = (cs: DefaultedWireCloneSet): string => cs.kind ?? 'CloneSet';
+
 /** The engine's status with the kind's own fields (kind.ts), when the kind has any. */
 function withKindStatus(round: Round, counted: CloneSetStatus): CloneSetStatus {
   const { kindStatus } = round.input;
@@ -390,6 +394,7 @@ function finish(round: Round): Plan {
     resize: round.resizes.tracking.status,
     conditions: round.conditions,
     now,
+    kind: kindOf(cs),
   });
   // Reconciling and Stalled (kstatus) read the status Kruise's conditions lead to; the reconciler
   // decides them again once the round's failures are folded in.

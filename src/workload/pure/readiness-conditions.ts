@@ -111,7 +111,7 @@ const clip = (text: string): string => (text.length > MAX_MESSAGE ? `${text.slic
 const NOT_STALLED: ConditionWrite = {
   status: 'False',
   reason: StalledReasons.NotStalled,
-  message: 'no missed deadline, infeasible resize or refused write holds the CloneSet',
+  message: 'no missed deadline, infeasible resize or refused write holds the workload',
 };
 
 /** The numbers the decision reads, missing ones as 0 (the CRD defaults them so, too). */

@@ -32,6 +32,8 @@ export interface StatusInput {
   resize: CloneSetResizeStatus;
   /** Conditions to set this round (type → status/reason/message); others are kept. */
   conditions: ConditionWrites;
+  /** The workload's kind, as its messages name it; CloneSet when absent. */
+  kind?: string;
   now: number;
 }
 
@@ -123,6 +125,8 @@ function settledProgress(status: CloneSetStatus, input: StatusInput): ConditionW
   return undefined;
 }
 
+const kindName = (input: StatusInput): string => input.kind ?? 'CloneSet';
+
 /** Progressing while pods are updating: the deadline counts from the last progress, and a new revision starts it anew. */
 function updatingProgress(
   conditions: CloneSetCondition[],
@@ -144,7 +148,7 @@ function updatingProgress(
   const exceeded = {
     status: 'False',
     reason: ProgressingReasons.DeadlineExceeded,
-    message: `CloneSet revision ${status.updateRevision} has timed out progressing`,
+    message: `${kindName(input)} revision ${status.updateRevision} has timed out progressing`,
   } as const;
   if (!newRevision && old?.reason === ProgressingReasons.DeadlineExceeded && old.status === 'False')
     return set(exceeded);

@@ -221,6 +221,9 @@ describe('Progressing follows Kruise', () => {
       reason: 'ProgressDeadlineExceeded',
       message: 'CloneSet revision r2 has timed out progressing',
     });
+    // Another kind's message names that kind (the InPlaceStatefulSet's view keeps its kind).
+    const ofSet = statusOf({ pods: pods(1, 3), previous: first, now: T0 + 601_000, kind: 'InPlaceStatefulSet' });
+    expect(progressingOf(ofSet)?.message).toBe('InPlaceStatefulSet revision r2 has timed out progressing');
     // Exceeded stays exceeded for this revision, even once a count moves...
     expect(progressingOf(statusOf({ pods: pods(2, 2), previous: stalled, now: T0 + 700_000 }))?.reason).toBe(
       'ProgressDeadlineExceeded',
