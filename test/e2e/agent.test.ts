@@ -7,7 +7,7 @@
 // deploys, under the admission policy `make dev` installs (the chart's templates/policy): its resize-status
 // writes pass as the agent's service account on its own node, a pod editor's are refused. A pod
 // with a RuntimeClass overhead keeps it in its pod cgroup through a resize. The default profile is
-// restored afterwards.
+// restored afterwards. An InPlaceStatefulSet's pods resize the same way (one engine, decision 88).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import {
@@ -20,6 +20,19 @@ import {
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { grantPodPatch } from '../support/cluster/rbac.js';
 import { eventually, kubectl, podCgroupFile, sizedContainer } from '../support/cluster/testbed.js';
+import {
+  newStatefulSet,
+  patchSet,
+  readSet,
+  setPods,
+  setsPath,
+  waitForRunningAndReady,
+} from '../support/fixtures/stateful.js';
+import type { Pod } from '../../src/api/wire.js';
+
+/** The revision the agent's resize answer on a pod is about. */
+const resizeStatusRevision = (pod: Pod): string | undefined =>
+  (JSON.parse(pod.metadata?.annotations?.['apps.tailor.dev/resize-status'] ?? '{}') as { revision?: string }).revision;
 
 const profile = (gates: string): void => {
   execFileSync('bash', ['hack/cluster.sh', 'up', 'full'], {
@@ -88,6 +101,48 @@ describe('resize through the node agent', () => {
         expect(podCgroupFile('cpu', pod, 'cpu.cfs_quota_us', level)).toBe('20000');
         expect(podCgroupFile('memory', pod, 'memory.limit_in_bytes', level)).toBe(String(128 * 1024 * 1024));
       }
+    }
+  });
+
+  it("resizes an InPlaceStatefulSet's pods through CRI: the same pods and names, no restart, kubelet-identical cgroups", async () => {
+    const set = newStatefulSet('db', 2, { podManagementPolicy: 'Parallel' });
+    set.spec.template.spec.containers = [container('100m', '64Mi')];
+    await client.create(setsPath(ns), set);
+    const before = await waitForRunningAndReady(client, ns, 2);
+
+    await patchSet(client, ns, 'db', {
+      spec: {
+        template: {
+          ...set.spec.template,
+          spec: { ...set.spec.template.spec, containers: [container('200m', '128Mi')] },
+        },
+      },
+    });
+    const done = await eventually(
+      'db resized through the agent',
+      async () => {
+        const now = await readSet(client, ns, 'db');
+        const s = now.status;
+        const pods = await setPods(client, ns);
+        const answered = pods.every((p) => resizeStatusRevision(p) === s?.updateRevision);
+        const settled =
+          s?.observedGeneration === now.metadata.generation &&
+          s?.updatedReplicas === 2 &&
+          (s.resize?.resizing ?? 1) === 0;
+        return settled && answered ? { set: now, pods } : undefined;
+      },
+      120_000,
+    );
+    expect(done.set.status?.resize?.pods ?? []).toEqual([]);
+    expect(done.pods.map((p) => [p.metadata?.name, p.metadata?.uid])).toEqual(
+      before.map((p) => [p.metadata?.name, p.metadata?.uid]),
+    );
+    for (const [i, pod] of done.pods.entries()) {
+      expect(pod.status?.containerStatuses?.[0]?.restartCount).toBe(
+        before[i]?.status?.containerStatuses?.[0]?.restartCount,
+      );
+      expect(podCgroupFile('cpu', pod, 'cpu.cfs_quota_us', 'container')).toBe('20000');
+      expect(podCgroupFile('memory', pod, 'memory.limit_in_bytes', 'container')).toBe(String(128 * 1024 * 1024));
     }
   });
 
