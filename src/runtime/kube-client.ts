@@ -22,7 +22,6 @@ const patchContentType: Record<PatchType, string> = {
 export const isNotFound = (err: unknown): boolean => err instanceof KubeApiError && err.statusCode === 404;
 export const isForbidden = (err: unknown): boolean => err instanceof KubeApiError && err.statusCode === 403;
 export const isConflict = (err: unknown): boolean => err instanceof KubeApiError && err.statusCode === 409;
-export const isInvalid = (err: unknown): boolean => err instanceof KubeApiError && err.statusCode === 422;
 export const isAlreadyExists = (err: unknown): boolean =>
   err instanceof KubeApiError && err.statusCode === 409 && err.reason === 'AlreadyExists';
 export const isGone = (err: unknown): boolean => err instanceof KubeApiError && err.statusCode === 410;

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ScaleExpectations } from '../runtime/expectations.js';
 import { LABEL_INSTANCE_ID } from '../api/types.js';
-import { isAlreadyExists, isConflict, isInvalid, isNotFound, type KubeClient } from '../runtime/kube-client.js';
+import { isAlreadyExists, isConflict, isNotFound, type KubeClient } from '../runtime/kube-client.js';
 import { claimsForPod, withClaimVolumes, type Claim, type ClaimOwner, type ClaimPlan } from './pure/claims.js';
 import { controllerRef, newInstanceIds, newPod } from './pure/pods.js';
 import { matchesSelector } from './pure/selector.js';
@@ -186,7 +186,11 @@ export class PodControl {
     return fresh?.metadata !== undefined && fresh.metadata.uid === uid && !fresh.metadata.deletionTimestamp;
   }
 
-  /** One orphan adopted; false when it is gone, another's, or changed UID meanwhile. */
+  /**
+   * One orphan adopted; false when it is gone or changed meanwhile (another controller took it:
+   * the cache shows that next). Any other refusal (an admission policy, a second controller
+   * reference) is the round's failure: said in FailedUpdate, backed off, never skipped silently.
+   */
   private async adoptOne(cs: WireCloneSet, { namespace, name, uid }: NonNullable<Pod['metadata']>): Promise<boolean> {
     try {
       await this.client.patch(
@@ -196,7 +200,7 @@ export class PodControl {
       );
       return true;
     } catch (err) {
-      if (isNotFound(err) || isConflict(err) || isInvalid(err)) return false;
+      if (isNotFound(err) || isConflict(err)) return false;
       throw err;
     }
   }
