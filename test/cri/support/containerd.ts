@@ -3,9 +3,11 @@
 // root, state, socket and runc root under /var/lib/tailor-cri-test/<id>, and no kubelet talking to
 // it. Why: the test bed's kubelet kills every sandbox it did not create within ~2 s (v1.34
 // HandlePodCleanups, "Clean up containers for orphaned pod we had not seen before"), so a test
-// cannot keep a sandbox of its own in the shared containerd. Owns: starting, restarting and
-// removing that instance and everything under its directory. Must not: touch the shared
-// containerd beyond reading its images (`ctr images export`), or any process it did not start.
+// cannot keep a sandbox of its own in the shared containerd. Its images come from the archives the
+// bed's nodes import (hack/bed/node.sh import_images), not from a node's containerd, whose content
+// another bed may have left half written (a `ctr images export` once read a 0-byte blob there).
+// Owns: starting, restarting and removing that instance and everything under its directory.
+// Must not: touch the shared containerd, or any process it did not start.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { openSync, closeSync } from 'node:fs';
@@ -17,8 +19,11 @@ import { CriClient } from '../../../src/cri/client.js';
 
 const run = promisify(execFile);
 
-export const SHARED_CONTAINERD_SOCKET = '/run/tailor/nodes/tailor-node/containerd/containerd.sock';
 export const TEST_IMAGES = ['tailor.local/pause:1', 'tailor.local/busybox:v1'] as const;
+/** The bed's archives of TEST_IMAGES (hack/bed/node.sh: $CACHE/images/v2). */
+const IMAGE_ARCHIVES = ['pause.tar', 'busybox-v1.tar'].map((tar) =>
+  join(process.env['TAILOR_CACHE'] ?? `${process.env['HOME']}/.cache/tailor`, 'images', 'v2', tar),
+);
 const BASE = '/var/lib/tailor-cri-test';
 
 export interface PrivateContainerd {
@@ -146,18 +151,8 @@ export async function startPrivateContainerd(): Promise<PrivateContainerd> {
 
   try {
     await start();
-    const archive = join(dir, 'images.tar');
-    await run('ctr', [
-      '--address',
-      SHARED_CONTAINERD_SOCKET,
-      '--namespace',
-      'k8s.io',
-      'images',
-      'export',
-      archive,
-      ...TEST_IMAGES,
-    ]);
-    await run('ctr', ['--address', socket, '--namespace', 'k8s.io', 'images', 'import', archive]);
+    for (const archive of IMAGE_ARCHIVES)
+      await run('ctr', ['--address', socket, '--namespace', 'k8s.io', 'images', 'import', archive]);
   } catch (err) {
     await destroy();
     throw err;
