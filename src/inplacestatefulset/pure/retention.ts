@@ -6,6 +6,7 @@
 import type { Pod, WireCloneSet } from '../../api/wire.js';
 import { LABEL_INSTANCE_ID } from '../../api/types.js';
 import { claimName, type ClaimOwner } from '../../workload/pure/claims.js';
+import { controllerRef } from '../../workload/pure/pods.js';
 import type { InPlaceStatefulSetSpec } from '../../api/stateful-types.js';
 
 type Policy = NonNullable<InPlaceStatefulSetSpec['persistentVolumeClaimRetentionPolicy']>;
@@ -16,13 +17,9 @@ const policyOf = (view: WireCloneSet): Policy =>
 /** The owner reference the set's claims carry under whenDeleted Delete; none under Retain. */
 export function claimOwnerOf(view: WireCloneSet): ClaimOwner | undefined {
   if (policyOf(view).whenDeleted !== 'Delete') return undefined;
-  return {
-    apiVersion: view.apiVersion ?? 'apps.tailor.dev/v1alpha1',
-    kind: view.kind ?? 'InPlaceStatefulSet',
-    name: view.metadata?.name ?? '',
-    uid: view.metadata?.uid ?? '',
-    blockOwnerDeletion: true,
-  };
+  // The pods' controller reference without `controller`: the set owns its claims, it does not control them.
+  const { controller: _controller, ...owner } = controllerRef(view);
+  return owner;
 }
 
 /** The claims that go with a pod a scale-down removes: its templates' claims under whenScaled Delete, else none. */
