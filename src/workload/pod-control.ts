@@ -123,12 +123,7 @@ export class PodControl {
    * create stays refused: the name is taken until the pod is deleted or adopted again (decision 91).
    */
   private async releaseIfLeft(cs: WireCloneSet, name: string): Promise<void> {
-    // A list of the one name: the controller may list pods, not get them.
-    const [existing] = (
-      await this.client.list<Pod>(`/api/v1/namespaces/${cs.metadata?.namespace}/pods`, {
-        fieldSelector: `metadata.name=${name}`,
-      })
-    ).items;
+    const existing = await this.readByList<Pod>(`/api/v1/namespaces/${cs.metadata?.namespace}/pods`, name);
     if (existing && ownedAndLeft(existing, cs)) await this.release(cs, existing);
   }
 
@@ -172,18 +167,16 @@ export class PodControl {
     return adopted;
   }
 
-  /**
-   * The workload as the API server has it now: the same UID, and not being deleted. Read by a
-   * list of its one name, which the controller may (it may list, not get).
-   */
+  /** The workload as the API server has it now: the same UID, and not being deleted. */
   private async stillAdopting(cs: WireCloneSet, plural: string): Promise<boolean> {
-    const { namespace, name, uid } = cs.metadata ?? {};
-    const [fresh] = (
-      await this.client.list<WireCloneSet>(`/apis/${cs.apiVersion}/namespaces/${namespace}/${plural}`, {
-        fieldSelector: `metadata.name=${name}`,
-      })
-    ).items;
+    const { namespace, name = '', uid } = cs.metadata ?? {};
+    const fresh = await this.readByList<WireCloneSet>(`/apis/${cs.apiVersion}/namespaces/${namespace}/${plural}`, name);
     return fresh?.metadata !== undefined && fresh.metadata.uid === uid && !fresh.metadata.deletionTimestamp;
+  }
+
+  /** One object read uncached, as a list of its one name: the controller may list, not get (decision 91). */
+  private async readByList<T>(collection: string, name: string): Promise<T | undefined> {
+    return (await this.client.list<T>(collection, { fieldSelector: `metadata.name=${name}` })).items[0];
   }
 
   /**

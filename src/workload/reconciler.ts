@@ -32,7 +32,7 @@ import type { Plan } from './pure/round-plan.js';
 import type { PlanInput, PrePullInput } from './pure/plan-input.js';
 import { planReconcile } from './pure/planner.js';
 import type { WorkloadKind } from './pure/kind.js';
-import type { DefaultedWireCloneSet } from './pure/pods.js';
+import { kindOf, type DefaultedWireCloneSet } from './pure/pods.js';
 import type { ResizeBackend } from './pure/resizes.js';
 import { OWNER_INDEX, RevisionStore } from './revision-store.js';
 import { objectKey } from '../runtime/store.js';
@@ -177,7 +177,7 @@ export class WorkloadReconciler {
     } catch (err) {
       if (!(err instanceof IntOrPercentError)) throw err;
       // Only a CloneSet stored before the CRD bounded these values gets here: say what to fix.
-      const message = `the spec cannot be planned: ${err.message}; edit the ${cs.kind ?? 'CloneSet'}`;
+      const message = `the spec cannot be planned: ${err.message}; edit the ${kindOf(cs)}`;
       const info = { message, permanent: true, reason: ConditionReasons.InvalidSpec };
       return await this.failRound(stored, cs, Conditions.FailedUpdate, EventReasons.InvalidSpec, info, err);
     }

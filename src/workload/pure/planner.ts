@@ -43,7 +43,7 @@ import { revisionsInUseCondition } from './round-templates.js';
 import { planScale, type ScalePlan } from './scale.js';
 import { matchesSelector, selectorString } from './selector.js';
 import { adoptable } from './adoption.js';
-import type { DefaultedWireCloneSet } from './pods.js';
+import { kindOf } from './pods.js';
 import { claimOwnerWrites, withScaleDownClaims } from './claim-owners.js';
 import { computeStatus, progressDeadlineAt } from './status.js';
 import { readinessFacts, withReadiness } from './readiness-conditions.js';
@@ -363,9 +363,6 @@ function planLifecycleRefresh(round: Round, pod: Pod): void {
   });
   if (next !== undefined) moveLifecycle(round, pod, next);
 }
-
-/** The workload's kind as its messages name it (the view keeps the stored object's kind). */
-const kindOf = (cs: DefaultedWireCloneSet): string => cs.kind ?? 'CloneSet';
 
 /** The engine's status with the kind's own fields (kind.ts), when the kind has any. */
 function withKindStatus(round: Round, counted: CloneSetStatus): CloneSetStatus {

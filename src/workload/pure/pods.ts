@@ -83,10 +83,13 @@ export function newPod(
   };
 }
 
+/** The workload's kind, as its references and messages name it (a view keeps its stored object's kind). */
+export const kindOf = (workload: WireCloneSet): string => workload.kind ?? 'CloneSet';
+
 export function controllerRef(cloneSet: WireCloneSet): Wire<k8s.V1OwnerReference> {
   return {
     apiVersion: cloneSet.apiVersion ?? 'apps.tailor.dev/v1alpha1',
-    kind: cloneSet.kind ?? 'CloneSet',
+    kind: kindOf(cloneSet),
     name: cloneSet.metadata?.name ?? '',
     uid: cloneSet.metadata?.uid ?? '',
     controller: true,
