@@ -6,6 +6,7 @@
 import { sameJSON } from '../api/json.js';
 import type { InformerHandler, KeyQueue } from '../api/handler.js';
 import { ANNOTATION_RESTART_REQUEST } from '../api/types.js';
+import { ANNOTATION_PREPULL_REVISIONS } from '../api/prepull-revisions.js';
 import type { Node, Pod } from '../api/wire.js';
 import { objectKey } from '../runtime/store.js';
 import { hasRequest, holdingsMayHaveChanged, pending } from './pure/triggers.js';
@@ -74,7 +75,18 @@ export function restartHandler(queue: KeyQueue): InformerHandler<Pod> {
   return { onAdd: restartIfAsked, onUpdate: (_, pod) => restartIfAsked(pod) };
 }
 
-/** Any change of this node's pods or of a revision may change which images are wanted: the pre-pull reports again. */
+/** Any change of this node's pods may change which images are wanted: the pre-pull reports again. */
 export function prePullHandler(report: () => void): InformerHandler<unknown> {
   return { onAdd: report, onUpdate: report, onDelete: report };
+}
+
+/** So may a change of the revisions the controller names on this Node (decision 94); its status beats are ignored. */
+export function onPrePullRevisions(report: () => void): InformerHandler<Node> {
+  const revisionsOf = (node: Node): string | undefined => node.metadata?.annotations?.[ANNOTATION_PREPULL_REVISIONS];
+  return {
+    onAdd: report,
+    onUpdate: (old, node) => {
+      if (revisionsOf(old) !== revisionsOf(node)) report();
+    },
+  };
 }

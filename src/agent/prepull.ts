@@ -1,6 +1,7 @@
 // The node agent's image pre-pull (docs/decisions/0052-images-pulled-before-the-drain.md): pulls,
 // through CRI, the images the CloneSet pods of this node will run once their rollouts reach them
-// (pure/prepull-plan.ts decides which), a bounded number at a time, with the pods' imagePullSecrets;
+// (the revisions the controller names on this Node, decision 94; pure/prepull-plan.ts decides
+// which images), a bounded number at a time, with the pods' imagePullSecrets;
 // and keeps the node's report (api/prepull.ts) on its Node, which the controller reads before it
 // drains a pod for new images. A pull that fails is reported once (Failed, with the runtime's
 // message) and not retried: the kubelet pulls again when the container restarts and says why.
@@ -11,7 +12,8 @@
 import { Counter, type Registry } from 'prom-client';
 import { ANNOTATION_PULLED_IMAGES, encodePulledImages, type ImagePull, type RegistryAuth } from '../api/prepull.js';
 import { rfc3339Seconds } from '../api/time.js';
-import type { Pod } from '../api/wire.js';
+import type { Node, Pod } from '../api/wire.js';
+import { parsePrePullRevisions } from '../api/prepull-revisions.js';
 import type { CriClient } from '../cri/client.js';
 import { ItemExponentialRateLimiter } from '../runtime/backoff.js';
 import type { ReconcileResult } from '../runtime/controller.js';
@@ -38,8 +40,10 @@ const PULL_TIMEOUT_MS = 30 * 60_000;
 export interface PrePullerOptions {
   readonly nodeName: string;
   readonly pods: Pick<Informer<Pod>, 'list'>;
-  /** The newest revision, with its containers, of each CloneSet a pod of this node has not reached (revision-templates.ts). */
-  readonly revisions: Pick<RevisionTemplates, 'newestFor'>;
+  /** This Node, whose annotation names the revisions its pods have not reached (api/prepull-revisions.ts). */
+  readonly nodes: Pick<Informer<Node>, 'get'>;
+  /** Those revisions with their containers, fetched by name (revision-templates.ts). */
+  readonly revisions: Pick<RevisionTemplates, 'named'>;
   readonly cri: Pick<CriClient, 'imageStatus' | 'pullImage'>;
   /** Writes the node's report. */
   readonly client: Pick<KubeClient, 'patch'>;
@@ -84,7 +88,8 @@ export class PrePuller {
    */
   async syncReport(): Promise<ReconcileResult> {
     const pods = this.options.pods.list();
-    this.wanted = imagesToPrePull(pods, await this.options.revisions.newestFor(pods));
+    const named = parsePrePullRevisions(this.options.nodes.get(this.options.nodeName)?.metadata?.annotations);
+    this.wanted = imagesToPrePull(pods, await this.options.revisions.named(named));
     for (const image of this.pulls.keys()) if (!this.wanted.has(image)) this.pulls.delete(image);
     for (const image of this.wanted.keys()) {
       if (this.pulls.has(image)) continue;

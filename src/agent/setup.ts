@@ -1,12 +1,11 @@
 // Wires the node agent into a Manager: its informers (the pods bound to this node and this Node,
-// read as the node itself so the Node authorizer scopes them, decision 86; CloneSets'
-// ControllerRevisions; LimitRanges and ResourceQuotas, decision 51), each cache trimmed to what the agent reads (pure/cache.ts); the
+// read as the node itself so the Node authorizer scopes them, decision 86; LimitRanges and
+// ResourceQuotas, decision 51), each cache trimmed to what the agent reads (pure/cache.ts); the
+// revisions it is told about, fetched by name (revision-templates.ts, decision 94); the
 // AgentReconciler behind one worker; the restart and image pre-pull workers; and the handlers
 // that feed their queues (handlers.ts).
 // Must not: decide anything about a pod (pure/decide.ts), map a change to keys (handlers.ts), or watch
 // pods of other nodes.
-import { LABEL_CLONESET } from '../api/types.js';
-import { LABEL_INPLACESTATEFULSET } from '../api/stateful-types.js';
 import type { CgroupVersion } from '../api/node.js';
 import { containerCgroupPath, containerCgroupReader } from '../cgroup/container.js';
 import type { CriClient } from '../cri/client.js';
@@ -14,8 +13,7 @@ import type { Node, Pod } from '../api/wire.js';
 import type { KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Manager } from '../runtime/manager.js';
-import type { ControllerRevision } from '../api/revision.js';
-import { trimLimitRangeForAgent, trimPodForAgent, trimQuotaForAgent, trimRevisionIdentity } from './pure/cache.js';
+import { trimLimitRangeForAgent, trimPodForAgent, trimQuotaForAgent } from './pure/cache.js';
 import { RevisionTemplates } from './revision-templates.js';
 import type { LimitRange, ResourceQuota } from './pure/namespace-limits.js';
 import { AgentMetrics } from './metrics.js';
@@ -24,14 +22,7 @@ import { RestartActuator } from './restart.js';
 import { PrePuller } from './prepull.js';
 import type { Informer } from '../runtime/informer.js';
 import type { KeyQueue } from '../api/handler.js';
-import { prePullHandler, resizeHandlers, restartHandler } from './handlers.js';
-
-/**
- * Revisions per list page: each may be as large as its CloneSet (the API server's object size
- * limit), and a page is parsed in one piece, holding the event loop: five of 1.5 MB parse in
- * tens of ms, twenty took seconds on a busy node (issue 47).
- */
-const REVISION_PAGE_SIZE = 5;
+import { onPrePullRevisions, prePullHandler, resizeHandlers, restartHandler } from './handlers.js';
 
 export interface AgentOptions {
   readonly nodeName: string;
@@ -71,13 +62,9 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
     fieldSelector: `metadata.name=${node}`,
     client: options.asNode,
   });
-  // Only the revisions Tailor's controller made (it labels them with their workload's name, one
-  // label per kind: one informer each); the agent still checks each one's controller owner against
-  // the pod's. Identity, owner and number only; the containers of the revisions this node's pods
-  // need are fetched when needed (revision-templates.ts). Listed a few at a time: each may be as
-  // large as its workload, and a page is parsed whole before it is trimmed.
-  const revisionIdentities = eitherOf(REVISION_LABELS.map((label) => revisionInformer(manager, label)));
-  const revisions = new RevisionTemplates({ revisions: revisionIdentities, client: manager.client });
+  // Revisions by name only: those requests name and those the controller names on this Node
+  // (decision 94); the agent checks each one's controller owner against the pod's.
+  const revisions = new RevisionTemplates(manager.client);
   // Every namespace's LimitRanges and ResourceQuotas: a resize on this path never reaches their
   // admission, so the agent judges requests against them itself (pure/namespace-limits.ts).
   const limitRanges = manager.informer<LimitRange>({
@@ -140,7 +127,7 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
   const handlers = resizeHandlers({ pods, queue, forget: (uid) => reconciler.forget(uid) });
   pods.addHandler(handlers.pods);
   nodes.addHandler(handlers.node);
-  setupPrePull(manager, options, pods, revisionIdentities, revisions);
+  setupPrePull(manager, options, { pods, nodes }, revisions);
   limitRanges.addHandler(handlers.namespaceLimits);
   quotas.addHandler(handlers.namespaceLimits);
   return { reconciler };
@@ -148,14 +135,13 @@ export function setupAgent(manager: Manager, options: AgentOptions): AgentHandle
 
 /**
  * The image pre-pull (prepull.ts): one worker keeps the node's report, `parallelism` workers pull.
- * Any change of this node's pods or of the revisions may change what is wanted; the manager's
- * resync re-delivers them too.
+ * Any change of this node's pods, or of the revisions the controller names on its Node, may change
+ * what is wanted; the manager's resync re-delivers them too.
  */
 function setupPrePull(
   manager: Manager,
   options: AgentOptions,
-  pods: Informer<Pod>,
-  revisionIdentities: Pick<Informer<ControllerRevision>, 'addHandler'>,
+  { pods, nodes }: { pods: Informer<Pod>; nodes: Informer<Node> },
   revisions: RevisionTemplates,
 ): void {
   const parallelism = options.imagePrePullParallelism ?? 2;
@@ -165,6 +151,7 @@ function setupPrePull(
   const puller = new PrePuller({
     nodeName: options.nodeName,
     pods,
+    nodes,
     revisions,
     cri: options.cri,
     client: manager.client,
@@ -186,35 +173,9 @@ function setupPrePull(
   }).queue;
   const report = (): void => queues.report?.add(REPORT);
   pods.addHandler(prePullHandler(report));
-  revisionIdentities.addHandler(prePullHandler(report));
+  nodes.addHandler(onPrePullRevisions(report));
   // The first report says the node pre-pulls, even before anything is wanted; a stopping agent
   // takes it back, so no controller waits for pulls that will not come.
   report();
   manager.onShutdown(() => puller.withdrawReport());
-}
-
-/** The labels on the revisions of each workload kind: the agent serves both kinds' pods. */
-const REVISION_LABELS = [LABEL_CLONESET, LABEL_INPLACESTATEFULSET];
-
-function revisionInformer(manager: Manager, label: string): Informer<ControllerRevision> {
-  return manager.informer<ControllerRevision>({
-    name: label === LABEL_CLONESET ? 'controllerrevisions' : `controllerrevisions-${label.split('/')[1]}`,
-    path: '/apis/apps/v1/controllerrevisions',
-    labelSelector: label,
-    transform: trimRevisionIdentity,
-    pageSize: REVISION_PAGE_SIZE,
-  });
-}
-
-/** Several revision informers read as one: a revision is in exactly one of them (one label per kind). */
-function eitherOf(
-  informers: readonly Informer<ControllerRevision>[],
-): Pick<Informer<ControllerRevision>, 'get' | 'list' | 'addHandler'> {
-  return {
-    get: (key) => informers.map((i) => i.get(key)).find((r) => r !== undefined),
-    list: () => informers.flatMap((i) => i.list()),
-    addHandler: (handler) => {
-      for (const informer of informers) informer.addHandler(handler);
-    },
-  };
 }

@@ -32,6 +32,7 @@ import {
 } from './handlers.js';
 import { matchesSelector } from './pure/selector.js';
 import { trimNodeForPrePull, wakeOnPrePullReport } from './prepull-nodes.js';
+import { prePullPublisher } from './prepull-publisher.js';
 import { podTrimmer, type SelectorOf } from './pure/pod-cache.js';
 import { trimClaim, type Claim } from './pure/claims.js';
 import { roundTemplateChars } from './pure/round-templates.js';
@@ -187,10 +188,34 @@ export function setupWorkloadController(
   claims.addHandler(enqueueOwner(queue, kind.owner));
   const refusedIn = (namespace: string): string[] =>
     cloneSets.byIndex(NAMESPACE_INDEX, namespace).filter(writesRefused).map(objectKey);
-  // A node's pre-pull report changed: its pods' CloneSets may drain now.
-  nodes?.addHandler(wakeOnPrePullReport(queue, (node) => pods.byIndex(NODE_INDEX, node), kind.owner));
+  if (nodes) wireNodes(manager, nodes, { pods, cloneSets, queue, kind });
   for (const limits of admissionLimits) limits.addHandler(wakeRefusedOnLimitChange(queue, refusedIn));
   return reconciler;
+}
+
+/**
+ * The image pre-pull's two directions: a node's report changed, so its pods' workloads may drain
+ * now; and where an agent pre-pulls, its Node names the update revisions its pods have not reached
+ * (decision 94).
+ */
+function wireNodes(
+  manager: Manager,
+  nodes: Informer<Node>,
+  {
+    pods,
+    cloneSets,
+    queue,
+    kind,
+  }: { pods: Informer<Pod>; cloneSets: Informer<WireCloneSet>; queue: WorkQueue; kind: WorkloadKind },
+): void {
+  nodes.addHandler(wakeOnPrePullReport(queue, (node) => pods.byIndex(NODE_INDEX, node), kind.owner));
+  prePullPublisher(manager, nodes).addSource({
+    pods,
+    workloads: cloneSets,
+    owner: kind.owner,
+    nodeIndex: NODE_INDEX,
+    ownerIndex: OWNER_INDEX,
+  });
 }
 
 /**

@@ -167,7 +167,7 @@ beforeAll(async () => {
     ],
   });
 
-  // Two Nodes, and node patch for the editor and the agent (the policy narrows the agent).
+  // Two Nodes, and node patch for the editor, the agent and the controller (the policy narrows Tailor's).
   for (const node of [NODE_A, NODE_B])
     await admin.create('/api/v1/nodes', { metadata: { name: node, labels: { zone: 'z1' } } });
   await admin.create('/apis/rbac.authorization.k8s.io/v1/clusterroles', {
@@ -180,6 +180,7 @@ beforeAll(async () => {
     subjects: [
       { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: EDITOR },
       { kind: 'ServiceAccount', name: 'tailor-agent', namespace: 'tailor-system' },
+      { kind: 'ServiceAccount', name: 'tailor-controller', namespace: 'tailor-system' },
     ],
   });
 
@@ -488,6 +489,61 @@ describe("the node agent's image pre-pull report on its Node", () => {
 
   it('leaves a node editor free to change labels (only the report is fenced)', async () => {
     expect((await patchNode({ user: EDITOR }, NODE_A, { metadata: { labels: { tier: 'front' } } })).code).toBe(200);
+  });
+});
+
+// Decision 94: the controller names on a Node the revisions its agent pre-pulls, and may write nothing else of a Node.
+describe('the revisions the controller names on a Node for its agent', () => {
+  const NAMED = 'apps.tailor.dev/prepull-revisions';
+  const controller = { user: CONTROLLER };
+  const ONLY_THE_CONTROLLER =
+    /apps\.tailor\.dev\/prepull-revisions may be set, changed or removed only by Tailor's\s+controller/;
+  const ONLY_THAT_KEY = /controller may change only the annotation apps\.tailor\.dev\/prepull-revisions of a Node/;
+
+  it('lets the controller set and remove them on any Node', async () => {
+    for (const node of [NODE_A, NODE_B]) {
+      const set = await patchNode(controller, node, { metadata: { annotations: { [NAMED]: '["ns/web-2"]' } } });
+      expect([node, set.code]).toEqual([node, 200]);
+    }
+    expect((await patchNode(controller, NODE_B, { metadata: { annotations: { [NAMED]: null } } })).code).toBe(200);
+  });
+
+  it.each<[string, As, object, RegExp]>([
+    [
+      'them, as the agent',
+      { user: AGENT, node: NODE_A },
+      { metadata: { annotations: { [NAMED]: '["ns/x-1"]' } } },
+      ONLY_THE_CONTROLLER,
+    ],
+    [
+      'them, as anyone else',
+      { user: EDITOR },
+      { metadata: { annotations: { [NAMED]: '["ns/x-1"]' } } },
+      ONLY_THE_CONTROLLER,
+    ],
+    [
+      "the agent's report, as the controller",
+      controller,
+      { metadata: { annotations: { [PULLED]: '{}' } } },
+      /only by Tailor's node\s+agent/,
+    ],
+    ['a label, as the controller', controller, { metadata: { labels: { zone: 'moved' } } }, ONLY_THAT_KEY],
+    [
+      'the taints, as the controller',
+      controller,
+      { spec: { taints: [{ key: 'x', effect: 'NoSchedule' }] } },
+      ONLY_THAT_KEY,
+    ],
+    [
+      'another annotation with them, as the controller',
+      controller,
+      { metadata: { annotations: { [NAMED]: '["ns/web-3"]', 'example.com/x': 'y' } } },
+      ONLY_THAT_KEY,
+    ],
+  ])('refuses %s', async (_, as, patch, message) => {
+    const answer = await patchNode(as, NODE_A, patch);
+    expect(answer.code).toBe(403);
+    expect(answer.message).toMatch(message);
   });
 });
 

@@ -4,16 +4,14 @@
 // small neighbour CloneSet.
 // - The controller's revision informer (trimRevision, 20 a page) keeps a digest per revision, not
 //   the template; RevisionStore.sync fetches only the templates its pods run.
-// - The agent's informer (trimRevisionIdentity) keeps identity and number; RevisionTemplates fetches
-//   a revision's containers only for a pod of its node that needs them, and never the big
-//   CloneSet's for a node that runs none of its pods.
+// - The agent lists no revisions: RevisionTemplates fetches by name those it is told about (a
+//   request's, the controller's word on its Node), trimmed to their containers, each once.
 // Each prints its figures: the first sync's time, the longest the event loop was blocked during it,
 // and the cached bytes per revision.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { RevisionTemplates } from '../../src/agent/revision-templates.js';
-import { trimRevisionIdentity } from '../../src/agent/pure/cache.js';
 import type { ControllerRevision } from '../../src/api/revision.js';
 import { LABEL_CLONESET, LABEL_CONTROLLER_REVISION_HASH } from '../../src/api/types.js';
 import type { KubeObject, Pod, WireCloneSet } from '../../src/api/wire.js';
@@ -180,35 +178,29 @@ describe("the controller's revision cache", () => {
 });
 
 describe("the node agent's revision cache", () => {
-  it('keeps identity and number, and fetches only the newest revision a pod of its node will move to', async () => {
-    const { informer, seconds, maxBlockMs } = await synced<ControllerRevision>(trimRevisionIdentity);
-    try {
-      const perRevision = cachedBytes(informer.list()) / informer.list().length;
-      process.stdout.write(
-        `[revision-caches] agent: first sync ${seconds.toFixed(2)} s, event loop blocked at most ${maxBlockMs.toFixed(0)} ms, ` +
-          `${perRevision.toFixed(0)} bytes cached per revision\n`,
-      );
-      expect(perRevision).toBeLessThan(600);
-
-      const { client: reader, gets } = counting();
-      const templates = new RevisionTemplates({ revisions: informer, client: reader });
-      // A node that runs only the neighbour's pod never reads the big CloneSet's history.
-      const newest = await templates.newestFor([podOf(SMALL, 1)]);
-      expect(newest.map((r) => r.metadata?.name)).toEqual([revisionName(SMALL, 2)]);
-      expect(gets).toEqual([revisionName(SMALL, 2)]);
-      // A node with a pod of the big CloneSet reads its newest revision's containers, trimmed.
-      const big = await templates.newestFor([podOf(BIG, 7)]);
-      expect(gets).toEqual([revisionName(SMALL, 2), revisionName(BIG, REVISIONS)]);
-      const containers = big[0]?.data?.template?.spec?.containers ?? [];
-      expect(containers).toHaveLength(64);
-      expect(containers[0]?.resources).toEqual({ requests: { cpu: '10m', memory: '16Mi' } });
-      expect(cachedBytes(big)).toBeLessThan(80_000);
-      // A resize request names its revision: fetched by name, once; an unknown one is undefined.
-      expect((await templates.revision(NS, revisionName(BIG, 7)))?.revision).toBe(7);
-      expect(await templates.revision(NS, 'no-such-revision')).toBeUndefined();
-      expect(gets).toHaveLength(3);
-    } finally {
-      await informer.stop();
-    }
+  it('fetches by name only the revisions it is told about, trimmed, and each once', async () => {
+    const { client: reader, gets } = counting();
+    const templates = new RevisionTemplates(reader);
+    // A node that runs only the neighbour's pod is told its update revision; the big CloneSet's history is never read.
+    const small = await templates.named([{ namespace: NS, name: revisionName(SMALL, 2) }]);
+    expect(small.map((r) => r.metadata?.name)).toEqual([revisionName(SMALL, 2)]);
+    expect(gets).toEqual([revisionName(SMALL, 2)]);
+    // A node with a pod of the big CloneSet reads the containers of the revision it is told about, trimmed.
+    const big = await templates.named([{ namespace: NS, name: revisionName(BIG, REVISIONS) }]);
+    expect(gets).toEqual([revisionName(SMALL, 2), revisionName(BIG, REVISIONS)]);
+    const containers = big[0]?.data?.template?.spec?.containers ?? [];
+    expect(containers).toHaveLength(64);
+    expect(containers[0]?.resources).toEqual({ requests: { cpu: '10m', memory: '16Mi' } });
+    const perRevision = cachedBytes(big);
+    process.stdout.write(
+      `[revision-caches] agent: ${perRevision} bytes kept for a revision of ${(storedBytes / REVISIONS).toFixed(0)} stored\n`,
+    );
+    expect(perRevision).toBeLessThan(80_000);
+    // A resize request names its revision: fetched by name, once; an unknown one is undefined.
+    expect((await templates.revision(NS, revisionName(BIG, 7)))?.revision).toBe(7);
+    expect((await templates.revision(NS, revisionName(BIG, 7)))?.revision).toBe(7);
+    expect(await templates.revision(NS, 'no-such-revision')).toBeUndefined();
+    expect(await templates.named([{ namespace: NS, name: 'no-such-revision' }])).toEqual([]);
+    expect(gets).toHaveLength(5);
   });
 });

@@ -285,15 +285,6 @@ const trimTemplateContainer = (c: TemplateContainer): TemplateContainer => {
   return out;
 };
 
-/**
- * A ControllerRevision as the agent's informer keeps it: identity, owner and number, no template.
- * The containers of the revisions this node's pods need are fetched when needed (agent/revision-templates.ts).
- */
-export function trimRevisionIdentity(revision: ControllerRevision): ControllerRevision {
-  const metadata = trimMeta(revision.metadata);
-  return { ...pick(revision, ['apiVersion', 'kind', 'revision']), ...(metadata ? { metadata } : {}) };
-}
-
 /** A fetched ControllerRevision as the agent keeps it: its owner and its containers' resources and policies. */
 export function trimRevisionForAgent(revision: ControllerRevision): ControllerRevision {
   const spec = revision.data?.template?.spec;

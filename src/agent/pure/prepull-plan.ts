@@ -24,7 +24,7 @@ export interface ImageWanted {
 // their choice with the victim's pull secrets.
 
 /** The newest revision of each CloneSet (by namespace and controller UID) among the cached revisions. */
-export function newestRevisions(revisions: readonly ControllerRevision[]): Map<string, ControllerRevision> {
+function newestRevisions(revisions: readonly ControllerRevision[]): Map<string, ControllerRevision> {
   const newest = new Map<string, ControllerRevision>();
   for (const r of revisions) {
     const owner = workloadControllerOf(r);
@@ -42,19 +42,6 @@ function targetOf(pod: Pod, newest: ReadonlyMap<string, ControllerRevision>): Co
   const target = owner ? newest.get(ownedIndexValue(pod.metadata?.namespace, owner.uid)) : undefined;
   if (target === undefined || !isLivePod(pod)) return undefined;
   return target.metadata?.name === pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH] ? undefined : target;
-}
-
-/** The newest revisions that some live pod of `pods` will move to: the only ones whose containers the pre-pull reads. */
-export function revisionsWanted(
-  pods: readonly Pod[],
-  newest: ReadonlyMap<string, ControllerRevision>,
-): ControllerRevision[] {
-  const wanted = new Set<ControllerRevision>();
-  for (const pod of pods) {
-    const target = targetOf(pod, newest);
-    if (target !== undefined) wanted.add(target);
-  }
-  return [...wanted];
 }
 
 /** The images of `target` that the pod's containers of the same names do not run. */

@@ -3,7 +3,9 @@
 // Node, or a LimitRange's or quota's spec changes; a restart request goes to the restart worker;
 // any pod or revision change makes the pre-pull report again.
 import { describe, expect, test } from '@jest/globals';
-import { prePullHandler, resizeHandlers, restartHandler } from '../../../src/agent/handlers.js';
+import { onPrePullRevisions, prePullHandler, resizeHandlers, restartHandler } from '../../../src/agent/handlers.js';
+import { ANNOTATION_PREPULL_REVISIONS } from '../../../src/api/prepull-revisions.js';
+import type { Node } from '../../../src/api/wire.js';
 import {
   ANNOTATION_RESIZE_REQUEST,
   ANNOTATION_RESIZE_STATUS,
@@ -118,6 +120,26 @@ describe('prePullHandler', () => {
     handler.onAdd?.(plain);
     handler.onUpdate?.(plain, plain);
     handler.onDelete?.(plain);
+    expect(reports).toBe(3);
+  });
+});
+
+describe('onPrePullRevisions', () => {
+  const node = (revisions?: string, beat = '1'): Node => ({
+    metadata: {
+      name: 'n',
+      resourceVersion: beat,
+      ...(revisions !== undefined ? { annotations: { [ANNOTATION_PREPULL_REVISIONS]: revisions } } : {}),
+    },
+  });
+  test("the Node's first sight and every change of the named revisions ask for a report; its status beats do not", () => {
+    let reports = 0;
+    const handler = onPrePullRevisions(() => void (reports += 1));
+    handler.onAdd?.(node());
+    handler.onUpdate?.(node(), node(undefined, '2'));
+    handler.onUpdate?.(node(undefined, '2'), node('["ns/web-2"]', '3'));
+    handler.onUpdate?.(node('["ns/web-2"]', '3'), node('["ns/web-2"]', '4'));
+    handler.onUpdate?.(node('["ns/web-2"]', '4'), node(undefined, '5'));
     expect(reports).toBe(3);
   });
 });

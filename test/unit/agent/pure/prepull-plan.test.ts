@@ -3,9 +3,7 @@ import type { ControllerRevision } from '../../../../src/api/revision.js';
 import {
   imageLocation,
   imagesToPrePull,
-  newestRevisions,
   nextReport,
-  revisionsWanted,
   parseDockerConfigSecret,
   registryAuthFor,
   type DockerConfig,
@@ -195,34 +193,5 @@ describe('registry credentials match as the kubelet matches them', () => {
       username: 'u',
       password: 'p',
     });
-  });
-});
-
-// Issue 31.2: the agent fetches a revision's containers only when a pod of its node will move to it.
-describe('revisionsWanted: the newest revisions a pod of this node has not reached', () => {
-  const revisions = [
-    revision('web-1', 1, { app: 'app:v1' }),
-    revision('web-2', 2, { app: 'app:v2' }),
-    revision('db-1', 1, { db: 'db:v1' }, 'db-uid'),
-  ];
-  const dbPod = (rev: string) =>
-    buildPod({
-      name: 'd',
-      labels: { [LABEL_CONTROLLER_REVISION_HASH]: rev },
-      ownerReferences: [cloneSetOwner('db', 'db-uid')],
-      containers: [{ name: 'db', image: 'db:v1' }],
-    });
-  it.each<[string, ReturnType<typeof buildPod>[], string[]]>([
-    ['no pod: none', [], []],
-    ['a pod on an older revision: its CloneSet newest', [pod('a', 'web-1', { app: 'app:v1' })], ['web-2']],
-    ['pods all on their newest revision: none', [pod('a', 'web-2', { app: 'app:v2' }), dbPod('db-1')], []],
-    [
-      'two pods of one CloneSet behind: its newest once',
-      [pod('a', 'web-1', { app: 'app:v1' }), pod('b', 'web-1', { app: 'app:v1' })],
-      ['web-2'],
-    ],
-    ['a finished pod behind: none', [pod('a', 'web-1', { app: 'app:v1' }, { phase: 'Failed' })], []],
-  ])('%s', (_name, pods, expected) => {
-    expect(revisionsWanted(pods, newestRevisions(revisions)).map((r) => r.metadata?.name)).toEqual(expected);
   });
 });
