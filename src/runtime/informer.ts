@@ -70,6 +70,8 @@ export class Informer<T extends KubeObject> {
   private watchAbort: AbortController | undefined;
   private watchdogTimer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** The attempt a pending retry resumes, while one waits out its backoff. */
+  private pendingRetry: number | undefined;
   private relistTimer: NodeJS.Timeout | undefined;
   private resyncTimer: NodeJS.Timeout | undefined;
   private readonly tasks = new Set<Promise<void>>();
@@ -97,6 +99,19 @@ export class Informer<T extends KubeObject> {
    */
   onReconnect(listener: () => void): void {
     this.reconnectListeners.push(listener);
+  }
+
+  /**
+   * A restart waiting out its backoff starts now: another informer found the API server answering
+   * again, so this one's wait, grown through the outage, only delays its cache (decision 77). The
+   * backoff itself stays where it is, so a server that still refuses is not retried faster.
+   */
+  retryNow(): void {
+    const attempt = this.pendingRetry;
+    if (attempt === undefined) return;
+    clearTimeout(this.retryTimer);
+    this.pendingRetry = undefined;
+    this.send({ type: 'retryDue', attempt, now: Date.now() });
   }
 
   /** The server answered: after a failure, tell the listeners. */
@@ -215,10 +230,11 @@ export class Informer<T extends KubeObject> {
         this.failedSinceAnswered = true;
         const delayMs = this.backoff.next();
         clearTimeout(this.retryTimer);
-        this.retryTimer = setTimeout(
-          () => this.send({ type: 'retryDue', attempt: effect.attempt, now: Date.now() }),
-          delayMs,
-        );
+        this.pendingRetry = effect.attempt;
+        this.retryTimer = setTimeout(() => {
+          this.pendingRetry = undefined;
+          this.send({ type: 'retryDue', attempt: effect.attempt, now: Date.now() });
+        }, delayMs);
         log.debug({ informer: this.options.name, delayMs }, 'backing off');
         return;
       }
@@ -240,6 +256,7 @@ export class Informer<T extends KubeObject> {
         this.completedResyncs += 1;
         return;
       case 'shutdown':
+        this.pendingRetry = undefined;
         for (const t of [this.watchdogTimer, this.retryTimer, this.relistTimer]) clearTimeout(t);
         clearInterval(this.resyncTimer);
         this.watchAbort?.abort();

@@ -53,7 +53,10 @@ export class Manager {
   readonly metrics: RuntimeMetrics;
   readonly events: EventRecorder;
   /** Every informer, whatever it caches: the manager only starts, syncs and stops them. */
-  private readonly informers: Pick<Informer<KubeObject>, 'start' | 'stop' | 'hasSynced' | 'waitForSync'>[] = [];
+  private readonly informers: Pick<
+    Informer<KubeObject>,
+    'start' | 'stop' | 'hasSynced' | 'waitForSync' | 'retryNow'
+  >[] = [];
   private readonly controllers: Controller[] = [];
   private readonly endpoints: HttpEndpoints[] = [];
   private elector: LeaderElector | undefined;
@@ -109,10 +112,12 @@ export class Manager {
   }
 
   /**
-   * The API server answers again after a failure: every key backing off after a failed reconcile
-   * is retried now rather than at the end of a backoff that grew through the outage (decision 77).
+   * The API server answers again after a failure: every informer backing off restarts now, and
+   * every key backing off after a failed reconcile is retried now, rather than at the end of a
+   * backoff that grew through the outage (decision 77).
    */
   private retryFailedNow(informer: string): void {
+    for (const other of this.informers) other.retryNow();
     let keys = 0;
     for (const controller of this.controllers) keys += controller.queue.retryFailedNow();
     if (keys > 0) this.options.logger.info({ informer, keys }, 'API server answers again: retrying failed keys now');

@@ -11,8 +11,8 @@
 //   any ──stop──▶ stopped
 //
 // Guarantees: at most one list or watch is current at a time; the cache is marked synced once,
-// after the first complete list; every failure (except 410, which relists at once) waits a
-// backoff; a watch that lasted `healthyAfterMs` resets the backoff; the watchdog is armed exactly
+// after the first complete list; every failure (except 410, which relists at once unless the
+// watch was opened from a list just made) waits a backoff; a watch that lasted `healthyAfterMs` resets the backoff; the watchdog is armed exactly
 // while watching and re-armed by every event, bookmarks included.
 // Must not: do I/O, read clocks or random numbers (time arrives in inputs), or know object shapes.
 
@@ -28,6 +28,8 @@ export type WatcherState =
       readonly resourceVersion: string;
       /** When this watch started (ms); decides whether it was healthy. */
       readonly since: number;
+      /** Its resourceVersion is the one a list just returned (not one resumed after a failure or a close). */
+      readonly fromList: boolean;
       readonly synced: true;
     }
   | {
@@ -108,10 +110,18 @@ function list(from: WatcherState, reason: ListReason, extra: WatcherEffect[] = [
   };
 }
 
-function watch(from: WatcherState, resourceVersion: string, now: number, extra: WatcherEffect[] = []): Transition {
+/** Where a watch starts: its resourceVersion, when, and whether a list just returned that version. */
+interface WatchStart {
+  readonly resourceVersion: string;
+  readonly now: number;
+  readonly fromList?: boolean;
+}
+
+function watch(from: WatcherState, start: WatchStart, extra: WatcherEffect[] = []): Transition {
   const attempt = attemptOf(from) + 1;
+  const { resourceVersion, now, fromList = false } = start;
   return {
-    state: { phase: 'watching', attempt, resourceVersion, since: now, synced: true },
+    state: { phase: 'watching', attempt, resourceVersion, since: now, fromList, synced: true },
     effects: [...extra, { kind: 'watch', attempt, resourceVersion }, { kind: 'armWatchdog', attempt }],
   };
 }
@@ -150,7 +160,8 @@ function stepListing(state: Extract<WatcherState, { phase: 'listing' }>, input: 
   if (!('attempt' in input) || input.attempt !== state.attempt) return stay(state);
   if (input.type === 'listed') {
     const extra: WatcherEffect[] = state.synced ? [] : [{ kind: 'markSynced' }];
-    return watch(state, input.resourceVersion, input.now, [...extra, { kind: 'armRelist' }]);
+    const start = { resourceVersion: input.resourceVersion, now: input.now, fromList: true };
+    return watch(state, start, [...extra, { kind: 'armRelist' }]);
   }
   if (input.type === 'listFailed') {
     return backOff(state, 'list', '', [
@@ -190,43 +201,54 @@ function stepWatching(
         ]);
       }
       const reset: WatcherEffect[] = lasted >= config.healthyAfterMs ? [{ kind: 'resetBackoff' }] : [];
-      return watch(state, state.resourceVersion, input.now, reset);
+      return watch(state, { resourceVersion: state.resourceVersion, now: input.now }, reset);
     }
-    case 'watchFailed': {
-      const reset: WatcherEffect[] = input.now - state.since >= config.healthyAfterMs ? [{ kind: 'resetBackoff' }] : [];
-      // A watch refused with 410 as soon as it opened, from a list just made, would otherwise
-      // relist and be refused again in a tight loop: that one waits its backoff first.
-      if (input.gone && input.now - state.since < config.minWatchMs) {
-        return backOff(state, 'list', state.resourceVersion, [
-          { kind: 'disarmWatchdog' },
-          {
-            kind: 'log',
-            level: 'warn',
-            msg: 'resourceVersion expired (410 Gone) as soon as the watch opened; relisting after a backoff',
-          },
-        ]);
-      }
-      if (input.gone) {
-        return list(state, 'gone', [
-          ...reset,
-          { kind: 'disarmWatchdog' },
-          { kind: 'log', level: 'info', msg: 'resourceVersion expired (410 Gone); relisting' },
-        ]);
-      }
-      return backOff(state, 'watch', state.resourceVersion, [
-        ...reset,
-        { kind: 'disarmWatchdog' },
-        { kind: 'log', level: 'warn', msg: 'watch failed; retrying', error: input.error },
-      ]);
-    }
+    case 'watchFailed':
+      return onWatchFailed(state, input, config);
     default:
       return stay(state);
   }
+}
+
+function onWatchFailed(
+  state: Extract<WatcherState, { phase: 'watching' }>,
+  input: Extract<WatcherInput, { type: 'watchFailed' }>,
+  config: WatcherConfig,
+): Transition {
+  const reset: WatcherEffect[] = input.now - state.since >= config.healthyAfterMs ? [{ kind: 'resetBackoff' }] : [];
+  // A watch refused with 410 as soon as it opened, from a list just made, would otherwise
+  // relist and be refused again in a tight loop: that one waits its backoff first. One resumed
+  // from an older resourceVersion (after an API server restart, whose new watch cache holds
+  // none of the old ones) relists at once: the list it leads to is the guard.
+  if (input.gone && state.fromList && input.now - state.since < config.minWatchMs) {
+    return backOff(state, 'list', state.resourceVersion, [
+      { kind: 'disarmWatchdog' },
+      {
+        kind: 'log',
+        level: 'warn',
+        msg: 'resourceVersion expired (410 Gone) as soon as the watch opened; relisting after a backoff',
+      },
+    ]);
+  }
+  if (input.gone) {
+    return list(state, 'gone', [
+      ...reset,
+      { kind: 'disarmWatchdog' },
+      { kind: 'log', level: 'info', msg: 'resourceVersion expired (410 Gone); relisting' },
+    ]);
+  }
+  return backOff(state, 'watch', state.resourceVersion, [
+    ...reset,
+    { kind: 'disarmWatchdog' },
+    { kind: 'log', level: 'warn', msg: 'watch failed; retrying', error: input.error },
+  ]);
 }
 
 function stepBackingOff(state: Extract<WatcherState, { phase: 'backingOff' }>, input: WatcherInput): Transition {
   // A periodic relist that falls due while waiting turns the retry into a relist.
   if (input.type === 'relistDue') return stay({ ...state, then: 'list' });
   if (input.type !== 'retryDue' || input.attempt !== state.attempt) return stay(state);
-  return state.then === 'list' ? list(state, 'error') : watch(state, state.resourceVersion, input.now);
+  return state.then === 'list'
+    ? list(state, 'error')
+    : watch(state, { resourceVersion: state.resourceVersion, now: input.now });
 }

@@ -246,6 +246,34 @@ describe('Informer', () => {
     expect(reconnects).toBe(1);
   });
 
+  test('retryNow restarts a broken watch at once, from its last resourceVersion, and does nothing while it watches', async () => {
+    const api = new ScriptedApi();
+    const { informer } = await started(api);
+    informer.retryNow();
+    await jest.advanceTimersByTimeAsync(0);
+    expect(api.watches).toHaveLength(1);
+    api.latest.event('ADDED', api.put('a', '1'));
+    await jest.advanceTimersByTimeAsync(0);
+    // Three failures in a row: the next wait has grown to seconds.
+    for (let i = 0; i < 3; i += 1) {
+      api.latest.fail(new KubeApiError('WATCH', '/x', 0, undefined, { cause: new Error('ECONNREFUSED') }));
+      await jest.advanceTimersByTimeAsync(10_000);
+    }
+    api.latest.fail(new KubeApiError('WATCH', '/x', 0, undefined, { cause: new Error('ECONNREFUSED') }));
+    await jest.advanceTimersByTimeAsync(0);
+    expect(informer.phase).toBe('backingOff');
+    const watches = api.watches.length;
+    informer.retryNow();
+    await jest.advanceTimersByTimeAsync(0);
+    expect(api.watches).toHaveLength(watches + 1);
+    expect(api.watches.at(-1)!.resourceVersion).toBe(informer.get('ns/a')?.metadata?.resourceVersion);
+    expect(informer.phase).toBe('watching');
+    // The retry it replaced never fires on its own (the watchdog would only after NO_EVENT_MS).
+    await jest.advanceTimersByTimeAsync(NO_EVENT_MS - 1_000);
+    expect(api.watches).toHaveLength(watches + 1);
+    expect(api.lists).toBe(1);
+  });
+
   test('every resync period each cached object is delivered to the handlers again', async () => {
     const api = new ScriptedApi();
     api.put('a', '1');

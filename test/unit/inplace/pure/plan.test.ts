@@ -133,6 +133,24 @@ describe('planInPlaceUpdate picks the next step', () => {
   });
 });
 
+// Issue 44: Kruise Rollout labels the pods of a batch (rollouts.kruise.io/rollout-id, ...); an
+// in-place update patches only the labels its templates change, so those labels stay.
+describe('an in-place update keeps the labels other controllers put on the pod', () => {
+  it.each<[string, PodTemplate]>([
+    ['an image change', v2],
+    ['a label change of the template', labelChange],
+  ])('%s patches neither those labels nor their removal', (_name, targetTemplate) => {
+    const drained = pod({ gate: 'False', ready: false });
+    const theirs = { 'rollouts.kruise.io/rollout-id': 'r2', 'rollouts.kruise.io/rollout-batch-id': '1' };
+    drained.metadata = { ...drained.metadata, labels: { ...drained.metadata?.labels, ...theirs } };
+    const step = planInPlaceUpdate(drained, target({ targetTemplate }));
+    expect(step.kind).toBe('patch');
+    const labels = (step as unknown as { patch: { metadata: { labels: Record<string, string | null> } } }).patch
+      .metadata.labels;
+    for (const key of Object.keys(theirs)) expect([key, key in labels]).toEqual([key, false]);
+  });
+});
+
 describe('settleInPlaceUpdate decides when an update is finished', () => {
   const state = {
     revision: 'r2',

@@ -17,11 +17,12 @@ const listing = (attempt: number, synced = true): WatcherState => ({
   reason: 'initial',
   synced,
 });
-const watching = (attempt: number, since = 0, resourceVersion = '100'): WatcherState => ({
+const watching = (attempt: number, since = 0, resourceVersion = '100', fromList = true): WatcherState => ({
   phase: 'watching',
   attempt,
   resourceVersion,
   since,
+  fromList,
   synced: true,
 });
 
@@ -44,7 +45,14 @@ describe('watcher step', () => {
 
   test('the first complete list marks the cache synced, arms the relist timer and watches from its resourceVersion', () => {
     const t = step(listing(1, false), { type: 'listed', attempt: 1, resourceVersion: '42', now: 5 }, CONFIG);
-    expect(t.state).toEqual({ phase: 'watching', attempt: 2, resourceVersion: '42', since: 5, synced: true });
+    expect(t.state).toEqual({
+      phase: 'watching',
+      attempt: 2,
+      resourceVersion: '42',
+      since: 5,
+      fromList: true,
+      synced: true,
+    });
     expect(t.effects).toEqual([
       { kind: 'markSynced' },
       { kind: 'armRelist' },
@@ -84,7 +92,7 @@ describe('watcher step', () => {
   });
 
   // Issue 20.14: a server that answers every watch with 410 must not be relisted in a tight loop.
-  test('410 Gone as soon as the watch opened backs off before relisting', () => {
+  test('410 Gone as soon as a watch opened from a list just made backs off before relisting', () => {
     const t = step(
       watching(2, 0),
       { type: 'watchFailed', attempt: 2, gone: true, error: new Error('gone'), now: 10 },
@@ -92,6 +100,28 @@ describe('watcher step', () => {
     );
     expect(t.state).toMatchObject({ phase: 'backingOff', then: 'list', attempt: 3 });
     expect(kinds(t.effects)).toEqual(['disarmWatchdog', 'log', 'scheduleRetry']);
+  });
+
+  // Issue 47.6: after an API server restart, its new watch cache knows none of the old resourceVersions.
+  test('410 Gone as soon as a watch resumed from an older resourceVersion opened relists at once', () => {
+    const t = step(
+      watching(2, 0, '120', false),
+      { type: 'watchFailed', attempt: 2, gone: true, error: new Error('gone'), now: 10 },
+      CONFIG,
+    );
+    expect(t.state).toMatchObject({ phase: 'listing', attempt: 3, reason: 'gone' });
+    expect(kinds(t.effects)).toEqual(['disarmWatchdog', 'log', 'list']);
+  });
+
+  test('a watch opened from a list carries that mark; one resumed after a backoff does not', () => {
+    const listed = run(listing(1), { type: 'listed', attempt: 1, resourceVersion: '100', now: 0 });
+    expect(listed.state).toMatchObject({ phase: 'watching', fromList: true });
+    const resumed = run(
+      listed.state,
+      { type: 'watchFailed', attempt: 2, gone: false, error: new Error('reset'), now: 5_000 },
+      { type: 'retryDue', attempt: 3, now: 6_000 },
+    );
+    expect(resumed.state).toMatchObject({ phase: 'watching', fromList: false, resourceVersion: '100' });
   });
 
   test('a failed watch backs off, then watches again from the last resourceVersion', () => {
