@@ -30,10 +30,5 @@ module_source "$mod" "v$KRUISE_VERSION" "$src"
 mkdir -p "$root/crds"
 cp "$src"/config/crd/bases/*.yaml "$root/crds/"
 
-cd "$src"
-start=$SECONDS
-# nice and -p 1: the machine has two cores and other people's builds and tests run beside this one.
-CGO_ENABLED=0 nice -n 19 go build -p 1 -trimpath -ldflags "-s -w" -o "$out/kruise-manager.tmp.$$" .
-mv "$out/kruise-manager.tmp.$$" "$out/kruise-manager"
-echo "built kruise-manager in $((SECONDS - start))s"
+build_root_package "$src" "$out/kruise-manager"
 echo "kruise-manager v$KRUISE_VERSION in $out, CRDs in $root/crds"

@@ -15,6 +15,9 @@ KWOK_VERSION=0.8.0
 # hack/build-kruise.sh. v1.9.1: the release issue 35's first figures were taken with (the module proxy
 # serves it since 2026-11-25; decision 31).
 KRUISE_VERSION=1.9.1
+# OpenKruise Rollout, the canary driver the e2e tier runs against Tailor's workloads unmodified
+# (issue 44), built from its Go module by hack/build-kruise-rollout.sh.
+KRUISE_ROLLOUT_VERSION=0.6.2
 # Helm (the chart's lint, template and the bed's install) and kubeconform (rendered manifests
 # against each release's OpenAPI), built from their Go modules by hack/build-chart-tools.sh. Helm v4.3.1
 # is the newest release the module proxy serves here.

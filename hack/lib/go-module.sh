@@ -26,3 +26,12 @@ module_source() { # module, version (with v), dest
   chmod -R u+w "$dest"
   touch "$dest/.complete"
 }
+
+# Builds the main package at the root of a module's source (module_source) into `target`, at nice 19
+# and -p 1: the machine has two cores, and other builds and tests run beside this one.
+build_root_package() { # src, target
+  local src=$1 target=$2 start=$SECONDS
+  (cd "$src" && CGO_ENABLED=0 nice -n 19 go build -p 1 -trimpath -ldflags "-s -w" -o "$target.tmp.$$" .)
+  mv "$target.tmp.$$" "$target"
+  echo "built $(basename "$target") in $((SECONDS - start))s"
+}
