@@ -6,6 +6,7 @@
 // reverted mid-way rolls the updated pods back in place. Prints the batch timeline.
 // Owns: its namespace's set, pods and Rollout; Kruise Rollout's install (stopped after).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
 import type { Pod } from '../../src/api/wire.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { startKruiseRollout, type KruiseRollout } from '../support/cluster/kruise-rollout.js';
@@ -159,6 +160,13 @@ describe('OpenKruise Rollout drives an InPlaceStatefulSet, unmodified', () => {
       expect(partitionOf(held.set)).toBe(REPLICAS - 1);
       const canary = first.find((p) => imageOf(p) === V2);
       expect(canary?.metadata?.labels?.[ROLLOUT_ID]).toBeDefined();
+      // `kubectl tailor status` says which batch the canary is at and what it waits for.
+      const status = spawnSync('node', ['bin/kubectl-tailor', 'status', `ipsts/${NAME}`, '-n', ns, '--no-watch'], {
+        encoding: 'utf8',
+      });
+      expect(status.stdout).toContain(
+        `Kruise Rollout ${NAME}: Progressing, batch 1 of 3 (1 pod), StepPaused: approve it`,
+      );
 
       await approve();
       timeline.note('approved');

@@ -2,6 +2,7 @@
 // summary line for logs. Pure. Must not: judge the rollout (status-view.ts does), or write to a
 // terminal (plugin.ts does).
 import { resizeCounts, shortRevision, type StatusView } from './status-view.js';
+import { driverLine } from './driver.js';
 
 /** `[#####-----]`: the share of desired pods running the update revision. */
 export function progressBar(done: number, total: number, width = 20): string {
@@ -23,6 +24,7 @@ export function renderSummaryLine(view: StatusView): string {
   return [
     `${view.name}: ${renderProgress(view, 10)}`,
     resize ? `resize ${resize}` : undefined,
+    view.driver ? driverLine(view.driver) : undefined,
     `${view.verdict}: ${view.message}`,
   ]
     .filter(Boolean)
@@ -47,17 +49,22 @@ function table(rows: string[][]): string[] {
   );
 }
 
+/** The header: the workload, its progress, who drives its batches, its resizes. */
+function headerLines(view: StatusView, options: RenderOptions): string[] {
+  const revision = shortRevision(view.updateRevision, view.name) || '(none yet)';
+  const resize = resizeCounts(view.resize);
+  return [
+    `CloneSet ${view.namespace}/${view.name}  strategy ${view.strategy}  generation ${view.generation} (observed ${view.observedGeneration})  update revision ${revision}${view.paused ? '  PAUSED' : ''}`,
+    `Progress  ${renderProgress(view, options.barWidth ?? 20)}`,
+    ...(view.driver ? [`Driver    ${driverLine(view.driver)}`] : []),
+    ...(resize ? [`Resize    ${resize}`] : []),
+  ];
+}
+
 /** The full view: header, progress bar, resize counts, pods, what blocks, verdict. */
 export function renderStatus(view: StatusView, options: RenderOptions = {}): string[] {
   const maxPods = options.maxPods ?? 20;
-  const out: string[] = [];
-  const revision = shortRevision(view.updateRevision, view.name) || '(none yet)';
-  out.push(
-    `CloneSet ${view.namespace}/${view.name}  strategy ${view.strategy}  generation ${view.generation} (observed ${view.observedGeneration})  update revision ${revision}${view.paused ? '  PAUSED' : ''}`,
-  );
-  out.push(`Progress  ${renderProgress(view, options.barWidth ?? 20)}`);
-  const resize = resizeCounts(view.resize);
-  if (resize) out.push(`Resize    ${resize}`);
+  const out = headerLines(view, options);
   if (view.pods.length > 0) {
     const shown = view.pods.slice(0, maxPods);
     const rows = [['POD', 'REVISION', 'UPDATED', 'READY', 'IN-PLACE', 'RESIZE', 'NOTE']];

@@ -3,6 +3,7 @@
 // what blocks the rollout and why, and a verdict (buildStatusView). Its text is status-render.ts.
 // Pure: no I/O, no clock (`now` comes in), no process state. Must not: render text, decide exit
 // codes, poll, or write to a terminal (plugin.ts does).
+import type { RolloutDriver } from './driver.js';
 import { defaultUpdateStrategy } from '../../api/defaults.js';
 import {
   LABEL_CONTROLLER_REVISION_HASH,
@@ -76,6 +77,8 @@ export interface StatusView {
   verdict: Verdict;
   /** One line saying why the verdict is what it is, kubectl rollout status style. */
   message: string;
+  /** The controller that drives the workload's batches (driver.ts), when one does. */
+  driver?: RolloutDriver;
 }
 
 type WireStatus = NonNullable<WireCloneSet['status']>;
@@ -415,6 +418,10 @@ export function buildStatusView(cs: WireCloneSet, pods: readonly Pod[], now: num
     message,
   };
 }
+
+/** The view with the controller that drives the workload's batches, when one does. */
+export const withDriver = (view: StatusView, driver: RolloutDriver | undefined): StatusView =>
+  driver ? { ...view, driver } : view;
 
 /** "2 InProgress, 1 Deferred": the resize states that have pods, in RESIZE_STATES order. */
 export function resizeCounts(resize: Record<ResizeState, number>): string {

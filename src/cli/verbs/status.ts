@@ -9,7 +9,8 @@ import { workloadControllerOf } from '../../api/owner.js';
 import { selectorString } from '../../workload/pure/selector.js';
 import { KubeApiError } from '../../runtime/pure/api-error.js';
 import { renderStatus, renderSummaryLine } from '../pure/status-render.js';
-import { buildStatusView, type StatusView } from '../pure/status-view.js';
+import { buildStatusView, withDriver, type StatusView } from '../pure/status-view.js';
+import { driverOf, ROLLOUTS_PATH, type RolloutDriver } from '../pure/driver.js';
 import {
   called,
   workloadPath,
@@ -42,6 +43,7 @@ export interface StatusOptions extends ConnectionOptions {
 interface Snapshot {
   cs: WireCloneSet;
   pods: Pod[];
+  driver: RolloutDriver | undefined;
 }
 
 async function readSnapshot(client: Reader, ns: string, name: string): Promise<Snapshot> {
@@ -53,7 +55,21 @@ async function readSnapshot(client: Reader, ns: string, name: string): Promise<S
   );
   const uid = cs.metadata?.uid;
   const pods = list.items.filter((p) => uid !== undefined && workloadControllerOf(p)?.uid === uid);
-  return { cs, pods };
+  return { cs, pods, driver: await readDriver(client, ns, cs) };
+}
+
+/**
+ * The Kruise Rollout driving the workload, if any: none when its CRD is not installed or the user
+ * may not list Rollouts (the status is complete without it).
+ */
+async function readDriver(client: Reader, ns: string, cs: WireCloneSet): Promise<RolloutDriver | undefined> {
+  try {
+    const rollouts = await client.list<unknown>(ROLLOUTS_PATH(ns), { limit: 100 });
+    return driverOf(rollouts.items, cs.kind ?? '', cs.metadata?.name ?? '');
+  } catch (err) {
+    if (err instanceof KubeApiError && (err.statusCode === 404 || err.statusCode === 403)) return undefined;
+    throw err;
+  }
 }
 
 // ---- output --------------------------------------------------------------------------------
@@ -189,7 +205,7 @@ class StatusFollower {
       // A stalled connection must not outlive the timeout: give each read a deadline of its own.
       const budget = Math.max(1000, Math.min(READ_TIMEOUT_MS, this.deadline - this.now()));
       const snapshot = await withDeadline(readSnapshot(client, this.ns, this.name), budget);
-      this.view = buildStatusView(snapshot.cs, snapshot.pods, this.now());
+      this.view = withDriver(buildStatusView(snapshot.cs, snapshot.pods, this.now()), snapshot.driver);
     } catch (err) {
       if (err instanceof KubeApiError && err.statusCode === 404) {
         return this.fail(
