@@ -151,14 +151,15 @@ describe('OpenKruise Rollout drives an InPlaceStatefulSet, unmodified', () => {
       expect(partitionOf(admitted)).toBe(32767);
       timeline.note('template changed to v2; partition 32767 (Kruise Rollout webhook)');
 
-      const first = await waitForBatch(timeline, V2, 1);
+      await waitForBatch(timeline, V2, 1);
       await waitForStep(timeline, 1, 'StepPaused');
       // Held at one pod while paused: nothing else moves until the approval.
       await new Promise((r) => setTimeout(r, 5_000));
       const held = await timeline.observe(V2);
       expect(held.at).toBe(1);
       expect(partitionOf(held.set)).toBe(REPLICAS - 1);
-      const canary = first.find((p) => imageOf(p) === V2);
+      // Read after the step is paused: Kruise Rollout labels a batch's pods before it calls the batch ready.
+      const canary = held.pods.find((p) => imageOf(p) === V2);
       expect(canary?.metadata?.labels?.[ROLLOUT_ID]).toBeDefined();
       // `kubectl tailor status` says which batch the canary is at and what it waits for.
       const status = spawnSync('node', ['bin/kubectl-tailor', 'status', `ipsts/${NAME}`, '-n', ns, '--no-watch'], {
