@@ -10,6 +10,7 @@ import { spawnSync } from 'node:child_process';
 import type { Pod } from '../../src/api/wire.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { startKruiseRollout, type KruiseRollout } from '../support/cluster/kruise-rollout.js';
+import { kubeconfigPath } from '../support/cluster/kube.js';
 import { eventually } from '../support/cluster/testbed.js';
 import {
   newStatefulSet,
@@ -162,10 +163,12 @@ describe('OpenKruise Rollout drives an InPlaceStatefulSet, unmodified', () => {
       const canary = held.pods.find((p) => imageOf(p) === V2);
       expect(canary?.metadata?.labels?.[ROLLOUT_ID]).toBeDefined();
       // `kubectl tailor status` says which batch the canary is at and what it waits for.
-      const status = spawnSync('node', ['bin/kubectl-tailor', 'status', `ipsts/${NAME}`, '-n', ns, '--no-watch'], {
-        encoding: 'utf8',
-      });
-      expect(status.stdout).toContain(
+      const status = spawnSync(
+        'node',
+        ['bin/kubectl-tailor', 'status', `ipsts/${NAME}`, '-n', ns, '--no-watch', '--kubeconfig', kubeconfigPath()],
+        { encoding: 'utf8' },
+      );
+      expect(`${status.stdout}${status.stderr}`).toContain(
         `Kruise Rollout ${NAME}: Progressing, batch 1 of 3 (1 pod), StepPaused: approve it`,
       );
 
