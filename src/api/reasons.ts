@@ -42,6 +42,8 @@ export const EventReasons = {
    * keeps of a pod's hooks, and it is never run in part or skipped (decision 74).
    */
   PreStopHookNotKept: 'PreStopHookNotKept',
+  /** An update held because the canary driver cannot see its change (the UpdateHeld condition, decision 97). */
+  UpdateHeld: 'UpdateHeld',
 } as const;
 
 /** `Resize<State>` events, one per resize state a pod enters. */
@@ -63,6 +65,8 @@ export const ConditionReasons = {
   InvalidSpec: 'InvalidSpec',
   /** Live pods run more revisions than a round holds templates for (RevisionsInUse, decision 81). */
   TooManyRevisions: 'TooManyRevisions',
+  /** The template changed only in fields the canary driver's API types lack (UpdateHeld, decision 97). */
+  ChangeInvisibleToDriver: 'ChangeInvisibleToDriver',
 } as const;
 
 /** Kruise's Progressing reasons and messages, word for word: its tooling and e2e compare them whole. */
@@ -101,6 +105,8 @@ export const ReconcilingReasons = {
   Paused: 'Paused',
   /** False: updateStrategy.partition holds pods back. */
   PartitionHeld: 'PartitionHeld',
+  /** False: the UpdateHeld condition holds every pod back (decision 97). */
+  UpdateHeld: 'UpdateHeld',
   /** False: updateStrategy.type OnDelete: pods move when someone deletes them. */
   OnDelete: 'OnDelete',
   /** False: the CloneSet is Stalled. */

@@ -233,6 +233,8 @@ export const CloneSetConditionTypes = {
   RolloutBlocked: 'RolloutBlocked',
   /** Tailor: live pods run more revisions than a round holds templates for; the others' pods wait (decision 81). */
   RevisionsInUse: 'RevisionsInUse',
+  /** Tailor: no pod is updated because the canary driver cannot see the change and let it through (decision 97). */
+  UpdateHeld: 'UpdateHeld',
   /** Deployment's: the rollout moves, completed, is paused, or missed progressDeadlineSeconds. */
   Progressing: 'Progressing',
   /** kstatus's: True while a rollout, a scale or a resize moves; False when done or held on purpose. */

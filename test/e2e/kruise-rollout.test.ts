@@ -3,7 +3,8 @@
 // generic StatefulSet-like path: its webhook holds the new template at partition 32767, each batch
 // lowers the partition, a manual pause waits for an approval, and the end clears it. Every pod is
 // updated in place (same UID), and the pods keep the labels Kruise Rollout puts on them. A template
-// reverted mid-way rolls the updated pods back in place. Prints the batch timeline.
+// reverted mid-way rolls the updated pods back in place. A change only in fields the driver's
+// Kubernetes 1.26 types lack is held by Tailor (decision 97) until reverted. Prints the batch timeline.
 // Owns: its namespace's set, pods and Rollout; Kruise Rollout's install (stopped after).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
@@ -19,6 +20,7 @@ import {
   setsPath,
   waitForRunningAndReady,
   isReady,
+  revisionOf,
   type TestStatefulSet,
 } from '../support/fixtures/stateful.js';
 
@@ -29,6 +31,7 @@ const V1 = 'tailor.local/busybox:v1';
 const V2 = 'tailor.local/busybox:v2';
 const WORKLOAD_TYPE = 'rollouts.kruise.io/workload-type';
 const ROLLOUT_ID = 'rollouts.kruise.io/rollout-id';
+const IN_PROGRESSING = 'rollouts.kruise.io/in-progressing';
 const CASE_TIMEOUT = 420_000;
 let kruise: KruiseRollout | undefined;
 
@@ -101,6 +104,8 @@ async function waitForStep(timeline: Timeline, index: number, state: string): Pr
     CASE_TIMEOUT,
   );
 }
+
+const conditionOf = (set: TestStatefulSet, type: string) => set.status?.conditions?.find((c) => c.type === type);
 
 const uids = (pods: Pod[]): Record<string, string | undefined> =>
   Object.fromEntries(pods.map((p) => [p.metadata?.name ?? '', p.metadata?.uid]));
@@ -209,6 +214,48 @@ describe('OpenKruise Rollout drives an InPlaceStatefulSet, unmodified', () => {
       process.stdout.write(`[kruise-rollout] rollback mid-way, timeline:\n  ${timeline.lines.join('\n  ')}\n`);
       expect(uids(after)).toEqual(before);
       expect(after.every((p) => imageOf(p) === V2)).toBe(true);
+    },
+    CASE_TIMEOUT,
+  );
+
+  it(
+    'holds a change only in fields Kruise Rollout cannot see, says why, and lets go when it is reverted',
+    async () => {
+      const revisions = (await setPods(client, ns)).map(revisionOf).sort();
+      // A container's resizePolicy (Kubernetes 1.27) is not in the driver's 1.26 types.
+      const resizePolicy = '/spec/template/spec/containers/0/resizePolicy';
+      const admitted = await client.patch<TestStatefulSet & { metadata: { annotations?: Record<string, string> } }>(
+        setsPath(ns, NAME),
+        [{ op: 'add', path: resizePolicy, value: [{ resourceName: 'memory', restartPolicy: 'RestartContainer' }] }],
+        'json',
+      );
+      // Its webhook saw no change: no partition, no release taken.
+      expect(partitionOf(admitted) ?? null).toBeNull();
+      expect(admitted.metadata.annotations?.[IN_PROGRESSING]).toBeUndefined();
+
+      const held = await eventually('the UpdateHeld condition', async () => {
+        const set = await readSet(client, ns, NAME);
+        return conditionOf(set, 'UpdateHeld')?.status === 'True' ? set : undefined;
+      });
+      expect(conditionOf(held, 'UpdateHeld')?.message).toContain('spec.containers[0].resizePolicy');
+      expect(conditionOf(held, 'Reconciling')).toMatchObject({ status: 'False', reason: 'UpdateHeld' });
+      const events = await client.list<{ reason?: string; involvedObject?: { name?: string } }>(
+        `/api/v1/namespaces/${ns}/events`,
+      );
+      expect(events.items.some((e) => e.involvedObject?.name === NAME && e.reason === 'UpdateHeld')).toBe(true);
+      // Held, not slow: a few seconds on, every pod still runs the revision it ran.
+      await new Promise((r) => setTimeout(r, 5_000));
+      expect((await setPods(client, ns)).map(revisionOf).sort()).toEqual(revisions);
+
+      await client.patch(setsPath(ns, NAME), [{ op: 'remove', path: resizePolicy }], 'json');
+      const released = await eventually('the hold lifted', async () => {
+        const set = await readSet(client, ns, NAME);
+        return conditionOf(set, 'UpdateHeld') === undefined && conditionOf(set, 'Reconciling')?.reason === 'Complete'
+          ? set
+          : undefined;
+      });
+      expect(released.status?.currentRevision).toBe(released.status?.updateRevision);
+      expect((await setPods(client, ns)).map(revisionOf).sort()).toEqual(revisions);
     },
     CASE_TIMEOUT,
   );

@@ -40,6 +40,7 @@ import { notInPlaceUpdatable, planPodUpdates, summarizePods, templatesWanted } f
 import { followResizes, markResizeRecreates, resizeBlockedCondition } from './resizes.js';
 import { rolloutBlocked } from './rollout-blocked.js';
 import { revisionsInUseCondition } from './round-templates.js';
+import { driverHold } from './driver-hold.js';
 import { planScale, type ScalePlan } from './scale.js';
 import { matchesSelector, selectorString } from './selector.js';
 import { adoptable } from './adoption.js';
@@ -60,6 +61,7 @@ export const CREATES_PER_ROUND = 500;
 export function planReconcile(input: PlanInput): Plan {
   const round = observe(input);
   round.conditions[Conditions.RevisionsInUse] = revisionsInUseCondition(input.revisions.inUse);
+  setTransition(round, Conditions.UpdateHeld, EventReasons.UpdateHeld, round.updateHeld ?? null);
   if (!planAdoptions(round)) planScaleAndUpdates(round);
   planUpkeep(round);
   const claims = planRoundClaims(round);
@@ -174,8 +176,10 @@ function observe(input: PlanInput): Round {
   const replicas = cs.spec.replicas ?? 1;
   const podsToDelete = new Set(cs.spec.scaleStrategy?.podsToDelete);
   const { pods, intents, events } = selectedPods(input);
-  // OnDelete moves no running pod, like a pause; the pods that replace deleted ones are new.
-  const paused = movesNoPod(strategy);
+  // OnDelete moves no running pod, like a pause; the pods that replace deleted ones are new. So
+  // does a change the canary driver let through unseen (decision 97).
+  const updateHeld = driverHold({ ...cs.metadata, ...input.revisions });
+  const paused = movesNoPod(strategy) || updateHeld !== undefined;
   const resizes = followResizes(
     cs.status,
     { type: cs.spec.updateStrategy.type, ...cs.spec.updateStrategy.resizeStrategy },
@@ -216,6 +220,7 @@ function observe(input: PlanInput): Round {
     summaryOf: (pod) => summaryByName.get(nameOf(pod))!,
     rollout,
     update: planUpdate(rollout),
+    ...(updateHeld !== undefined ? { updateHeld } : {}),
     resizes,
     budget: { total: disruptionBudget({ replicas, maxUnavailable, pods: summaries }), used: 0 },
     intents,
@@ -370,6 +375,9 @@ function withKindStatus(round: Round, counted: CloneSetStatus): CloneSetStatus {
   return kindStatus ? kindStatus(counted, round.summaries) : counted;
 }
 
+/** Paused, or held for the canary driver (decision 97): Kruise's Progressing says paused for both. */
+const pausedOrHeld = (round: Round): boolean => !!round.cs.spec.updateStrategy.paused || round.updateHeld !== undefined;
+
 /** The status the round leads to, and when to look again. */
 function finish(round: Round): Plan {
   const { cs, input, replicas } = round;
@@ -386,7 +394,7 @@ function finish(round: Round): Plan {
     labelSelector: selectorString(cs.spec.selector),
     previous: cs.status,
     progressDeadlineSeconds: cs.spec.progressDeadlineSeconds,
-    paused: !!strategy.paused,
+    paused: pausedOrHeld(round),
     onDelete: strategy.type === 'OnDelete',
     resize: round.resizes.tracking.status,
     conditions: round.conditions,

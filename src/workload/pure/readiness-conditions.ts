@@ -128,12 +128,18 @@ interface Counts {
   rolloutOpen: boolean;
   paused: boolean;
   onDelete: boolean;
-  /** Nothing moves to the update revision on purpose: paused, or OnDelete. */
+  /** The UpdateHeld condition is True: every pod is held back (decision 97). */
+  updateHeld: boolean;
+  /** Nothing moves to the update revision on purpose: paused, OnDelete, or UpdateHeld. */
   held: boolean;
 }
 
+const isTrue = (status: CloneSetStatus, type: string): boolean =>
+  status.conditions?.some((c) => c.type === type && c.status === 'True') === true;
+
 function countsOf(status: CloneSetStatus, facts: ReadinessFacts): Counts {
   const desired = facts.replicas;
+  const updateHeld = isTrue(status, Types.UpdateHeld);
   return {
     desired,
     replicas: status.replicas ?? 0,
@@ -145,7 +151,8 @@ function countsOf(status: CloneSetStatus, facts: ReadinessFacts): Counts {
     rolloutOpen: status.currentRevision !== status.updateRevision,
     paused: facts.paused,
     onDelete: facts.onDelete,
-    held: facts.paused || facts.onDelete,
+    updateHeld,
+    held: facts.paused || facts.onDelete || updateHeld,
   };
 }
 
@@ -253,6 +260,10 @@ function whyNothingMoves(c: Counts): Verdict {
   const older = `${left} of ${c.desired} pods at older revisions`;
   if (left > 0 && c.paused)
     return { reason: ReconcilingReasons.Paused, message: `updateStrategy.paused holds ${older}` };
+  if (left > 0 && c.updateHeld) {
+    const message = `the update is held (${older}): see the UpdateHeld condition`;
+    return { reason: ReconcilingReasons.UpdateHeld, message };
+  }
   if (left > 0 && c.onDelete) {
     return {
       reason: ReconcilingReasons.OnDelete,

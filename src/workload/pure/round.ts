@@ -2,7 +2,7 @@
 // part of it (upkeep.ts): what was observed, and the intents, events and conditions so far.
 // Owns the shape only. Must not: import anything that performs I/O.
 import type { Pod } from '../../api/wire.js';
-import type { ConditionWrites, Intent, PlannedEvent } from './intents.js';
+import type { ConditionWrite, ConditionWrites, Intent, PlannedEvent } from './intents.js';
 import type { PodSummary } from './pod-state.js';
 import type { ResizeFollowUp } from './resizes.js';
 import type { RolloutLimits } from './limits.js';
@@ -23,6 +23,8 @@ export interface Round {
   readonly summaryOf: (pod: Pod) => PodSummary;
   readonly rollout: RolloutInput;
   readonly update: UpdatePlan;
+  /** The UpdateHeld condition when the canary driver cannot see the change (driver-hold.ts): no pod is updated. */
+  readonly updateHeld?: ConditionWrite;
   readonly resizes: ResizeFollowUp;
   readonly budget: { total: number; used: number };
   readonly intents: Intent[];
