@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import type { Pod } from '../../src/api/wire.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
+import { cloneSetManifest, cloneSetPath, waitForReady } from '../support/fixtures/cloneset.js';
 import { startKruiseRollout, type KruiseRollout } from '../support/cluster/kruise-rollout.js';
 import { kubeconfigPath } from '../support/cluster/kube.js';
 import { eventually } from '../support/cluster/testbed.js';
@@ -111,6 +112,11 @@ const uids = (pods: Pod[]): Record<string, string | undefined> =>
   Object.fromEntries(pods.map((p) => [p.metadata?.name ?? '', p.metadata?.uid]));
 
 beforeAll(async () => {
+  // A CloneSet's pod beside the set, as in any cluster running Tailor: Kruise Rollout reads every
+  // pod's owner, and its Rollout controller did not start when it could not list CloneSets
+  // (config/kruise-rollout/rbac.yaml grants it).
+  await client.create(cloneSetPath(ns), cloneSetManifest('bystander', { replicas: 1 }));
+  await waitForReady(client, ns, 'bystander', 1);
   kruise = await startKruiseRollout(client);
   const set = newStatefulSet(NAME, REPLICAS, {
     podManagementPolicy: 'Parallel',
