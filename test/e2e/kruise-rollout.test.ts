@@ -235,8 +235,8 @@ describe('OpenKruise Rollout drives an InPlaceStatefulSet, unmodified', () => {
         [{ op: 'add', path: resizePolicy, value: [{ resourceName: 'memory', restartPolicy: 'RestartContainer' }] }],
         'json',
       );
-      // Its webhook saw no change: no partition, no release taken.
-      expect(partitionOf(admitted) ?? null).toBeNull();
+      // Its webhook saw no change: the partition as it left it (0, its null stored as the default), no release taken.
+      expect(partitionOf(admitted) ?? 0).toBe(0);
       expect(admitted.metadata.annotations?.[IN_PROGRESSING]).toBeUndefined();
 
       const held = await eventually('the UpdateHeld condition', async () => {
@@ -244,6 +244,7 @@ describe('OpenKruise Rollout drives an InPlaceStatefulSet, unmodified', () => {
         return conditionOf(set, 'UpdateHeld')?.status === 'True' ? set : undefined;
       });
       expect(conditionOf(held, 'UpdateHeld')?.message).toContain('spec.containers[0].resizePolicy');
+      process.stdout.write(`[kruise-rollout] held: UpdateHeld ${conditionOf(held, 'UpdateHeld')?.message}\n`);
       expect(conditionOf(held, 'Reconciling')).toMatchObject({ status: 'False', reason: 'UpdateHeld' });
       const events = await client.list<{ reason?: string; involvedObject?: { name?: string } }>(
         `/api/v1/namespaces/${ns}/events`,
