@@ -122,8 +122,8 @@ func TestConfigMapPatch(t *testing.T) {
 		if c.discovery != readFile(t, filepath.Join(configDir, "actions/discovery.lua")) {
 			t.Error("the discovery script differs from actions/discovery.lua")
 		}
-		if got := keysOf(c.actions); !reflect.DeepEqual(got, []string{"pause", "restart", "resume"}) {
-			t.Errorf("actions %v, want pause, restart, resume", got)
+		if got := keysOf(c.actions); !reflect.DeepEqual(got, []string{"canary", "pause", "promote", "restart", "resume"}) {
+			t.Errorf("actions %v, want canary, pause, promote, restart, resume", got)
 		}
 		for name, script := range c.actions {
 			if script != readFile(t, filepath.Join(configDir, "actions", name, "action.lua")) {
@@ -290,8 +290,10 @@ func TestNeverALuaError(t *testing.T) {
 		},
 	}
 	paths := [][]string{
-		{"metadata"}, {"metadata", "generation"}, {"spec"}, {"spec", "replicas"}, {"spec", "updateStrategy"},
-		{"spec", "updateStrategy", "partition"}, {"spec", "updateStrategy", "paused"}, {"spec", "template"},
+		{"metadata"}, {"metadata", "generation"}, {"metadata", "annotations"}, {"spec"}, {"spec", "replicas"},
+		{"spec", "updateStrategy"}, {"spec", "updateStrategy", "partition"}, {"spec", "updateStrategy", "paused"},
+		{"spec", "updateStrategy", "rollingUpdate"}, {"spec", "updateStrategy", "rollingUpdate", "partition"},
+		{"spec", "template"},
 		{"spec", "template", "metadata"}, {"spec", "template", "metadata", "annotations"},
 		{"status"}, {"status", "observedGeneration"}, {"status", "replicas"}, {"status", "readyReplicas"},
 		{"status", "availableReplicas"}, {"status", "updatedReplicas"}, {"status", "updatedReadyReplicas"},
@@ -324,7 +326,7 @@ func TestNeverALuaError(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d objects, each in both library settings: health, discovery and 3 actions without an error", rounds)
+	t.Logf("%d objects, each in both library settings: health, discovery and %d actions without an error", rounds, len(c.actions))
 }
 
 // set puts value at path (creating maps on the way), or deletes the field when remove is true.
