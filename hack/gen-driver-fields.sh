@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 export GOTOOLCHAIN=local
 api=$(sed -n 's/^\tk8s.io\/api \(v[^ ]*\)$/\1/p' hack/driver-fields/go.mod)
 out=src/workload/pure/kruise-rollout-fields.generated.ts
-generated=$(cd hack/driver-fields && go run . "k8s.io/api $api" KRUISE_ROLLOUT_V0_6_2)
+# Formatted as the lint step checks it.
+generated=$(cd hack/driver-fields && go run . "k8s.io/api $api" KRUISE_ROLLOUT_V0_6_2 | npx prettier --stdin-filepath "$out")
 if [ "${1:-}" = --check ]; then
   diff <(echo "$generated") "$out" >/dev/null || { echo "error: $out is stale: run bash hack/gen-driver-fields.sh" >&2; exit 1; }
   exit 0
