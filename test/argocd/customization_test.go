@@ -290,10 +290,11 @@ func TestNeverALuaError(t *testing.T) {
 		},
 	}
 	paths := [][]string{
-		{"metadata"}, {"metadata", "generation"}, {"metadata", "annotations"}, {"spec"}, {"spec", "replicas"},
+		{"kind"}, {"metadata"}, {"metadata", "generation"}, {"metadata", "annotations"},
+		{"metadata", "annotations", "rollouts.kruise.io/in-progressing"}, {"spec"}, {"spec", "replicas"},
 		{"spec", "updateStrategy"}, {"spec", "updateStrategy", "partition"}, {"spec", "updateStrategy", "paused"},
 		{"spec", "updateStrategy", "rollingUpdate"}, {"spec", "updateStrategy", "rollingUpdate", "partition"},
-		{"spec", "template"},
+		{"spec", "updateStrategy", "rollingUpdate", "paused"}, {"spec", "template"},
 		{"spec", "template", "metadata"}, {"spec", "template", "metadata", "annotations"},
 		{"status"}, {"status", "observedGeneration"}, {"status", "replicas"}, {"status", "readyReplicas"},
 		{"status", "availableReplicas"}, {"status", "updatedReplicas"}, {"status", "updatedReadyReplicas"},
