@@ -61,7 +61,7 @@ spec_props={
  'scaleStrategy':{'type':'object','description':'How pods are created when scaling.','properties':{'maxUnavailable':copy.deepcopy(cs['scaleStrategy']['properties']['maxUnavailable'])}},
  'lifecycle':copy.deepcopy(cs['lifecycle']),
  'volumeClaimUpdateStrategy':{'type':'object','description':'What a change of volumeClaimTemplates does to existing claims (KEP-4650 names).',
-   'properties':{'type':{'type':'string','enum':['OnClaimDelete'],'default':'OnClaimDelete','description':'OnClaimDelete (the only value so far) leaves existing claims as they are; a claim deleted is made again from the new template.'}}},
+   'properties':{'type':{'type':'string','enum':['OnClaimDelete','InPlace'],'default':'OnClaimDelete','description':'OnClaimDelete (the default) leaves existing claims as they are; a claim deleted is made again from the new template. InPlace raises a claim\'s storage request to its template\'s once its pod is on the update revision (so a partition holds it too), without recreating the pod; claims are never lowered, and the claim\'s StorageClass must allow volume expansion (the API server refuses the resize otherwise, and the set reports it as FailedUpdate and Stalled). status.volumeClaims counts the claims that follow.'}}},
  'progressDeadlineSeconds':copy.deepcopy(cs['progressDeadlineSeconds']),
 }
 # replicas default 1 in both
@@ -82,6 +82,12 @@ ns['properties']['spec']=spec_node
 # apps/v1's currentReplicas, beside the CloneSet's status (written by src/inplacestatefulset/pure/status.ts).
 status_props=ns['properties']['status']['properties']
 current_replicas={'type':'integer','format':'int32','description':'The number of pods at currentRevision.'}
+volume_claims={'type':'array','maxItems':8,'description':'Per claim template that requests storage, how many pods have a claim that follows it (Advanced StatefulSet\'s names).',
+  'items':{'type':'object','required':['volumeClaimName','compatibleReplicas','compatibleReadyReplicas'],'properties':{
+    'volumeClaimName':{'type':'string','maxLength':253,'description':'The claim template\'s name.'},
+    'compatibleReplicas':{'type':'integer','format':'int32','description':'Pods whose claim of this template requests at least the template\'s storage.'},
+    'compatibleReadyReplicas':{'type':'integer','format':'int32','description':'Of those, the pods whose claim has that capacity: its resize finished.'}}}}
+status_props['volumeClaims']=volume_claims
 ns['properties']['status']['properties']=dict(
   kv for k,v in status_props.items() for kv in ([('currentReplicas',current_replicas)] if k=='currentRevision' else [])+[(k,v)])
 # Advanced StatefulSet's columns: DESIRED, CURRENT (the pods created), UPDATED, READY, AGE.

@@ -44,6 +44,8 @@ export const EventReasons = {
   PreStopHookNotKept: 'PreStopHookNotKept',
   /** An update held because the canary driver cannot see its change (the UpdateHeld condition, decision 97). */
   UpdateHeld: 'UpdateHeld',
+  /** A claim's storage request raised to its template's (volumeClaimUpdateStrategy InPlace, decision 98). */
+  ClaimExpanding: 'ClaimExpanding',
 } as const;
 
 /** `Resize<State>` events, one per resize state a pod enters. */

@@ -294,6 +294,17 @@ export interface CloneSetStatus {
   labelSelector?: string;
   conditions?: CloneSetCondition[];
   resize?: CloneSetResizeStatus;
+  /** Per claim template, the pods whose claim has the template's storage: the InPlaceStatefulSet's only (Advanced StatefulSet's names). */
+  volumeClaims?: VolumeClaimStatus[];
+}
+
+export interface VolumeClaimStatus {
+  /** The template's name. */
+  volumeClaimName: string;
+  /** Pods whose claim of this template requests at least the template's storage. */
+  compatibleReplicas: number;
+  /** Of those, the pods whose claim also has that capacity (its resize finished). */
+  compatibleReadyReplicas: number;
 }
 
 // ---- Object -------------------------------------------------------------------------------

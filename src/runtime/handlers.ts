@@ -42,6 +42,14 @@ export function enqueueOwner(queue: KeyQueue, owner: OwnerKind): InformerHandler
   return { onAdd: (obj) => add(obj), onUpdate: (old, obj) => add(old, obj), onDelete: (obj) => add(obj) };
 }
 
+/** Wakes the keys `keysOf` gives for the object (an index function); on an update, the old object's too. */
+export function enqueueKeys(queue: KeyQueue, keysOf: (obj: KubeObject) => string[]): InformerHandler<KubeObject> {
+  const add = (...objs: KubeObject[]): void => {
+    for (const key of new Set(objs.flatMap(keysOf))) queue.add(key);
+  };
+  return { onAdd: (obj) => add(obj), onUpdate: (old, obj) => add(old, obj), onDelete: (obj) => add(obj) };
+}
+
 /** Tells every handler about one change; a handler that throws is logged and the rest still run. */
 export function dispatch<T extends KubeObject>(
   handlers: readonly InformerHandler<T>[],

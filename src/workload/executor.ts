@@ -151,8 +151,9 @@ export class PlanExecutor {
   }
 
   /**
-   * The claims no pod takes back go now (disablePVCReuse), and the workload's owner reference is
-   * put on or taken off its claims, as its retention says (claim-owners.ts).
+   * The claims no pod takes back go now (disablePVCReuse), the workload's owner reference is put
+   * on or taken off its claims, as its retention says (claim-owners.ts), and claims are raised to
+   * their template's storage (kind.ts claimResizes).
    */
   private async claimUpkeep(cs: WireCloneSet, plan: Plan, attempts: Attempts): Promise<void> {
     await this.deleteOrphanedClaims(cs, plan.claims, attempts);
@@ -165,6 +166,13 @@ export class PlanExecutor {
         [],
         () => this.pods.setClaimOwner(cs, claim, owner),
       );
+    }
+    for (const { claim, storage } of plan.claimResizes ?? []) {
+      const name = claim.metadata?.name ?? '';
+      await attempts.run(Conditions.FailedUpdate, EventReasons.FailedUpdate, `expand claim ${name}`, [], async () => {
+        await this.pods.expandClaim(claim, storage);
+        this.deps.events.batch(cs, 'Normal', EventReasons.ClaimExpanding, `storage request raised to ${storage}`, name);
+      });
     }
   }
 

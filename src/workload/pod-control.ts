@@ -215,6 +215,20 @@ export class PodControl {
     }
   }
 
+  /**
+   * Raises a claim's storage request; the patch carries the claim's UID and resourceVersion, so a
+   * claim changed since the cache saw it is read again rather than overwritten. The API server
+   * refuses it when the claim's StorageClass does not allow expansion.
+   */
+  async expandClaim(claim: Claim, storage: string): Promise<void> {
+    const { namespace, name, uid, resourceVersion } = claim.metadata ?? {};
+    await this.client.patch(
+      `/api/v1/namespaces/${namespace}/persistentvolumeclaims/${name}`,
+      { metadata: { uid, resourceVersion }, spec: { resources: { requests: { storage } } } },
+      'merge',
+    );
+  }
+
   /** Lets go of a pod whose labels stopped matching the selector: our owner reference removed. */
   async release(cs: WireCloneSet, pod: Pod): Promise<void> {
     try {

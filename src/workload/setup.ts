@@ -7,9 +7,10 @@ import { API_GROUP, API_VERSION, LABEL_INSTANCE_ID } from '../api/types.js';
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
 import { ownedIndexValue } from '../api/owner.js';
 import type { WorkloadKind } from './pure/kind.js';
-import { byControllerOf, enqueueOwner } from '../runtime/handlers.js';
+import { byControllerOf, enqueueKeys, enqueueOwner } from '../runtime/handlers.js';
 import { byNodeName, type Informer } from '../runtime/informer.js';
 import type { WorkQueue } from '../runtime/workqueue.js';
+import type { InformerHandler } from '../api/handler.js';
 import { objectKey } from '../runtime/store.js';
 import type { KubeObject, Node, Pod, WireCloneSet } from '../api/wire.js';
 import { DEFAULT_PREPULL_TIMEOUT_MS } from '../inplace/pure/prepull.js';
@@ -184,8 +185,7 @@ export function setupWorkloadController(
   cloneSets.addHandler(cloneSetHandler(queue, podExpectations));
   wakeOnPods({ pods, cloneSets, queue, kind }, scaleExpectations, podExpectations);
   revisions.addHandler(enqueueOwner(queue, kind.owner));
-  // A claim gone or going frees its instance id for a replacement (claims.ts).
-  claims.addHandler(enqueueOwner(queue, kind.owner));
+  claims.addHandler(claimsHandler(queue, kind));
   const refusedIn = (namespace: string): string[] =>
     cloneSets.byIndex(NAMESPACE_INDEX, namespace).filter(writesRefused).map(objectKey);
   if (nodes) wireNodes(manager, nodes, { pods, cloneSets, queue, kind });
@@ -216,6 +216,15 @@ function wireNodes(
     nodeIndex: NODE_INDEX,
     ownerIndex: OWNER_INDEX,
   });
+}
+
+/**
+ * A claim gone or going frees its instance id for a replacement (claims.ts); a kind with
+ * identities hears of its claims by label instead (they have no controller): a resize that
+ * finishes changes its status.
+ */
+function claimsHandler(queue: WorkQueue, kind: WorkloadKind): InformerHandler<KubeObject> {
+  return kind.identity ? enqueueKeys(queue, byWorkloadLabel(kind.revisionLabel)) : enqueueOwner(queue, kind.owner);
 }
 
 /**

@@ -163,8 +163,9 @@ export function planClaims(input: ClaimPlanInput): ClaimPlan {
 
 /**
  * A claim as the controller's cache keeps it: what planClaims and claim-owners.ts read (the
- * instance id, and `workloadLabel`, the label naming a workload of a kind with identities),
- * nothing of its spec or status.
+ * instance id, and `workloadLabel`, the label naming a workload of a kind with identities), and
+ * for such a kind the storage it requests and has, which claim expansion reads
+ * (inplacestatefulset/pure/claim-expansion.ts); nothing else of its spec or status.
  */
 export function trimClaim(claim: Claim, workloadLabel?: string): Claim {
   const { name, namespace, uid, resourceVersion, labels, ownerReferences, deletionTimestamp } = claim.metadata ?? {};
@@ -181,5 +182,16 @@ export function trimClaim(claim: Claim, workloadLabel?: string): Claim {
       ...(ownerReferences ? { ownerReferences } : {}),
       ...(deletionTimestamp ? { deletionTimestamp } : {}),
     },
+    ...(workloadLabel === undefined ? {} : storageOf(claim)),
+  };
+}
+
+/** The storage a claim requests and the storage it has, alone (the API server bounds a quantity's length). */
+function storageOf(claim: Claim): Pick<Claim, 'spec' | 'status'> {
+  const requested = claim.spec?.resources?.requests?.['storage'];
+  const capacity = claim.status?.capacity?.['storage'];
+  return {
+    ...(requested === undefined ? {} : { spec: { resources: { requests: { storage: requested } } } }),
+    ...(capacity === undefined ? {} : { status: { capacity: { storage: capacity } } }),
   };
 }

@@ -42,8 +42,23 @@ export interface WorkloadKind {
   readonly status?: KindStatus;
 }
 
-/** The engine's status with the kind's own fields added (a new object), from the pods the status counted. */
-export type KindStatus = (status: CloneSetStatus, pods: readonly PodSummary[]) => CloneSetStatus;
+/**
+ * The engine's status with the kind's own fields added (a new object), from the pods the status
+ * counted, the claims labelled with the workload's name (a kind with identities; else none) and
+ * the workload (its view).
+ */
+export type KindStatus = (
+  status: CloneSetStatus,
+  pods: readonly PodSummary[],
+  claims: readonly Claim[],
+  workload: WireCloneSet,
+) => CloneSetStatus;
+
+/** Raise a claim's storage request to `storage`. */
+export interface ClaimResize {
+  readonly claim: Claim;
+  readonly storage: string;
+}
 
 /** What scaling a kind with pod identities reads: the workload (its view), its pods, and the revisions. */
 export interface IdentityScaleInput {
@@ -77,6 +92,13 @@ export interface PodIdentity {
   readonly claimOwner: (workload: WireCloneSet) => ClaimOwner | undefined;
   /** Names of the claims deleted with a pod that a scale-down removes (its retention on scale-down). */
   readonly scaleDownClaims: (pod: Pod, workload: WireCloneSet) => string[];
+  /** The claims (labelled with the workload's name) whose storage this round raises to their template's. */
+  readonly claimResizes: (
+    workload: WireCloneSet,
+    pods: readonly PodSummary[],
+    claims: readonly Claim[],
+    updateRevision: string,
+  ) => ClaimResize[];
   /** An orphan the selector matches is the workload's to adopt only when this says so (its name). */
   readonly isMember: IsMember;
 }

@@ -53,7 +53,7 @@ import type { Round } from './round.js';
 import { planUpkeep } from './upkeep.js';
 import { resolveRolloutLimits } from './limits.js';
 import { updateOrderOf } from './update-order.js';
-import type { PodIdentity } from './kind.js';
+import type { ClaimResize, PodIdentity } from './kind.js';
 
 /** Pods created in one round at most, as the ReplicaSet controller's burst (its 500). */
 export const CREATES_PER_ROUND = 500;
@@ -68,6 +68,8 @@ export function planReconcile(input: PlanInput): Plan {
   const plan = finish(round);
   const claimOwners = input.identity ? claimOwnerWrites(input.setClaims ?? [], round.cs, input.identity) : [];
   if (claimOwners.length > 0) plan.claimOwners = claimOwners;
+  const claimResizes = planClaimResizes(round);
+  if (claimResizes.length > 0) plan.claimResizes = claimResizes;
   if (round.templatesWanted?.length) plan.templatesWanted = round.templatesWanted;
   return claims ? { ...plan, claims } : plan;
 }
@@ -372,7 +374,17 @@ function planLifecycleRefresh(round: Round, pod: Pod): void {
 /** The engine's status with the kind's own fields (kind.ts), when the kind has any. */
 function withKindStatus(round: Round, counted: CloneSetStatus): CloneSetStatus {
   const { kindStatus } = round.input;
-  return kindStatus ? kindStatus(counted, round.summaries) : counted;
+  return kindStatus ? kindStatus(counted, round.summaries, round.input.setClaims ?? [], round.cs) : counted;
+}
+
+/**
+ * The claims whose storage follows their template this round (a kind with identities:
+ * claim-expansion.ts); none while the rollout is paused or held, as no pod moves then either.
+ */
+function planClaimResizes(round: Round): ClaimResize[] {
+  const { identity, setClaims, revisions } = round.input;
+  if (!identity || pausedOrHeld(round)) return [];
+  return identity.claimResizes(round.cs, round.summaries, setClaims ?? [], revisions.updateRevision);
 }
 
 /** Paused, or held for the canary driver (decision 97): Kruise's Progressing says paused for both. */

@@ -5,6 +5,7 @@
 import type { CloneSetStatus } from '../../api/types.js';
 import type { ClaimPlan } from './claims.js';
 import type { ClaimOwnerWrite } from './claim-owners.js';
+import type { ClaimResize } from './kind.js';
 import type { RolloutLimits } from './limits.js';
 import type { Intent, PlannedEvent } from './intents.js';
 
@@ -33,4 +34,6 @@ export interface Plan {
   templatesWanted?: string[];
   /** The workload's owner reference put on or taken off its claims (a kind with identities: claim-owners.ts). */
   claimOwners?: ClaimOwnerWrite[];
+  /** Claims whose storage request is raised to their template's (a kind with identities: kind.ts claimResizes). */
+  claimResizes?: ClaimResize[];
 }

@@ -278,7 +278,7 @@ describe('the InPlaceStatefulSet CRD manifest', () => {
     'spec.updateStrategy.resizeStrategy.deferredTimeoutSeconds': "the engine's defaultUpdateStrategy (api/defaults.ts)",
     'spec.updateStrategy.resizeStrategy.inProgressTimeoutSeconds':
       "the engine's defaultUpdateStrategy (api/defaults.ts)",
-    'spec.volumeClaimUpdateStrategy.type': 'read by nothing yet: OnClaimDelete is what claims do',
+    'spec.volumeClaimUpdateStrategy.type': 'claim-expansion.ts: anything but InPlace is OnClaimDelete',
   };
 
   it('has withStatefulDefaults apply every scalar default of the spec schema, with the same value', () => {

@@ -262,4 +262,20 @@ describe('trimClaim', () => {
       },
     });
   });
+
+  it('keeps, for a kind with identities, its label and the storage requested and had, nothing else of spec or status', () => {
+    const claim: Claim = {
+      metadata: { name: 'data-web-0', labels: { [LABEL_INSTANCE_ID]: '0', 'set-label': 'web', other: 'x' } },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '2Gi' } }, storageClassName: 'fast' },
+      status: { phase: 'Bound', capacity: { storage: '1Gi' }, conditions: [{ type: 'Resizing', status: 'True' }] },
+    };
+    expect(trimClaim(claim, 'set-label')).toEqual({
+      metadata: { name: 'data-web-0', labels: { [LABEL_INSTANCE_ID]: '0', 'set-label': 'web' } },
+      spec: { resources: { requests: { storage: '2Gi' } } },
+      status: { capacity: { storage: '1Gi' } },
+    });
+    expect(trimClaim({ metadata: { name: 'pending' }, spec: {}, status: { phase: 'Pending' } }, 'set-label')).toEqual({
+      metadata: { name: 'pending' },
+    });
+  });
 });
