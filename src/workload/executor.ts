@@ -19,7 +19,7 @@ import type { Plan } from './pure/round-plan.js';
 import type { GateWrite } from '../inplace/pure/readiness-gate.js';
 import { PodControl, PodControlError } from './pod-control.js';
 import type { WireCloneSet, Pod } from '../api/wire.js';
-import type { PodIdentity } from './pure/kind.js';
+import type { ClaimResize, PodIdentity } from './pure/kind.js';
 
 export interface Failure {
   condition: typeof Conditions.FailedScale | typeof Conditions.FailedUpdate;
@@ -152,8 +152,8 @@ export class PlanExecutor {
 
   /**
    * The claims no pod takes back go now (disablePVCReuse), the workload's owner reference is put
-   * on or taken off its claims, as its retention says (claim-owners.ts), and claims are raised to
-   * their template's storage (kind.ts claimResizes).
+   * on or taken off its claims, as its retention says (claim-owners.ts), a pending pod's missing
+   * claims are made again, and claims are raised to their template's storage (kind.ts claimResizes).
    */
   private async claimUpkeep(cs: WireCloneSet, plan: Plan, attempts: Attempts): Promise<void> {
     await this.deleteOrphanedClaims(cs, plan.claims, attempts);
@@ -167,13 +167,32 @@ export class PlanExecutor {
         () => this.pods.setClaimOwner(cs, claim, owner),
       );
     }
-    for (const { claim, storage } of plan.claimResizes ?? []) {
-      const name = claim.metadata?.name ?? '';
-      await attempts.run(Conditions.FailedUpdate, EventReasons.FailedUpdate, `expand claim ${name}`, [], async () => {
-        await this.pods.expandClaim(claim, storage);
-        this.deps.events.batch(cs, 'Normal', EventReasons.ClaimExpanding, `storage request raised to ${storage}`, name);
-      });
-    }
+    for (const pod of plan.missingClaims ?? []) await this.makeMissingClaims(cs, pod, attempts);
+    for (const resize of plan.claimResizes ?? []) await this.expandClaim(cs, resize, attempts);
+  }
+
+  /** A pending pod's missing claims made again (claim-owners.ts podsMissingClaims). */
+  private async makeMissingClaims(cs: WireCloneSet, pod: Pod, attempts: Attempts): Promise<void> {
+    const name = pod.metadata?.name ?? '';
+    await attempts.run(
+      Conditions.FailedScale,
+      EventReasons.FailedCreate,
+      'make the missing claims of pod <pod>',
+      [name],
+      async () => {
+        await this.pods.createClaims(cs, pod);
+        this.deps.events.batch(cs, 'Normal', EventReasons.SuccessfulCreate, 'made its missing claims again', name);
+      },
+    );
+  }
+
+  /** A claim's storage request raised to its template's (kind.ts claimResizes). */
+  private async expandClaim(cs: WireCloneSet, { claim, storage }: ClaimResize, attempts: Attempts): Promise<void> {
+    const name = claim.metadata?.name ?? '';
+    await attempts.run(Conditions.FailedUpdate, EventReasons.FailedUpdate, `expand claim ${name}`, [], async () => {
+      await this.pods.expandClaim(claim, storage);
+      this.deps.events.batch(cs, 'Normal', EventReasons.ClaimExpanding, `storage request raised to ${storage}`, name);
+    });
   }
 
   /** disablePVCReuse: the claims no live pod has go now (claims.ts). */

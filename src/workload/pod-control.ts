@@ -96,6 +96,12 @@ export class PodControl {
 
   /** The pod's claims first (those that exist are kept: a reused id's), then the pod. */
   private async createWithClaims(cs: WireCloneSet, pod: Pod): Promise<Pod> {
+    await this.createClaims(cs, pod);
+    return this.createPod(cs, cs.metadata?.namespace ?? 'default', pod);
+  }
+
+  /** Creates the pod's claims of the workload's templates; those that exist are kept. */
+  async createClaims(cs: WireCloneSet, pod: Pod): Promise<void> {
     const ns = cs.metadata?.namespace ?? 'default';
     for (const claim of this.claimsOf(cs, pod)) {
       try {
@@ -104,7 +110,6 @@ export class PodControl {
         if (!isAlreadyExists(err)) throw new Error(`creating claim ${claim.metadata?.name} failed`, { cause: err });
       }
     }
-    return this.createPod(cs, ns, pod);
   }
 
   private async createPod(cs: WireCloneSet, ns: string, pod: Pod): Promise<Pod> {

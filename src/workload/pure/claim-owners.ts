@@ -1,10 +1,12 @@
 // Whether each claim of a workload with pod identities names the workload as an owner, as its
 // kind's retention says (kind.ts PodIdentity.claimOwner): the reference is put on the claims that
 // lack it and taken off those that should not have it, so a policy changed after the claims were
-// made applies to them too. And the claims a scale-down deletes with its pods. Pure. Must not:
-// touch a claim being deleted, or an owner reference other than the workload's own.
+// made applies to them too. The claims a scale-down deletes with its pods, and the pending pods
+// whose claims are missing (made again, as the native controller does). Pure. Must not: touch a
+// claim being deleted, or an owner reference other than the workload's own.
 import type { Pod } from '../../api/wire.js';
-import type { Claim, ClaimOwner, ClaimPlan } from './claims.js';
+import { claimName, type Claim, type ClaimOwner, type ClaimPlan } from './claims.js';
+import { LABEL_INSTANCE_ID } from '../../api/types.js';
 import type { PodIdentity } from './kind.js';
 import type { DefaultedWireCloneSet } from './pods.js';
 
@@ -46,3 +48,33 @@ export function withScaleDownClaims(
   }
   return { ...plan, deleteWithPod };
 }
+
+/**
+ * The pods whose claims are to be made again: pending, not scheduled (PodScheduled False: the
+ * scheduler found a claim missing, or no node), and missing a claim of the workload's templates.
+ * A claim being deleted still counts as there: its replacement is made once it is gone. The
+ * native controller makes them for every pending pod; waiting for the scheduler's verdict spares a
+ * refused create for each new pod whose claims the cache does not show yet.
+ */
+export function podsMissingClaims(
+  pods: readonly Pod[],
+  claims: readonly Claim[],
+  workload: DefaultedWireCloneSet,
+): Pod[] {
+  const templates = workload.spec.volumeClaimTemplates ?? [];
+  if (templates.length === 0) return [];
+  const existing = new Set(claims.map((c) => c.metadata?.name ?? ''));
+  const setName = workload.metadata?.name ?? '';
+  return pods.filter((pod) => {
+    const id = pod.metadata?.labels?.[LABEL_INSTANCE_ID] ?? '';
+    return (
+      unschedulable(pod) && id !== '' && templates.some((t) => !existing.has(claimName(t.metadata.name, setName, id)))
+    );
+  });
+}
+
+/** Pending, not being deleted, and the scheduler said it cannot place it (PodScheduled False). */
+const unschedulable = (pod: Pod): boolean =>
+  pod.status?.phase === 'Pending' &&
+  !pod.metadata?.deletionTimestamp &&
+  pod.status.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False') === true;

@@ -45,7 +45,7 @@ import { planScale, type ScalePlan } from './scale.js';
 import { matchesSelector, selectorString } from './selector.js';
 import { adoptable } from './adoption.js';
 import { kindOf } from './pods.js';
-import { claimOwnerWrites, withScaleDownClaims } from './claim-owners.js';
+import { claimOwnerWrites, podsMissingClaims, withScaleDownClaims } from './claim-owners.js';
 import { computeStatus, progressDeadlineAt } from './status.js';
 import { readinessFacts, withReadiness } from './readiness-conditions.js';
 import { planUpdate, type RolloutInput, type RolloutSpec } from './update.js';
@@ -53,7 +53,7 @@ import type { Round } from './round.js';
 import { planUpkeep } from './upkeep.js';
 import { resolveRolloutLimits } from './limits.js';
 import { updateOrderOf } from './update-order.js';
-import type { ClaimResize, PodIdentity } from './kind.js';
+import type { PodIdentity } from './kind.js';
 
 /** Pods created in one round at most, as the ReplicaSet controller's burst (its 500). */
 export const CREATES_PER_ROUND = 500;
@@ -65,11 +65,7 @@ export function planReconcile(input: PlanInput): Plan {
   if (!planAdoptions(round)) planScaleAndUpdates(round);
   planUpkeep(round);
   const claims = planRoundClaims(round);
-  const plan = finish(round);
-  const claimOwners = input.identity ? claimOwnerWrites(input.setClaims ?? [], round.cs, input.identity) : [];
-  if (claimOwners.length > 0) plan.claimOwners = claimOwners;
-  const claimResizes = planClaimResizes(round);
-  if (claimResizes.length > 0) plan.claimResizes = claimResizes;
+  const plan = withIdentityClaims(round, finish(round));
   if (round.templatesWanted?.length) plan.templatesWanted = round.templatesWanted;
   return claims ? { ...plan, claims } : plan;
 }
@@ -378,13 +374,25 @@ function withKindStatus(round: Round, counted: CloneSetStatus): CloneSetStatus {
 }
 
 /**
- * The claims whose storage follows their template this round (a kind with identities:
- * claim-expansion.ts); none while the rollout is paused or held, as no pod moves then either.
+ * What a kind with identities does to its claims this round: the workload's owner reference put on
+ * or taken off (claim-owners.ts), a pending pod's missing claims made again, and the claims whose
+ * storage follows their template (kind.ts claimResizes), none of those while the rollout is
+ * paused or held, as no pod moves then either.
  */
-function planClaimResizes(round: Round): ClaimResize[] {
-  const { identity, setClaims, revisions } = round.input;
-  if (!identity || pausedOrHeld(round)) return [];
-  return identity.claimResizes(round.cs, round.summaries, setClaims ?? [], revisions.updateRevision);
+function withIdentityClaims(round: Round, plan: Plan): Plan {
+  const { identity, setClaims = [], pods, revisions } = round.input;
+  if (!identity) return plan;
+  const claimOwners = claimOwnerWrites(setClaims, round.cs, identity);
+  const missingClaims = podsMissingClaims(pods, setClaims, round.cs);
+  const claimResizes = pausedOrHeld(round)
+    ? []
+    : identity.claimResizes(round.cs, round.summaries, setClaims, revisions.updateRevision);
+  return {
+    ...plan,
+    ...(claimOwners.length > 0 ? { claimOwners } : {}),
+    ...(missingClaims.length > 0 ? { missingClaims } : {}),
+    ...(claimResizes.length > 0 ? { claimResizes } : {}),
+  };
 }
 
 /** Paused, or held for the canary driver (decision 97): Kruise's Progressing says paused for both. */

@@ -3,6 +3,7 @@
 // what only a CloneSet has (instance ids, claims by instance id). Owns the shape only.
 // Must not: import anything that performs I/O.
 import type { CloneSetStatus } from '../../api/types.js';
+import type { Pod } from '../../api/wire.js';
 import type { ClaimPlan } from './claims.js';
 import type { ClaimOwnerWrite } from './claim-owners.js';
 import type { ClaimResize } from './kind.js';
@@ -36,4 +37,6 @@ export interface Plan {
   claimOwners?: ClaimOwnerWrite[];
   /** Claims whose storage request is raised to their template's (a kind with identities: kind.ts claimResizes). */
   claimResizes?: ClaimResize[];
+  /** Pending pods whose missing claims are made again (a kind with identities: claim-owners.ts). */
+  missingClaims?: Pod[];
 }

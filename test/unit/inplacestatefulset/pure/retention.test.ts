@@ -1,12 +1,17 @@
 // persistentVolumeClaimRetentionPolicy as the InPlaceStatefulSet keeps it: under whenDeleted Delete
 // its claims name the set as an owner (the garbage collector deletes them with it), under
 // whenScaled Delete a scale-down deletes a removed pod's claims, and Retain keeps both; the engine
-// puts the owner on, or takes it off, existing claims each round (claim-owners.ts).
+// puts the owner on, or takes it off, existing claims each round (claim-owners.ts); a pending pod
+// the scheduler cannot place gets its missing claims made again.
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { claimOwnerOf, scaleDownClaimsOf } from '../../../../src/inplacestatefulset/pure/retention.js';
 import { retainedClaim } from '../../../../src/inplacestatefulset/pure/identity.js';
-import { claimOwnerWrites, withScaleDownClaims } from '../../../../src/workload/pure/claim-owners.js';
+import {
+  claimOwnerWrites,
+  podsMissingClaims,
+  withScaleDownClaims,
+} from '../../../../src/workload/pure/claim-owners.js';
 import type { Claim } from '../../../../src/workload/pure/claims.js';
 import type { DefaultedWireCloneSet } from '../../../../src/workload/pure/pods.js';
 import type { Pod } from '../../../../src/api/wire.js';
@@ -119,5 +124,49 @@ describe('claimOwnerWrites', () => {
         },
       ),
     );
+  });
+});
+
+describe('podsMissingClaims', () => {
+  const pending = (
+    ordinal: string,
+    scheduled: 'True' | 'False' | undefined,
+    extra: Partial<Pod['metadata']> = {},
+  ): Pod => ({
+    metadata: { ...pod(ordinal).metadata, ...extra },
+    status: {
+      phase: 'Pending',
+      ...(scheduled ? { conditions: [{ type: 'PodScheduled', status: scheduled }] } : {}),
+    },
+  });
+  const names = (pods: Pod[]): string[] => pods.map((p) => p.metadata?.name ?? '');
+
+  it.each<[string, Pod[], Claim[], string[]]>([
+    ['an unschedulable pending pod without its claims', [pending('0', 'False')], [], ['web-0']],
+    ['one of its two claims missing is enough', [pending('0', 'False')], [claim('data-web-0')], ['web-0']],
+    ['both claims there: nothing', [pending('0', 'False')], [claim('data-web-0'), claim('logs-web-0')], []],
+    [
+      'a claim being deleted counts as there',
+      [pending('0', 'False')],
+      [claim('data-web-0', [], true), claim('logs-web-0')],
+      [],
+    ],
+    ['a pod not yet seen by the scheduler: nothing (its claims may be in flight)', [pending('0', undefined)], [], []],
+    ['a scheduled pod: nothing', [pending('0', 'True')], [], []],
+    ['a running pod: nothing', [{ ...pod('0'), status: { phase: 'Running' } }], [], []],
+    ['a terminating pod: nothing', [pending('0', 'False', { deletionTimestamp: '2026-11-28T00:00:00Z' })], [], []],
+    [
+      "another pod's claims do not count",
+      [pending('1', 'False')],
+      [claim('data-web-0'), claim('logs-web-0')],
+      ['web-1'],
+    ],
+  ])('%s', (...[, pods, claims, expected]) => {
+    expect(names(podsMissingClaims(pods, claims, set('Retain', 'Retain')))).toEqual(expected);
+  });
+
+  it('is empty for a set without claim templates', () => {
+    const bare = { ...set('Retain', 'Retain'), spec: {} } as unknown as DefaultedWireCloneSet;
+    expect(podsMissingClaims([pending('0', 'False')], [], bare)).toEqual([]);
   });
 });
