@@ -14,7 +14,7 @@
 # afresh (new etcd data and kubelet state; certificates and images are kept).
 #
 # One file per concern under hack/bed/: common.sh (addresses, processes), control-plane.sh,
-# network.sh, node.sh, registry.sh, storage.sh. This file only sequences them.
+# network.sh, node.sh, registry.sh, storage.sh, csi.sh. This file only sequences them.
 # Must not: touch a process it did not start, route traffic off the machine (all addresses are in
 # 198.18.0.0/15, blackholed on the host; no masquerade, no default route in nodes or pods).
 set -Eeuo pipefail
@@ -31,6 +31,7 @@ repo=$(cd "$here/.." && pwd)
 . "$here/bed/node.sh"
 . "$here/bed/registry.sh"
 . "$here/bed/storage.sh"
+. "$here/bed/csi.sh"
 
 NODES=${NODES:-3}
 case $NODES in [1-9]) ;; *) die "NODES=$NODES: the bed runs 1 to 9 nodes" ;; esac
@@ -112,6 +113,8 @@ cmd_up() {
     push_registry_images tailor-node
     # shellcheck disable=SC2046 # one word a node
     up_storage $(wanted_nodes)
+    # shellcheck disable=SC2046 # one word a node
+    up_csi $(wanted_nodes)
   fi
   echo "$mode" >"$CLUSTER_DIR/mode"
   log "ready ($mode, control plane v$KUBE_CONTROL_PLANE_VERSION, $([ "$mode" = full ] && echo "$NODES node(s), kubelet v$KUBE_VERSION" || echo "no nodes")): export KUBECONFIG=$CLUSTER_DIR/kubeconfig"
@@ -123,6 +126,7 @@ cmd_down() {
   local extra node
   for extra in "$PIDS"/tailor-*.pid; do [ -e "$extra" ] && stop "$(basename "$extra" .pid)"; done
   stop local-path-provisioner
+  down_csi
   for node in $(known_nodes); do down_node "$node"; done
   stop registry
   stop kube-scheduler
@@ -132,7 +136,7 @@ cmd_down() {
   # Pod network namespaces a node's containerd left on the host.
   for ns in $(ip netns list 2>/dev/null | awk '/^cni-/ {print $1}'); do ip netns delete "$ns" 2>/dev/null || true; done
   remove_host_network
-  rm -f "$CLUSTER_DIR/mode" "$CLUSTER_DIR/storage.digest"
+  rm -f "$CLUSTER_DIR/mode" "$CLUSTER_DIR/storage.digest" "$CLUSTER_DIR/csi.bin"
   log "down"
 }
 

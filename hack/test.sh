@@ -137,6 +137,7 @@ prebuild_parts() {
     KUBE_VERSION=$default nice -n 19 bash hack/build-k8s.sh
     nice -n 19 bash hack/build-containerd.sh
     nice -n 19 bash hack/build-storage.sh
+    nice -n 19 bash hack/build-csi.sh
     nice -n 19 bash hack/build-kruise-rollout.sh
     for release in "${others[@]}"; do KUBE_VERSION=$release nice -n 19 bash hack/build-k8s.sh; done
   } >"$results/prebuild.log" 2>&1 &

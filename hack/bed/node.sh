@@ -253,6 +253,8 @@ remove_pod_sandboxes() { # node: the kubelet is gone; remove what it left so no 
 down_node() { # node
   local node=$1 dir
   dir=$(node_dir "$node")
+  # The CSI node plugin (csi.sh) lives in the node's mount namespace: it goes before the namespace.
+  stop "csi-node-$node"
   stop "kubelet-$node"
   if running "containerd-$node"; then remove_pod_sandboxes "$node"; fi
   stop "containerd-$node"
