@@ -283,7 +283,9 @@ function inPlaceStepFor(input: PlanInput, pod: Pod, targetRevision: string): InP
       : { kind: 'recreate', reason: "the pod's revision is unknown" };
   }
   // In place cannot change volumes: new claim templates mean a new pod (docs/decisions/0018-volume-claim-templates.md).
-  if (strategy.type !== 'InPlaceOnly' && claimTemplatesChanged(pod, input.cloneSet)) {
+  // Not for a kind with identities: its pod keeps its claims by name whatever the templates, so a
+  // new pod would gain nothing; its claims follow the templates in place or not at all (decision 98).
+  if (strategy.type !== 'InPlaceOnly' && !input.identity && claimTemplatesChanged(pod, input.cloneSet)) {
     return { kind: 'recreate', reason: 'spec.volumeClaimTemplates changed, and in place cannot change volumes' };
   }
   const prePull = prePullFor(input, pod, targetRevision);
