@@ -55,6 +55,22 @@ export class SlowRetryError extends Error {
   }
 }
 
+/**
+ * A failed reconcile whose outcome changes by itself at a known time (a refusal held long enough
+ * is Stalled): it backs off as any failure does, and also runs again after `wakeAfterMs` when that
+ * comes first, so the status says so on time rather than at the end of a long backoff.
+ */
+export class WakeByError extends Error {
+  constructor(
+    message: string,
+    readonly wakeAfterMs: number,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = 'WakeByError';
+  }
+}
+
 /** Hooks for controller_runtime_* metrics of one controller. */
 export interface ReconcileMetrics {
   incReconcileTotal(outcome: ReconcileOutcome): void;
@@ -295,6 +311,8 @@ export class Controller {
       this.queue.addAfter(key, slow.retryAfterMs);
     } else {
       this.queue.addRateLimited(key);
+      const wake = findInCauses(error, WakeByError);
+      if (wake) this.queue.addAfter(key, wake.wakeAfterMs);
     }
     this.#metrics?.incReconcileErrors();
     this.#metrics?.incReconcileTotal('error');

@@ -12,7 +12,7 @@ import { CloneSetConditionTypes as Conditions, type CloneSetStatus } from '../ap
 import type { InPlaceUpdater } from '../inplace/engine.js';
 import type { InPlaceMetrics } from '../inplace/metrics.js';
 import type { ResizeMetrics } from './resize-metrics.js';
-import { SlowRetryError, type ReconcileResult } from '../runtime/controller.js';
+import { SlowRetryError, WakeByError, type ReconcileResult } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.js';
 import { ownedIndexValue } from '../api/owner.js';
@@ -38,8 +38,8 @@ import { OWNER_INDEX, RevisionStore } from './revision-store.js';
 import { objectKey } from '../runtime/store.js';
 import { ORPHAN_INDEX, WORKLOAD_LABEL_INDEX } from './handlers.js';
 import type { ControllerRevision } from '../api/revision.js';
-import { sameStatus, statusChangeIsUrgent, statusWriteAt, withConditions } from './pure/status.js';
-import { readinessFacts, withReadiness } from './pure/readiness-conditions.js';
+import { sameStatus, statusChangeIsUrgent, statusWriteAt, withConditions, withFailures } from './pure/status.js';
+import { readinessFacts, refusalStallsAt, withReadiness } from './pure/readiness-conditions.js';
 
 /** The pods informer's index by spec.nodeName: the pods a node's pre-pull report concerns. */
 export const NODE_INDEX = 'nodeName';
@@ -212,7 +212,7 @@ export class WorkloadReconciler {
       for (const f of failures)
         if (!alreadyReported(cs, f.condition, f.message))
           this.deps.events.event(stored, 'Warning', f.reason, f.message);
-      throw reconcileFailure(failures);
+      throw reconcileFailure(failures, refusalStallsAt(status), input.now);
     }
     if (pruneError !== undefined) throw new Error('pruning ControllerRevisions failed', { cause: pruneError });
     if (wakeAt !== undefined) return { requeueAfterMs: Math.max(100, wakeAt - input.now) };
@@ -273,7 +273,7 @@ export class WorkloadReconciler {
       written[f.condition] = { status: 'True', reason: conditionReason(f.permanent), message: f.message };
     // A refusal folded in may stall the CloneSet (or say what a moving rollout retries).
     const status = withReadiness(
-      withConditions(plan.status, written, now),
+      withFailures(plan.status, cs.status, written, now),
       readinessFacts(cs.spec, cs.metadata?.generation, plan.limits),
       now,
     );
@@ -321,7 +321,7 @@ export class WorkloadReconciler {
     );
     if (!alreadyReported(cs, type, info.message)) this.deps.events.event(stored, 'Warning', eventReason, info.message);
     await this.writeStatus(stored, cs, status);
-    throw reconcileFailure([{ ...info, cause: err }]);
+    throw reconcileFailure([{ ...info, cause: err }], refusalStallsAt(status), now);
   }
 
   private recordMetrics(cs: DefaultedWireCloneSet, plan: ReturnType<typeof planReconcile>): void {
@@ -378,13 +378,20 @@ const alreadyReported = (cs: DefaultedWireCloneSet, type: string, message: strin
 const conditionReason = (permanent: boolean): string =>
   permanent ? ConditionReasons.ApiRejected : ConditionReasons.ApiRefused;
 
-function reconcileFailure(failures: readonly Pick<Failure, 'message' | 'permanent' | 'cause'>[]): Error {
+/**
+ * The round's failures as one error: permanent ones retry slowly; retryable ones back off, and
+ * wake the round that turns a held refusal Stalled (`stallsAt`) if that comes first.
+ */
+function reconcileFailure(
+  failures: readonly Pick<Failure, 'message' | 'permanent' | 'cause'>[],
+  stallsAt: number | undefined,
+  now: number,
+): Error {
   const message = failures.map((f) => f.message).join('; ');
-  return retryable(
-    message,
-    failures.every((f) => f.permanent),
-    failures[0]?.cause,
-  );
+  const permanent = failures.every((f) => f.permanent);
+  if (!permanent && stallsAt !== undefined)
+    return new WakeByError(message, Math.max(100, stallsAt - now), { cause: failures[0]?.cause });
+  return retryable(message, permanent, failures[0]?.cause);
 }
 
 function retryable(message: string, permanent: boolean, cause: unknown): Error {

@@ -291,6 +291,21 @@ function refusedForGood(find: Find, now: number | undefined): Verdict | undefine
   return undefined;
 }
 
+/**
+ * When a refusal held now turns the workload Stalled (its lastTransitionTime plus
+ * REFUSED_FOR_LONG_MS), so the round that says so runs then; undefined when none will.
+ */
+export function refusalStallsAt(status: CloneSetStatus): number | undefined {
+  const conditions = status.conditions ?? [];
+  if (conditions.some((c) => c.type === Types.Stalled && c.status === 'True')) return undefined;
+  const times = conditions
+    .filter((c) => (FAILURE_TYPES as readonly string[]).includes(c.type) && c.status === 'True')
+    .filter((c) => !PERMANENT_REFUSALS.has(c.reason ?? ''))
+    .map((c) => Date.parse(c.lastTransitionTime ?? '') + REFUSED_FOR_LONG_MS)
+    .filter(Number.isFinite);
+  return times.length > 0 ? Math.min(...times) : undefined;
+}
+
 /** The condition has been as it is for REFUSED_FOR_LONG_MS or more. */
 function heldLong(c: CloneSetCondition, now: number | undefined): boolean {
   const since = Date.parse(c.lastTransitionTime ?? '');

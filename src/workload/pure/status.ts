@@ -171,6 +171,23 @@ export function withConditions(status: CloneSetStatus, writes: StatusInput['cond
 }
 
 /**
+ * `status` (the round's plan) with the round's failed writes folded in (`writes`), a refusal that
+ * goes on keeping the lastTransitionTime `stored` gave it. A round starts without the failure
+ * conditions (a round whose writes all succeed clears them), so without the stored one every retry
+ * would look like a new refusal, and none would ever be held long enough to be Stalled.
+ */
+export function withFailures(
+  status: CloneSetStatus,
+  stored: CloneSetStatus | undefined,
+  writes: StatusInput['conditions'],
+  now: number,
+): CloneSetStatus {
+  const ongoing = (stored?.conditions ?? []).filter((c) => c.status === 'True' && writes[c.type]?.status === 'True');
+  const kept = (status.conditions ?? []).filter((c) => !ongoing.some((o) => o.type === c.type));
+  return withConditions({ ...status, conditions: [...kept, ...ongoing] }, writes, now);
+}
+
+/**
  * Status changes that only move counts are written at most this often per CloneSet, and never
  * later than this after a round first saw them: status is never more than a second behind the
  * pods (tools that poll status, Kruise's e2e among them, read counts within a few seconds).

@@ -5,6 +5,7 @@ import {
   Controller,
   SlowRetryError,
   TerminalError,
+  WakeByError,
   isTerminalError,
   type ReconcileContext,
   type ReconcileResult,
@@ -189,6 +190,24 @@ describe('Controller', () => {
     await jest.advanceTimersByTimeAsync(1);
     expect(runsAt).toEqual([0, 300_000]);
     expect(await harness.reconcileTotal('error')).toBe(2);
+  });
+
+  test('a WakeByError backs off as any failure and also runs the key at its wake time when the backoff would be later', async () => {
+    const runsAt: number[] = [];
+    const harness = startController((): Promise<ReconcileResult> => {
+      const now = performance.now();
+      runsAt.push(now);
+      // As a held refusal does: the wake is one moment, 60 s after the first failure.
+      return Promise.reject(
+        new Error('patch: 403', { cause: new WakeByError('refused', Math.max(100, 60_000 - now)) }),
+      );
+    });
+    running = harness.controller;
+
+    harness.controller.queue.add('ns/web');
+    await jest.advanceTimersByTimeAsync(60_000);
+    // 5 ms doubling: runs up to 40,955 ms, then the next backoff (81,915 ms) is later than the wake.
+    expect(runsAt.filter((t) => t > 40_000)).toEqual([40_955, 60_000]);
   });
 
   test('a thrown non-Error value, or a synchronous throw, does not stop the worker loop', async () => {

@@ -7,6 +7,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { CloneSetCondition, CloneSetStatus } from '../../../../src/api/types.js';
 import {
+  refusalStallsAt,
   decideReadiness,
   readinessFacts,
   withReadiness,
@@ -507,5 +508,47 @@ describe('withReadiness', () => {
     expect(at(still)?.message).toBe('rolling out revision web-r2: 2 of 3 pods updated, 0 available');
     const done = withReadiness({ ...still, ...status({}), conditions: still.conditions ?? [] }, facts(), NOW + 9_000);
     expect(at(done)).toMatchObject({ status: 'False', reason: 'Complete', lastTransitionTime: '2026-01-01T00:10:09Z' });
+  });
+});
+
+describe('refusalStallsAt', () => {
+  const at = (iso: string): number => Date.parse(iso);
+  const failed = (type: string, reason: string, since: string): CloneSetCondition => ({
+    type,
+    status: 'True',
+    reason,
+    message: 'refused',
+    lastTransitionTime: since,
+  });
+  it.each<[string, CloneSetCondition[], number | undefined]>([
+    [
+      'a retryable refusal: a minute after it began',
+      [failed('FailedUpdate', 'ApiRefused', '2026-11-28T10:00:00Z')],
+      at('2026-11-28T10:01:00Z'),
+    ],
+    [
+      'the earliest of two',
+      [
+        failed('FailedScale', 'ApiRefused', '2026-11-28T10:00:30Z'),
+        failed('FailedUpdate', 'ApiRefused', '2026-11-28T10:00:00Z'),
+      ],
+      at('2026-11-28T10:01:00Z'),
+    ],
+    [
+      'a permanent refusal stalls at once, needing no wake',
+      [failed('FailedUpdate', 'ApiRejected', '2026-11-28T10:00:00Z')],
+      undefined,
+    ],
+    [
+      'already Stalled',
+      [
+        failed('FailedUpdate', 'ApiRefused', '2026-11-28T10:00:00Z'),
+        { type: 'Stalled', status: 'True', reason: 'FailedUpdate' },
+      ],
+      undefined,
+    ],
+    ['no refusal', [{ type: 'FailedUpdate', status: 'False', reason: 'ApiRefused' }], undefined],
+  ])('%s', (...[, conditions, expected]) => {
+    expect(refusalStallsAt({ conditions })).toBe(expected);
   });
 });

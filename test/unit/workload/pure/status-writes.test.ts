@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { CloneSetStatus } from '../../../../src/api/types.js';
 import fc from 'fast-check';
 import {
+  withFailures,
   STATUS_COUNTS_INTERVAL_MS,
   STATUS_GATHER_MS,
   statusChangeIsUrgent,
@@ -164,5 +165,29 @@ describe('when a status that differs is written', () => {
         },
       ),
     );
+  });
+});
+
+describe('a failed write folded into the round status', () => {
+  const NOW_MS = Date.parse('2026-11-28T10:05:00Z');
+  const refused = { status: 'True' as const, reason: 'ApiRefused', message: 'expand claim data-web-0: 403 Forbidden' };
+  const stored = (since: string, status: 'True' | 'False' = 'True'): CloneSetStatus => ({
+    conditions: [{ type: 'FailedUpdate', ...refused, status, lastTransitionTime: since, lastUpdateTime: since }],
+  });
+  const since = (s: CloneSetStatus): string | undefined =>
+    s.conditions?.find((c) => c.type === 'FailedUpdate')?.lastTransitionTime;
+
+  it.each<[string, CloneSetStatus | undefined, string]>([
+    ['a refusal that goes on keeps when it began', stored('2026-11-28T10:00:00Z'), '2026-11-28T10:00:00Z'],
+    ['a new refusal begins now', undefined, '2026-11-28T10:05:00Z'],
+    ['one after a cleared refusal begins now', stored('2026-11-28T10:00:00Z', 'False'), '2026-11-28T10:05:00Z'],
+  ])('%s', (...[, before, expected]) => {
+    // The plan comes without the failure condition: the planner clears it every round.
+    expect(since(withFailures({ conditions: [] }, before, { FailedUpdate: refused }, NOW_MS))).toBe(expected);
+  });
+
+  it('leaves the plan alone for a condition the round does not fail', () => {
+    const plan: CloneSetStatus = { conditions: [] };
+    expect(withFailures(plan, stored('2026-11-28T10:00:00Z'), { FailedRevision: null }, NOW_MS).conditions).toEqual([]);
   });
 });
