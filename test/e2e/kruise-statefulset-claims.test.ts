@@ -13,6 +13,9 @@
 //     after adopting pod (WhenDeleted); after adopting pod (WhenScaled) (the orphaned pod is waited
 //     for until adopted again, which Kruise leaves to timing); and Tailor's own: a policy changed
 //     after the claims exist applies to them (decision 93)
+//   Automatically recreate PVC for pending pod when PVC is missing: PVC should be recreated when
+//     pod is pending due to missing PVC (the pod is pinned by a node label of its own instead of
+//     Kruise's cordon, so the other files' pods keep every node)
 // Owns: the sets, pods and claims of its namespace. Must not: touch another namespace's objects.
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../src/api/wire.js';
@@ -230,6 +233,66 @@ describe('StatefulSet v1beta1 (Kruise) on InPlaceStatefulSet: Non-retain Statefu
       await verifyClaims([0, 1, 2], true);
       await patchSet(client, ns, NAME, { spec: { persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain' } } });
       await verifyClaims([0, 1, 2], false);
+    },
+    STATEFUL_SET_TIMEOUT,
+  );
+});
+
+describe('StatefulSet v1beta1 (Kruise) on InPlaceStatefulSet: Automatically recreate PVC for pending pod when PVC is missing', () => {
+  // Kruise cordons the pod's node; here the set is pinned by a node label of this namespace's own,
+  // taken off and put back, so no other test's pods lose a node meanwhile (decision 98).
+  const PIN = `tailor.dev/pin-${ns}`.slice(0, 63);
+  const labelNode = (node: string, on: boolean): Promise<unknown> =>
+    client.patch(`/api/v1/nodes/${node}`, { metadata: { labels: { [PIN]: on ? 'yes' : null } } }, 'merge');
+  let pinned = '';
+  afterEach(async () => {
+    if (pinned) await labelNode(pinned, false);
+  });
+
+  it(
+    'PVC should be recreated when pod is pending due to missing PVC',
+    async () => {
+      pinned = (await client.list<{ metadata: { name: string } }>('/api/v1/nodes')).items[0]!.metadata.name;
+      await labelNode(pinned, true);
+      const ss = withDataDir(newStatefulSet(NAME, 1));
+      ss.spec.template.spec['nodeSelector'] = { [PIN]: 'yes' };
+      await create(ss);
+      const [first] = await waitForRunningAndReady(client, ns, 1);
+      expect(first!.spec?.nodeName).toBe(pinned);
+
+      await labelNode(pinned, false);
+      await client.delete(`/api/v1/namespaces/${ns}/pods/${nameOf(first!)}`);
+      await eventually(
+        'the new pod pending and unschedulable',
+        async () => {
+          const pod = await podByName(`${NAME}-0`);
+          const unscheduled = pod?.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False');
+          return pod && pod.metadata?.uid !== first!.metadata?.uid && unscheduled ? pod : undefined;
+        },
+        120_000,
+      );
+      const claims = `/api/v1/namespaces/${ns}/persistentvolumeclaims`;
+      const old = await client.get<{ metadata: { uid: string } }>(`${claims}/datadir-${NAME}-0`);
+      await client.delete(`${claims}/datadir-${NAME}-0`);
+      await eventually(
+        'the old claim gone',
+        async () => {
+          const now = await client
+            .get<{ metadata: { uid: string } }>(`${claims}/datadir-${NAME}-0`)
+            .catch(() => undefined);
+          return now?.metadata.uid !== old.metadata.uid ? true : undefined;
+        },
+        120_000,
+      );
+
+      await labelNode(pinned, true);
+      const [back] = await waitForRunningAndReady(client, ns, 1);
+      expect(back!.spec?.nodeName).toBe(pinned);
+      const remade = await client.get<{ metadata: { uid: string }; status?: { phase?: string } }>(
+        `${claims}/datadir-${NAME}-0`,
+      );
+      expect(remade.metadata.uid).not.toBe(old.metadata.uid);
+      expect(remade.status?.phase).toBe('Bound');
     },
     STATEFUL_SET_TIMEOUT,
   );
