@@ -5,7 +5,7 @@
 # issue 16 goals ("met" / "MISSED"):
 #   runtime            no cluster (a stand-in API server in a child process)
 #   list-page          no cluster (an in-process stand-in client): the event loop held by a list page
-#   rollout, resize-*  the full test bed (real kubelet): brought up here if it is not running
+#   rollout, resize-*, stateful  the full test bed (real kubelet): brought up here if it is not running
 #   peer, scale, fleet the test bed's API server plus simulated nodes (hack/kwok/kwok.sh up ... down;
 #                      50 nodes, so the fleet bench's 50,000 pods sit at 1,000 a node, as on real nodes);
 #                      peer and fleet also run OpenKruise's kruise-manager, built first by hack/build-kruise.sh
