@@ -375,9 +375,9 @@ function withKindStatus(round: Round, counted: CloneSetStatus): CloneSetStatus {
 
 /**
  * What a kind with identities does to its claims this round: the workload's owner reference put on
- * or taken off (claim-owners.ts), a pending pod's missing claims made again, and the claims whose
- * storage follows their template (kind.ts claimResizes), none of those while the rollout is
- * paused or held, as no pod moves then either.
+ * or taken off (claim-owners.ts), a pending pod's missing claims made again, and, unless the
+ * rollout is paused or held (no pod moves then either), the claims whose storage follows their
+ * template (kind.ts claimResizes).
  */
 function withIdentityClaims(round: Round, plan: Plan): Plan {
   const { identity, setClaims = [], pods, revisions } = round.input;
