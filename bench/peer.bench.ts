@@ -1,6 +1,7 @@
 // Peer benchmark on simulated nodes (issue 16): Tailor against OpenKruise's kruise-manager, the Go
 // controller Tailor's CloneSet follows, on the same test bed (the test bed's API server, kwok's
-// nodes and Stages, the same pod template), from one run. For each size (1,000 and 200 pods):
+// nodes and Stages, the same pod template), from one run. For each size (1,000 and 200 pods, and
+// 1,000 for the stateful kinds: InPlaceStatefulSet beside Advanced StatefulSet, Parallel, no claims):
 // a CloneSet created and every pod Ready (not timed against a goal), then an in-place image
 // rollout at maxUnavailable 10% (InPlaceIfPossible, maxSurge 0): time until every pod runs the new
 // image with its in-place readiness gate True and is Ready, API writes per pod, and the
@@ -69,6 +70,9 @@ import {
 } from './sides.js';
 
 const SIZES = (process.env.BENCH_PEER_SIZES ?? '1000 200').split(/\s+/).filter(Boolean).map(Number);
+/** The stateful kinds' rollout (issue 43): InPlaceStatefulSet beside Advanced StatefulSet, at these sizes. */
+const STATEFUL_SIZES = (process.env.BENCH_PEER_STATEFUL_SIZES ?? '1000').split(/\s+/).filter(Boolean).map(Number);
+type Kind = 'CloneSet' | 'StatefulSet';
 const RUN = `bench-peer-${Date.now().toString(36)}`;
 const APP = 'peer';
 // Simulated kubelet timings, from hack/kwok/stages-pod.yaml: a container restart takes 1.0–1.5 s.
@@ -87,10 +91,11 @@ interface RunResult {
   memory: MemoryPeaks;
 }
 
-async function runSide(client: KubeClient, side: Side, pods: number): Promise<RunResult> {
-  const ns = `${RUN}-${side.name === 'Tailor' ? 'tailor' : 'kruise'}-${pods}`;
+async function runSide(client: KubeClient, side: Side, pods: number, kind: Kind = 'CloneSet'): Promise<RunResult> {
+  const ns = `${RUN}-${side.name === 'Tailor' ? 'tailor' : 'kruise'}-${kind === 'CloneSet' ? '' : 'sts-'}${pods}`;
   const logFile = `${LOGS}/${ns}.log`;
-  const path = side.collection(ns);
+  const path = kind === 'CloneSet' ? side.collection(ns) : side.statefulCollection(ns);
+  const manifest = kind === 'CloneSet' ? side.cloneSet.bind(side) : side.statefulSet.bind(side);
   await createNamespace(client, ns);
   const watched = new Informer<Pod>({
     name: `${ns}-pods`,
@@ -113,7 +118,7 @@ async function runSide(client: KubeClient, side: Side, pods: number): Promise<Ru
       return list.length === pods && list.every(rolled);
     };
     const t0 = Date.now();
-    await client.create(path, side.cloneSet({ name: APP, replicas: pods, tag: 'v1' }));
+    await client.create(path, manifest({ name: APP, replicas: pods, tag: 'v1' }));
     await until(
       `${pods} ${side.name} pods Ready`,
       settled((p) => condition(p, side.gate) === 'True' && ready(p)),
@@ -159,20 +164,22 @@ const mib = (r: RunResult): string => `${r.peakRssMiB.toFixed(0)} MiB`;
 type Peer = RunResult | { unavailable: string };
 const peerOf = (p: Peer): RunResult | undefined => ('unavailable' in p ? undefined : p);
 
-function report(pods: number, nodes: number, t: RunResult, p: Peer): void {
+function report(shape: { kind: Kind; pods: number; nodes: number }, t: RunResult, p: Peer): void {
+  const { kind, pods, nodes } = shape;
   const k = peerOf(p);
   const peerCol = (f: (r: RunResult) => string): string => (k ? f(k) : 'unavailable');
   const vsPeer = (ok: (k: RunResult) => boolean, what: string): string =>
     k ? `${what}: ${verdict(ok(k))}` : `${what}: no peer figure`;
   const waves = Math.ceil(pods / Math.max(1, Math.floor(pods * 0.1)));
+  const kinds = kind === 'CloneSet' ? 'CloneSet' : 'InPlaceStatefulSet | Advanced StatefulSet';
   console.log(
-    `${pods} pods on ${nodes} simulated nodes, in-place image rollout at maxUnavailable 10% (Tailor | kruise-manager v${KRUISE_VERSION})`,
+    `${pods} pods on ${nodes} simulated nodes, ${kinds}, in-place image rollout at maxUnavailable 10% (Tailor | kruise-manager v${KRUISE_VERSION})`,
   );
   console.log(`  created, every pod Ready:   ${seconds(t.createMs)} s | ${peerCol((r) => `${seconds(r.createMs)} s`)}`);
   const time = `  rollout time:               ${seconds(t.rolloutMs)} s | ${peerCol((r) => `${seconds(r.rolloutMs)} s`)}`;
   const writesLine = `  API writes per pod:         ${t.writesPerPod.toFixed(2)} | ${peerCol((r) => r.writesPerPod.toFixed(2))}`;
   const rss = `  peak RSS during the rollout: ${mib(t)} | ${peerCol(mib)}`;
-  if (pods >= 1000) {
+  if (pods >= 1000 && kind === 'CloneSet') {
     console.log(`${time} (goal Tailor <= ${GOAL.rolloutS} s: ${verdict(t.rolloutMs <= GOAL.rolloutS * 1000)})`);
     console.log(`${writesLine} (goal Tailor <= ${GOAL.writesPerPod}: ${verdict(t.writesPerPod <= GOAL.writesPerPod)})`);
     console.log(
@@ -213,17 +220,21 @@ async function main(): Promise<void> {
     console.log(
       `peer: kruise-manager v${KRUISE_VERSION} (client QPS ${KRUISE_RAISED.qps}, burst ${KRUISE_RAISED.burst}) ${peerDown ? `unavailable: ${peerDown}` : 'ready'}; Tailor's node flags "${controllerNodeFlags().join(' ')}"; logs in ${LOGS}/${RUN}-*.log`,
     );
-    for (const pods of SIZES) {
-      const t = await runSide(client, tailor, pods);
+    const runs: [Kind, number][] = [
+      ...SIZES.map((n): [Kind, number] => ['CloneSet', n]),
+      ...STATEFUL_SIZES.map((n): [Kind, number] => ['StatefulSet', n]),
+    ];
+    for (const [kind, pods] of runs) {
+      const t = await runSide(client, tailor, pods, kind);
       let p: Peer = { unavailable: peerDown ?? '' };
       if (!peerDown) {
         // A peer that fails leaves its column unavailable; Tailor's figures still print.
-        p = await runSide(client, kruise, pods).catch((err: unknown) => ({
+        p = await runSide(client, kruise, pods, kind).catch((err: unknown) => ({
           unavailable: errorMessage(err),
         }));
-        if ('unavailable' in p) peerDown = p.unavailable;
+        if ('unavailable' in p && kind === 'CloneSet') peerDown = p.unavailable;
       }
-      report(pods, nodes, t, p);
+      report({ kind, pods, nodes }, t, p);
     }
   } finally {
     await removePeerObjects(client);

@@ -59,6 +59,10 @@ export interface Side {
   /** The CloneSet collection in a namespace. */
   collection(ns: string): string;
   cloneSet(shape: CloneSetShape): Record<string, unknown>;
+  /** The stateful kind's collection (InPlaceStatefulSet, Advanced StatefulSet) in a namespace. */
+  statefulCollection(ns: string): string;
+  /** The same shape as a stateful set: Parallel, in place at maxUnavailable 10%, no claims (kwok binds none). */
+  statefulSet(shape: CloneSetShape): Record<string, unknown>;
   /** The readiness gate the controller flips around an in-place update. */
   gate: string;
   metricsPort(slot: 0 | 1): number;
@@ -79,6 +83,19 @@ export const tailor: Side = {
       replicas,
       selector: { matchLabels: { app: name } },
       updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: '10%', ...(paused ? { paused } : {}) },
+      template: template(name, tag, '10m', '16Mi'),
+    },
+  }),
+  statefulCollection: (ns) => `/apis/apps.tailor.dev/v1alpha1/namespaces/${ns}/inplacestatefulsets`,
+  statefulSet: ({ name, replicas, tag }) => ({
+    apiVersion: 'apps.tailor.dev/v1alpha1',
+    kind: 'InPlaceStatefulSet',
+    metadata: { name, labels: BENCH_CLONESET_LABELS },
+    spec: {
+      replicas,
+      podManagementPolicy: 'Parallel',
+      selector: { matchLabels: { app: name } },
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%' } },
       template: template(name, tag, '10m', '16Mi'),
     },
   }),
@@ -120,6 +137,29 @@ export const kruise: Side = {
       template: template(name, tag, '10m', '16Mi'),
     },
   }),
+  statefulCollection: (ns) => `/apis/apps.kruise.io/v1beta1/namespaces/${ns}/statefulsets`,
+  // Advanced StatefulSet: maxUnavailable works under Parallel only; its webhook's defaults set here.
+  statefulSet: ({ name, replicas, tag }) => ({
+    apiVersion: 'apps.kruise.io/v1beta1',
+    kind: 'StatefulSet',
+    metadata: { name },
+    spec: {
+      replicas,
+      revisionHistoryLimit: 10,
+      podManagementPolicy: 'Parallel',
+      selector: { matchLabels: { app: name } },
+      updateStrategy: {
+        type: 'RollingUpdate',
+        rollingUpdate: {
+          podUpdatePolicy: 'InPlaceIfPossible',
+          partition: 0,
+          maxUnavailable: '10%',
+          inPlaceUpdateStrategy: { gracePeriodSeconds: 0 },
+        },
+      },
+      template: withGate(template(name, tag, '10m', '16Mi'), 'InPlaceUpdateReady'),
+    },
+  }),
   gate: 'InPlaceUpdateReady',
   metricsPort: (slot) => port(18500, slot, 0),
   healthPort: (slot) => port(18500, slot, 1),
@@ -157,6 +197,12 @@ export const kruise: Side = {
     );
   },
 };
+
+/** The template with a readiness gate (Advanced StatefulSet's in-place update needs it in the template). */
+function withGate(t: Record<string, unknown>, conditionType: string): Record<string, unknown> {
+  const spec = t['spec'] as Record<string, unknown>;
+  return { ...t, spec: { ...spec, readinessGates: [{ conditionType }] } };
+}
 
 /** Waits until a started controller answers /readyz; throws at once if its process exits. */
 export async function whenReady(side: Side, proc: BenchProcess, slot: 0 | 1, logFile: string): Promise<void> {
