@@ -45,7 +45,8 @@ import { planScale, type ScalePlan } from './scale.js';
 import { matchesSelector, selectorString } from './selector.js';
 import { adoptable } from './adoption.js';
 import { kindOf } from './pods.js';
-import { claimOwnerWrites, podsMissingClaims, withScaleDownClaims } from './claim-owners.js';
+import { withScaleDownClaims } from './claim-owners.js';
+import { withIdentityClaims } from './identity-claims.js';
 import { computeStatus, progressDeadlineAt } from './status.js';
 import { readinessFacts, withReadiness } from './readiness-conditions.js';
 import { planUpdate, type RolloutInput, type RolloutSpec } from './update.js';
@@ -65,7 +66,7 @@ export function planReconcile(input: PlanInput): Plan {
   if (!planAdoptions(round)) planScaleAndUpdates(round);
   planUpkeep(round);
   const claims = planRoundClaims(round);
-  const plan = withIdentityClaims(round, finish(round));
+  const plan = withIdentityClaims(round.input, round.cs, round.summaries, pausedOrHeld(round))(finish(round));
   if (round.templatesWanted?.length) plan.templatesWanted = round.templatesWanted;
   return claims ? { ...plan, claims } : plan;
 }
@@ -371,28 +372,6 @@ function planLifecycleRefresh(round: Round, pod: Pod): void {
 function withKindStatus(round: Round, counted: CloneSetStatus): CloneSetStatus {
   const { kindStatus } = round.input;
   return kindStatus ? kindStatus(counted, round.summaries, round.input.setClaims ?? [], round.cs) : counted;
-}
-
-/**
- * What a kind with identities does to its claims this round: the workload's owner reference put on
- * or taken off (claim-owners.ts), a pending pod's missing claims made again, and, unless the
- * rollout is paused or held (no pod moves then either), the claims whose storage follows their
- * template (kind.ts claimResizes).
- */
-function withIdentityClaims(round: Round, plan: Plan): Plan {
-  const { identity, setClaims = [], pods, revisions } = round.input;
-  if (!identity) return plan;
-  const claimOwners = claimOwnerWrites(setClaims, round.cs, identity);
-  const missingClaims = podsMissingClaims(pods, setClaims, round.cs);
-  const claimResizes = pausedOrHeld(round)
-    ? []
-    : identity.claimResizes(round.cs, round.summaries, setClaims, revisions.updateRevision);
-  return {
-    ...plan,
-    ...(claimOwners.length > 0 ? { claimOwners } : {}),
-    ...(missingClaims.length > 0 ? { missingClaims } : {}),
-    ...(claimResizes.length > 0 ? { claimResizes } : {}),
-  };
 }
 
 /** Paused, or held for the canary driver (decision 97): Kruise's Progressing says paused for both. */
