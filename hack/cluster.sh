@@ -137,6 +137,7 @@ cmd_down() {
   for ns in $(ip netns list 2>/dev/null | awk '/^cni-/ {print $1}'); do ip netns delete "$ns" 2>/dev/null || true; done
   remove_host_network
   rm -f "$CLUSTER_DIR/mode" "$CLUSTER_DIR/storage.digest" "$CLUSTER_DIR/csi.bin"
+  rm -rf "$KUBECACHEDIR"
   log "down"
 }
 

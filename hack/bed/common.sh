@@ -33,6 +33,11 @@ REGISTRY=$APISERVER_IP:5050
 REGISTRY_USER=tailor
 REGISTRY_PASSWORD=tailor-pull
 export KUBECONFIG
+# kubectl's discovery cache, per bed: the default (~/.kube/cache) is keyed by the server's address,
+# which every bed shares, so a bed that once served Kruise's CRDs (the peer bench) left kubectl
+# resolving the short name `clone` to clonesets.apps.kruise.io on the next bed for hours.
+KUBECACHEDIR=$CLUSTER_DIR/kubectl-cache
+export KUBECACHEDIR
 
 kubectl() { "$BIN/kubectl" --kubeconfig "$CLUSTER_DIR/kubeconfig" "$@"; }
 

@@ -39,6 +39,8 @@ export function clusterSetup(mode) {
     }
     if (before === 'down') writeFileSync(marker, mode);
     process.env.TAILOR_KUBECONFIG = resolve(clusterDir, 'kubeconfig');
+    // kubectl's discovery cache of this bed only (hack/bed/common.sh says why).
+    process.env.KUBECACHEDIR = resolve(clusterDir, 'kubectl-cache');
     // On the full bed, the namespaces of specs written for one node keep their pods on the first
     // (test/support/cluster/kube.ts createTestNamespace; decision 61).
     if (mode === 'full') process.env.TAILOR_TEST_NODE = 'tailor-node';
