@@ -4,6 +4,11 @@
 #   hack/cluster.sh up [control-plane|full]   start what is missing, reuse what is healthy
 #   hack/cluster.sh down                      stop every process this script started
 #   hack/cluster.sh status                    one line per component
+#   hack/cluster.sh csi                       the expandable StorageClasses on a running full bed
+#
+# `up full` starts the expandable storage (hack/bed/csi.sh) only when its parts are already built:
+# their first build takes minutes, and only the files that use those classes wait for it, by
+# `csi`, which builds them first (outside the bed's lock, so other cluster commands go on).
 #
 # NODES (default 3) is how many nodes `up full` runs: tailor-node, tailor-node-2, ... each a
 # kubelet and a containerd of its own in its own network namespace (decision 61). NODE_RESERVED
@@ -52,7 +57,8 @@ ensure_release() {
   if [ -n "$recorded" ] || [ -d "$CLUSTER_DIR/etcd" ]; then
     log "the cluster's state is v${recorded:-unknown} (control plane v${recorded_cp:-unknown}), wanted v$KUBE_VERSION (control plane v$KUBE_CONTROL_PLANE_VERSION): stopping it and starting afresh"
     cmd_down
-    rm -rf "$CLUSTER_DIR/etcd" "$CLUSTER_DIR/nodes" "$CLUSTER_DIR/feature-gates"
+    # The CSI volumes go with the PVs that named them (etcd's).
+    rm -rf "$CLUSTER_DIR/etcd" "$CLUSTER_DIR/nodes" "$CLUSTER_DIR/feature-gates" "$CLUSTER_DIR/csi-volumes"
   fi
   echo "$KUBE_VERSION" >"$CLUSTER_DIR/version"
   echo "$KUBE_CONTROL_PLANE_VERSION" >"$CLUSTER_DIR/control-plane-version"
@@ -63,7 +69,9 @@ ensure_release() {
 remove_extra_nodes() {
   local node
   for node in $(known_nodes); do
-    wanted_nodes | grep -qx "$node" && continue
+    # grep reads all of it (no -q): under pipefail, wanted_nodes killed by SIGPIPE after an early
+    # match would fail the test and remove a wanted node.
+    wanted_nodes | grep -x "$node" >/dev/null && continue
     log "$node: not among the $NODES wanted: removing it"
     down_node "$node"
     kubectl delete node "$node" --ignore-not-found >/dev/null
@@ -114,7 +122,7 @@ cmd_up() {
     # shellcheck disable=SC2046 # one word a node
     up_storage $(wanted_nodes)
     # shellcheck disable=SC2046 # one word a node
-    up_csi $(wanted_nodes)
+    if csi_parts_built; then up_csi $(wanted_nodes); else log "CSI parts not built yet: \`hack/cluster.sh csi\` builds and starts them"; fi
   fi
   echo "$mode" >"$CLUSTER_DIR/mode"
   log "ready ($mode, control plane v$KUBE_CONTROL_PLANE_VERSION, $([ "$mode" = full ] && echo "$NODES node(s), kubelet v$KUBE_VERSION" || echo "no nodes")): export KUBECONFIG=$CLUSTER_DIR/kubeconfig"
@@ -145,7 +153,8 @@ cmd_status() {
   local c state node
   [ ! -f "$CLUSTER_DIR/version" ] || echo "release                  v$(cat "$CLUSTER_DIR/version") (kubelets)"
   for c in etcd kube-apiserver kube-controller-manager kube-scheduler registry local-path-provisioner \
-    $(for node in $(known_nodes); do echo "containerd-$node kubelet-$node"; done); do
+    csi-controller csi-provisioner csi-resizer \
+    $(for node in $(known_nodes); do echo "containerd-$node kubelet-$node csi-node-$node"; done); do
     if running "$c"; then state="running (pid $(pid_of "$c"))"; else state="stopped"; fi
     printf '%-32s %s\n' "$c" "$state"
   done
@@ -155,6 +164,17 @@ cmd_status() {
   fi
 }
 
+cmd_csi() {
+  require_root
+  if [ "$(cat "$CLUSTER_DIR/mode" 2>/dev/null)" != full ] || ! running kube-apiserver; then
+    die "csi: no full bed is running (hack/cluster.sh up full)"
+  fi
+  # shellcheck disable=SC2046 # one word a node
+  up_csi $(known_nodes)
+}
+
+# The CSI parts' build takes minutes cold: it runs before the lock below, holding only its own.
+[ "${1:-}" != csi ] || bash "$here/build-csi.sh" >/dev/null
 # One cluster command at a time: concurrent test runs would race to start the same components.
 mkdir -p "$CLUSTER_DIR"
 exec 8>"$CLUSTER_DIR/.lock"
@@ -164,5 +184,6 @@ case ${1:-} in
   up) cmd_up "${2:-${MODE:-control-plane}}" ;;
   down) cmd_down ;;
   status) cmd_status ;;
-  *) echo "usage: $0 up [control-plane|full] | down | status" >&2; exit 2 ;;
+  csi) cmd_csi ;;
+  *) echo "usage: $0 up [control-plane|full] | down | status | csi" >&2; exit 2 ;;
 esac

@@ -121,10 +121,11 @@ e2e_in_two_passes() { # step, release
 
 # On a cold cache, the parts the tiers need are built in the background from the start, at the
 # lowest CPU priority, in the order the steps need them: the chart tools (chart), the default
-# release (kubernetes, integration), containerd, the storage provisioner and the CSI parts (the
-# first full bed), Kruise Rollout, the other releases' kubelets. They take the core lint and
-# typecheck leave idle, and the time the cluster tiers spend waiting on the API server; the step
-# that needs a part waits for it on the build's lock (each build script holds one).
+# release (kubernetes, integration), containerd and the storage provisioner (the first full bed),
+# the CSI parts and Kruise Rollout (one e2e file each waits on them, not the bed), the other
+# releases' kubelets. They take the core lint and typecheck leave idle, and the time the cluster
+# tiers spend waiting on the API server; the step that needs a part waits for it on the build's
+# lock (each build script holds one).
 # Warm, each build finds its part cached at once.
 # Decision 90.
 prebuild_pid=

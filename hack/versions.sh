@@ -29,7 +29,7 @@ CONTAINERD_VERSION=2.4.2
 # The bed's dynamic volume provisioner (node-local volumes, WaitForFirstConsumer), as kind ships it,
 # built from its Go module by hack/build-storage.sh.
 LOCAL_PATH_PROVISIONER_VERSION=0.0.30
-# The CSI sidecars beside the bed's expandable storage (hack/csi/hostdir, decision 98), built from
+# The CSI sidecars beside the bed's expandable storage (hack/csi-hostdir, decision 98), built from
 # their Go modules by hack/build-csi.sh.
 CSI_PROVISIONER_VERSION=6.4.0
 CSI_RESIZER_VERSION=2.3.0

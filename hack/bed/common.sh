@@ -81,7 +81,6 @@ ensure_binaries() { # mode
     bash "$here/build-k8s.sh" kubelet
     bash "$here/build-containerd.sh"
     bash "$here/build-storage.sh"
-    bash "$here/build-csi.sh"
   else
     KUBE_VERSION=$KUBE_CONTROL_PLANE_VERSION bash "$here/build-k8s.sh" etcd kube-apiserver kubectl
   fi

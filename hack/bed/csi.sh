@@ -1,18 +1,19 @@
 # shellcheck shell=bash # sourced, never run
 # The test bed's expandable storage (decision 98): StorageClasses `allow-volume-expansion` and
-# `disallow-volume-expansion` (the names OpenKruise's e2e uses), served by Tailor's own CSI driver
-# (hack/csi/hostdir: directories under $CLUSTER_DIR/csi-volumes) beside the real sidecars,
-# external-provisioner and external-resizer (hack/build-csi.sh). The driver's controller half and
-# the sidecars run on the host with the admin kubeconfig; its node half runs in each node's
-# namespaces and registers with that node's kubelet. Sourced by hack/cluster.sh.
+# `disallow-volume-expansion` (the names OpenKruise's e2e uses; neither is the default), served by
+# Tailor's own CSI driver (hack/csi-hostdir: directories under $CLUSTER_DIR/csi-volumes) beside the
+# real sidecars, external-provisioner and external-resizer (hack/build-csi.sh). The driver's
+# controller half and the sidecars run on the host with the admin kubeconfig; its node half runs in
+# each node's namespaces and registers with that node's kubelet. Sourced by hack/cluster.sh.
 # Owns: those processes, the CSIDriver and the two StorageClasses, $CLUSTER_DIR/csi-volumes.
 # Must not: touch the default class (storage.sh's) or a claim.
 
 CSI_DRIVER=hostdir.csi.tailor.dev
-csi_bin() { # the directory hack/build-csi.sh built into (it prints it last)
+csi_parts() { # hack/build-csi.sh's last line: "CSI parts in <bin directory> (hostdir <hash>)"
   # shellcheck disable=SC2154 # here (hack/) is set by hack/cluster.sh, which sources this file
-  bash "$here/build-csi.sh" | sed -n 's/^CSI parts \(cached in\|built:\) //p' | tail -1
+  bash "$here/build-csi.sh" | tail -1
 }
+csi_parts_built() { bash "$here/build-csi.sh" --built; }
 CSI_VOLUMES=$CLUSTER_DIR/csi-volumes
 CSI_CONTROLLER_SOCKET=$RUN_DIR/csi/controller.sock
 
@@ -57,22 +58,26 @@ up_csi_node() { # node, bin directory
 }
 
 up_csi() { # nodes...
-  local bin node
-  bin=$(csi_bin)
-  [ -n "$bin" ] || die "hack/build-csi.sh did not say where it built"
+  local parts bin node
+  parts=$(csi_parts)
+  bin=$(echo "$parts" | sed -n 's/^CSI parts in \(.*\) (hostdir [0-9a-f]*)$/\1/p')
+  [ -n "$bin" ] || die "hack/build-csi.sh did not say where it built (it said: $parts)"
   mkdir -p "$CSI_VOLUMES" "$(dirname "$CSI_CONTROLLER_SOCKET")"
-  # Parts built anew (a changed driver) replace the running ones.
-  if [ "$(cat "$CLUSTER_DIR/csi.bin" 2>/dev/null)" != "$bin" ]; then
+  # Parts built anew (other versions, an edited driver) replace the running ones.
+  if [ "$(cat "$CLUSTER_DIR/csi.bin" 2>/dev/null)" != "$parts" ]; then
     down_csi
     for node in "$@"; do stop "csi-node-$node"; done
-    echo "$bin" >"$CLUSTER_DIR/csi.bin"
+    echo "$parts" >"$CLUSTER_DIR/csi.bin"
   fi
   csi_manifests | kubectl apply -f - >/dev/null
   if ! running csi-controller; then
+    # A socket a killed driver left would pass the wait below before the new one listens.
+    rm -f "$CSI_CONTROLLER_SOCKET"
     start csi-controller "$bin/tailor-csi-hostdir" --mode=controller \
       --endpoint="unix://$CSI_CONTROLLER_SOCKET" --root="$CSI_VOLUMES"
     wait_for csi-controller 30 test -S "$CSI_CONTROLLER_SOCKET"
   fi
+  # --csi-address, --kubeconfig, --leader-election: csi-lib-utils' standard flags, both sidecars'.
   running csi-provisioner || start csi-provisioner "$bin/csi-provisioner" --csi-address="$CSI_CONTROLLER_SOCKET" \
     --kubeconfig="$CLUSTER_DIR/kubeconfig" --leader-election=false --v=2
   running csi-resizer || start csi-resizer "$bin/csi-resizer" --csi-address="$CSI_CONTROLLER_SOCKET" \

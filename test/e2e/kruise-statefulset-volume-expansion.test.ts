@@ -14,8 +14,9 @@
 //   Resize PVC with rollback (ReCreate, as Kruise's): partition 2, rollback only image;
 //     partition 2, rollback image and pvc size
 // Owns: the sets, pods and claims of its namespace. Must not: touch another namespace's objects.
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../src/api/wire.js';
+import { startExpandableStorage } from '../support/cluster/components.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { eventually } from '../support/cluster/testbed.js';
 import {
@@ -37,6 +38,8 @@ const NAME = 'ss';
 const EXPANDABLE = 'allow-volume-expansion';
 const FIXED = 'disallow-volume-expansion';
 const tester = statefulTester(client, ns);
+// The classes' parts build here on a cold cache (about 9 minutes at the build's low priority).
+beforeAll(() => startExpandableStorage(), 1_500_000);
 afterEach(() => tester.cleanUp(), 300_000);
 
 interface ClaimView {

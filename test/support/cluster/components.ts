@@ -285,3 +285,16 @@ export async function restartApiServer(hooks: RestartHooks = {}): Promise<void> 
       ? startError
       : new Error(`kube-apiserver failed to start: ${JSON.stringify(startError)}`);
 }
+
+/**
+ * Brings up the bed's expandable StorageClasses (hack/cluster.sh csi): `up full` starts them only
+ * when their parts are already built, so on a cold cache the first file that needs them builds
+ * them here (minutes) while the tier's other files go on.
+ */
+export async function startExpandableStorage(): Promise<void> {
+  await run('bash', [resolve(REPO, 'hack/cluster.sh'), 'csi'], {
+    cwd: REPO,
+    env: { ...process.env, CLUSTER_DIR: CLUSTER_DIR },
+    maxBuffer: 16 * 1024 * 1024,
+  });
+}

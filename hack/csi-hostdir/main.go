@@ -13,6 +13,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log"
 	"net"
 	"os"
@@ -98,13 +99,21 @@ func serve(s *grpc.Server, l net.Listener) {
 	}
 }
 
-// logCalls writes one line per RPC: its method and its error, if any.
+// logCalls writes one line per RPC: its method, the volume it names, and its error, if any.
 func logCalls(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	resp, err := handler(ctx, req)
-	if err != nil {
-		log.Printf("%s: %v", info.FullMethod, err)
-	} else {
-		log.Printf("%s", info.FullMethod)
+	line := info.FullMethod
+	if r, ok := req.(interface{ GetVolumeId() string }); ok && r.GetVolumeId() != "" {
+		line += " " + r.GetVolumeId()
+	} else if r, ok := req.(interface{ GetName() string }); ok && r.GetName() != "" {
+		line += " " + r.GetName()
 	}
+	if r, ok := req.(interface{ GetCapacityRange() *csi.CapacityRange }); ok && r.GetCapacityRange() != nil {
+		line += fmt.Sprintf(" %d bytes", r.GetCapacityRange().GetRequiredBytes())
+	}
+	if err != nil {
+		line += ": " + err.Error()
+	}
+	log.Print(line)
 	return resp, err
 }

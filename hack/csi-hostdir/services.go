@@ -93,8 +93,12 @@ func (c *controller) CreateVolume(_ context.Context, req *csi.CreateVolumeReques
 		return nil, err
 	}
 	bytes := req.GetCapacityRange().GetRequiredBytes()
+	// Writable by any pod user, as the default class's directories are (the umask would narrow it).
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, status.Errorf(codes.Internal, "creating %s: %v", dir, err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		return nil, status.Errorf(codes.Internal, "opening %s to every user: %v", dir, err)
 	}
 	// A retried create keeps the size already recorded.
 	if recorded, err := c.vols.size(req.GetName()); err == nil {
