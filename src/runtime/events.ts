@@ -9,6 +9,7 @@ import type { KubeObject } from '../api/wire.js';
 import type { Logger } from './logger.js';
 
 import type { EventType } from '../api/reasons.js';
+import { DEFAULT_BATCH_TIMING, summaryDueAt, summaryMessage, type BatchTiming } from './pure/event-batch.js';
 
 export interface EventRecorderOptions {
   client: KubeClient;
@@ -17,8 +18,8 @@ export interface EventRecorderOptions {
   burst?: number;
   refillMs?: number;
   aggregateWindowMs?: number;
-  /** Window of batch(): subjects arriving within it share one summary event. Default 10 s. */
-  batchWindowMs?: number;
+  /** When batch()'s summary is written (runtime/pure/event-batch.ts). Default: quiet 10 s, at most 5 min. */
+  batchTiming?: BatchTiming;
   /** Event writes in flight at once. Default 4. */
   maxConcurrentWrites?: number;
   /** Event writes waiting for a turn; an event beyond them is dropped. Default 1,000. */
@@ -31,13 +32,12 @@ interface Batch {
   type: EventType;
   reason: string;
   what: string;
-  /** Every subject of the window, in order, each once; the summary names those after the first. */
+  /** Every subject of the batch, in order, each once; the summary names those after the first. */
   subjects: Set<string>;
+  openedAt: number;
+  lastNewsAt: number;
   timer?: NodeJS.Timeout;
 }
-
-/** At most this many subjects are named in one summary; the rest are counted. */
-const MAX_NAMED_SUBJECTS = 20;
 
 interface Aggregate {
   namespace: string;
@@ -57,9 +57,9 @@ interface Bucket {
  * `maxConcurrentWrites` (4) at a time so a burst of events cannot fill the client's connection
  * pool ahead of the controller's own writes, with at most `maxQueuedWrites` (1,000, as client-go's
  * broadcaster) waiting; beyond that an event is dropped and counted. `flush()` awaits them on
- * shutdown. `batch()` folds routine per-pod news into one event per object and reason per window
- * (the first at once, the rest as one summary when the window ends), so a 1,000-pod rollout costs
- * a handful of event writes, not one per pod.
+ * shutdown. `batch()` folds routine per-pod news into one event per object and reason (the first at
+ * once, the rest as one summary once the news goes quiet), so a 1,000-pod rollout costs a handful
+ * of event writes, not one per pod.
  */
 export class EventRecorder {
   private readonly recent: LRUCache<string, Aggregate>;
@@ -119,22 +119,38 @@ export class EventRecorder {
 
   /**
    * Records that `what` happened to `subject` (a pod name) on `object`. The first subject of a
-   * window is an event of its own at once; later ones within the window become one summary
-   * event ("<what>: 3 pods: a, b, c") when the window ends.
+   * batch is an event of its own at once; later ones become one summary event ("<what>: 3 pods:
+   * a, b, c") when it is due (runtime/pure/event-batch.ts).
    */
   batch(object: KubeObject, type: EventType, reason: string, what: string, subject: string): void {
     const key = `${object.metadata?.uid}\u0000${type}\u0000${reason}\u0000${what}`;
     const open = this.batches.get(key);
     if (open) {
-      // The same news about the same pod twice in a window (a round that repeats) is news once.
-      open.subjects.add(subject);
+      // The same news about the same pod twice in a batch (a round that repeats) is news once.
+      if (!open.subjects.has(subject)) {
+        open.subjects.add(subject);
+        open.lastNewsAt = this.now();
+      }
       return;
     }
     this.event(object, type, reason, `${what}: ${subject}`);
-    const batch: Batch = { object, type, reason, what, subjects: new Set([subject]) };
-    batch.timer = setTimeout(() => this.closeBatch(key), this.options.batchWindowMs ?? 10_000);
-    batch.timer.unref();
+    const now = this.now();
+    const batch: Batch = { object, type, reason, what, subjects: new Set([subject]), openedAt: now, lastNewsAt: now };
     this.batches.set(key, batch);
+    this.armSummary(key, batch);
+  }
+
+  /** One timer per batch: when it fires early (news came since), it is armed again for the new time. */
+  private armSummary(key: string, batch: Batch): void {
+    const timing = this.options.batchTiming ?? DEFAULT_BATCH_TIMING;
+    batch.timer = setTimeout(
+      () => {
+        if (this.now() < summaryDueAt(batch, timing)) this.armSummary(key, batch);
+        else this.closeBatch(key);
+      },
+      Math.max(0, summaryDueAt(batch, timing) - this.now()),
+    );
+    batch.timer.unref();
   }
 
   /** Resolves when every event recorded so far, batched ones included, has been written (or failed). */
@@ -148,11 +164,8 @@ export class EventRecorder {
     if (!batch) return;
     clearTimeout(batch.timer);
     this.batches.delete(key);
-    const subjects = [...batch.subjects].slice(1);
-    if (subjects.length === 0) return;
-    const named = subjects.slice(0, MAX_NAMED_SUBJECTS).join(', ');
-    const more = subjects.length > MAX_NAMED_SUBJECTS ? ` and ${subjects.length - MAX_NAMED_SUBJECTS} more` : '';
-    this.event(batch.object, batch.type, batch.reason, `${batch.what}: ${subjects.length} pods: ${named}${more}`);
+    const summary = summaryMessage(batch.what, [...batch.subjects].slice(1));
+    if (summary !== undefined) this.event(batch.object, batch.type, batch.reason, summary);
   }
 
   private takeToken(key: string): boolean {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { EventRecorder } from '../../../src/runtime/events.js';
+import type { BatchTiming } from '../../../src/runtime/pure/event-batch.js';
 import { KubeApiError } from '../../../src/runtime/pure/api-error.js';
 import { KubeClient } from '../../../src/runtime/kube-client.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
@@ -32,6 +33,8 @@ const refusingClient = (): RefusingClient => new RefusingClient(unusedKubeConfig
 
 const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns', uid: 'u1' } };
 
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
 describe('EventRecorder', () => {
   it('survives event writes the API server refuses, without an unhandled rejection', async () => {
     const client = refusingClient();
@@ -61,15 +64,20 @@ class RecordingClient extends KubeClient {
   }
 }
 
+const cs = {
+  apiVersion: 'apps.tailor.dev/v1alpha1',
+  kind: 'CloneSet',
+  metadata: { name: 'web', namespace: 'ns', uid: 'cs' },
+};
+
+function batching(batchTiming: BatchTiming): { client: RecordingClient; recorder: EventRecorder } {
+  const client = new RecordingClient(unusedKubeConfig());
+  return { client, recorder: new EventRecorder({ client, component: 'test', logger: silentLogger(), batchTiming }) };
+}
+
 describe('EventRecorder.batch', () => {
-  it('writes the first pod at once and the rest of the window as one summary', async () => {
-    const client = new RecordingClient(unusedKubeConfig());
-    const recorder = new EventRecorder({ client, component: 'test', logger: silentLogger(), batchWindowMs: 60_000 });
-    const cs = {
-      apiVersion: 'apps.tailor.dev/v1alpha1',
-      kind: 'CloneSet',
-      metadata: { name: 'web', namespace: 'ns', uid: 'cs' },
-    };
+  it('writes the first pod at once and the rest of the batch as one summary', async () => {
+    const { client, recorder } = batching({ quietMs: 60_000, maxMs: 60_000 });
     for (const name of ['a', 'b', 'c', 'b', 'a', 'd'])
       recorder.batch(cs, 'Normal', 'InPlaceUpdateCompleted', 'updated in place to revision r2', name);
     await recorder.flush();
@@ -80,6 +88,28 @@ describe('EventRecorder.batch', () => {
     recorder.batch(cs, 'Normal', 'InPlaceUpdateCompleted', 'updated in place to revision r2', 'e');
     await recorder.flush();
     expect(client.messages.at(-1)).toBe('updated in place to revision r2: e');
+  });
+
+  it('holds the summary while pods keep joining, and writes it once the news goes quiet', async () => {
+    const { client, recorder } = batching({ quietMs: 150, maxMs: 60_000 });
+    // One pod every 50 ms for 400 ms: longer than the quiet time in all, never quiet that long.
+    for (let i = 0; i < 8; i++) {
+      recorder.batch(cs, 'Normal', 'InPlaceUpdateCompleted', 'updated', `p${i}`);
+      await sleep(50);
+    }
+    expect(client.messages).toEqual(['updated: p0']);
+    await sleep(400);
+    expect(client.messages).toEqual(['updated: p0', 'updated: 7 pods: p1, p2, p3, p4, p5, p6, p7']);
+    await recorder.flush();
+  });
+
+  it("writes a busy batch's summary once it has been open the longest time allowed", async () => {
+    const { client, recorder } = batching({ quietMs: 60_000, maxMs: 200 });
+    recorder.batch(cs, 'Normal', 'InPlaceUpdateCompleted', 'updated', 'a');
+    recorder.batch(cs, 'Normal', 'InPlaceUpdateCompleted', 'updated', 'b');
+    await sleep(600);
+    expect(client.messages).toEqual(['updated: a', 'updated: 1 pod: b']);
+    await recorder.flush();
   });
 });
 
