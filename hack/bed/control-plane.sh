@@ -111,6 +111,8 @@ up_etcd() {
 # tier's last file checks every request they sent against the chart's RBAC (decision 80). They are
 # tailor-system's ServiceAccounts, whether the chart installed them or the cluster tiers' controllers
 # run as them (test/support/cluster/controller-identity.ts).
+# And the kubelets' pod lists and watches: the fault tier times when each kubelet's pod watch came
+# back after an API server restart (test/fault/rollout-faults.test.ts, scenario c).
 write_audit_policy() {
   cat >"$CLUSTER_DIR/audit-policy.yaml" <<'POLICY'
 apiVersion: audit.k8s.io/v1
@@ -119,6 +121,10 @@ omitStages: [RequestReceived]
 rules:
   - level: Metadata
     userGroups: ["system:serviceaccounts:tailor-system"]
+  - level: Metadata
+    userGroups: ["system:nodes"]
+    verbs: ["list", "watch"]
+    resources: [{group: "", resources: ["pods"]}]
   - level: None
 POLICY
 }

@@ -17,12 +17,9 @@
 // install the chart; the agent as the chart's in those installs and
 // with its node-bound token in nodes-agent.test.ts.
 import { describe, expect, it } from '@jest/globals';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { CONTROLLER_NAMESPACE as SYSTEM, shippedRules, type Rule } from '../support/cluster/controller-identity.js';
-import { LOG_DIR } from '../support/cluster/bed.js';
+import { auditedSince } from '../support/cluster/audit-log.js';
 
-const LOGS = LOG_DIR;
 const complete = process.env.TAILOR_RBAC_AUDIT_COMPLETE === '1';
 const SINCE = process.env.TAILOR_RBAC_AUDIT_SINCE ?? '';
 
@@ -127,42 +124,20 @@ interface Access {
   decision: string;
   message: string;
 }
-interface AuditEvent {
-  user?: { username?: string };
-  verb?: string;
-  requestURI?: string;
-  objectRef?: { apiGroup?: string; resource?: string; subresource?: string; namespace?: string; name?: string };
-  requestReceivedTimestamp?: string;
-  responseStatus?: { code?: number; message?: string };
-  annotations?: Record<string, string>;
-}
 
 function audited(): Access[] {
-  const files = existsSync(LOGS) ? readdirSync(LOGS).filter((f) => /^audit.*\.log$/.test(f)) : [];
-  if (files.length === 0)
-    throw new Error(
-      `no audit log in ${LOGS}: the bed's API server predates its audit policy; run 'make cluster-down' and the tier again`,
-    );
-  return files.flatMap((f) =>
-    readFileSync(resolve(LOGS, f), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as AuditEvent)
-      // Non-resource URLs (discovery) are every user's. RFC 3339 in UTC with fixed digits: ordered as strings.
-      .filter((e) => e.objectRef?.resource !== undefined && (e.requestReceivedTimestamp ?? '') >= SINCE)
-      .map((e) => ({
-        user: e.user?.username ?? '',
-        verb: e.verb ?? '',
-        group: e.objectRef?.apiGroup ?? '',
-        resource: [e.objectRef?.resource, e.objectRef?.subresource].filter(Boolean).join('/'),
-        namespace: e.objectRef?.namespace ?? '',
-        name: e.objectRef?.name ?? '',
-        code: e.responseStatus?.code ?? 0,
-        uri: e.requestURI ?? '',
-        decision: e.annotations?.['authorization.k8s.io/decision'] ?? '',
-        message: e.responseStatus?.message ?? '',
-      })),
-  );
+  return auditedSince(SINCE).map((e) => ({
+    user: e.user?.username ?? '',
+    verb: e.verb ?? '',
+    group: e.objectRef?.apiGroup ?? '',
+    resource: [e.objectRef?.resource, e.objectRef?.subresource].filter(Boolean).join('/'),
+    namespace: e.objectRef?.namespace ?? '',
+    name: e.objectRef?.name ?? '',
+    code: e.responseStatus?.code ?? 0,
+    uri: e.requestURI ?? '',
+    decision: e.annotations?.['authorization.k8s.io/decision'] ?? '',
+    message: e.responseStatus?.message ?? '',
+  }));
 }
 
 const matches = (rule: Rule, a: Access): boolean =>
