@@ -62,6 +62,12 @@ export interface KubeClientOptions {
 }
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/**
+ * How long a kept-alive socket may sit idle before this side closes it: well under the API
+ * server's 90 s idle timeout, so a request never goes out on a socket the server is closing. A
+ * request in flight is not cut by it: Node closes only the agent's free sockets on this timeout.
+ */
+const IDLE_SOCKET_MS = 60_000;
 
 /** Called once per completed request; the metrics module counts them. */
 export type RequestObserver = (method: string, code: string, host: string) => void;
@@ -202,11 +208,14 @@ export class KubeClient {
     await this.config.applyToHTTPSOptions(auth);
     // A plain-HTTP server (kubectl proxy, a local stand-in API) is valid in a kubeconfig too.
     const plain = this.server.protocol === 'http:';
+    // An idle kept-alive socket is closed on this side after IDLE_SOCKET_MS: the API server closes
+    // one idle for 90 s, and a request sent on it at that moment dies as "socket hang up", unanswered.
     const agent = (this.agent ??= plain
-      ? new http.Agent({ keepAlive: true, maxSockets: this.maxSockets })
+      ? new http.Agent({ keepAlive: true, maxSockets: this.maxSockets, timeout: IDLE_SOCKET_MS })
       : new https.Agent({
           keepAlive: true,
           maxSockets: this.maxSockets,
+          timeout: IDLE_SOCKET_MS,
           ca: auth.ca,
           cert: auth.cert,
           key: auth.key,
