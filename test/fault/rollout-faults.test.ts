@@ -115,18 +115,20 @@ const nextPodUpdated = (ns: string, updatedBefore: number): Promise<number> =>
 const NEXT_POD_AFTER_API_RESTART_MS = 15_000;
 
 /**
- * When the last of `nodes`' kubelets reopened its pod watch at or after `since` (the bed's audit
- * log keeps the kubelets' pod lists and watches); undefined while one of them has not.
+ * When the last of `nodes`' kubelets opened the pod watch that served it, between `since` and
+ * `until`: each one's latest before `until` (the bed's audit log keeps the kubelets' pod lists and
+ * watches). A first watch the new server ends at once (its watch cache still filling) is followed
+ * by another, which is the one that counts. Undefined while one of them has opened none.
  */
-function kubeletPodWatchesBack(nodes: ReadonlySet<string>, since: number): number | undefined {
-  const firstWatch = new Map<string, number>();
+function kubeletPodWatchesBack(nodes: ReadonlySet<string>, since: number, until: number): number | undefined {
+  const servingSince = new Map<string, number>();
   for (const e of auditedSince(new Date(since).toISOString())) {
     const node = e.user?.username?.replace(/^system:node:/, '') ?? '';
-    if (e.verb !== 'watch' || e.objectRef?.resource !== 'pods' || !nodes.has(node)) continue;
     const at = Date.parse(e.requestReceivedTimestamp ?? '');
-    firstWatch.set(node, Math.min(at, firstWatch.get(node) ?? at));
+    if (e.verb !== 'watch' || e.objectRef?.resource !== 'pods' || !nodes.has(node) || at > until) continue;
+    servingSince.set(node, Math.max(at, servingSince.get(node) ?? at));
   }
-  return firstWatch.size < nodes.size ? undefined : Math.max(...firstWatch.values());
+  return servingSince.size < nodes.size ? undefined : Math.max(...servingSince.values());
 }
 
 /**
@@ -467,7 +469,7 @@ describe('an in-place rollout under faults loses nothing', () => {
       120_000,
     );
     const nodes = new Set(pods.map((p) => p.spec?.nodeName ?? ''));
-    const watchesBackAt = kubeletPodWatchesBack(nodes, restartedAt) ?? progressAt;
+    const watchesBackAt = kubeletPodWatchesBack(nodes, restartedAt, progressAt) ?? progressAt;
     const readyAgainAt = readiness.latest(pods.map((p) => p.metadata?.name ?? ''));
     const admittedAt = Math.max(readyAt, watchesBackAt, readyAgainAt);
     const after = (at: number): string => `+${(Math.max(0, at - readyAt) / 1000).toFixed(1)} s`;
