@@ -18,7 +18,7 @@ export interface EventRecorderOptions {
   burst?: number;
   refillMs?: number;
   aggregateWindowMs?: number;
-  /** When batch()'s summary is written (runtime/pure/event-batch.ts). Default: quiet 10 s, at most 5 min. */
+  /** When batch()'s summary is written (runtime/pure/event-batch.ts). Default: quiet 30 s, at most 5 min. */
   batchTiming?: BatchTiming;
   /** Event writes in flight at once. Default 4. */
   maxConcurrentWrites?: number;
