@@ -189,11 +189,7 @@ export async function stopApiServer(): Promise<void> {
 /** Starts what is missing of the test bed (here: the API server); resolves when cluster.sh is done. */
 export async function startApiServer(): Promise<void> {
   try {
-    await run('bash', [resolve(REPO, 'hack/cluster.sh'), 'up', clusterMode()], {
-      cwd: REPO,
-      env: { ...process.env, CLUSTER_DIR: CLUSTER_DIR },
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    await clusterScript('up', clusterMode());
   } catch (err) {
     // Another `cluster.sh up` started the API server at the same moment and brings up the rest.
     if (!(await repairRacedPidFile())) throw err;
@@ -292,7 +288,12 @@ export async function restartApiServer(hooks: RestartHooks = {}): Promise<void> 
  * them here (minutes) while the tier's other files go on.
  */
 export async function startExpandableStorage(): Promise<void> {
-  await run('bash', [resolve(REPO, 'hack/cluster.sh'), 'csi'], {
+  await clusterScript('csi');
+}
+
+/** Runs hack/cluster.sh with `args` on this bed; resolves when it is done. */
+async function clusterScript(...args: string[]): Promise<void> {
+  await run('bash', [resolve(REPO, 'hack/cluster.sh'), ...args], {
     cwd: REPO,
     env: { ...process.env, CLUSTER_DIR: CLUSTER_DIR },
     maxBuffer: 16 * 1024 * 1024,
