@@ -9,7 +9,13 @@ import type { KubeObject } from '../api/wire.js';
 import type { Logger } from './logger.js';
 
 import type { EventType } from '../api/reasons.js';
-import { DEFAULT_BATCH_TIMING, summaryDueAt, summaryMessage, type BatchTiming } from './pure/event-batch.js';
+import {
+  DEFAULT_BATCH_TIMING,
+  summaryDueAt,
+  summaryMessage,
+  type BatchTiming,
+  type BatchTimes,
+} from './pure/event-batch.js';
 
 export interface EventRecorderOptions {
   client: KubeClient;
@@ -27,15 +33,13 @@ export interface EventRecorderOptions {
   now?: () => number;
 }
 
-interface Batch {
+interface Batch extends BatchTimes {
   object: KubeObject;
   type: EventType;
   reason: string;
   what: string;
   /** Every subject of the batch, in order, each once; the summary names those after the first. */
   subjects: Set<string>;
-  openedAt: number;
-  lastNewsAt: number;
   timer?: NodeJS.Timeout;
 }
 
