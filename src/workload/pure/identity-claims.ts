@@ -8,18 +8,25 @@ import type { PodSummary } from './pod-state.js';
 import type { DefaultedWireCloneSet } from './pods.js';
 import type { Plan } from './round-plan.js';
 
-export const withIdentityClaims =
-  (input: PlanInput, cs: DefaultedWireCloneSet, summaries: readonly PodSummary[], paused: boolean) =>
-  (plan: Plan): Plan => {
-    const { identity, setClaims = [], pods, revisions } = input;
-    if (!identity) return plan;
-    const claimOwners = claimOwnerWrites(setClaims, cs, identity);
-    const missingClaims = podsMissingClaims(pods, setClaims, cs);
-    const claimResizes = paused ? [] : identity.claimResizes(cs, summaries, setClaims, revisions.updateRevision);
-    return {
-      ...plan,
-      ...(claimOwners.length > 0 ? { claimOwners } : {}),
-      ...(missingClaims.length > 0 ? { missingClaims } : {}),
-      ...(claimResizes.length > 0 ? { claimResizes } : {}),
-    };
+/** The round's facts the identity kind's claim work reads. */
+export interface IdentityClaimsRound {
+  input: PlanInput;
+  cs: DefaultedWireCloneSet;
+  summaries: readonly PodSummary[];
+  /** Paused, or held for the canary driver: no claim grows then. */
+  paused: boolean;
+}
+
+export function withIdentityClaims(plan: Plan, { input, cs, summaries, paused }: IdentityClaimsRound): Plan {
+  const { identity, setClaims = [], pods, revisions } = input;
+  if (!identity) return plan;
+  const claimOwners = claimOwnerWrites(setClaims, cs, identity);
+  const missingClaims = podsMissingClaims(pods, setClaims, cs);
+  const claimResizes = paused ? [] : identity.claimResizes(cs, summaries, setClaims, revisions.updateRevision);
+  return {
+    ...plan,
+    ...(claimOwners.length > 0 ? { claimOwners } : {}),
+    ...(missingClaims.length > 0 ? { missingClaims } : {}),
+    ...(claimResizes.length > 0 ? { claimResizes } : {}),
   };
+}

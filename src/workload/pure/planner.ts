@@ -66,7 +66,8 @@ export function planReconcile(input: PlanInput): Plan {
   if (!planAdoptions(round)) planScaleAndUpdates(round);
   planUpkeep(round);
   const claims = planRoundClaims(round);
-  const plan = withIdentityClaims(round.input, round.cs, round.summaries, pausedOrHeld(round))(finish(round));
+  const { cs, summaries } = round;
+  const plan = withIdentityClaims(finish(round), { input, cs, summaries, paused: pausedOrHeld(round) });
   if (round.templatesWanted?.length) plan.templatesWanted = round.templatesWanted;
   return claims ? { ...plan, claims } : plan;
 }
