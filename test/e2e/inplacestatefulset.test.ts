@@ -14,6 +14,13 @@ import type { CloneSetStatus } from '../../src/api/types.js';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { createLocalStorage, type LocalStorage } from '../support/cluster/local-storage.js';
 import { eventually, RESIZE_WITHOUT_RESTART, RUN_UNTIL_TERM, sizedContainer } from '../support/cluster/testbed.js';
+import {
+  describeResizeSamples,
+  NOTHING_RESIZING,
+  resizeCounts,
+  sampleResizes,
+  unreportedResizeSpells,
+} from '../support/cluster/resize-watch.js';
 import { TEST_CLONESET_LABEL } from '../support/fixtures/cloneset.js';
 import {
   newStatefulSet,
@@ -258,11 +265,6 @@ describe('InPlaceStatefulSet resize states', () => {
         template: { ...set.spec.template, spec: { ...set.spec.template.spec, containers: [sized(cpu, memory)] } },
       },
     });
-  const counts = (s: CloneSetStatus | undefined): string => {
-    const r = s?.resize;
-    return `${r?.proposed ?? 0}/${r?.inProgress ?? 0}/${r?.deferred ?? 0}/${r?.infeasible ?? 0}`;
-  };
-
   it(
     'reports a resize in status.resize until it is done, and one above node allocatable as Infeasible, held under onInfeasible Wait',
     async () => {
@@ -274,15 +276,10 @@ describe('InPlaceStatefulSet resize states', () => {
       const [pod] = await waitForRunningAndReady(client, ns, 1);
 
       // status.resize as the user would watch it: a state while the kubelet resizes, empty after.
-      const seen: string[] = [];
-      let polling = true;
-      const poller = (async () => {
-        while (polling) {
-          const status = (await readSet(client, ns, RS).catch(() => undefined))?.status;
-          if (status) seen.push(counts(status));
-          await new Promise((done) => setTimeout(done, 50));
-        }
-      })();
+      const sampler = sampleResizes(async () => ({
+        resize: (await readSet(client, ns, RS)).status?.resize,
+        pods: await setPods(client, ns),
+      }));
       await setResources(set, '100m', '64Mi');
       await eventually(
         'rs resized',
@@ -300,11 +297,10 @@ describe('InPlaceStatefulSet resize states', () => {
         },
         CASE_TIMEOUT,
       );
-      polling = false;
-      await poller;
-      seen.push(counts((await readSet(client, ns, RS)).status));
-      expect(seen.some((s) => s !== '0/0/0/0')).toBe(true);
-      expect(seen.at(-1)).toBe('0/0/0/0');
+      const samples = await sampler.stop();
+      console.log(`[ipsts] ${describeResizeSamples(samples)}`);
+      expect(unreportedResizeSpells(samples)).toEqual([]);
+      expect(resizeCounts((await readSet(client, ns, RS)).status?.resize)).toBe(NOTHING_RESIZING);
 
       // 500 cpus fit no node: Infeasible, named in ResizeBlocked, the pod kept as it is.
       await setResources(set, '500', '64Mi');

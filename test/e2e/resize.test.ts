@@ -1,6 +1,6 @@
 // The story of docs/architecture.md §1 What Tailor does, for resources on a real kubelet (in-place resize on): editing a
 // CloneSet's cpu/memory resizes its pods without a restart, the container cgroups take the
-// kubelet-identical values, and status.resize moves through a state and ends empty. A request
+// kubelet-identical values, and status.resize shows every resize that outlasts the status writer's second and ends empty. A request
 // the node can never fit is reported Infeasible and, with onInfeasible: Wait, blocks visibly.
 import { describe, expect, it } from '@jest/globals';
 import { controllerTestBed } from '../support/cluster/controller-testbed.js';
@@ -14,6 +14,13 @@ import {
   waitForCloneSet,
   waitForReady,
 } from '../support/fixtures/cloneset.js';
+import {
+  describeResizeSamples,
+  NOTHING_RESIZING,
+  resizeCounts,
+  sampleResizes,
+  unreportedResizeSpells,
+} from '../support/cluster/resize-watch.js';
 import { eventually, podCgroupFile, RESIZE_WITHOUT_RESTART, sizedContainer } from '../support/cluster/testbed.js';
 
 const { client, ns } = controllerTestBed('resize-e2e');
@@ -36,16 +43,11 @@ describe('in-place resize through the kubelet', () => {
     await waitForReady(client, ns, 'web', 3, 120_000);
     const before = new Map((await activePods(client, ns, 'web')).map((p) => [p.metadata?.uid ?? '', p]));
 
-    // Record status.resize as the user would watch it.
-    const seen: string[] = [];
-    let polling = true;
-    const poller = (async () => {
-      while (polling) {
-        const r = (await readCloneSet(client, ns, 'web').catch(() => undefined))?.status?.resize;
-        if (r) seen.push(`${r.proposed}/${r.inProgress}/${r.deferred}/${r.infeasible}`);
-        await new Promise((res) => setTimeout(res, 50));
-      }
-    })();
+    // Record status.resize as the user would watch it, beside the pods' own resizes.
+    const sampler = sampleResizes(async () => ({
+      resize: (await readCloneSet(client, ns, 'web')).status?.resize,
+      pods: await activePods(client, ns, 'web'),
+    }));
     await patchTemplateAndWait(client, ns, 'web', {
       template: { spec: { containers: [container('200m', '128Mi')] } },
       what: 'resized and settled',
@@ -55,12 +57,8 @@ describe('in-place resize through the kubelet', () => {
         pods.every((p) => p.status?.containerStatuses?.[0]?.resources?.limits?.['memory'] === '128Mi'),
       timeoutMs: 120_000,
     });
-    polling = false;
-    await poller;
-    // A poll in flight when polling stopped may have been answered with an older status (CI saw
-    // 3/0/0/0 after the settled state): the user's last sight is what the API says now.
-    const settled = (await readCloneSet(client, ns, 'web')).status?.resize;
-    if (settled) seen.push(`${settled.proposed}/${settled.inProgress}/${settled.deferred}/${settled.infeasible}`);
+    const samples = await sampler.stop();
+    console.log(`[resize] 3 pods: ${describeResizeSamples(samples)}`);
 
     const after = await activePods(client, ns, 'web');
     expect(new Set(after.map((p) => p.metadata?.uid))).toEqual(new Set(before.keys()));
@@ -73,8 +71,9 @@ describe('in-place resize through the kubelet', () => {
       expect(podCgroupFile('cpu', pod, 'cpu.cfs_quota_us')).toBe('20000');
       expect(podCgroupFile('memory', pod, 'memory.limit_in_bytes')).toBe(String(128 * 1024 * 1024));
     }
-    expect(seen.some((s) => s !== '0/0/0/0')).toBe(true);
-    expect(seen.at(-1)).toBe('0/0/0/0');
+    expect(unreportedResizeSpells(samples)).toEqual([]);
+    // The user's last sight is what the API says now, not a poll answered before the settled write.
+    expect(resizeCounts((await readCloneSet(client, ns, 'web')).status?.resize)).toBe(NOTHING_RESIZING);
     expect((await readCloneSet(client, ns, 'web')).status?.resize?.pods ?? []).toEqual([]);
   });
 
