@@ -9,7 +9,8 @@
 // Before that line, one line per step (result, seconds and the step's share of the time budget)
 // and one per Kubernetes release, so a matrix run (hack/test.sh: <tier>@<release> for a release
 // other than the default) shows what each release passed and took; then the run's time against the
-// budget (decision 62), with a warning line when it is over. Over budget never fails the run.
+// budget (decision 62), with a warning line when it is over. Over budget never fails the run. Last
+// before the count, the failed tests with the first lines of their messages.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -75,6 +76,30 @@ const release = (step) =>
         ? `Kubernetes v${defaultRelease}`
         : 'the default Kubernetes release';
 
+// The failed tests themselves, printed last before the count: CI keeps only the output's tail, and
+// a failure it cannot name cannot be mended.
+const MAX_FAILURES_SHOWN = 8;
+const FAILURE_LINES_SHOWN = 6;
+const failures = [];
+const ANSI = new RegExp(String.fromCharCode(27) + '\\[[0-9;]*m', 'g');
+const collectFailures = (step, results) => {
+  for (const file of results.testResults ?? []) {
+    const path = file.name?.slice(file.name.indexOf('/test/') + 1) ?? '?';
+    for (const test of file.assertionResults ?? []) {
+      if (test.status !== 'failed') continue;
+      const message = (test.failureMessages?.[0] ?? '')
+        .replace(ANSI, '')
+        .split('\n')
+        .map((l) => l.trimEnd())
+        .filter((l) => l.trim() !== '' && !l.trimStart().startsWith('at '))
+        .slice(0, FAILURE_LINES_SHOWN);
+      failures.push([`${step}: ${path} › ${test.fullName}`, ...message.map((l) => `    ${l.trim()}`)].join('\n'));
+    }
+    if ((file.assertionResults ?? []).length === 0 && file.status === 'failed' && file.message)
+      failures.push(`${step}: ${path} failed to run\n    ${file.message.replace(ANSI, '').trim().split('\n')[0]}`);
+  }
+};
+
 let passed = 0;
 let failed = 0;
 let skipped = 0;
@@ -125,6 +150,7 @@ for (const step of planned) {
     continue;
   }
   const r = JSON.parse(json);
+  collectFailures(step, r);
   passed += r.numPassedTests;
   failed += r.numFailedTests;
   skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
@@ -167,5 +193,9 @@ if (lines.length > 0) {
   }
 }
 for (const line of why) console.error(line);
+if (failures.length > 0) {
+  const more = failures.length > MAX_FAILURES_SHOWN ? ` (the first ${MAX_FAILURES_SHOWN} of ${failures.length})` : '';
+  console.log(`failed tests${more}:\n${failures.slice(0, MAX_FAILURES_SHOWN).join('\n')}`);
+}
 console.log(`${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`);
 process.exit(failed > 0 ? 1 : 0);
