@@ -122,11 +122,15 @@ for (const step of planned) {
   const record = () => {
     count(step, passed - passedBefore, failed - failedBefore, seconds);
     const outcome =
-      NOT_JEST.has(tier) && failed === failedBefore ? 'ok' : `${passed - passedBefore} passed, ${failed - failedBefore} failed`;
+      NOT_JEST.has(tier) && failed === failedBefore
+        ? 'ok'
+        : `${passed - passedBefore} passed, ${failed - failedBefore} failed`;
     const over = share !== undefined && seconds > share;
     if (over) overShare.push(`${step} (+${seconds - share} s)`);
     const budget = share === undefined ? ' '.repeat(13) : `/ ${String(share).padStart(5)} s ${over ? 'OVER' : '    '}`;
-    lines.push(`  ${step.padEnd(24)} ${String(seconds).padStart(5)} s ${budget}  ${code === undefined ? 'not run' : outcome}${note}`);
+    lines.push(
+      `  ${step.padEnd(24)} ${String(seconds).padStart(5)} s ${budget}  ${code === undefined ? 'not run' : outcome}${note}`,
+    );
   };
   if (plannedText && code === undefined) {
     failed += 1;
@@ -145,7 +149,9 @@ for (const step of planned) {
   const json = read(`${step}.json`);
   if (json === undefined) {
     failed += 1;
-    why.push(`${step}: no results (exit ${code ?? '?'}): its cluster failed to start or Jest crashed before running tests`);
+    why.push(
+      `${step}: no results (exit ${code ?? '?'}): its cluster failed to start or Jest crashed before running tests`,
+    );
     record();
     continue;
   }
