@@ -10,7 +10,7 @@ import { dispatch } from './handlers.js';
 import type { InformerHandler } from '../api/handler.js';
 import type { KubeClient, RequestOptions } from './kube-client.js';
 import type { KubeList, KubeObject } from '../api/wire.js';
-import { KubeApiError, type KubeStatus } from './pure/api-error.js';
+import { KubeApiError, serverRetryAfterMs, withRetryAfterHeader, type KubeStatus } from './pure/api-error.js';
 import { isGone } from './kube-client.js';
 import type { Logger } from './logger.js';
 import { Store, type IndexFunc, type StoreChange } from './store.js';
@@ -52,9 +52,17 @@ interface WatchEvent<T> {
 
 /** A watch the server closes sooner than this counts as a failure. */
 const MIN_WATCH_MS = 1_000;
+/**
+ * Retries in a row that wait what the server named (Retry-After) instead of the backoff; past
+ * them the backoff decides, so a server that keeps naming short waits is not asked forever at its
+ * pace. client-go's REST client honours Retry-After for as many retries of one request.
+ */
+const MAX_SERVER_PACED_RETRIES = 10;
 
 /**
- * - every failure restarts with jittered backoff (800 ms doubling to 30 s), reset once healthy;
+ * - every failure restarts with jittered backoff (800 ms doubling to 30 s), reset once healthy,
+ *   except that a 429 or 5xx naming a wait (Retry-After) waits that, up to MAX_SERVER_PACED_RETRIES
+ *   in a row: after a restart the server says when its caches serve;
  * - a watch that delivers nothing (not even a bookmark) for `noEventTimeoutMs` is abandoned and
  *   the informer relists (the watchdog); so do a 410 Gone and the periodic `relistIntervalMs`,
  *   and a relist's difference from the cache is delivered as add/update/delete;
@@ -82,6 +90,9 @@ export class Informer<T extends KubeObject> {
   private completedResyncs = 0;
   /** A list or watch failed since the API server last answered one. */
   private failedSinceAnswered = false;
+  /** The failure the watcher is handling now, while its effects are performed. */
+  private currentFailure: unknown;
+  private serverPacedRetries = 0;
   private readonly reconnectListeners: (() => void)[] = [];
 
   constructor(private readonly options: InformerOptions<T>) {
@@ -201,7 +212,19 @@ export class Informer<T extends KubeObject> {
       minWatchMs: MIN_WATCH_MS,
     });
     this.state = state;
+    this.currentFailure = input.type === 'listFailed' || input.type === 'watchFailed' ? input.error : undefined;
     for (const effect of effects) this.perform(effect);
+    this.currentFailure = undefined;
+  }
+
+  /** The server's named wait while it lasts (MAX_SERVER_PACED_RETRIES), else the backoff's next delay. */
+  private retryDelayMs(): number {
+    const asked = serverRetryAfterMs(this.currentFailure);
+    if (asked !== undefined && this.serverPacedRetries < MAX_SERVER_PACED_RETRIES) {
+      this.serverPacedRetries += 1;
+      return asked;
+    }
+    return this.backoff.next();
   }
 
   private perform(effect: WatcherEffect): void {
@@ -228,7 +251,7 @@ export class Informer<T extends KubeObject> {
         return;
       case 'scheduleRetry': {
         this.failedSinceAnswered = true;
-        const delayMs = this.backoff.next();
+        const delayMs = this.retryDelayMs();
         clearTimeout(this.retryTimer);
         this.pendingRetry = effect.attempt;
         this.retryTimer = setTimeout(() => {
@@ -240,6 +263,7 @@ export class Informer<T extends KubeObject> {
       }
       case 'resetBackoff':
         this.backoff.reset();
+        this.serverPacedRetries = 0;
         return;
       case 'armRelist': {
         const every = this.options.relistIntervalMs ?? 10 * 60_000;
@@ -362,7 +386,12 @@ export class Informer<T extends KubeObject> {
       if (response.statusCode !== 200) {
         let text = '';
         for await (const chunk of response.body) text += decoder.write(chunk);
-        throw new KubeApiError('WATCH', this.options.path, response.statusCode, safeParse(text + decoder.end()));
+        throw new KubeApiError(
+          'WATCH',
+          this.options.path,
+          response.statusCode,
+          withRetryAfterHeader(safeParse(text + decoder.end()), response.headers['retry-after']),
+        );
       }
       this.answered(); // even an abandoned attempt's 200 says the server answers
       let buffered = '';

@@ -9,7 +9,7 @@ import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 
 import type { KubeList } from '../api/wire.js';
-import { KubeApiError, WriteRefusedError, type KubeStatus } from './pure/api-error.js';
+import { KubeApiError, withRetryAfterHeader, WriteRefusedError, type KubeStatus } from './pure/api-error.js';
 
 export type PatchType = 'merge' | 'strategic' | 'json' | 'apply';
 const patchContentType: Record<PatchType, string> = {
@@ -185,7 +185,12 @@ export class KubeClient {
         throw new KubeApiError(method, path, 0, undefined, { cause: signal.aborted ? signal.reason : err });
       }
       if (response.statusCode >= 300) {
-        throw new KubeApiError(method, path, response.statusCode, parseStatus(text));
+        throw new KubeApiError(
+          method,
+          path,
+          response.statusCode,
+          withRetryAfterHeader(parseStatus(text), response.headers['retry-after']),
+        );
       }
       return (text ? JSON.parse(text) : undefined) as T;
     } finally {

@@ -12,7 +12,36 @@ export interface KubeStatus {
   message?: string;
   reason?: string;
   code?: number;
-  details?: { causes?: { field?: string; message?: string; reason?: string }[] };
+  details?: { causes?: { field?: string; message?: string; reason?: string }[]; retryAfterSeconds?: number };
+}
+
+/**
+ * The Status with the response's Retry-After header folded into details.retryAfterSeconds when
+ * the body named no wait itself (the API server sends the header with 429s and some 503s).
+ */
+export function withRetryAfterHeader(
+  status: KubeStatus | undefined,
+  header: string | string[] | undefined,
+): KubeStatus | undefined {
+  const seconds = Number(Array.isArray(header) ? header[0] : header);
+  if (!Number.isInteger(seconds) || seconds <= 0 || status?.details?.retryAfterSeconds !== undefined) return status;
+  return { ...status, details: { ...status?.details, retryAfterSeconds: seconds } };
+}
+
+/** Longest server-named wait honoured as it is; a longer one is cut to this. */
+export const MAX_SERVER_RETRY_AFTER_MS = 30_000;
+
+/**
+ * How long the API server asked the client to wait before trying again, when it answered 429 or
+ * 5xx and named a wait: it is up and says when it will serve (its watch cache initializing after a
+ * restart, a CRD's paths not installed yet, API Priority and Fairness rejecting), so that wait,
+ * not a backoff grown through an outage, is the one to keep. Undefined for any other failure.
+ */
+export function serverRetryAfterMs(error: unknown): number | undefined {
+  if (!(error instanceof KubeApiError) || (error.statusCode !== 429 && error.statusCode < 500)) return undefined;
+  const seconds = error.status?.details?.retryAfterSeconds;
+  if (seconds === undefined || !Number.isFinite(seconds) || seconds <= 0) return undefined;
+  return Math.min(seconds * 1_000, MAX_SERVER_RETRY_AFTER_MS);
 }
 
 /** A request the API server refused or that never reached it. */
