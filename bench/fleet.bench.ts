@@ -12,6 +12,15 @@
 //            leader is stopped and one CloneSet edited: time until the new leader has reconciled it,
 //            time until every key was reconciled once, GET requests made at start, peak RSS and
 //            memory per cached pod.
+// Two profiles, one after the other in one run (BENCH_FLEET_PROFILES, default "lab realistic"):
+//  lab        the API server alone (its default APF and inflight limits), kwok and its scheduler;
+//  realistic  the same, plus kube-controller-manager at its defaults (hack/kwok/kwok.sh
+//             controller-manager: client QPS 20, the EndpointSlice controller among the rest) and
+//             one Service per CloneSet: the ceiling, the bump and a 1,000-pod rollout (BENCH_FLEET_BASE)
+//             beside the peer, with the EndpointSlice convergence time (every slice consistent with
+//             the pods' readiness) and the bound 2 x Services x batches / 20 QPS it cannot beat.
+// For each of Tailor's rollouts, where its time went: the per-pod spans (Tailor's and kwok's, from
+// the watch) and the CPU of Tailor, kube-apiserver and kwok over the rollout, named as the bound.
 // A peer run that has not finished within BENCH_FLEET_PEER_CAP_S (default 300 s) is stopped and
 // printed as a lower bound with the pods it finished; its ratio is then "< x" (Tailor is at least that
 // much faster). The peer at its default QPS reuses the pods its raised run created (restarted
@@ -21,11 +30,14 @@
 // Owns: its namespaces (one per side and shape) and the controller processes, removed at the end.
 // Must not: start or stop the cluster or kwok (hack/bench.sh does), or touch other namespaces.
 import * as k8s from '@kubernetes/client-node';
-import { existsSync, mkdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { dirname } from 'node:path';
 import { Informer } from '../src/runtime/informer.js';
 import { errorMessage } from '../src/api/errors.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
-import type { Pod } from '../src/api/wire.js';
+import type { KubeObject, Pod } from '../src/api/wire.js';
 import { silentLogger } from '../src/runtime/logger.js';
 import {
   type BenchProcess,
@@ -70,6 +82,7 @@ import {
   tailor,
   whenReady,
 } from './sides.js';
+import { Timeline, describeShare, type TimelineShare } from './timeline.js';
 
 const shape = (text: string): { sets: number; size: number } => {
   const [sets, size] = text.split('x').map(Number);
@@ -82,6 +95,16 @@ const FAILOVER = shape(process.env.BENCH_FLEET_FAILOVER ?? '2000x25');
 const PEER_CAP_MS = Number(process.env.BENCH_FLEET_PEER_CAP_S ?? 300) * 1000;
 const OWN_CAP_MS = 1_200_000;
 const SHAPES = new Set((process.env.BENCH_FLEET_SHAPES ?? 'ceiling bump big failover').split(/\s+/));
+type Profile = 'lab' | 'realistic';
+const PROFILES = (process.env.BENCH_FLEET_PROFILES ?? 'lab realistic')
+  .split(/\s+/)
+  .filter((p): p is Profile => p === 'lab' || p === 'realistic');
+/** kube-controller-manager's default client rate: its EndpointSlice writes are bounded by it. */
+const KCM_DEFAULT_QPS = 20;
+/** The CloneSets' maxUnavailable in every shape here. */
+const MAX_UNAVAILABLE_FRACTION = 0.1;
+const batchesOf = (size: number): number => Math.ceil(size / Math.max(1, Math.floor(size * MAX_UNAVAILABLE_FRACTION)));
+const CORES = availableParallelism();
 const RUN = `bench-fleet-${Date.now().toString(36)}`;
 
 const GOAL = {
@@ -123,10 +146,41 @@ interface Rollout {
   setP99Ms: number;
   memory: MemoryPeaks;
   patchMs: number;
+  /** Tailor's rollouts: where the time went. */
+  split?: TimeSplit;
+  /** With Services: when every EndpointSlice agreed with the pods' readiness, and the slice writes seen. */
+  slices?: { consistentMs: number; writes: number } | string;
+}
+
+/** Per-pod spans from the watch, and each process's CPU over the rollout in cores. */
+interface TimeSplit {
+  share: TimelineShare;
+  cores: { tailor: number; apiServer: number; kwok: number };
+}
+
+/** The fields of an EndpointSlice the convergence check reads. */
+interface EndpointSlice extends KubeObject {
+  endpoints?: { conditions?: { ready?: boolean } }[];
+}
+
+/** CPU time (ms) of a process the bed or kwok started, by its pid file's name; NaN when it is not running. */
+function cpuMsOf(name: string): number {
+  try {
+    return usage(Number(readFileSync(`${dirname(KUBECONFIG)}/pids/${name}.pid`, 'utf8').trim())).cpuMs;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 const pct = (sorted: number[], q: number): number =>
   sorted.length === 0 ? NaN : (sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN);
+
+/** How many CloneSets of how many pods, each behind a Service of its own when `services`. */
+interface FleetShape {
+  sets: number;
+  size: number;
+  services?: boolean;
+}
 
 /**
  * CloneSets of one side in a namespace of their own, the controller that runs them, and a watch on
@@ -136,19 +190,25 @@ const pct = (sorted: number[], q: number): number =>
 class Fleet {
   private proc: BenchProcess | undefined;
   private readonly watched: Informer<Pod>;
+  /** With Services: their EndpointSlices, and how many writes to them the watch delivered. */
+  private readonly slices: Informer<EndpointSlice> | undefined;
+  private sliceWrites = 0;
+  private timeline: Timeline | undefined;
   readonly ns: string;
   readonly logFile: string;
   readonly sets: number;
   readonly size: number;
+  readonly services: boolean;
 
   constructor(
     private readonly client: KubeClient,
     readonly side: Side,
-    { sets, size }: { sets: number; size: number },
+    { sets, size, services = false }: FleetShape,
     what: string,
   ) {
     this.sets = sets;
     this.size = size;
+    this.services = services;
     this.ns = `${RUN}-${what}-${side === tailor ? 'tailor' : 'kruise'}`;
     this.logFile = `${LOGS}/${this.ns}.log`;
     this.watched = new Informer<Pod>({
@@ -157,6 +217,18 @@ class Fleet {
       path: `/api/v1/namespaces/${this.ns}/pods`,
       logger: silentLogger(),
     });
+    const observe = (pod: Pod): void => this.timeline?.observe(pod, Date.now());
+    this.watched.addHandler({ onAdd: observe, onUpdate: (_, pod) => observe(pod) });
+    if (services) {
+      this.slices = new Informer<EndpointSlice>({
+        name: `${this.ns}-endpointslices`,
+        client,
+        path: `/apis/discovery.k8s.io/v1/namespaces/${this.ns}/endpointslices`,
+        logger: silentLogger(),
+      });
+      const count = (): void => void (this.sliceWrites += 1);
+      this.slices.addHandler({ onAdd: count, onUpdate: count });
+    }
   }
 
   get pods(): number {
@@ -176,6 +248,27 @@ class Fleet {
     await createNamespace(this.client, this.ns);
     this.watched.start();
     await this.watched.waitForSync();
+    if (this.slices) {
+      this.slices.start();
+      await this.slices.waitForSync();
+    }
+  }
+
+  /** Every Service's EndpointSlices list each of its pods once, ready. */
+  private slicesConsistent(): boolean {
+    const bySet = new Map<string, { endpoints: number; ready: number }>();
+    for (const slice of this.slices?.list() ?? []) {
+      const service = slice.metadata?.labels?.['kubernetes.io/service-name'] ?? '';
+      const seen = bySet.get(service) ?? { endpoints: 0, ready: 0 };
+      for (const e of slice.endpoints ?? []) {
+        seen.endpoints += 1;
+        if (e.conditions?.ready === true) seen.ready += 1;
+      }
+      bySet.set(service, seen);
+    }
+    return Array.from({ length: this.sets }, (_, i) => bySet.get(this.name(i))).every(
+      (s) => s?.endpoints === this.size && s.ready === this.size,
+    );
   }
 
   async startController(c: Contender): Promise<void> {
@@ -197,6 +290,16 @@ class Fleet {
   async create(tag: string): Promise<number> {
     const t0 = Date.now();
     const path = this.side.collection(this.ns);
+    if (this.services)
+      await pool(
+        Array.from({ length: this.sets }, (_, i) => this.name(i)),
+        16,
+        async (name) =>
+          void (await this.client.create(`/api/v1/namespaces/${this.ns}/services`, {
+            metadata: { name },
+            spec: { selector: { app: name }, ports: [{ port: 80, targetPort: 8080 }] },
+          })),
+      );
     await pool(
       Array.from({ length: this.sets }, (_, i) => i),
       16,
@@ -243,6 +346,9 @@ class Fleet {
     const sampler = new MemorySampler(this.pid, this.side.metricsPort(0));
     sampler.start();
     const u0 = usage(this.pid);
+    const others0 = { apiServer: cpuMsOf('kube-apiserver'), kwok: cpuMsOf('tailor-kwok') };
+    const writes0 = this.sliceWrites;
+    this.timeline = this.side === tailor ? new Timeline('app', image(tag)) : undefined;
     const rolled = (p: Pod): boolean => this.runs(p, tag);
     const setDone = new Map<string, number>();
     const t0 = Date.now();
@@ -285,9 +391,30 @@ class Fleet {
     const memory = await sampler.stop();
     const after = await this.metrics();
     const u1 = usage(this.pid);
+    const wallMs = Date.now() - t0;
     const per = Math.max(1, finished ? this.pods : podsDone);
     const times = [...setDone.values()].sort((a, b) => a - b);
+    const split: TimeSplit | undefined = this.timeline && {
+      share: this.timeline.share(),
+      cores: {
+        tailor: (u1.cpuMs - u0.cpuMs) / wallMs,
+        apiServer: (cpuMsOf('kube-apiserver') - others0.apiServer) / wallMs,
+        kwok: (cpuMsOf('tailor-kwok') - others0.kwok) / wallMs,
+      },
+    };
+    this.timeline = undefined;
+    // After the figures above: kube-controller-manager may lag the last pod by minutes.
+    const slices = !this.services
+      ? undefined
+      : !finished
+        ? 'not waited for (the rollout was capped)'
+        : await until('EndpointSlices consistent', () => this.slicesConsistent(), OWN_CAP_MS, 200).then(
+            () => ({ consistentMs: Date.now() - t0, writes: this.sliceWrites - writes0 }),
+            () => `not consistent within ${OWN_CAP_MS / 1000} s`,
+          );
     return {
+      ...(split ? { split } : {}),
+      ...(slices ? { slices } : {}),
       ms,
       finished,
       pods: this.pods,
@@ -307,6 +434,7 @@ class Fleet {
     await this.proc?.stop();
     this.proc = undefined;
     await this.watched.stop().catch(() => undefined);
+    await this.slices?.stop().catch(() => undefined);
     await deleteNamespace(this.client, this.ns, [this.side.collection(this.ns)]);
   }
 }
@@ -393,7 +521,48 @@ const ratio = (own: Rollout, peer: Rollout | undefined): string =>
 const rolloutRow = (label: string, r: Rollout | string): string =>
   typeof r === 'string'
     ? `    ${label.padEnd(20)} unavailable: ${r}`
-    : `    ${label.padEnd(20)} ${s(r.ms, r.finished).padStart(9)}${r.finished ? '' : ` (${r.podsDone} of ${r.pods} pods done at the cap)`}, writes/pod ${r.writesPerPod.toFixed(2)} (${r.writesByKind}), CPU/pod ${r.cpuMsPerPod.toFixed(2)} ms, reconcile p99 ${r.p99Ms.toFixed(0)} ms, peak RSS ${mib(r.memory)}${Number.isNaN(r.setP50Ms) ? '' : `, per-CloneSet done p50 ${s(r.setP50Ms)} p99 ${s(r.setP99Ms)}`}`;
+    : `    ${label.padEnd(20)} ${s(r.ms, r.finished).padStart(9)}${r.finished ? '' : ` (${r.podsDone} of ${r.pods} pods done at the cap)`}, writes/pod ${r.writesPerPod.toFixed(2)} (${r.writesByKind}), CPU/pod ${r.cpuMsPerPod.toFixed(2)} ms, reconcile p99 ${r.p99Ms.toFixed(0)} ms, peak RSS ${mib(r.memory)}${Number.isNaN(r.setP50Ms) ? '' : `, per-CloneSet done p50 ${s(r.setP50Ms)} p99 ${s(r.setP99Ms)}`}${r.slices === undefined ? '' : typeof r.slices === 'string' ? `; EndpointSlices ${r.slices}` : `; EndpointSlices consistent at ${s(r.slices.consistentMs)}`}`;
+
+/** Where Tailor's time went, and what bound it: the machine's CPU, Tailor's own, kwok, or waiting on the API. */
+function describeSplit({ share, cores }: TimeSplit): string {
+  const busy = cores.tailor + cores.apiServer + cores.kwok;
+  const tailorSpanMs = share.drainToPatch.median + share.runningToGate.median;
+  const kwokSpanMs = share.patchToRunning.median + share.gateToReady.median;
+  const largest = (
+    [
+      ['Tailor', cores.tailor],
+      ['kube-apiserver', cores.apiServer],
+      ['kwok', cores.kwok],
+    ] as const
+  ).reduce((a, b) => (b[1] > a[1] ? b : a))[0];
+  const bound =
+    busy >= 0.85 * CORES
+      ? `CPU: the machine's ${CORES} cores busy, most of it ${largest}`
+      : cores.tailor >= 0.85
+        ? "Tailor's CPU (its one event loop)"
+        : kwokSpanMs > tailorSpanMs
+          ? 'kwok (waiting on pods)'
+          : 'the API (Tailor waiting on its requests)';
+  const c = (x: number): string => x.toFixed(2);
+  return `where Tailor's time went: per pod ${describeShare(share, 'kwok')}; CPU over the rollout in cores of ${CORES}: Tailor ${c(cores.tailor)}, kube-apiserver ${c(cores.apiServer)}, kwok ${c(cores.kwok)}; bound by ${bound}`;
+}
+
+/**
+ * The EndpointSlice figures of a rollout behind Services, and which lower bound bounds it: the API
+ * server's ceiling for Tailor's writes, or kube-controller-manager's 20 QPS for two slice writes
+ * per Service and batch (each batch turns its pods' readiness False, then True).
+ */
+function describeSlices(r: Rollout, sets: number, size: number, ceilingPerS: number | undefined): string | undefined {
+  if (r.slices === undefined || typeof r.slices === 'string') return undefined;
+  const batches = batchesOf(size);
+  const slicesBoundMs = ((2 * sets * batches) / KCM_DEFAULT_QPS) * 1000;
+  const ceilingBoundMs = ceilingPerS ? ((r.writesPerPod * r.pods) / ceilingPerS) * 1000 : Number.NaN;
+  const bounds = `EndpointSlices 2 x ${sets} Services x ${batches} batches / ${KCM_DEFAULT_QPS} QPS = ${s(slicesBoundMs)}${Number.isNaN(ceilingBoundMs) ? '' : `, the API ceiling ${(r.writesPerPod * r.pods).toFixed(0)} writes / ${ceilingPerS?.toFixed(0)}/s = ${s(ceilingBoundMs)}`}`;
+  const boundBy = !(ceilingBoundMs > slicesBoundMs)
+    ? "kube-controller-manager's EndpointSlice writes"
+    : "the API server's ceiling";
+  return `EndpointSlices consistent with readiness at ${s(r.slices.consistentMs)}, ${s(r.slices.consistentMs - r.ms)} after the last pod; ${r.slices.writes} slice writes seen (${(r.slices.writes / (sets * batches)).toFixed(2)} per Service and batch); lower bounds: ${bounds}: bounded by ${boundBy}`;
+}
 
 type Column = Rollout | string;
 const got = (c: Column | undefined): Rollout | undefined => (typeof c === 'string' ? undefined : c);
@@ -401,12 +570,12 @@ const got = (c: Column | undefined): Rollout | undefined => (typeof c === 'strin
 /** The peer's two runs on one fleet: raised QPS (creating the pods), then its defaults (rolling them again). */
 async function peerRuns(
   client: KubeClient,
-  size: { sets: number; size: number },
+  shape: FleetShape,
   what: string,
   peerDown: string | undefined,
 ): Promise<[Column, Column]> {
   if (peerDown) return [peerDown, peerDown];
-  const fleet = new Fleet(client, kruise, size, what);
+  const fleet = new Fleet(client, kruise, shape, what);
   const runs: [Column, Column] = ['not run', 'not run'];
   await withFleet(fleet, async (f) => {
     await f.startController(KRUISE_FAST);
@@ -426,17 +595,23 @@ async function peerRuns(
 
 // ---------------------------------------------------------------- bump and big
 
-async function bump(client: KubeClient, ceilingPerS: number | undefined, peerDown: string | undefined): Promise<void> {
+async function bump(
+  client: KubeClient,
+  ceilingPerS: number | undefined,
+  peerDown: string | undefined,
+  services: boolean,
+): Promise<void> {
   const { sets, size } = BUMP;
-  const own = await withFleet(new Fleet(client, tailor, BUMP, 'bump'), async (f) => {
+  const what = services ? 'bump-svc' : 'bump';
+  const own = await withFleet(new Fleet(client, tailor, { ...BUMP, services }, what), async (f) => {
     await f.startController(TAILOR);
     const createMs = await f.create('v1');
     console.log(`  Tailor created ${f.pods} pods in ${sets} CloneSets in ${seconds(createMs)} s`);
     return f.rollout('v2', OWN_CAP_MS);
   });
-  const [fast, slow] = await peerRuns(client, BUMP, 'bump', peerDown);
+  const [fast, slow] = await peerRuns(client, { ...BUMP, services }, what, peerDown);
   console.log(
-    `cluster-wide bump: ${sets} CloneSets x ${size} pods (${sets * size}) patched at once (in ${seconds(own.patchMs)} s), maxUnavailable 10%`,
+    `cluster-wide bump: ${sets} CloneSets x ${size} pods (${sets * size}) patched at once (in ${seconds(own.patchMs)} s), maxUnavailable 10%${services ? ', a Service each' : ''}`,
   );
   for (const [label, r] of [
     [TAILOR.label, own],
@@ -462,18 +637,46 @@ async function bump(client: KubeClient, ceilingPerS: number | undefined, peerDow
     `  peak RSS ${mib(own.memory)} (goal below the peer's: ${peerRss === undefined ? 'no peer figure' : verdict(own.memory.hwmMiB < peerRss)})`,
   );
   console.log(`  Tailor's memory: ${describeMemory(own.memory, true)}`);
+  if (own.split) console.log(`  ${describeSplit(own.split)}`);
+  const slices = describeSlices(own, sets, size, ceilingPerS);
+  if (slices) console.log(`  ${slices}`);
+}
+
+/** One CloneSet of `pods` under Tailor, created at v1 and rolled out to v2. */
+const oneCloneSet = (client: KubeClient, pods: number, what: string, services = false): Promise<Rollout> =>
+  withFleet(new Fleet(client, tailor, { sets: 1, size: pods, services }, what), async (f) => {
+    await f.startController(TAILOR);
+    const createMs = await f.create('v1');
+    console.log(`  Tailor created a ${pods}-pod CloneSet in ${seconds(createMs)} s`);
+    return f.rollout('v2', OWN_CAP_MS);
+  });
+
+/** The realistic profile's 1,000-pod rollout behind a Service, beside the peer. */
+async function behindService(
+  client: KubeClient,
+  ceilingPerS: number | undefined,
+  peerDown: string | undefined,
+): Promise<void> {
+  const own = await oneCloneSet(client, BASE, 'base-svc', true);
+  const [fast, slow] = await peerRuns(client, { sets: 1, size: BASE, services: true }, 'base-svc', peerDown);
+  console.log(`one CloneSet of ${BASE} pods behind a Service, in-place image rollout at maxUnavailable 10%`);
+  for (const [label, r] of [
+    [TAILOR.label, own],
+    [KRUISE_FAST.label, fast],
+    [KRUISE_DEFAULT.label, slow],
+  ] as const)
+    console.log(rolloutRow(label, r));
+  console.log(
+    `  time vs peer: ${ratio(own, got(fast))} of ${KRUISE_FAST.label}, ${ratio(own, got(slow))} of ${KRUISE_DEFAULT.label}`,
+  );
+  if (own.split) console.log(`  ${describeSplit(own.split)}`);
+  const slices = describeSlices(own, 1, BASE, ceilingPerS);
+  if (slices) console.log(`  ${slices}`);
 }
 
 async function big(client: KubeClient, peerDown: string | undefined): Promise<void> {
-  const run = (pods: number, what: string): Promise<Rollout> =>
-    withFleet(new Fleet(client, tailor, { sets: 1, size: pods }, what), async (f) => {
-      await f.startController(TAILOR);
-      const createMs = await f.create('v1');
-      console.log(`  Tailor created a ${pods}-pod CloneSet in ${seconds(createMs)} s`);
-      return f.rollout('v2', OWN_CAP_MS);
-    });
-  const base = await run(BASE, 'base');
-  const own = await run(BIG, 'big');
+  const base = await oneCloneSet(client, BASE, 'base');
+  const own = await oneCloneSet(client, BIG, 'big');
   const [fast, slow] = await peerRuns(client, { sets: 1, size: BIG }, 'big', peerDown);
   console.log(
     `one big CloneSet: ${BIG} pods, in-place image rollout at maxUnavailable 10% (beside Tailor at ${BASE} pods)`,
@@ -499,6 +702,7 @@ async function big(client: KubeClient, peerDown: string | undefined): Promise<vo
     `  at ${BIG} pods: writes/pod ${own.writesPerPod.toFixed(2)} (goal <= ${GOAL.writesPerPod}: ${verdict(own.writesPerPod <= GOAL.writesPerPod)}), peak RSS ${mib(own.memory)} (goal below the peer's: ${got(fast) ? verdict(own.memory.hwmMiB < (got(fast)?.memory.hwmMiB ?? 0)) : 'no peer figure'})`,
   );
   console.log(`  Tailor's memory at ${BIG}: ${describeMemory(own.memory, true)}`);
+  if (own.split) console.log(`  at ${BIG} pods, ${describeSplit(own.split)}`);
 }
 
 // ---------------------------------------------------------------- failover
@@ -694,6 +898,13 @@ async function failovers(client: KubeClient, nodes: string[], peerDown: string |
 
 // ---------------------------------------------------------------- main
 
+/** The realistic profile runs kube-controller-manager beside kwok; the lab profile does not. */
+function setProfile(profile: Profile): void {
+  execFileSync('bash', ['hack/kwok/kwok.sh', 'controller-manager', profile === 'realistic' ? 'up' : 'down'], {
+    stdio: 'inherit',
+  });
+}
+
 async function main(): Promise<void> {
   if (!existsSync(KUBECONFIG)) throw new Error(`no test bed at ${KUBECONFIG}: run 'make cluster-up' first`);
   if (!existsSync(CONTROLLER)) throw new Error(`no ${CONTROLLER}: run 'npx tsc -p tsconfig.build.json' first`);
@@ -709,18 +920,32 @@ async function main(): Promise<void> {
     console.log(
       `${nodes.length} simulated nodes; peer kruise-manager v${KRUISE_VERSION} ${peerDown ? `unavailable: ${peerDown}` : `at QPS ${KRUISE_RAISED.qps}/burst ${KRUISE_RAISED.burst} and at its defaults`}, a peer run capped at ${PEER_CAP_MS / 1000} s; Tailor's node flags "${controllerNodeFlags().join(' ')}"; logs in ${LOGS}/${RUN}-*`,
     );
-    let ceilingPerS: number | undefined;
-    if (SHAPES.has('ceiling')) {
-      const c = await ceiling(client, nodes);
-      ceilingPerS = c.perSecond;
+    for (const profile of PROFILES) {
+      setProfile(profile);
+      const realistic = profile === 'realistic';
       console.log(
-        `the ceiling: ${c.perSecond.toFixed(0)} pod writes/s at ${c.at} in flight (metadata and status patches, kwok running; ${c.all})`,
+        realistic
+          ? `profile realistic: kube-controller-manager at its defaults (client QPS ${KCM_DEFAULT_QPS}), one Service per CloneSet, the API server's default APF and inflight limits`
+          : "profile lab: no kube-controller-manager, no Services, the API server's default APF and inflight limits",
       );
+      let ceilingPerS: number | undefined;
+      if (SHAPES.has('ceiling')) {
+        const c = await ceiling(client, nodes);
+        ceilingPerS = c.perSecond;
+        console.log(
+          `the ceiling (${profile}): ${c.perSecond.toFixed(0)} pod writes/s at ${c.at} in flight (metadata and status patches, kwok running; ${c.all})`,
+        );
+      }
+      if (SHAPES.has('bump')) await bump(client, ceilingPerS, peerDown, realistic);
+      if (realistic) {
+        if (SHAPES.has('big')) await behindService(client, ceilingPerS, peerDown);
+        continue;
+      }
+      if (SHAPES.has('big')) await big(client, peerDown);
+      if (SHAPES.has('failover')) await failovers(client, nodes, peerDown);
     }
-    if (SHAPES.has('bump')) await bump(client, ceilingPerS, peerDown);
-    if (SHAPES.has('big')) await big(client, peerDown);
-    if (SHAPES.has('failover')) await failovers(client, nodes, peerDown);
   } finally {
+    if (PROFILES.includes('realistic')) setProfile('lab');
     await removePeerObjects(client);
     client.close();
   }

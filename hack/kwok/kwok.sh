@@ -6,6 +6,11 @@
 #                                  schedulerName tailor-kwok, and <nodes> (default 20) Nodes named
 #                                  kwok-node-<i>, labelled type=kwok, tainted kwok.x-k8s.io/node=fake:NoSchedule
 #   hack/kwok/kwok.sh down         deletes those Nodes (and pods still bound to them), stops both processes
+#   hack/kwok/kwok.sh controller-manager up|down
+#                                  the fleet bench's realistic profile (issue 45): kube-controller-manager
+#                                  at its defaults (client QPS 20, burst 30; every default controller,
+#                                  the EndpointSlice controller among them), with only the flags a bed
+#                                  needs to run it; down stops it (kwok.sh down and cluster.sh down too)
 #
 # Needs the test bed's API server (make cluster-up; MODE=control-plane is enough). Owns: the Nodes
 # labelled type=kwok, the processes it records as tailor-kwok*.pid under the cluster's pids
@@ -29,10 +34,12 @@ STATE=$repo/.tailor/kwok
 PROC_LOGS=$STATE # kwok's logs stay beside its state, not the cluster's
 SCHEDULER_PORT=10359
 KWOK_PORT=10347
+KCM_PORT=10357 # clear of the bed's own kube-controller-manager (10257, full mode only)
 # Pod addresses kwok hands out: inside the test bed's range, clear of the node (198.18.0.1), the
 # real pods (198.18.16.0/20) and services (198.19.0.0/16). Nothing routes to them.
 POD_RANGE=198.18.64.0/18
 NODE_IP=198.18.0.1
+SERVICE_CIDR=198.19.0.0/16 # the API server's (hack/bed/common.sh)
 
 kubectl() { "$KBIN/kubectl" --kubeconfig "$KUBECONFIG" "$@"; }
 
@@ -113,8 +120,33 @@ cmd_down() {
   stop tailor-kwok
 }
 
+cmd_controller_manager() {
+  case ${1:-} in
+    up)
+      [ -f "$CLUSTER_DIR/controller-manager.kubeconfig" ] || die "no test bed credentials for kube-controller-manager: run 'make cluster-up'"
+      pid_of tailor-kwok-controller-manager >/dev/null && return 0
+      bash "$repo/hack/build-k8s.sh" kube-controller-manager >/dev/null
+      # No rate, grace period or controller flag: its defaults are what a cluster runs.
+      start tailor-kwok-controller-manager "$KBIN/kube-controller-manager" \
+        --kubeconfig "$CLUSTER_DIR/controller-manager.kubeconfig" \
+        --authentication-kubeconfig "$CLUSTER_DIR/controller-manager.kubeconfig" \
+        --authorization-kubeconfig "$CLUSTER_DIR/controller-manager.kubeconfig" \
+        --bind-address 127.0.0.1 --secure-port "$KCM_PORT" --use-service-account-credentials=true \
+        --service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
+        --cluster-signing-cert-file "$PKI/ca.crt" --cluster-signing-key-file "$PKI/ca.key" \
+        --service-cluster-ip-range "$SERVICE_CIDR" \
+        --allocate-node-cidrs=false --v=1
+      wait_for "kube-controller-manager (realistic profile)" 60 curl -sfk "https://127.0.0.1:$KCM_PORT/healthz"
+      log "kube-controller-manager at its defaults up (pid $(pid_of tailor-kwok-controller-manager))"
+      ;;
+    down) stop tailor-kwok-controller-manager ;;
+    *) echo "usage: $0 controller-manager up|down" >&2; exit 2 ;;
+  esac
+}
+
 case ${1:-} in
   up) cmd_up "${2:-20}" ;;
-  down) cmd_down ;;
-  *) echo "usage: $0 up [nodes] | down" >&2; exit 2 ;;
+  down) cmd_controller_manager down; cmd_down ;;
+  controller-manager) cmd_controller_manager "${2:-}" ;;
+  *) echo "usage: $0 up [nodes] | down | controller-manager up|down" >&2; exit 2 ;;
 esac
