@@ -21,6 +21,7 @@
 //             the pods' readiness) and the bound 2 x Services x batches / 20 QPS it cannot beat.
 // For each of Tailor's rollouts, where its time went: the per-pod spans (Tailor's and kwok's, from
 // the watch) and the CPU of Tailor, kube-apiserver and kwok over the rollout, named as the bound.
+// BENCH_FLEET_PEER=off leaves the peer out (a profiling run of Tailor alone).
 // A peer run that has not finished within BENCH_FLEET_PEER_CAP_S (default 300 s) is stopped and
 // printed as a lower bound with the pods it finished; its ratio is then "< x" (Tailor is at least that
 // much faster). The peer at its default QPS reuses the pods its raised run created (restarted
@@ -914,9 +915,10 @@ async function main(): Promise<void> {
   mkdirSync(LOGS, { recursive: true });
   try {
     const nodes = await kwokNodes(client);
-    const peerDown = await preparePeer(client).catch(
-      (err: unknown) => `could not prepare the cluster for it: ${String(err)}`,
-    );
+    const peerDown =
+      process.env.BENCH_FLEET_PEER === 'off'
+        ? 'not run (BENCH_FLEET_PEER=off)'
+        : await preparePeer(client).catch((err: unknown) => `could not prepare the cluster for it: ${String(err)}`);
     console.log(
       `${nodes.length} simulated nodes; peer kruise-manager v${KRUISE_VERSION} ${peerDown ? `unavailable: ${peerDown}` : `at QPS ${KRUISE_RAISED.qps}/burst ${KRUISE_RAISED.burst} and at its defaults`}, a peer run capped at ${PEER_CAP_MS / 1000} s; Tailor's node flags "${controllerNodeFlags().join(' ')}"; logs in ${LOGS}/${RUN}-*`,
     );
