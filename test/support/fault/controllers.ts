@@ -157,7 +157,27 @@ export async function startControllerProcess(
 }
 
 /** Kills every replica still running and removes the kubeconfig files; for afterAll. */
+/** Counts killAllControllers calls: a replica killed by one is not restarted. */
+let killings = 0;
+
+/**
+ * What a Deployment's kubelet does with a replica that exits with a failure (one that lost the
+ * Lease stops, to be restarted): starts it again once, as `<identity>-restarted`, a second after.
+ * Resolves to the new process, or undefined when the replica exited cleanly or the tests ended.
+ */
+export async function restartedOnFailure(
+  proc: ControllerProcess,
+  start: (identity: string) => Promise<ControllerProcess>,
+): Promise<ControllerProcess | undefined> {
+  const before = killings;
+  const exit = await proc.exited;
+  if (exit.code === 0 || killings !== before) return undefined;
+  await new Promise((r) => setTimeout(r, 1_000));
+  return killings !== before ? undefined : start(`${proc.identity}-restarted`);
+}
+
 export async function killAllControllers(): Promise<void> {
+  killings += 1;
   for (const p of running) if (p.exit === undefined) p.child.kill('SIGKILL');
   await Promise.all(running.map((p) => p.exited));
   running.length = 0;
