@@ -18,7 +18,7 @@ import {
   describeResizeSamples,
   NOTHING_RESIZING,
   resizeCounts,
-  sampleResizes,
+  sampleResizesDuring,
   unreportedResizeSpells,
 } from '../support/cluster/resize-watch.js';
 import { TEST_CLONESET_LABEL } from '../support/fixtures/cloneset.js';
@@ -276,28 +276,28 @@ describe('InPlaceStatefulSet resize states', () => {
       const [pod] = await waitForRunningAndReady(client, ns, 1);
 
       // status.resize as the user would watch it: a state while the kubelet resizes, empty after.
-      const sampler = sampleResizes(async () => ({
-        resize: (await readSet(client, ns, RS)).status?.resize,
-        pods: await setPods(client, ns),
-      }));
-      await setResources(set, '100m', '64Mi');
-      await eventually(
-        'rs resized',
+      const samples = await sampleResizesDuring(
+        async () => ({ resize: (await readSet(client, ns, RS)).status?.resize, pods: await setPods(client, ns) }),
         async () => {
-          const now = await readSet(client, ns, RS);
-          const [p] = await setPods(client, ns);
-          const applied = p?.status?.containerStatuses?.[0]?.resources?.requests?.cpu === '100m';
-          const s = now.status;
-          return s?.observedGeneration === now.metadata.generation &&
-            s?.updatedReplicas === 1 &&
-            (s.resize?.resizing ?? 1) === 0 &&
-            applied
-            ? true
-            : undefined;
+          await setResources(set, '100m', '64Mi');
+          await eventually(
+            'rs resized',
+            async () => {
+              const now = await readSet(client, ns, RS);
+              const [p] = await setPods(client, ns);
+              const applied = p?.status?.containerStatuses?.[0]?.resources?.requests?.cpu === '100m';
+              const s = now.status;
+              return s?.observedGeneration === now.metadata.generation &&
+                s?.updatedReplicas === 1 &&
+                (s.resize?.resizing ?? 1) === 0 &&
+                applied
+                ? true
+                : undefined;
+            },
+            CASE_TIMEOUT,
+          );
         },
-        CASE_TIMEOUT,
       );
-      const samples = await sampler.stop();
       console.log(`[ipsts] ${describeResizeSamples(samples)}`);
       expect(unreportedResizeSpells(samples)).toEqual([]);
       expect(resizeCounts((await readSet(client, ns, RS)).status?.resize)).toBe(NOTHING_RESIZING);

@@ -18,7 +18,7 @@ import {
   describeResizeSamples,
   NOTHING_RESIZING,
   resizeCounts,
-  sampleResizes,
+  sampleResizesDuring,
   unreportedResizeSpells,
 } from '../support/cluster/resize-watch.js';
 import { eventually, podCgroupFile, RESIZE_WITHOUT_RESTART, sizedContainer } from '../support/cluster/testbed.js';
@@ -44,20 +44,22 @@ describe('in-place resize through the kubelet', () => {
     const before = new Map((await activePods(client, ns, 'web')).map((p) => [p.metadata?.uid ?? '', p]));
 
     // Record status.resize as the user would watch it, beside the pods' own resizes.
-    const sampler = sampleResizes(async () => ({
-      resize: (await readCloneSet(client, ns, 'web')).status?.resize,
-      pods: await activePods(client, ns, 'web'),
-    }));
-    await patchTemplateAndWait(client, ns, 'web', {
-      template: { spec: { containers: [container('200m', '128Mi')] } },
-      what: 'resized and settled',
-      until: (cs, pods) =>
-        cs.status?.updatedReadyReplicas === 3 &&
-        (cs.status?.resize?.resizing ?? 1) === 0 &&
-        pods.every((p) => p.status?.containerStatuses?.[0]?.resources?.limits?.['memory'] === '128Mi'),
-      timeoutMs: 120_000,
-    });
-    const samples = await sampler.stop();
+    const samples = await sampleResizesDuring(
+      async () => ({
+        resize: (await readCloneSet(client, ns, 'web')).status?.resize,
+        pods: await activePods(client, ns, 'web'),
+      }),
+      async () =>
+        void (await patchTemplateAndWait(client, ns, 'web', {
+          template: { spec: { containers: [container('200m', '128Mi')] } },
+          what: 'resized and settled',
+          until: (cs, pods) =>
+            cs.status?.updatedReadyReplicas === 3 &&
+            (cs.status?.resize?.resizing ?? 1) === 0 &&
+            pods.every((p) => p.status?.containerStatuses?.[0]?.resources?.limits?.['memory'] === '128Mi'),
+          timeoutMs: 120_000,
+        })),
+    );
     console.log(`[resize] 3 pods: ${describeResizeSamples(samples)}`);
 
     const after = await activePods(client, ns, 'web');

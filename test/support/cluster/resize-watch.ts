@@ -6,7 +6,7 @@
 // Owns: sampling and the check of that rule. Must not: write anything.
 import type { Pod } from '../../../src/api/wire.js';
 import type { CloneSetResizeStatus } from '../../../src/api/types.js';
-import { compareQuantities, parseQuantity } from '../../../src/api/quantity.js';
+import { resourcesEquivalent } from '../../../src/resize/state.js';
 import { STATUS_COUNTS_INTERVAL_MS } from '../../../src/workload/pure/status.js';
 
 export interface ResizeSample {
@@ -21,51 +21,50 @@ const SAMPLE_EVERY_MS = 50;
 /** Slack over the status writer's own second: two polls and a write's round trip. */
 const OBSERVATION_SLACK_MS = 1_000;
 export const NOTHING_RESIZING = '0/0/0/0';
+const UNREAD = 'unread';
 
 export const resizeCounts = (r: CloneSetResizeStatus | undefined): string =>
   `${r?.proposed ?? 0}/${r?.inProgress ?? 0}/${r?.deferred ?? 0}/${r?.infeasible ?? 0}`;
 
-const sameQuantities = (a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean => {
-  const keys = new Set([...Object.keys(a ?? {}), ...Object.keys(b ?? {})]);
-  return [...keys].every((k) => {
-    const x = a?.[k];
-    const y = b?.[k];
-    return x !== undefined && y !== undefined && compareQuantities(parseQuantity(x), parseQuantity(y)) === 0;
-  });
-};
-
-/** Whether some container of the pod still runs other cpu/memory than its spec asks. */
+/** Whether some container of the pod still runs other cpu/memory than its spec asks (the kubelet's equivalences, resize/state.ts). */
 export function resizeInFlight(pod: Pod): boolean {
-  return (pod.spec?.containers ?? []).some((c) => {
-    const running = pod.status?.containerStatuses?.find((s) => s.name === c.name)?.resources;
-    if (!running) return false;
-    return (
-      !sameQuantities(c.resources?.requests, running.requests) || !sameQuantities(c.resources?.limits, running.limits)
-    );
+  return [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].some((c) => {
+    const running = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].find(
+      (s) => s.name === c.name,
+    )?.resources;
+    return running !== undefined && !resourcesEquivalent(c.resources, running);
   });
 }
 
-/** Samples until stopped; read returns the workload's resize status and its pods (undefined on a failed read). */
-export function sampleResizes(
-  read: () => Promise<{ resize: CloneSetResizeStatus | undefined; pods: Pod[] } | undefined>,
-): { stop(): Promise<ResizeSample[]> } {
+/**
+ * Samples while `during` runs, at least once, and stops whatever `during` does; `read` returns the
+ * workload's resize status and its pods.
+ */
+export async function sampleResizesDuring(
+  read: () => Promise<{ resize: CloneSetResizeStatus | undefined; pods: Pod[] }>,
+  during: () => Promise<void>,
+): Promise<ResizeSample[]> {
   const samples: ResizeSample[] = [];
   let running = true;
   const loop = (async () => {
-    while (running) {
+    do {
       const seen = await read().catch(() => undefined);
-      if (seen)
-        samples.push({ at: Date.now(), counts: resizeCounts(seen.resize), pending: seen.pods.some(resizeInFlight) });
+      // A failed read ends a spell: what was not seen is not held against status.
+      samples.push(
+        seen
+          ? { at: Date.now(), counts: resizeCounts(seen.resize), pending: seen.pods.some(resizeInFlight) }
+          : { at: Date.now(), counts: UNREAD, pending: false },
+      );
       await new Promise((done) => setTimeout(done, SAMPLE_EVERY_MS));
-    }
+    } while (running);
   })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-      return samples;
-    },
-  };
+  try {
+    await during();
+  } finally {
+    running = false;
+    await loop;
+  }
+  return samples;
 }
 
 /**
@@ -99,6 +98,6 @@ export function unreportedResizeSpells(samples: readonly ResizeSample[]): { from
 export function describeResizeSamples(samples: readonly ResizeSample[]): string {
   const pending = samples.filter((s) => s.pending);
   const spanMs = pending.length > 0 ? (pending.at(-1)?.at ?? 0) - (pending[0]?.at ?? 0) : 0;
-  const states = [...new Set(samples.map((s) => s.counts).filter((c) => c !== NOTHING_RESIZING))];
+  const states = [...new Set(samples.map((s) => s.counts).filter((c) => c !== NOTHING_RESIZING && c !== UNREAD))];
   return `resize in flight over ${(spanMs / 1000).toFixed(1)} s, status showed ${states.length > 0 ? states.join(', ') : 'no state'} (proposed/inProgress/deferred/infeasible)`;
 }
