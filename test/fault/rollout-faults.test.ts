@@ -454,12 +454,12 @@ describe('an in-place rollout under faults loses nothing', () => {
     // (CI saw the new leader stop 23 s after the server was back); each then exits to be restarted,
     // as its Deployment's kubelet would. Without that, the rollout would wait for no one.
     let restartedReplicas = 0;
-    const restart = (identity: string): Promise<ControllerProcess> => {
-      restartedReplicas += 1;
-      return startControllerProcess(identity, ns);
-    };
-    // Not awaited: a replica that keeps the Lease never exits; afterAll kills what is left.
-    for (const replica of [leader, follower]) void restartedOnFailure(replica, restart).catch(() => undefined);
+    // Not awaited: a replica that keeps the Lease never exits; afterEach kills what is left.
+    for (const replica of [leader, follower])
+      void restartedOnFailure(replica, (identity) => startControllerProcess(identity, ns)).then(
+        (restarted) => void (restarted && (restartedReplicas += 1)),
+        (err: unknown) => console.error(`fault: c. restarting ${replica.identity} failed: ${String(err)}`),
+      );
     const rollout = await rolloutUnderWay(ns);
     const updatedBefore = rollout.recorder.podsAt(IMAGE_V2).length;
     let readyAt = 0;

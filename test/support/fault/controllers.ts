@@ -156,14 +156,14 @@ export async function startControllerProcess(
   return proc;
 }
 
-/** Kills every replica still running and removes the kubeconfig files; for afterAll. */
 /** Counts killAllControllers calls: a replica killed by one is not restarted. */
 let killings = 0;
 
 /**
  * What a Deployment's kubelet does with a replica that exits with a failure (one that lost the
  * Lease stops, to be restarted): starts it again once, as `<identity>-restarted`, a second after.
- * Resolves to the new process, or undefined when the replica exited cleanly or the tests ended.
+ * Resolves to the new process, or undefined when the replica exited cleanly or the replicas were
+ * killed meanwhile (a restart that lands after the kill is killed at once).
  */
 export async function restartedOnFailure(
   proc: ControllerProcess,
@@ -173,14 +173,20 @@ export async function restartedOnFailure(
   const exit = await proc.exited;
   if (exit.code === 0 || killings !== before) return undefined;
   await new Promise((r) => setTimeout(r, 1_000));
-  return killings !== before ? undefined : start(`${proc.identity}-restarted`);
+  if (killings !== before) return undefined;
+  const restarted = await start(`${proc.identity}-restarted`);
+  if (killings === before) return restarted;
+  restarted.child.kill('SIGKILL');
+  await restarted.exited;
+  return undefined;
 }
 
+/** Kills every replica still running and removes the kubeconfig files; for afterAll. */
 export async function killAllControllers(): Promise<void> {
   killings += 1;
-  for (const p of running) if (p.exit === undefined) p.child.kill('SIGKILL');
-  await Promise.all(running.map((p) => p.exited));
-  running.length = 0;
+  const all = running.splice(0);
+  for (const p of all) if (p.exit === undefined) p.child.kill('SIGKILL');
+  await Promise.all(all.map((p) => p.exited));
   for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
