@@ -53,16 +53,17 @@ interface WatchEvent<T> {
 /** A watch the server closes sooner than this counts as a failure. */
 const MIN_WATCH_MS = 1_000;
 /**
- * Retries in a row that wait what the server named (Retry-After) instead of the backoff; past
- * them the backoff decides, so a server that keeps naming short waits is not asked forever at its
- * pace. client-go's REST client honours Retry-After for as many retries of one request.
+ * Retries that wait what the server named (Retry-After) instead of the backoff, until a healthy
+ * watch resets the backoff; past them the backoff decides (never below the named wait), so a
+ * server that keeps naming short waits is not asked forever at its pace. client-go's REST client
+ * honours Retry-After for as many retries of one request.
  */
 const MAX_SERVER_PACED_RETRIES = 10;
 
 /**
  * - every failure restarts with jittered backoff (800 ms doubling to 30 s), reset once healthy,
- *   except that a 429 or 5xx naming a wait (Retry-After) waits that, up to MAX_SERVER_PACED_RETRIES
- *   in a row: after a restart the server says when its caches serve;
+ *   except that a 429 or 5xx naming a wait (Retry-After) waits that, for MAX_SERVER_PACED_RETRIES
+ *   retries until the backoff resets: after a restart the server says when its caches serve;
  * - a watch that delivers nothing (not even a bookmark) for `noEventTimeoutMs` is abandoned and
  *   the informer relists (the watchdog); so do a 410 Gone and the periodic `relistIntervalMs`,
  *   and a relist's difference from the cache is delivered as add/update/delete;
@@ -217,14 +218,18 @@ export class Informer<T extends KubeObject> {
     this.currentFailure = undefined;
   }
 
-  /** The server's named wait while it lasts (MAX_SERVER_PACED_RETRIES), else the backoff's next delay. */
+  /**
+   * The server's named wait for MAX_SERVER_PACED_RETRIES retries, then the backoff's next delay but
+   * never less than the named wait; the backoff's alone when the server named none.
+   */
   private retryDelayMs(): number {
     const asked = serverRetryAfterMs(this.currentFailure);
-    if (asked !== undefined && this.serverPacedRetries < MAX_SERVER_PACED_RETRIES) {
+    if (asked === undefined) return this.backoff.next();
+    if (this.serverPacedRetries < MAX_SERVER_PACED_RETRIES) {
       this.serverPacedRetries += 1;
       return asked;
     }
-    return this.backoff.next();
+    return Math.max(asked, this.backoff.next());
   }
 
   private perform(effect: WatcherEffect): void {
