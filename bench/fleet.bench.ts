@@ -29,7 +29,8 @@
 // The failover's pods are created by the bench (copies of a pod the controller made, owned by paused
 // CloneSets, bound round-robin to the kwok nodes), as scale.bench.ts does: the controllers only cache them.
 // Owns: its namespaces (one per side and shape) and the controller processes, removed at the end.
-// Must not: start or stop the cluster or kwok (hack/bench.sh does), or touch other namespaces.
+// Must not: start or stop the cluster or kwok (hack/bench.sh does; the realistic profile's
+// kube-controller-manager excepted, through hack/kwok/kwok.sh), or touch other namespaces.
 import * as k8s from '@kubernetes/client-node';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -102,9 +103,9 @@ const PROFILES = (process.env.BENCH_FLEET_PROFILES ?? 'lab realistic')
   .filter((p): p is Profile => p === 'lab' || p === 'realistic');
 /** kube-controller-manager's default client rate: its EndpointSlice writes are bounded by it. */
 const KCM_DEFAULT_QPS = 20;
-/** The CloneSets' maxUnavailable in every shape here. */
+/** The CloneSets' maxUnavailable in every shape here: without surge it rounds up (workload/pure/limits.ts). */
 const MAX_UNAVAILABLE_FRACTION = 0.1;
-const batchesOf = (size: number): number => Math.ceil(size / Math.max(1, Math.floor(size * MAX_UNAVAILABLE_FRACTION)));
+const batchesOf = (size: number): number => Math.ceil(size / Math.max(1, Math.ceil(size * MAX_UNAVAILABLE_FRACTION)));
 const CORES = availableParallelism();
 const RUN = `bench-fleet-${Date.now().toString(36)}`;
 
@@ -156,13 +157,27 @@ interface Rollout {
 /** Per-pod spans from the watch, and each process's CPU over the rollout in cores. */
 interface TimeSplit {
   share: TimelineShare;
-  cores: { tailor: number; apiServer: number; kwok: number };
+  /** rest: etcd, the schedulers and the kube-controller-managers together. */
+  cores: { tailor: number; apiServer: number; kwok: number; rest: number };
 }
 
 /** The fields of an EndpointSlice the convergence check reads. */
 interface EndpointSlice extends KubeObject {
   endpoints?: { conditions?: { ready?: boolean } }[];
 }
+
+/** The control plane's processes besides kube-apiserver and kwok, by pid file name (those running count). */
+const REST_OF_BED = [
+  'etcd',
+  'kube-scheduler',
+  'kube-controller-manager',
+  'tailor-kwok-scheduler',
+  'tailor-kwok-controller-manager',
+];
+const restCpuMs = (): number =>
+  REST_OF_BED.map(cpuMsOf)
+    .filter((ms) => !Number.isNaN(ms))
+    .reduce((a, b) => a + b, 0);
 
 /** CPU time (ms) of a process the bed or kwok started, by its pid file's name; NaN when it is not running. */
 function cpuMsOf(name: string): number {
@@ -233,7 +248,7 @@ class Fleet {
         this.sliceWrites += 1;
         this.lastSliceWriteAt = Date.now();
       };
-      this.slices.addHandler({ onAdd: count, onUpdate: count });
+      this.slices.addHandler({ onAdd: count, onUpdate: count, onDelete: count });
     }
   }
 
@@ -260,7 +275,7 @@ class Fleet {
     }
   }
 
-  /** Every Service's EndpointSlices list each of its pods once, ready. */
+  /** Every Service's EndpointSlices list as many endpoints as it has pods, all ready. */
   private slicesConsistent(): boolean {
     const bySet = new Map<string, { endpoints: number; ready: number }>();
     for (const slice of this.slices?.list() ?? []) {
@@ -352,7 +367,7 @@ class Fleet {
     const sampler = new MemorySampler(this.pid, this.side.metricsPort(0));
     sampler.start();
     const u0 = usage(this.pid);
-    const others0 = { apiServer: cpuMsOf('kube-apiserver'), kwok: cpuMsOf('tailor-kwok') };
+    const others0 = { apiServer: cpuMsOf('kube-apiserver'), kwok: cpuMsOf('tailor-kwok'), rest: restCpuMs() };
     const writes0 = this.sliceWrites;
     this.timeline = this.side === tailor ? new Timeline('app', image(tag)) : undefined;
     const rolled = (p: Pod): boolean => this.runs(p, tag);
@@ -406,6 +421,7 @@ class Fleet {
         tailor: (u1.cpuMs - u0.cpuMs) / wallMs,
         apiServer: (cpuMsOf('kube-apiserver') - others0.apiServer) / wallMs,
         kwok: (cpuMsOf('tailor-kwok') - others0.kwok) / wallMs,
+        rest: (restCpuMs() - others0.rest) / wallMs,
       },
     };
     this.timeline = undefined;
@@ -415,7 +431,7 @@ class Fleet {
       : !finished
         ? 'not waited for (the rollout was capped)'
         : await until('EndpointSlices consistent', () => this.slicesConsistent(), OWN_CAP_MS, 200).then(
-            () => ({ consistentMs: this.lastSliceWriteAt - t0, writes: this.sliceWrites - writes0 }),
+            () => ({ consistentMs: Math.max(this.lastSliceWriteAt, t0) - t0, writes: this.sliceWrites - writes0 }),
             () => `not consistent within ${OWN_CAP_MS / 1000} s`,
           );
     return {
@@ -531,7 +547,7 @@ const rolloutRow = (label: string, r: Rollout | string): string =>
 
 /** Where Tailor's time went, and what bound it: the machine's CPU, Tailor's own, kwok, or waiting on the API. */
 function describeSplit({ share, cores }: TimeSplit): string {
-  const busy = cores.tailor + cores.apiServer + cores.kwok;
+  const busy = cores.tailor + cores.apiServer + cores.kwok + cores.rest;
   const tailorSpanMs = share.drainToPatch.median + share.runningToGate.median;
   const kwokSpanMs = share.patchToRunning.median + share.gateToReady.median;
   const largest = (
@@ -539,6 +555,7 @@ function describeSplit({ share, cores }: TimeSplit): string {
       ['Tailor', cores.tailor],
       ['kube-apiserver', cores.apiServer],
       ['kwok', cores.kwok],
+      ['etcd, schedulers and controller-managers', cores.rest],
     ] as const
   ).reduce((a, b) => (b[1] > a[1] ? b : a))[0];
   const bound =
@@ -550,7 +567,7 @@ function describeSplit({ share, cores }: TimeSplit): string {
           ? 'kwok (waiting on pods)'
           : 'the API (Tailor waiting on its requests)';
   const c = (x: number): string => x.toFixed(2);
-  return `where Tailor's time went: per pod ${describeShare(share, 'kwok')}; CPU over the rollout in cores of ${CORES}: Tailor ${c(cores.tailor)}, kube-apiserver ${c(cores.apiServer)}, kwok ${c(cores.kwok)}; bound by ${bound}`;
+  return `where Tailor's time went: per pod ${describeShare(share, 'kwok')}; CPU over the rollout in cores of ${CORES}: Tailor ${c(cores.tailor)}, kube-apiserver ${c(cores.apiServer)}, kwok ${c(cores.kwok)}, etcd, schedulers and controller-managers ${c(cores.rest)}; bound by ${bound}`;
 }
 
 /**
@@ -927,7 +944,15 @@ async function main(): Promise<void> {
     console.log(
       `${nodes.length} simulated nodes; peer kruise-manager v${KRUISE_VERSION} ${peerDown ? `unavailable: ${peerDown}` : `at QPS ${KRUISE_RAISED.qps}/burst ${KRUISE_RAISED.burst} and at its defaults`}, a peer run capped at ${PEER_CAP_MS / 1000} s; Tailor's node flags "${controllerNodeFlags().join(' ')}"; logs in ${LOGS}/${RUN}-*`,
     );
+    // A full bed runs its own kube-controller-manager: no lab there, and the realistic profile uses it.
+    const bedControllerManager = !Number.isNaN(cpuMsOf('kube-controller-manager'));
     for (const profile of PROFILES) {
+      if (profile === 'lab' && bedControllerManager) {
+        console.log(
+          "profile lab: skipped: the bed runs its own kube-controller-manager (a full bed); run BENCH=fleet on a control-plane bed ('make cluster-down' first) for it",
+        );
+        continue;
+      }
       setProfile(profile);
       const realistic = profile === 'realistic';
       console.log(
@@ -952,7 +977,11 @@ async function main(): Promise<void> {
       if (SHAPES.has('failover')) await failovers(client, nodes, peerDown);
     }
   } finally {
-    if (PROFILES.includes('realistic')) setProfile('lab');
+    try {
+      if (PROFILES.includes('realistic')) setProfile('lab');
+    } catch (err) {
+      console.error(`fleet bench: stopping the realistic profile's kube-controller-manager failed: ${String(err)}`);
+    }
     await removePeerObjects(client);
     client.close();
   }

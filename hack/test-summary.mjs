@@ -95,7 +95,9 @@ const collectFailures = (step, results) => {
         .slice(0, FAILURE_LINES_SHOWN);
       failures.push([`${step}: ${path} › ${test.fullName}`, ...message.map((l) => `    ${l.trim()}`)].join('\n'));
     }
-    if ((file.assertionResults ?? []).length === 0 && file.status === 'failed' && file.message)
+    // A file that failed outside its tests (a suite that did not load, a failing afterAll).
+    const testFailed = (file.assertionResults ?? []).some((test) => test.status === 'failed');
+    if (!testFailed && file.status === 'failed' && file.message)
       failures.push(`${step}: ${path} failed to run\n    ${file.message.replace(ANSI, '').trim().split('\n')[0]}`);
   }
 };

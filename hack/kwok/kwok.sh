@@ -125,6 +125,8 @@ cmd_controller_manager() {
     up)
       [ -f "$CLUSTER_DIR/controller-manager.kubeconfig" ] || die "no test bed credentials for kube-controller-manager: run 'make cluster-up'"
       pid_of tailor-kwok-controller-manager >/dev/null && return 0
+      # A full bed runs its own (leader election off): a second one would write every object twice.
+      if pid_of kube-controller-manager >/dev/null; then log "the bed's own kube-controller-manager runs (full mode): using it"; return 0; fi
       bash "$repo/hack/build-k8s.sh" kube-controller-manager >/dev/null
       # No rate, grace period or controller flag: its defaults are what a cluster runs.
       start tailor-kwok-controller-manager "$KBIN/kube-controller-manager" \
