@@ -590,6 +590,28 @@ function describeSlices(r: Rollout, sets: number, size: number, ceilingPerS: num
 type Column = Rollout | string;
 const got = (c: Column | undefined): Rollout | undefined => (typeof c === 'string' ? undefined : c);
 
+/** The rows of one shape: any of Tailor's own first, then Tailor's, then the peer's two runs. */
+function printBeside(own: Rollout, fast: Column, slow: Column, ...before: (readonly [string, Column])[]): void {
+  for (const [label, r] of [
+    ...before,
+    [TAILOR.label, own],
+    [KRUISE_FAST.label, fast],
+    [KRUISE_DEFAULT.label, slow],
+  ] as const)
+    console.log(rolloutRow(label, r));
+}
+
+/** Tailor's time over each of the peer's runs. */
+const vsPeer = (own: Rollout, fast: Column, slow: Column): string =>
+  `${ratio(own, got(fast))} of ${KRUISE_FAST.label}, ${ratio(own, got(slow))} of ${KRUISE_DEFAULT.label}`;
+
+/** Tailor's time split and, behind Services, its EndpointSlice figures. */
+function printWhereItWent(own: Rollout, shape: FleetShape, ceilingPerS: number | undefined): void {
+  if (own.split) console.log(`  ${describeSplit(own.split)}`);
+  const slices = describeSlices(own, shape.sets, shape.size, ceilingPerS);
+  if (slices) console.log(`  ${slices}`);
+}
+
 /** The peer's two runs on one fleet: raised QPS (creating the pods), then its defaults (rolling them again). */
 async function peerRuns(
   client: KubeClient,
@@ -636,15 +658,9 @@ async function bump(
   console.log(
     `cluster-wide bump: ${sets} CloneSets x ${size} pods (${sets * size}) patched at once (in ${seconds(own.patchMs)} s), maxUnavailable 10%${services ? ', a Service each' : ''}`,
   );
-  for (const [label, r] of [
-    [TAILOR.label, own],
-    [KRUISE_FAST.label, fast],
-    [KRUISE_DEFAULT.label, slow],
-  ] as const)
-    console.log(rolloutRow(label, r));
-  const vsFast = ratio(own, got(fast));
+  printBeside(own, fast, slow);
   console.log(
-    `  time vs peer: ${vsFast} of ${KRUISE_FAST.label}, ${ratio(own, got(slow))} of ${KRUISE_DEFAULT.label} (goal <= ${GOAL.bumpVsPeer}x: ${got(fast) ? verdict(own.ms / (got(fast)?.ms ?? 1) <= GOAL.bumpVsPeer) : 'no peer figure'})`,
+    `  time vs peer: ${vsPeer(own, fast, slow)} (goal <= ${GOAL.bumpVsPeer}x: ${got(fast) ? verdict(own.ms / (got(fast)?.ms ?? 1) <= GOAL.bumpVsPeer) : 'no peer figure'})`,
   );
   console.log(
     `  Tailor ${(own.pods / (own.ms / 1000)).toFixed(0)} pods/s, writes/pod ${own.writesPerPod.toFixed(2)} (goal <= ${GOAL.writesPerPod}: ${verdict(own.writesPerPod <= GOAL.writesPerPod)})`,
@@ -660,9 +676,7 @@ async function bump(
     `  peak RSS ${mib(own.memory)} (goal below the peer's: ${peerRss === undefined ? 'no peer figure' : verdict(own.memory.hwmMiB < peerRss)})`,
   );
   console.log(`  Tailor's memory: ${describeMemory(own.memory, true)}`);
-  if (own.split) console.log(`  ${describeSplit(own.split)}`);
-  const slices = describeSlices(own, sets, size, ceilingPerS);
-  if (slices) console.log(`  ${slices}`);
+  printWhereItWent(own, BUMP, ceilingPerS);
 }
 
 /** One CloneSet of `pods` under Tailor, created at v1 and rolled out to v2. */
@@ -683,18 +697,9 @@ async function behindService(
   const own = await oneCloneSet(client, BASE, 'base-svc', true);
   const [fast, slow] = await peerRuns(client, { sets: 1, size: BASE, services: true }, 'base-svc', peerDown);
   console.log(`one CloneSet of ${BASE} pods behind a Service, in-place image rollout at maxUnavailable 10%`);
-  for (const [label, r] of [
-    [TAILOR.label, own],
-    [KRUISE_FAST.label, fast],
-    [KRUISE_DEFAULT.label, slow],
-  ] as const)
-    console.log(rolloutRow(label, r));
-  console.log(
-    `  time vs peer: ${ratio(own, got(fast))} of ${KRUISE_FAST.label}, ${ratio(own, got(slow))} of ${KRUISE_DEFAULT.label}`,
-  );
-  if (own.split) console.log(`  ${describeSplit(own.split)}`);
-  const slices = describeSlices(own, 1, BASE, ceilingPerS);
-  if (slices) console.log(`  ${slices}`);
+  printBeside(own, fast, slow);
+  console.log(`  time vs peer: ${vsPeer(own, fast, slow)}`);
+  printWhereItWent(own, { sets: 1, size: BASE }, ceilingPerS);
 }
 
 async function big(client: KubeClient, peerDown: string | undefined): Promise<void> {
@@ -704,16 +709,8 @@ async function big(client: KubeClient, peerDown: string | undefined): Promise<vo
   console.log(
     `one big CloneSet: ${BIG} pods, in-place image rollout at maxUnavailable 10% (beside Tailor at ${BASE} pods)`,
   );
-  for (const [label, r] of [
-    [`Tailor ${BASE} pods`, base],
-    [TAILOR.label, own],
-    [KRUISE_FAST.label, fast],
-    [KRUISE_DEFAULT.label, slow],
-  ] as const)
-    console.log(rolloutRow(label, r));
-  console.log(
-    `  time vs peer: ${ratio(own, got(fast))} of ${KRUISE_FAST.label}, ${ratio(own, got(slow))} of ${KRUISE_DEFAULT.label}`,
-  );
+  printBeside(own, fast, slow, [`Tailor ${BASE} pods`, base]);
+  console.log(`  time vs peer: ${vsPeer(own, fast, slow)}`);
   const cpuRatio = own.cpuMsPerPod / base.cpuMsPerPod;
   console.log(
     `  CPU/pod at ${BIG} over ${BASE}: ${cpuRatio.toFixed(2)}x (goal <= ${GOAL.bigCpuVsBase}x: ${verdict(cpuRatio <= GOAL.bigCpuVsBase)})`,
