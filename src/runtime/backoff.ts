@@ -1,5 +1,5 @@
 // Owns delay arithmetic: how long to wait before retrying, per work-queue key (ItemExponentialRateLimiter)
-// and for a single restart loop (Backoff). It must not schedule anything: no timers, no promises,
+// and for a single restart loop (Backoff, ServerPacedBackoff when the server names its wait). It must not schedule anything: no timers, no promises,
 // no I/O. Callers turn the numbers into waits.
 
 /** Milliseconds. Same contract as client-go's workqueue.TypedRateLimiter. */
@@ -105,6 +105,35 @@ export class Backoff {
   /** Back to the initial delay; call after the loop has run healthily. */
   reset(): void {
     this.#currentDelayMs = Math.min(this.#initialDelayMs, this.#maxDelayMs);
+  }
+}
+
+/**
+ * A restart loop's delays when the server may name its own wait (Retry-After): that wait for
+ * `maxPaced` retries, the backoff left where it is meanwhile; past them the backoff's delay, never
+ * below the named wait; the backoff's alone when none is named. Both restart from `reset()`.
+ * client-go's REST client honours Retry-After for as many retries of one request (10).
+ */
+export class ServerPacedBackoff {
+  #paced = 0;
+
+  constructor(
+    private readonly backoff: Backoff,
+    private readonly maxPaced = 10,
+  ) {}
+
+  next(namedWaitMs: number | undefined): number {
+    if (namedWaitMs === undefined) return this.backoff.next();
+    if (this.#paced < this.maxPaced) {
+      this.#paced += 1;
+      return namedWaitMs;
+    }
+    return Math.max(namedWaitMs, this.backoff.next());
+  }
+
+  reset(): void {
+    this.backoff.reset();
+    this.#paced = 0;
   }
 }
 

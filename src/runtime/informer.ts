@@ -5,7 +5,7 @@
 // and feeding it what happened.
 // Must not: interpret objects or call reconcilers directly; handlers map changes to queue keys.
 import { StringDecoder } from 'node:string_decoder';
-import { Backoff } from './backoff.js';
+import { Backoff, ServerPacedBackoff } from './backoff.js';
 import { dispatch } from './handlers.js';
 import type { InformerHandler } from '../api/handler.js';
 import type { KubeClient, RequestOptions } from './kube-client.js';
@@ -53,17 +53,9 @@ interface WatchEvent<T> {
 /** A watch the server closes sooner than this counts as a failure. */
 const MIN_WATCH_MS = 1_000;
 /**
- * Retries that wait what the server named (Retry-After) instead of the backoff, until a healthy
- * watch resets the backoff; past them the backoff decides (never below the named wait), so a
- * server that keeps naming short waits is not asked forever at its pace. client-go's REST client
- * honours Retry-After for as many retries of one request.
- */
-const MAX_SERVER_PACED_RETRIES = 10;
-
-/**
  * - every failure restarts with jittered backoff (800 ms doubling to 30 s), reset once healthy,
- *   except that a 429 or 5xx naming a wait (Retry-After) waits that, for MAX_SERVER_PACED_RETRIES
- *   retries until the backoff resets: after a restart the server says when its caches serve;
+ *   except that a 429 or 5xx naming a wait (Retry-After) waits that (ServerPacedBackoff): after a
+ *   restart the server says when its caches serve;
  * - a watch that delivers nothing (not even a bookmark) for `noEventTimeoutMs` is abandoned and
  *   the informer relists (the watchdog); so do a 410 Gone and the periodic `relistIntervalMs`,
  *   and a relist's difference from the cache is delivered as add/update/delete;
@@ -73,7 +65,7 @@ const MAX_SERVER_PACED_RETRIES = 10;
 export class Informer<T extends KubeObject> {
   private readonly store: Store<T>;
   private readonly handlers: InformerHandler<T>[] = [];
-  private readonly backoff: Backoff;
+  private readonly backoff: ServerPacedBackoff;
   private readonly stopController = new AbortController();
   private state: WatcherState = { phase: 'idle' };
   private watchAbort: AbortController | undefined;
@@ -93,12 +85,11 @@ export class Informer<T extends KubeObject> {
   private failedSinceAnswered = false;
   /** The failure the watcher is handling now, while its effects are performed. */
   private currentFailure: unknown;
-  private serverPacedRetries = 0;
   private readonly reconnectListeners: (() => void)[] = [];
 
   constructor(private readonly options: InformerOptions<T>) {
     this.store = new Store<T>(options.transform);
-    this.backoff = options.backoff ?? new Backoff();
+    this.backoff = new ServerPacedBackoff(options.backoff ?? new Backoff());
   }
 
   addHandler(handler: InformerHandler<T>): void {
@@ -218,20 +209,6 @@ export class Informer<T extends KubeObject> {
     this.currentFailure = undefined;
   }
 
-  /**
-   * The server's named wait for MAX_SERVER_PACED_RETRIES retries, then the backoff's next delay but
-   * never less than the named wait; the backoff's alone when the server named none.
-   */
-  private retryDelayMs(): number {
-    const asked = serverRetryAfterMs(this.currentFailure);
-    if (asked === undefined) return this.backoff.next();
-    if (this.serverPacedRetries < MAX_SERVER_PACED_RETRIES) {
-      this.serverPacedRetries += 1;
-      return asked;
-    }
-    return Math.max(asked, this.backoff.next());
-  }
-
   private perform(effect: WatcherEffect): void {
     const log = this.options.logger;
     switch (effect.kind) {
@@ -256,7 +233,7 @@ export class Informer<T extends KubeObject> {
         return;
       case 'scheduleRetry': {
         this.failedSinceAnswered = true;
-        const delayMs = this.retryDelayMs();
+        const delayMs = this.backoff.next(serverRetryAfterMs(this.currentFailure));
         clearTimeout(this.retryTimer);
         this.pendingRetry = effect.attempt;
         this.retryTimer = setTimeout(() => {
@@ -268,7 +245,6 @@ export class Informer<T extends KubeObject> {
       }
       case 'resetBackoff':
         this.backoff.reset();
-        this.serverPacedRetries = 0;
         return;
       case 'armRelist': {
         const every = this.options.relistIntervalMs ?? 10 * 60_000;
