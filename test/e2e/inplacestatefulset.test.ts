@@ -15,11 +15,10 @@ import { controllerTestBed } from '../support/cluster/controller-testbed.js';
 import { createLocalStorage, type LocalStorage } from '../support/cluster/local-storage.js';
 import { eventually, RESIZE_WITHOUT_RESTART, RUN_UNTIL_TERM, sizedContainer } from '../support/cluster/testbed.js';
 import {
-  describeResizeSamples,
+  expectEveryResizeReported,
   NOTHING_RESIZING,
   resizeCounts,
   sampleResizesDuring,
-  unreportedResizeSpells,
 } from '../support/cluster/resize-watch.js';
 import { TEST_CLONESET_LABEL } from '../support/fixtures/cloneset.js';
 import {
@@ -298,8 +297,7 @@ describe('InPlaceStatefulSet resize states', () => {
           );
         },
       );
-      console.log(`[ipsts] ${describeResizeSamples(samples)}`);
-      expect(unreportedResizeSpells(samples)).toEqual([]);
+      expectEveryResizeReported('ipsts', samples);
       expect(resizeCounts((await readSet(client, ns, RS)).status?.resize)).toBe(NOTHING_RESIZING);
 
       // 500 cpus fit no node: Infeasible, named in ResizeBlocked, the pod kept as it is.

@@ -15,11 +15,10 @@ import {
   waitForReady,
 } from '../support/fixtures/cloneset.js';
 import {
-  describeResizeSamples,
+  expectEveryResizeReported,
   NOTHING_RESIZING,
   resizeCounts,
   sampleResizesDuring,
-  unreportedResizeSpells,
 } from '../support/cluster/resize-watch.js';
 import { eventually, podCgroupFile, RESIZE_WITHOUT_RESTART, sizedContainer } from '../support/cluster/testbed.js';
 
@@ -60,7 +59,6 @@ describe('in-place resize through the kubelet', () => {
           timeoutMs: 120_000,
         })),
     );
-    console.log(`[resize] 3 pods: ${describeResizeSamples(samples)}`);
 
     const after = await activePods(client, ns, 'web');
     expect(new Set(after.map((p) => p.metadata?.uid))).toEqual(new Set(before.keys()));
@@ -73,7 +71,7 @@ describe('in-place resize through the kubelet', () => {
       expect(podCgroupFile('cpu', pod, 'cpu.cfs_quota_us')).toBe('20000');
       expect(podCgroupFile('memory', pod, 'memory.limit_in_bytes')).toBe(String(128 * 1024 * 1024));
     }
-    expect(unreportedResizeSpells(samples)).toEqual([]);
+    expectEveryResizeReported('resize', samples);
     // The user's last sight is what the API says now, not a poll answered before the settled write.
     expect(resizeCounts((await readCloneSet(client, ns, 'web')).status?.resize)).toBe(NOTHING_RESIZING);
     expect((await readCloneSet(client, ns, 'web')).status?.resize?.pods ?? []).toEqual([]);

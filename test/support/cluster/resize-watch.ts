@@ -4,6 +4,7 @@
 // second on 1.37), and then no state is ever written, truthfully; what the rule forbids is a resize
 // in flight for longer than that with status saying nothing (docs/architecture.md §3.1, decision 34).
 // Owns: sampling and the check of that rule. Must not: write anything.
+import { expect } from '@jest/globals';
 import type { Pod } from '../../../src/api/wire.js';
 import type { CloneSetResizeStatus } from '../../../src/api/types.js';
 import { resourcesEquivalent } from '../../../src/resize/state.js';
@@ -100,4 +101,10 @@ export function describeResizeSamples(samples: readonly ResizeSample[]): string 
   const spanMs = pending.length > 0 ? (pending.at(-1)?.at ?? 0) - (pending[0]?.at ?? 0) : 0;
   const states = [...new Set(samples.map((s) => s.counts).filter((c) => c !== NOTHING_RESIZING && c !== UNREAD))];
   return `resize in flight over ${(spanMs / 1000).toFixed(1)} s, status showed ${states.length > 0 ? states.join(', ') : 'no state'} (proposed/inProgress/deferred/infeasible)`;
+}
+
+/** Logs what was seen under `label` and fails on any resize in flight that status never showed. */
+export function expectEveryResizeReported(label: string, samples: readonly ResizeSample[]): void {
+  console.log(`[${label}] ${describeResizeSamples(samples)}`);
+  expect(unreportedResizeSpells(samples)).toEqual([]);
 }
