@@ -2,13 +2,19 @@
 // (docs/decisions/0094-the-controller-names-the-revisions-a-node-pre-pulls.md): on each Node whose
 // agent pre-pulls (its report is there, prepull-nodes.ts), the annotation naming the update
 // revisions that pods of that node do not run yet (pure/prepull-publication.ts); on a Node without
-// a report, none. One publisher per manager, fed by every kind's pods and workloads, behind one
+// a report, none. Another controller's entries (one scoped to other workloads) are left as they
+// are (decision 101). One publisher per manager, fed by every kind's pods and workloads, behind one
 // worker keyed by node name; a node's key waits a short window, so a rollout's many pod changes
 // cost a node a write or two.
 // Owns: that one annotation's writes. Must not: decide which revisions, or change anything else of a Node.
 import type { InformerHandler } from '../api/handler.js';
 import { ANNOTATION_PULLED_IMAGES } from '../api/prepull.js';
-import { ANNOTATION_PREPULL_REVISIONS, encodePrePullRevisions } from '../api/prepull-revisions.js';
+import {
+  ANNOTATION_PREPULL_REVISIONS,
+  encodePrePullRevisions,
+  parsePrePullRevisions,
+  type RevisionRef,
+} from '../api/prepull-revisions.js';
 import { controllerOf, ownedIndexValue, type OwnerKind } from '../api/owner.js';
 import type { Node, Pod, WireCloneSet } from '../api/wire.js';
 import { LABEL_CONTROLLER_REVISION_HASH } from '../api/types.js';
@@ -17,7 +23,8 @@ import type { Informer } from '../runtime/informer.js';
 import { isNotFound } from '../runtime/kube-client.js';
 import type { Manager } from '../runtime/manager.js';
 import { ownerKey } from '../runtime/handlers.js';
-import { revisionsToPrePull } from './pure/prepull-publication.js';
+import { nextPublication, revisionsToPrePull } from './pure/prepull-publication.js';
+import { workloadOfRevision } from './pure/revision.js';
 
 /** How long a node's key gathers changes before its annotation is recomputed. */
 const PUBLISH_WINDOW_MS = 250;
@@ -89,9 +96,19 @@ export class PrePullPublisher {
     const pods = this.sources.flatMap((s) => s.pods.byIndex(s.nodeIndex, nodeName));
     const updateRevisionOf = (pod: Pod): string | undefined =>
       this.sources.map((s) => updateRevisionIn(s, pod)).find((name) => name !== undefined);
-    const wanted =
-      reportOf(node) === undefined ? undefined : encodePrePullRevisions(revisionsToPrePull(pods, updateRevisionOf));
-    if (wanted === publicationOf(node)) return;
+    let wanted: string | undefined;
+    if (reportOf(node) === undefined) {
+      // No agent reports here: nobody's list has a reader.
+      if (publicationOf(node) === undefined) return;
+    } else {
+      const next = nextPublication(
+        revisionsToPrePull(pods, updateRevisionOf),
+        parsePrePullRevisions(node.metadata?.annotations),
+        (ref) => this.isOwn(ref),
+      );
+      if (next === 'unchanged') return;
+      wanted = encodePrePullRevisions(next);
+    }
     try {
       await this.manager.client.patch(
         `/api/v1/nodes/${encodeURIComponent(nodeName)}`,
@@ -101,6 +118,14 @@ export class PrePullPublisher {
     } catch (err) {
       if (!isNotFound(err)) throw new Error(`publishing the revisions node ${nodeName} pre-pulls`, { cause: err });
     }
+  }
+
+  /** A revision of a workload this controller reconciles (in one of its caches). */
+  private isOwn(ref: RevisionRef): boolean {
+    const workload = workloadOfRevision(ref.name);
+    return (
+      workload !== undefined && this.sources.some((s) => s.workloads.get(`${ref.namespace}/${workload}`) !== undefined)
+    );
   }
 
   private wake(node: string | undefined): void {

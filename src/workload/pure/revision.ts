@@ -38,6 +38,13 @@ export function templateHash(template: unknown, collisionCount = 0): string {
 
 export const revisionName = (cloneSetName: string, hash: string): string => `${cloneSetName}-${hash}`;
 
+const REVISION_NAME_SUFFIX = new RegExp(`-[${SAFE_ALPHABET}]{10}$`);
+
+/** The workload a revision named by revisionName belongs to; undefined for a name of any other shape. */
+export function workloadOfRevision(name: string): string | undefined {
+  return REVISION_NAME_SUFFIX.test(name) && name.length > 11 ? name.slice(0, -11) : undefined;
+}
+
 export function nextRevisionNumber(revisions: readonly RevisionSummary[]): number {
   return revisions.reduce((max, r) => Math.max(max, r.revision), 0) + 1;
 }

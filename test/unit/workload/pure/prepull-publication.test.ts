@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { revisionsToPrePull } from '../../../../src/workload/pure/prepull-publication.js';
+import { nextPublication, revisionsToPrePull } from '../../../../src/workload/pure/prepull-publication.js';
+import type { RevisionRef } from '../../../../src/api/prepull-revisions.js';
 import { LABEL_CONTROLLER_REVISION_HASH } from '../../../../src/api/types.js';
 import type { Pod } from '../../../../src/api/wire.js';
 import { buildPod } from '../../../support/fixtures/pods.js';
@@ -61,6 +62,61 @@ describe('revisionsToPrePull: the update revisions the pods of a node have not r
             .map((p) => `${p.metadata?.namespace}/${updateRevisionOf(p)}`),
         );
         expect(new Set(refs)).toEqual(expected);
+      }),
+    );
+  });
+});
+
+describe('nextPublication: a controller replaces its own entries on a node and keeps every other', () => {
+  const ref = (key: string): RevisionRef => ({ namespace: key.split('/')[0] ?? '', name: key.split('/')[1] ?? '' });
+  const refs = (...keys: string[]): RevisionRef[] => keys.map(ref);
+  const ownedByA = (r: RevisionRef): boolean => r.name.startsWith('a');
+  const keys = (next: RevisionRef[] | 'unchanged'): string[] | 'unchanged' =>
+    next === 'unchanged' ? next : next.map((r) => `${r.namespace}/${r.name}`);
+
+  it.each<[string, string[], string[], string[] | 'unchanged']>([
+    ['nothing wanted, nothing published: unchanged', [], [], 'unchanged'],
+    [
+      'its own entries already exactly what it wants, in another order: unchanged',
+      ['n/a1', 'n/a2'],
+      ['n/a2', 'n/a1'],
+      'unchanged',
+    ],
+    ["only another controller's entries differ: unchanged", ['n/a1'], ['n/a1', 'n/b1', 'n/b2'], 'unchanged'],
+    ['a new own entry: added first, the others kept', ['n/a1'], ['n/b1'], ['n/a1', 'n/b1']],
+    ['an own entry no longer wanted: removed, the others kept', [], ['n/a1', 'n/b1'], ['n/b1']],
+    ['its last entry gone and no other: an empty list (the annotation is removed)', [], ['n/a1'], []],
+    ['an entry both name: once', ['n/a1', 'n/b1'], ['n/b1'], ['n/a1', 'n/b1']],
+  ])('%s', (_name, wanted, published, expected) => {
+    expect(keys(nextPublication(refs(...wanted), refs(...published), ownedByA))).toEqual(expected);
+  });
+
+  it('two controllers taking turns on one node settle: each writes only when its own part changes, and the list holds both', () => {
+    const entry = fc.constantFrom('n/a1', 'n/a2', 'n/a3', 'm/a1', 'n/b1', 'n/b2', 'm/b3');
+    fc.assert(
+      fc.property(fc.uniqueArray(entry), fc.uniqueArray(entry), fc.uniqueArray(entry), (wa, wb, start) => {
+        const wantedA = refs(...wa.filter((k) => k.includes('/a')));
+        const wantedB = refs(...wb.filter((k) => k.includes('/b')));
+        const ownedByB = (r: RevisionRef): boolean => r.name.startsWith('b');
+        let published = refs(...start);
+        let writes = 0;
+        // Each publishes on every change it sees, as the publisher's node handler wakes it.
+        for (let turn = 0; turn < 6; turn++) {
+          const [wanted, isOwn] = turn % 2 === 0 ? [wantedA, ownedByA] : [wantedB, ownedByB];
+          const next = nextPublication(wanted, published, isOwn);
+          if (next !== 'unchanged') {
+            published = next;
+            writes++;
+          }
+        }
+        expect(writes).toBeLessThanOrEqual(2);
+        const own = (isOwn: (r: RevisionRef) => boolean): string[] =>
+          published
+            .filter(isOwn)
+            .map((r) => `${r.namespace}/${r.name}`)
+            .sort();
+        expect(own(ownedByA)).toEqual(wantedA.map((r) => `${r.namespace}/${r.name}`).sort());
+        expect(own(ownedByB)).toEqual(wantedB.map((r) => `${r.namespace}/${r.name}`).sort());
       }),
     );
   });

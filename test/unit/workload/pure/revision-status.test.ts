@@ -3,8 +3,10 @@ import { canonicalJSON } from '../../../../src/api/json.js';
 import {
   findEqualRevision,
   nextRevisionNumber,
+  revisionName,
   revisionsToPrune,
   templateHash,
+  workloadOfRevision,
 } from '../../../../src/workload/pure/revision.js';
 import { matchesSelector, selectorString } from '../../../../src/workload/pure/selector.js';
 import { computeStatus, type StatusInput } from '../../../../src/workload/pure/status.js';
@@ -20,6 +22,15 @@ describe('revisions', () => {
   });
   it('produce label-safe 10-character hashes', () => {
     expect(templateHash({ x: 'y' })).toMatch(/^[bcdfghjklmnpqrstvwxz2456789]{10}$/);
+  });
+  it.each<[string, string | undefined]>([
+    [revisionName('web', templateHash({ x: 'y' })), 'web'],
+    [revisionName('web-a', templateHash({ x: 'y' })), 'web-a'],
+    ['web-1', undefined],
+    ['web-abcdefghij', undefined],
+    [`-${templateHash({ x: 'y' })}`, undefined],
+  ])('read the workload of revision %s back from its name', (name, workload) => {
+    expect(workloadOfRevision(name)).toBe(workload);
   });
   const revisions = [
     { name: 'r1', revision: 1, data: canonicalJSON({ image: 'v1' }) },
