@@ -18,10 +18,12 @@ type Container = Deployment['spec']['template']['spec']['containers'][number];
 const containerOf = (file: string, name: string): Container | undefined =>
   (yaml.load(readFileSync(file, 'utf8')) as Deployment).spec.template.spec.containers.find((c) => c.name === name);
 
+// The young generation: the controller's 8 MiB, where 2 MiB made a bump cost far more CPU
+// (decision 102); the agent's a few MiB, memory first on every node.
 describe.each([
-  ['the controller Deployment', 'config/manager/deployment.yaml', 'controller'],
-  ['the agent DaemonSet', 'config/agent/daemonset.yaml', 'agent'],
-])('%s sizes V8 for its memory limit', (_what, file, name) => {
+  ['the controller Deployment', 'config/manager/deployment.yaml', 'controller', { min: 4, max: 8 }],
+  ['the agent DaemonSet', 'config/agent/daemonset.yaml', 'agent', { min: 1, max: 4 }],
+])('%s sizes V8 for its memory limit', (_what, file, name, youngMiB) => {
   const container = containerOf(file, name);
   const nodeFlags = (container?.command ?? []).join(' ');
   const flag = (flagName: string): number => Number(new RegExp(`--${flagName}=(\\d+)`).exec(nodeFlags)?.[1] ?? NaN);
@@ -38,8 +40,8 @@ describe.each([
     expect(readFileSync('hack/image.sh', 'utf8')).toContain('-entrypoint "/usr/bin/node /app/dist/cli/main.js"');
   });
 
-  it('keeps the young generation small: a few MiB, not V8’s 16 MiB semi-spaces', () => {
-    expect(flag('max-semi-space-size')).toBeGreaterThanOrEqual(1);
-    expect(flag('max-semi-space-size')).toBeLessThanOrEqual(4);
+  it('keeps the young generation below V8’s 16 MiB semi-spaces, at its own size', () => {
+    expect(flag('max-semi-space-size')).toBeGreaterThanOrEqual(youngMiB.min);
+    expect(flag('max-semi-space-size')).toBeLessThanOrEqual(youngMiB.max);
   });
 });
