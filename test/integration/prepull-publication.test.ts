@@ -2,8 +2,8 @@
 // publishes to as well (decision 101): a controller scoped to other workloads (`make dev`'s
 // install beside a test's, two controllers with other selectors) writes the same annotation.
 // Tailor's publisher adds and removes only the entries of its own workloads, keeps the other's,
-// and does not write again when only the other's change, so neither undoes the other and no
-// node sees a loop of writes. The other controller is played by the test, writing as the admin.
+// and does not write again when only the other's change, so neither undoes the other (the unit
+// property test in test/unit/workload/pure/prepull-publication.test.ts shows two of them settle). The other controller is played by the test, writing as the admin.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ANNOTATION_PULLED_IMAGES, encodePulledImages } from '../../src/api/prepull.js';
 import { ANNOTATION_PREPULL_REVISIONS } from '../../src/api/prepull-revisions.js';
@@ -70,11 +70,26 @@ describe('a node another controller publishes pre-pull revisions to', () => {
       30_000,
     );
 
-    // The other controller names one more revision, and puts its own first, where this one puts
-    // its own: this one has nothing of its own to change, and a rewrite would show in the order.
+    // The other controller names one more revision, out of name order: this one has nothing of its
+    // own to change, and a rewrite of its would show in the order (it writes in name order).
     const othersWrite = [...OTHERS, own];
     await annotate({ [ANNOTATION_PREPULL_REVISIONS]: JSON.stringify(othersWrite) });
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect(await published()).toEqual(othersWrite);
+
+    // Reverted, the pods run the update revision again: this one's entry goes, the other's stay.
+    await client.patch(
+      cloneSetPath(ns, 'web'),
+      { spec: { template: { spec: { containers: [{ name: 'main', image: 'tailor.local/busybox:v1' }] } } } },
+      'merge',
+    );
+    await eventually(
+      "this controller's entry removed, the other's kept",
+      async () => {
+        const entries = await published();
+        return entries.length === OTHERS.length && OTHERS.every((e) => entries.includes(e)) ? entries : undefined;
+      },
+      30_000,
+    );
   }, 120_000);
 });

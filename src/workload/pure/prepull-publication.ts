@@ -4,12 +4,12 @@
 // and name; pods held back by partition or pause count too, since pulling moves no pod out of
 // service. And what a publisher writes when it is one of several on a node (docs/decisions/0101-
 // each-controller-publishes-only-its-own-revisions.md): its own entries replaced, every other
-// entry kept. Pure. Must not: do I/O (workload/prepull-publisher.ts writes the Node), or bound
-// the list (api/prepull-revisions.ts encodes it).
+// entry kept, the list cut at its bound the same way by every publisher. Pure. Must not: do I/O
+// (workload/prepull-publisher.ts writes the Node).
 import type { Pod } from '../../api/wire.js';
 import { isLivePod } from '../../api/pod.js';
 import { LABEL_CONTROLLER_REVISION_HASH } from '../../api/types.js';
-import type { RevisionRef } from '../../api/prepull-revisions.js';
+import { MAX_PUBLISHED_REVISIONS, type RevisionRef } from '../../api/prepull-revisions.js';
 
 /** The update revisions `pods` will move to, in name order, once each. */
 export function revisionsToPrePull(
@@ -28,22 +28,32 @@ export function revisionsToPrePull(
 }
 
 const keyOf = (ref: RevisionRef): string => `${ref.namespace}/${ref.name}`;
+const byKey = (a: RevisionRef, b: RevisionRef): number => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0);
 
 /**
- * The list to publish on a node, or `unchanged` when the entries `isOwn` claims already name
- * exactly `wanted`. Another controller's entries (scoped to other workloads) are kept where they
- * are and never decide a write, so two controllers publishing on one node each write only when
- * their own part changes, and neither undoes the other. `wanted` comes first, so the list's bound
- * cuts others' entries before this publisher's.
+ * The list to publish on a node, or `unchanged` when this publisher's part of it is already right.
+ * Its part is every entry it wants or `isOwn` claims; every other entry (another controller's,
+ * scoped to other workloads) is kept and never decides a write. The list is the union in name
+ * order, cut at `bound`: every publisher orders and cuts the same union the same way, so two of
+ * them agree on what survives the cut instead of each cutting the other's entries in turn. Its
+ * part is right when it holds exactly the wanted entries that survive that cut.
  */
 export function nextPublication(
   wanted: readonly RevisionRef[],
   published: readonly RevisionRef[],
   isOwn: (ref: RevisionRef) => boolean,
+  bound = MAX_PUBLISHED_REVISIONS,
 ): RevisionRef[] | 'unchanged' {
-  const own = new Set(published.filter(isOwn).map(keyOf));
   const wantedKeys = new Set(wanted.map(keyOf));
-  if (own.size === wantedKeys.size && [...wantedKeys].every((key) => own.has(key))) return 'unchanged';
-  const others = published.filter((ref) => !isOwn(ref) && !wantedKeys.has(keyOf(ref)));
-  return [...wanted, ...others];
+  const own = new Set<string>();
+  const others: RevisionRef[] = [];
+  for (const ref of published) {
+    if (wantedKeys.has(keyOf(ref)) || isOwn(ref)) own.add(keyOf(ref));
+    else others.push(ref);
+  }
+  const union = new Map([...wanted, ...others].map((ref) => [keyOf(ref), ref]));
+  const next = [...union.values()].sort(byKey).slice(0, bound);
+  const wantedNext = next.filter((ref) => wantedKeys.has(keyOf(ref)));
+  const right = own.size === wantedNext.length && wantedNext.every((ref) => own.has(keyOf(ref)));
+  return right ? 'unchanged' : next;
 }

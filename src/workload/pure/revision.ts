@@ -1,6 +1,7 @@
 // ControllerRevision decisions for a workload of any kind: the template hash that names a revision, which
 // existing revision a template matches (so a rollback reuses it instead of minting a new one),
-// the next revision number, and which old revisions fall outside revisionHistoryLimit.
+// the next revision number, which old revisions fall outside revisionHistoryLimit, and the
+// workload a revision's name belongs to (read back from that name).
 // Pure: no I/O. Must not: decide rollout order or write revisions (a kind's revision store does).
 import { canonicalJSON } from '../../api/json.js';
 import { createHash } from 'node:crypto';

@@ -70,9 +70,13 @@ describe('revisionsToPrePull: the update revisions the pods of a node have not r
 describe('nextPublication: a controller replaces its own entries on a node and keeps every other', () => {
   const ref = (key: string): RevisionRef => ({ namespace: key.split('/')[0] ?? '', name: key.split('/')[1] ?? '' });
   const refs = (...keys: string[]): RevisionRef[] => keys.map(ref);
-  const ownedByA = (r: RevisionRef): boolean => r.name.startsWith('a');
+  const keyOf = (r: RevisionRef): string => `${r.namespace}/${r.name}`;
+  const ownedBy =
+    (prefix: string) =>
+    (r: RevisionRef): boolean =>
+      r.name.startsWith(prefix);
   const keys = (next: RevisionRef[] | 'unchanged'): string[] | 'unchanged' =>
-    next === 'unchanged' ? next : next.map((r) => `${r.namespace}/${r.name}`);
+    next === 'unchanged' ? next : next.map(keyOf);
 
   it.each<[string, string[], string[], string[] | 'unchanged']>([
     ['nothing wanted, nothing published: unchanged', [], [], 'unchanged'],
@@ -83,41 +87,61 @@ describe('nextPublication: a controller replaces its own entries on a node and k
       'unchanged',
     ],
     ["only another controller's entries differ: unchanged", ['n/a1'], ['n/a1', 'n/b1', 'n/b2'], 'unchanged'],
-    ['a new own entry: added first, the others kept', ['n/a1'], ['n/b1'], ['n/a1', 'n/b1']],
+    ['a new own entry: added, the others kept, in name order', ['n/a1'], ['n/0'], ['n/0', 'n/a1']],
     ['an own entry no longer wanted: removed, the others kept', [], ['n/a1', 'n/b1'], ['n/b1']],
     ['its last entry gone and no other: an empty list (the annotation is removed)', [], ['n/a1'], []],
     ['an entry both name: once', ['n/a1', 'n/b1'], ['n/b1'], ['n/a1', 'n/b1']],
+    ['an entry it wants but does not claim, already there: unchanged', ['n/a1', 'n/b1'], ['n/a1', 'n/b1'], 'unchanged'],
   ])('%s', (_name, wanted, published, expected) => {
-    expect(keys(nextPublication(refs(...wanted), refs(...published), ownedByA))).toEqual(expected);
+    expect(keys(nextPublication(refs(...wanted), refs(...published), ownedBy('a')))).toEqual(expected);
   });
 
-  it('two controllers taking turns on one node settle: each writes only when its own part changes, and the list holds both', () => {
-    const entry = fc.constantFrom('n/a1', 'n/a2', 'n/a3', 'm/a1', 'n/b1', 'n/b2', 'm/b3');
+  it('cuts the union at the bound in name order: the entries past it wait, and a cut it agrees with is no reason to write', () => {
+    expect(keys(nextPublication(refs('n/a1', 'n/a3'), refs('n/b2'), ownedBy('a'), 2))).toEqual(['n/a1', 'n/a3']);
+    expect(nextPublication(refs('n/b2'), refs('n/a1', 'n/a3'), ownedBy('b'), 2)).toBe('unchanged');
+  });
+
+  it('two controllers taking turns on one node settle within three writes, at any bound, each with what survives the cut', () => {
+    const pool = (prefix: string): fc.Arbitrary<string[]> =>
+      fc.uniqueArray(fc.constantFrom(...[1, 2, 3, 4, 5, 6].map((i) => `n/${prefix}${i}`)));
     fc.assert(
-      fc.property(fc.uniqueArray(entry), fc.uniqueArray(entry), fc.uniqueArray(entry), (wa, wb, start) => {
-        const wantedA = refs(...wa.filter((k) => k.includes('/a')));
-        const wantedB = refs(...wb.filter((k) => k.includes('/b')));
-        const ownedByB = (r: RevisionRef): boolean => r.name.startsWith('b');
-        let published = refs(...start);
-        let writes = 0;
-        // Each publishes on every change it sees, as the publisher's node handler wakes it.
-        for (let turn = 0; turn < 6; turn++) {
-          const [wanted, isOwn] = turn % 2 === 0 ? [wantedA, ownedByA] : [wantedB, ownedByB];
-          const next = nextPublication(wanted, published, isOwn);
-          if (next !== 'unchanged') {
-            published = next;
-            writes++;
+      fc.property(
+        pool('a'),
+        pool('b'),
+        fc.uniqueArray(fc.constantFrom('n/a1', 'n/a7', 'n/b2', 'n/b7', 'n/c1', 'n/c9')),
+        fc.integer({ min: 1, max: 10 }),
+        (wa, wb, start, bound) => {
+          const sides = [
+            { wanted: refs(...wa), isOwn: ownedBy('a') },
+            { wanted: refs(...wb), isOwn: ownedBy('b') },
+          ];
+          let published = refs(...start);
+          const writes: number[] = [];
+          // Each publishes on every change it sees, as the publisher's node handler wakes it.
+          for (let turn = 0; turn < 8; turn++) {
+            const side = sides[turn % 2] as (typeof sides)[number];
+            const next = nextPublication(side.wanted, published, side.isOwn, bound);
+            if (next !== 'unchanged') {
+              published = next;
+              writes.push(turn);
+            }
           }
-        }
-        expect(writes).toBeLessThanOrEqual(2);
-        const own = (isOwn: (r: RevisionRef) => boolean): string[] =>
-          published
-            .filter(isOwn)
-            .map((r) => `${r.namespace}/${r.name}`)
-            .sort();
-        expect(own(ownedByA)).toEqual(wantedA.map((r) => `${r.namespace}/${r.name}`).sort());
-        expect(own(ownedByB)).toEqual(wantedB.map((r) => `${r.namespace}/${r.name}`).sort());
-      }),
+          expect(writes.length).toBeLessThanOrEqual(3);
+          expect(writes.every((turn) => turn < 6)).toBe(true);
+          const final = published.map(keyOf);
+          expect(final.length).toBeLessThanOrEqual(bound);
+          expect([...final].sort()).toEqual(final);
+          for (const side of sides) {
+            // Nothing of its own it does not want; what it wants is there, or past a full list's end.
+            expect(published.filter((r) => side.isOwn(r) && !side.wanted.some((w) => keyOf(w) === keyOf(r)))).toEqual(
+              [],
+            );
+            for (const w of side.wanted.map(keyOf)) {
+              if (!final.includes(w)) expect(final.length === bound && w > (final.at(-1) ?? '')).toBe(true);
+            }
+          }
+        },
+      ),
     );
   });
 });
