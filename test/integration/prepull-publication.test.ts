@@ -40,22 +40,24 @@ afterAll(async () => {
 });
 
 describe('a node another controller publishes pre-pull revisions to', () => {
-  it("gets this controller's update revision beside the other's entries, which it never rewrites", async () => {
-    await client.create(
-      cloneSetPath(ns),
-      cloneSetManifest(
-        'web',
-        // The partition holds both pods on the old revision, so the entry stays wanted throughout.
-        { replicas: 2, updateStrategy: { type: 'InPlaceIfPossible', partition: 2 } },
-        { schedulerName: FAKE_SCHEDULER },
-      ),
+  it("gets this controller's update revision beside the other's entries, never rewrites theirs, and removes only its own", async () => {
+    const manifest = cloneSetManifest(
+      'web',
+      // The partition holds both pods on the old revision, so the entry stays wanted throughout.
+      { replicas: 2, updateStrategy: { type: 'InPlaceIfPossible', partition: 2 } },
+      { schedulerName: FAKE_SCHEDULER },
     );
+    const container = manifest.spec.template.spec?.containers?.[0];
+    // A merge patch replaces the list whole: the container is sent whole, so v1 is the first template again.
+    const withImage = (image: string): Promise<unknown> =>
+      client.patch(
+        cloneSetPath(ns, 'web'),
+        { spec: { template: { spec: { containers: [{ ...container, image }] } } } },
+        'merge',
+      );
+    await client.create(cloneSetPath(ns), manifest);
     await waitForReady(client, ns, 'web', 2);
-    await client.patch(
-      cloneSetPath(ns, 'web'),
-      { spec: { template: { spec: { containers: [{ name: 'main', image: 'tailor.local/busybox:v2' }] } } } },
-      'merge',
-    );
+    await withImage('tailor.local/busybox:v2');
     const updateRevision = await eventually('a new update revision', async () => {
       const cs = await readCloneSet(client, ns, 'web');
       return cs.status?.updateRevision !== cs.status?.currentRevision ? cs.status?.updateRevision : undefined;
@@ -78,11 +80,7 @@ describe('a node another controller publishes pre-pull revisions to', () => {
     expect(await published()).toEqual(othersWrite);
 
     // Reverted, the pods run the update revision again: this one's entry goes, the other's stay.
-    await client.patch(
-      cloneSetPath(ns, 'web'),
-      { spec: { template: { spec: { containers: [{ name: 'main', image: 'tailor.local/busybox:v1' }] } } } },
-      'merge',
-    );
+    await withImage('tailor.local/busybox:v1');
     await eventually(
       "this controller's entry removed, the other's kept",
       async () => {
