@@ -474,8 +474,13 @@ async function withFleet<T>(fleet: Fleet, body: (f: Fleet) => Promise<T>): Promi
 // ---------------------------------------------------------------- the ceiling
 
 /** Pod patches per second the API server completes, at the best of a few concurrencies. */
-async function ceiling(client: KubeClient, nodes: string[]): Promise<{ perSecond: number; at: number; all: string }> {
-  const ns = `${RUN}-ceiling`;
+async function ceiling(
+  client: KubeClient,
+  nodes: string[],
+  profile: string,
+): Promise<{ perSecond: number; at: number; all: string }> {
+  // One namespace per profile: the last profile's may still be terminating.
+  const ns = `${RUN}-ceiling-${profile}`;
   const count = 1000;
   await createNamespace(client, ns);
   const path = `/api/v1/namespaces/${ns}/pods`;
@@ -959,7 +964,7 @@ async function main(): Promise<void> {
       );
       let ceilingPerS: number | undefined;
       if (SHAPES.has('ceiling')) {
-        const c = await ceiling(client, nodes);
+        const c = await ceiling(client, nodes, profile);
         ceilingPerS = c.perSecond;
         console.log(
           `the ceiling (${profile}): ${c.perSecond.toFixed(0)} pod writes/s at ${c.at} in flight (metadata and status patches, kwok running; ${c.all})`,
