@@ -11,7 +11,7 @@
 // and pure/prepull-plan.ts do).
 import { LRUCache } from 'lru-cache';
 import { workloadControllerOf } from '../api/owner.js';
-import type { RevisionRef } from '../api/prepull-revisions.js';
+import { revisionRefKey, type RevisionRef } from '../api/prepull-revisions.js';
 import { isNotFound, type KubeClient } from '../runtime/kube-client.js';
 import type { ControllerRevision } from '../api/revision.js';
 import { trimRevisionForAgent } from './pure/cache.js';
@@ -34,7 +34,7 @@ export class RevisionTemplates {
    * not a workload's (asked again at the next call: it may be created meanwhile).
    */
   async revision(namespace: string, name: string): Promise<ControllerRevision | undefined> {
-    const key = `${namespace}/${name}`;
+    const key = revisionRefKey({ namespace, name });
     const known = this.fetched.get(key);
     if (known !== undefined) return known;
     const path = `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/controllerrevisions/${encodeURIComponent(name)}`;
@@ -58,7 +58,7 @@ export class RevisionTemplates {
   async named(refs: readonly RevisionRef[]): Promise<ControllerRevision[]> {
     const out: ControllerRevision[] = [];
     for (const ref of refs) {
-      const key = `${ref.namespace}/${ref.name}`;
+      const key = revisionRefKey(ref);
       if (this.missing.has(key)) continue;
       const revision = await this.revision(ref.namespace, ref.name);
       if (revision !== undefined) out.push(revision);

@@ -20,6 +20,9 @@ export interface RevisionRef {
   readonly name: string;
 }
 
+/** A reference as the annotation lists it, `namespace/name`: also the key that tells two apart. */
+export const revisionRefKey = (ref: RevisionRef): string => `${ref.namespace}/${ref.name}`;
+
 // A namespace is a DNS label; a ControllerRevision's name a DNS subdomain.
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
@@ -54,7 +57,7 @@ export function parsePrePullRevisions(annotations: Readonly<Record<string, strin
  */
 export function encodePrePullRevisions(refs: readonly RevisionRef[]): string | undefined {
   const entries = refs
-    .map((r) => `${r.namespace}/${r.name}`)
+    .map(revisionRefKey)
     .filter((entry) => readRevisionRef(entry) !== undefined)
     .slice(0, MAX_PUBLISHED_REVISIONS);
   return entries.length > 0 ? JSON.stringify(entries) : undefined;

@@ -9,7 +9,7 @@
 import type { Pod } from '../../api/wire.js';
 import { isLivePod } from '../../api/pod.js';
 import { LABEL_CONTROLLER_REVISION_HASH } from '../../api/types.js';
-import { MAX_PUBLISHED_REVISIONS, type RevisionRef } from '../../api/prepull-revisions.js';
+import { MAX_PUBLISHED_REVISIONS, revisionRefKey, type RevisionRef } from '../../api/prepull-revisions.js';
 
 /** The update revisions `pods` will move to, in name order, once each. */
 export function revisionsToPrePull(
@@ -21,14 +21,15 @@ export function revisionsToPrePull(
     if (!isLivePod(pod)) continue;
     const name = updateRevisionOf(pod);
     if (name === undefined || name === pod.metadata?.labels?.[LABEL_CONTROLLER_REVISION_HASH]) continue;
-    const namespace = pod.metadata?.namespace ?? '';
-    refs.set(`${namespace}/${name}`, { namespace, name });
+    const ref = { namespace: pod.metadata?.namespace ?? '', name };
+    refs.set(revisionRefKey(ref), ref);
   }
-  return [...refs.keys()].sort().map((key) => refs.get(key) as RevisionRef);
+  return inKeyOrder(refs);
 }
 
-const keyOf = (ref: RevisionRef): string => `${ref.namespace}/${ref.name}`;
-const byKey = (a: RevisionRef, b: RevisionRef): number => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0);
+/** The references of a map keyed by revisionRefKey, in name order. */
+const inKeyOrder = (refs: ReadonlyMap<string, RevisionRef>): RevisionRef[] =>
+  [...refs.keys()].sort().map((key) => refs.get(key) as RevisionRef);
 
 /**
  * The list to publish on a node, or `unchanged` when this publisher's part of it is already right.
@@ -44,16 +45,15 @@ export function nextPublication(
   isOwn: (ref: RevisionRef) => boolean,
   bound = MAX_PUBLISHED_REVISIONS,
 ): RevisionRef[] | 'unchanged' {
-  const wantedKeys = new Set(wanted.map(keyOf));
+  const wantedKeys = new Set(wanted.map(revisionRefKey));
   const own = new Set<string>();
   const others: RevisionRef[] = [];
   for (const ref of published) {
-    if (wantedKeys.has(keyOf(ref)) || isOwn(ref)) own.add(keyOf(ref));
+    if (wantedKeys.has(revisionRefKey(ref)) || isOwn(ref)) own.add(revisionRefKey(ref));
     else others.push(ref);
   }
-  const union = new Map([...wanted, ...others].map((ref) => [keyOf(ref), ref]));
-  const next = [...union.values()].sort(byKey).slice(0, bound);
-  const wantedNext = next.filter((ref) => wantedKeys.has(keyOf(ref)));
-  const right = own.size === wantedNext.length && wantedNext.every((ref) => own.has(keyOf(ref)));
+  const next = inKeyOrder(new Map([...wanted, ...others].map((ref) => [revisionRefKey(ref), ref]))).slice(0, bound);
+  const wantedNext = next.map(revisionRefKey).filter((key) => wantedKeys.has(key));
+  const right = own.size === wantedNext.length && wantedNext.every((key) => own.has(key));
   return right ? 'unchanged' : next;
 }
