@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { nextPublication, revisionsToPrePull } from '../../../../src/workload/pure/prepull-publication.js';
-import type { RevisionRef } from '../../../../src/api/prepull-revisions.js';
+import { revisionRefKey as keyOf, type RevisionRef } from '../../../../src/api/prepull-revisions.js';
 import { LABEL_CONTROLLER_REVISION_HASH } from '../../../../src/api/types.js';
 import type { Pod } from '../../../../src/api/wire.js';
 import { buildPod } from '../../../support/fixtures/pods.js';
@@ -70,7 +70,6 @@ describe('revisionsToPrePull: the update revisions the pods of a node have not r
 describe('nextPublication: a controller replaces its own entries on a node and keeps every other', () => {
   const ref = (key: string): RevisionRef => ({ namespace: key.split('/')[0] ?? '', name: key.split('/')[1] ?? '' });
   const refs = (...keys: string[]): RevisionRef[] => keys.map(ref);
-  const keyOf = (r: RevisionRef): string => `${r.namespace}/${r.name}`;
   const ownedBy =
     (prefix: string) =>
     (r: RevisionRef): boolean =>
@@ -115,7 +114,9 @@ describe('nextPublication: a controller replaces its own entries on a node and k
             { wanted: refs(...wa), isOwn: ownedBy('a') },
             { wanted: refs(...wb), isOwn: ownedBy('b') },
           ];
-          let published = refs(...start);
+          // The start is a list some publisher wrote: in name order, within the bound (the reader
+          // cuts any longer one). A list nobody needs to change stays as it is.
+          let published = refs(...[...start].sort().slice(0, bound));
           const writes: number[] = [];
           // Each publishes on every change it sees, as the publisher's node handler wakes it.
           for (let turn = 0; turn < 8; turn++) {
