@@ -62,7 +62,7 @@ export interface AgentReconcilerOptions {
   readonly quotas?: Pick<Informer<ResourceQuota>, 'list'>;
   /** The operator lets the agent grow pods past what their namespace's ResourceQuota charged (decision 51). */
   readonly allowGrowthBeyondQuota?: boolean;
-  readonly client: Pick<KubeClient, 'patch'>;
+  readonly client: Pick<KubeClient, 'patchMetadata'>;
   readonly cri: Pick<CriClient, 'listContainers' | 'updateContainerResources'>;
   /** A container's cgroup values (cgroup/container.ts containerCgroupReader). */
   readonly readContainer: (containerId: string) => Promise<CgroupReading>;
@@ -246,7 +246,7 @@ export class AgentReconciler {
     const ns = pod.metadata?.namespace ?? '';
     const name = pod.metadata?.name ?? '';
     try {
-      await this.o.client.patch(
+      await this.o.client.patchMetadata(
         `/api/v1/namespaces/${ns}/pods/${name}`,
         { metadata: { annotations: { [ANNOTATION_RESIZE_STATUS]: encodeResizeStatus(next) } } },
         'merge',

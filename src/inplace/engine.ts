@@ -46,7 +46,7 @@ export class InPlaceUpdater {
   async apply(owner: KubeObject, pod: Pod, step: Extract<InPlaceStep, { kind: 'patch' }>): Promise<void> {
     let patch = step.patch;
     if (step.resize) patch = withResizeOutcome(patch, await this.resize(pod, step.resize));
-    const patched = await this.client.patch<Pod>(podPath(pod), patch, 'strategic');
+    const patched = await this.client.patchMetadata(podPath(pod), patch, 'strategic');
     this.expectations.expectResourceVersion(pod.metadata?.uid ?? '', patched.metadata?.resourceVersion ?? '');
     // No event per pod: the patch and the pod's InPlaceUpdateReady condition say it; the CloneSet
     // hears of it, batched, when the update completes (every write counts at 1,000 pods).
@@ -65,7 +65,7 @@ export class InPlaceUpdater {
     resize: Record<string, unknown>,
   ): Promise<{ generation?: number; refusal?: ResizeRefusal }> {
     try {
-      const resized = await this.client.patch<Pod>(`${podPath(pod)}/resize`, resize, 'strategic');
+      const resized = await this.client.patchMetadata(`${podPath(pod)}/resize`, resize, 'strategic');
       const generation = resized.metadata?.generation;
       return generation !== undefined ? { generation } : {};
     } catch (err) {
@@ -105,8 +105,8 @@ export class InPlaceUpdater {
    * kubelet's from then on.
    */
   async rerouteToKubelet(pod: Pod, resize: Record<string, unknown> | undefined): Promise<void> {
-    if (resize) await this.client.patch<Pod>(`${podPath(pod)}/resize`, resize, 'strategic');
-    const patched = await this.client.patch<Pod>(
+    if (resize) await this.client.patchMetadata(`${podPath(pod)}/resize`, resize, 'strategic');
+    const patched = await this.client.patchMetadata(
       podPath(pod),
       {
         metadata: {
@@ -126,7 +126,11 @@ export class InPlaceUpdater {
 
   private async patchStatus(pod: Pod, conditions: Record<string, string>[]): Promise<void> {
     try {
-      const patched = await this.client.patch<Pod>(`${podPath(pod)}/status`, { status: { conditions } }, 'strategic');
+      const patched = await this.client.patchMetadata(
+        `${podPath(pod)}/status`,
+        { status: { conditions } },
+        'strategic',
+      );
       this.expectations.expectResourceVersion(pod.metadata?.uid ?? '', patched.metadata?.resourceVersion ?? '');
     } catch (err) {
       if (!isNotFound(err)) throw err;

@@ -8,10 +8,31 @@ import { setMaxListeners } from 'node:events';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 
-import type { KubeList } from '../api/wire.js';
+import type { KubeList, KubeObject } from '../api/wire.js';
 import { KubeApiError, withRetryAfterHeader, WriteRefusedError, type KubeStatus } from './pure/api-error.js';
 
 export type PatchType = 'merge' | 'strategic' | 'json' | 'apply';
+/** A request's headers: what it accepts, the kubeconfig's auth, and its body's type and length. */
+function requestHeaders(
+  auth: https.RequestOptions,
+  options: Pick<RequestOptions, 'accept' | 'contentType'>,
+  payload: Buffer | undefined,
+): Record<string, string> {
+  const headers: Record<string, string> = { Accept: options.accept ?? 'application/json' };
+  for (const [key, value] of Object.entries(auth.headers ?? {})) {
+    if (typeof value === 'string' || typeof value === 'number') headers[key] = String(value);
+  }
+  if (auth.auth) headers['Authorization'] = `Basic ${Buffer.from(auth.auth).toString('base64')}`;
+  if (payload) {
+    headers['Content-Type'] = options.contentType ?? 'application/json';
+    headers['Content-Length'] = String(payload.length);
+  }
+  return headers;
+}
+
+/** Metadata only where the server can transform the answer so, else the whole object. */
+const METADATA_ONLY = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+
 const patchContentType: Record<PatchType, string> = {
   merge: 'application/merge-patch+json',
   strategic: 'application/strategic-merge-patch+json',
@@ -76,6 +97,8 @@ export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
   contentType?: string;
+  /** The Accept header; default plain JSON (the whole object). */
+  accept?: string;
   /**
    * Deadline of the whole exchange, response body included. Default the client's
    * requestTimeoutMs. 0: no overall deadline (a stream), but the headers must still arrive
@@ -167,6 +190,16 @@ export class KubeClient {
     return this.json<T>('PATCH', path, { body, contentType: patchContentType[type], query, ...call });
   }
 
+  /**
+   * A patch whose answer is only the object's metadata (PartialObjectMetadata), for a caller that
+   * reads nothing else of it (the resourceVersion its expectations wait for): a pod's answer is
+   * half its size, and every in-place pod is three such writes. A server that cannot answer so
+   * sends the whole object, which has the same metadata.
+   */
+  async patchMetadata(path: string, body: unknown, type: PatchType): Promise<KubeObject> {
+    return this.json<KubeObject>('PATCH', path, { body, contentType: patchContentType[type], accept: METADATA_ONLY });
+  }
+
   async delete<T>(path: string, body?: unknown, call?: CallOptions): Promise<T> {
     return this.json<T>('DELETE', path, { body, ...call });
   }
@@ -227,15 +260,7 @@ export class KubeClient {
           ...(auth.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: auth.rejectUnauthorized }),
         }));
     const payload = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body));
-    const headers: Record<string, string> = { Accept: 'application/json' };
-    for (const [key, value] of Object.entries(auth.headers ?? {})) {
-      if (typeof value === 'string' || typeof value === 'number') headers[key] = String(value);
-    }
-    if (auth.auth) headers['Authorization'] = `Basic ${Buffer.from(auth.auth).toString('base64')}`;
-    if (payload) {
-      headers['Content-Type'] = options.contentType ?? 'application/json';
-      headers['Content-Length'] = String(payload.length);
-    }
+    const headers = requestHeaders(auth, options, payload);
     // Until the headers arrive: the caller's signal, the fence for writes, and a deadline.
     const isWrite = WRITE_METHODS.has(method);
     const headersDeadline = new Deadline(options.timeoutMs || this.requestTimeoutMs);

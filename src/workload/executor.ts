@@ -233,7 +233,7 @@ export class PlanExecutor {
   private async moveLifecycle({ pod, state, patch, notReady }: Of<'lifecycle'>): Promise<void> {
     try {
       if (notReady) await this.markNotReady(pod, state, notReady);
-      const patched = await this.deps.client.patch<Pod>(podPath(pod), patch, 'strategic');
+      const patched = await this.deps.client.patchMetadata(podPath(pod), patch, 'strategic');
       this.deps.podExpectations?.expectResourceVersion(
         pod.metadata?.uid ?? '',
         patched.metadata?.resourceVersion ?? '',
@@ -246,7 +246,7 @@ export class PlanExecutor {
   /** The planned InPlaceUpdateReady False (`condition`) of a pod a hook holds in `state`. */
   private async markNotReady(pod: Pod, state: string, condition: GateWrite): Promise<void> {
     try {
-      const patched = await this.deps.client.patch<Pod>(
+      const patched = await this.deps.client.patchMetadata(
         `${podPath(pod)}/status`,
         { status: { conditions: [condition] } },
         'strategic',

@@ -340,7 +340,7 @@ export class WorkloadReconciler {
   private async writeStatus(stored: WireCloneSet, cs: DefaultedWireCloneSet, status: CloneSetStatus): Promise<boolean> {
     if (sameStatus(cs.status, status)) return false;
     try {
-      const written = await this.deps.client.patch<WireCloneSet>(
+      const written = await this.deps.client.patchMetadata(
         `/apis/${cs.apiVersion}/namespaces/${cs.metadata?.namespace}/${this.deps.kind.plural}/${cs.metadata?.name}/status`,
         // Null out what disappeared (e.g. status.resize.pods once every resize finished).
         { status: mergePatch(cs.status ?? {}, status) },

@@ -120,13 +120,13 @@ async function world(pod: Pod, usage = 10n * Mi, allocatable = { cpu: '4', memor
     },
     events: { event: (_o, type, reason, message) => events.push(`${type} ${reason}: ${message}`) },
     client: {
-      patch: async <T>(_path: string, body: unknown): Promise<T> => {
+      patchMetadata: async (_path: string, body: unknown) => {
         const text =
           (body as { metadata: { annotations: Record<string, string> } }).metadata.annotations[
             ANNOTATION_RESIZE_STATUS
           ] ?? '';
         patches.push(JSON.parse(text) as ResizeStatus);
-        return {} as T;
+        return {};
       },
     },
     cri: {
