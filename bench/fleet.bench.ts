@@ -142,6 +142,8 @@ interface Rollout {
   /** Each "METHOD code" of the writes, per pod, largest first. */
   writesByKind: string;
   cpuMsPerPod: number;
+  /** Reconcile rounds of the CloneSet controller per pod: CPU that grows with the bump's time, not its pods, shows here. */
+  roundsPerPod: number;
   p99Ms: number;
   /** Per-CloneSet completion, from the patch. */
   setP50Ms: number;
@@ -444,6 +446,7 @@ class Fleet {
       writesPerPod: (writes(after) - writes(before)) / per,
       writesByKind: writeKindsPerPod(before, after, per),
       cpuMsPerPod: (u1.cpuMs - u0.cpuMs) / per,
+      roundsPerPod: (reconciles(after) - reconciles(before)) / per,
       p99Ms: quantile(0.99, reconcileBuckets(before), reconcileBuckets(after)).value * 1000,
       setP50Ms: finished ? pct(times, 0.5) : NaN,
       setP99Ms: finished ? pct(times, 0.99) : NaN,
@@ -548,7 +551,7 @@ const ratio = (own: Rollout, peer: Rollout | undefined): string =>
 const rolloutRow = (label: string, r: Rollout | string): string =>
   typeof r === 'string'
     ? `    ${label.padEnd(20)} unavailable: ${r}`
-    : `    ${label.padEnd(20)} ${s(r.ms, r.finished).padStart(9)}${r.finished ? '' : ` (${r.podsDone} of ${r.pods} pods done at the cap)`}, writes/pod ${r.writesPerPod.toFixed(2)} (${r.writesByKind}), CPU/pod ${r.cpuMsPerPod.toFixed(2)} ms, reconcile p99 ${r.p99Ms.toFixed(0)} ms, peak RSS ${mib(r.memory)}${Number.isNaN(r.setP50Ms) ? '' : `, per-CloneSet done p50 ${s(r.setP50Ms)} p99 ${s(r.setP99Ms)}`}${r.slices === undefined ? '' : typeof r.slices === 'string' ? `; EndpointSlices ${r.slices}` : `; EndpointSlices consistent at ${s(r.slices.consistentMs)}`}`;
+    : `    ${label.padEnd(20)} ${s(r.ms, r.finished).padStart(9)}${r.finished ? '' : ` (${r.podsDone} of ${r.pods} pods done at the cap)`}, writes/pod ${r.writesPerPod.toFixed(2)} (${r.writesByKind}), CPU/pod ${r.cpuMsPerPod.toFixed(2)} ms, ${r.roundsPerPod.toFixed(1)} rounds/pod, reconcile p99 ${r.p99Ms.toFixed(0)} ms, peak RSS ${mib(r.memory)}${Number.isNaN(r.setP50Ms) ? '' : `, per-CloneSet done p50 ${s(r.setP50Ms)} p99 ${s(r.setP99Ms)}`}${r.slices === undefined ? '' : typeof r.slices === 'string' ? `; EndpointSlices ${r.slices}` : `; EndpointSlices consistent at ${s(r.slices.consistentMs)}`}`;
 
 /** Where Tailor's time went, and what bound it: the machine's CPU, Tailor's own, kwok, or waiting on the API. */
 function describeSplit({ share, cores }: TimeSplit): string {
