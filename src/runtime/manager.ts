@@ -161,10 +161,7 @@ export class Manager {
         }),
       );
     }
-    for (const e of this.endpoints) {
-      const addr = await e.start();
-      log.info({ address: `${addr.address}:${addr.port}` }, 'serving endpoints');
-    }
+    await this.startEndpoints();
     if (this.stopping) {
       // Stopped while the endpoints were starting: start nothing that shutdown would not stop.
       await this.stopping;
@@ -213,6 +210,23 @@ export class Manager {
     const result = await outcome;
     await this.stop();
     return result;
+  }
+
+  /**
+   * Binds /metrics, /healthz and /readyz. A port that cannot be bound stops what did start and
+   * fails the run: a process listening on its metrics port alone would live on, doing nothing,
+   * its health port never answering.
+   */
+  private async startEndpoints(): Promise<void> {
+    try {
+      for (const e of this.endpoints) {
+        const addr = await e.start();
+        this.options.logger.info({ address: `${addr.address}:${addr.port}` }, 'serving endpoints');
+      }
+    } catch (err) {
+      await this.stop();
+      throw err;
+    }
   }
 
   /**

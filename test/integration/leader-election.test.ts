@@ -2,14 +2,17 @@
 // server: two replicas elect exactly one leader on a coordination.k8s.io/v1 Lease; killing the
 // leader hands the Lease to the other within 20 s; SIGTERM makes a controller exit on its own with
 // code 0 within its grace period and release the Lease (so nothing was left holding the event
-// loop); its /metrics and /readyz answer while it runs. Leadership does not depend on the CloneSet
-// CRD: if it is missing, the replicas still elect (the informer keeps retrying its list).
+// loop); its /metrics and /readyz answer while it runs, and a health port it cannot bind ends it.
+// Leadership does not depend on the CloneSet CRD: if it is missing, the replicas still elect (the
+// informer keeps retrying its list).
 // A leader cut off from the API server (a proxy that turns into a black hole) stops leading at
 // its renew deadline — its in-flight reconcile is cancelled and its writes fenced — before the
 // other replica may take the Lease; and releasing never erases a Lease a newer leader wrote.
 // Owns: the processes it spawns, the proxies and the namespaces it creates. Must not: mock anything.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { API_GROUP, API_VERSION } from '../../src/api/types.js';
 import { KubeClient, isNotFound } from '../../src/runtime/kube-client.js';
@@ -26,7 +29,7 @@ import {
   type ControllerProcess,
 } from '../support/fault/controllers.js';
 import { startFaultProxy } from '../support/fault/proxy.js';
-import { loadTestKubeConfig } from '../support/cluster/kube.js';
+import { kubeconfigPath, loadTestKubeConfig } from '../support/cluster/kube.js';
 import { eventually } from '../support/cluster/testbed.js';
 
 const cli = resolve(process.cwd(), 'dist/cli/main.js');
@@ -184,6 +187,42 @@ describe('a running tailor controller', () => {
     expect(await leaseHolder(ns)).toBe('');
     expect(controller.messages).toEqual(expect.arrayContaining(['released the lease', 'stopped']));
   }, 60_000);
+});
+
+describe('a tailor controller whose health port is taken', () => {
+  it('exits with code 1 naming the address, instead of living on with only its metrics served', async () => {
+    const taken = createServer();
+    const healthPort = await freePort();
+    await new Promise<void>((r) => taken.listen(healthPort, '127.0.0.1', r));
+    try {
+      const child = spawn(
+        process.execPath,
+        [
+          cli,
+          'controller',
+          '--kubeconfig',
+          kubeconfigPath(),
+          '--namespace',
+          'no-such-namespace',
+          '--metrics-bind-address',
+          `127.0.0.1:${await freePort()}`,
+          '--health-probe-bind-address',
+          `127.0.0.1:${healthPort}`,
+        ],
+        { env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
+      const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+      const code = await within(exited, 10_000);
+      if (code === undefined) child.kill('SIGKILL');
+
+      expect(code).toBe(1);
+      expect(stderr).toContain(`EADDRINUSE: address already in use 127.0.0.1:${healthPort}`);
+    } finally {
+      taken.close();
+    }
+  }, 30_000);
 });
 
 describe('a replica whose cache cannot sync', () => {

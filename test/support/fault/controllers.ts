@@ -69,12 +69,30 @@ export interface StartOptions {
   nodeFlags?: string[];
 }
 
-/** Starts one replica and waits until it serves /healthz. */
+/**
+ * Starts one replica and waits until it serves /healthz. A port freePort gave may be taken before
+ * the replica binds it (an API server's restart opens many local connections): a replica that
+ * exits for a taken address is started again on fresh ports, twice at most.
+ */
 export async function startControllerProcess(
   identity: string,
   namespace: string,
   options: StartOptions = {},
 ): Promise<ControllerProcess> {
+  for (let attempt = 1; ; attempt++) {
+    const started = await startOnce(identity, namespace, options);
+    if (!('stderr' in started)) return started;
+    const message = `controller ${identity} exited ${JSON.stringify(started.exit)}: ${started.stderr}`;
+    if (!started.stderr.includes('EADDRINUSE') || attempt === 3) throw new Error(message);
+  }
+}
+
+/** One start: the replica once it serves /healthz, or how it exited before. */
+async function startOnce(
+  identity: string,
+  namespace: string,
+  options: StartOptions,
+): Promise<ControllerProcess | { exit: Exit; stderr: string }> {
   const healthPort = await freePort();
   const metricsPort = options.metrics ? await freePort() : 0;
   const timings = options.timings ?? FAULT_TIMINGS;
@@ -144,16 +162,18 @@ export async function startControllerProcess(
   const stderr: string[] = [];
   createInterface({ input: child.stderr }).on('line', (line) => void stderr.push(line));
   running.push(proc);
-  await eventually(
+  const exit = await eventually(
     `controller ${identity} to serve /healthz`,
     async () => {
-      if (proc.exit)
-        throw new Error(`controller ${identity} exited ${JSON.stringify(proc.exit)}: ${stderr.join('\n')}`);
-      return (await fetch(`http://127.0.0.1:${healthPort}/healthz`)).status === 200 ? true : undefined;
+      if (proc.exit) return proc.exit;
+      return (await fetch(`http://127.0.0.1:${healthPort}/healthz`)).status === 200 ? null : undefined;
     },
     30_000,
   );
-  return proc;
+  if (exit === null) return proc;
+  // 'exit' may come before the last of stderr: 'close' comes after it.
+  if (child.stderr.readable) await new Promise((r) => child.once('close', r));
+  return { exit, stderr: stderr.join('\n') };
 }
 
 /** Counts killAllControllers calls: a replica killed by one is not restarted. */
