@@ -224,7 +224,8 @@ export class Manager {
         this.options.logger.info({ address: `${addr.address}:${addr.port}` }, 'serving endpoints');
       }
     } catch (err) {
-      await this.stop();
+      // The bind's error is the one to report, whatever stopping says.
+      await this.stop().catch(() => undefined);
       throw err;
     }
   }

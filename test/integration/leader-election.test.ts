@@ -12,7 +12,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { API_GROUP, API_VERSION } from '../../src/api/types.js';
 import { KubeClient, isNotFound } from '../../src/runtime/kube-client.js';
@@ -192,8 +192,8 @@ describe('a running tailor controller', () => {
 describe('a tailor controller whose health port is taken', () => {
   it('exits with code 1 naming the address, instead of living on with only its metrics served', async () => {
     const taken = createServer();
-    const healthPort = await freePort();
-    await new Promise<void>((r) => taken.listen(healthPort, '127.0.0.1', r));
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const healthPort = (taken.address() as AddressInfo).port;
     try {
       const child = spawn(
         process.execPath,
@@ -213,7 +213,8 @@ describe('a tailor controller whose health port is taken', () => {
       );
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
-      const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+      // 'close', not 'exit': stderr is read to its end by then.
+      const exited = new Promise<number | null>((r) => child.once('close', (code) => r(code)));
       const code = await within(exited, 10_000);
       if (code === undefined) child.kill('SIGKILL');
 

@@ -83,6 +83,11 @@ function world(cs: WireCloneSet, options: WorldOptions = {}): World {
   const patches = new Map<string, unknown>();
   const events: string[] = [];
   const inPlace: string[] = [];
+  const patch = (path: string, body: unknown): { metadata: { resourceVersion: string } } => {
+    calls.push(`PATCH ${path}`);
+    patches.set(path, body);
+    return { metadata: { resourceVersion: '11' } };
+  };
   const client = {
     create: async <T>(path: string, body: T): Promise<T> => {
       calls.push(`POST ${path}`);
@@ -94,11 +99,8 @@ function world(cs: WireCloneSet, options: WorldOptions = {}): World {
       calls.push(`GET ${path}`);
       return { data: { template: TEMPLATES.old } } as T;
     },
-    patch: async <T>(path: string, body: unknown): Promise<T> => {
-      calls.push(`PATCH ${path}`);
-      patches.set(path, body);
-      return { metadata: { resourceVersion: '11' } } as T;
-    },
+    patch: async <T>(path: string, body: unknown): Promise<T> => patch(path, body) as T,
+    patchMetadata: async (path: string, body: unknown) => patch(path, body),
   } as unknown as KubeClient;
   const record = (_o: unknown, _type: string, reason: string, message: string): number =>
     events.push(`${reason}: ${message}`);
