@@ -280,6 +280,7 @@ export class KubeClient {
         untilHeaders.dispose();
         stream.dispose();
         this.observe(method, '<error>', this.server.host);
+        if (cause instanceof DeadlineExceededError) this.dropIdleSockets();
         reject(new KubeApiError(method, path, 0, undefined, { cause }));
       };
       if (signal.aborted) return fail(signal.reason);
@@ -343,6 +344,16 @@ export class KubeClient {
   close(): void {
     this.agent?.destroy();
     this.agent = undefined;
+  }
+
+  /**
+   * A request that got no answer within its deadline may have died on a connection the network
+   * or a hung server silently dropped; the idle kept-alive ones share its path and are as likely
+   * dead. They are closed, so the next request (a Lease renewal's retry) opens a fresh connection
+   * instead of losing another deadline to the next dead one. Requests in flight keep theirs.
+   */
+  private dropIdleSockets(): void {
+    for (const sockets of Object.values(this.agent?.freeSockets ?? {})) for (const s of sockets ?? []) s.destroy();
   }
 }
 

@@ -1,10 +1,13 @@
-// The client's metadata-only patch against the real kube-apiserver: the whole patch is applied,
-// and the answer is the object's metadata alone, with the resourceVersion a read then sees.
-// Owns: the namespace it creates. Must not: mock anything.
+// The client against the real kube-apiserver: a metadata-only patch is applied whole and answered
+// with the object's metadata alone, at the resourceVersion a read then sees; a request that gets
+// no answer in time (its connection silently dead, behind a fault proxy) closes the idle
+// connections, so the next request opens a fresh one and is answered.
+// Owns: the namespace and the proxy it creates. Must not: mock anything.
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { KubeClient } from '../../src/runtime/kube-client.js';
 import type { KubeObject } from '../../src/api/wire.js';
 import { loadTestKubeConfig } from '../support/cluster/kube.js';
+import { startFaultProxy } from '../support/fault/proxy.js';
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 
@@ -29,5 +32,23 @@ describe('a metadata-only patch', () => {
     expect(answer).not.toHaveProperty('data');
     expect(answer.metadata?.resourceVersion).toBe(stored.metadata?.resourceVersion);
     expect(stored.data).toEqual({ a: '2' });
+  });
+});
+
+describe('a request that gets no answer in time', () => {
+  it('closes the idle connections, so the next request opens a fresh one and is answered', async () => {
+    const proxy = await startFaultProxy(loadTestKubeConfig());
+    const viaProxy = new KubeClient(proxy.kubeConfig, undefined, { requestTimeoutMs: 1_000, maxSockets: 2 });
+    try {
+      // Two kept-alive connections, then both silently dead (what a dropped network path leaves).
+      await Promise.all([viaProxy.get('/version'), viaProxy.get('/version')]);
+      proxy.freeze('open');
+
+      await expect(viaProxy.get('/version')).rejects.toThrow(/no response/);
+      await expect(viaProxy.get<{ major?: string }>('/version')).resolves.toHaveProperty('major');
+    } finally {
+      viaProxy.close();
+      await proxy.close();
+    }
   });
 });
