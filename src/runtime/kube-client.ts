@@ -12,23 +12,6 @@ import type { KubeList, KubeObject } from '../api/wire.js';
 import { KubeApiError, withRetryAfterHeader, WriteRefusedError, type KubeStatus } from './pure/api-error.js';
 
 export type PatchType = 'merge' | 'strategic' | 'json' | 'apply';
-/** A request's headers: what it accepts, the kubeconfig's auth, and its body's type and length. */
-function requestHeaders(
-  auth: https.RequestOptions,
-  options: Pick<RequestOptions, 'accept' | 'contentType'>,
-  payload: Buffer | undefined,
-): Record<string, string> {
-  const headers: Record<string, string> = { Accept: options.accept ?? 'application/json' };
-  for (const [key, value] of Object.entries(auth.headers ?? {})) {
-    if (typeof value === 'string' || typeof value === 'number') headers[key] = String(value);
-  }
-  if (auth.auth) headers['Authorization'] = `Basic ${Buffer.from(auth.auth).toString('base64')}`;
-  if (payload) {
-    headers['Content-Type'] = options.contentType ?? 'application/json';
-    headers['Content-Length'] = String(payload.length);
-  }
-  return headers;
-}
 
 /** Metadata only where the server can transform the answer so, else the whole object. */
 const METADATA_ONLY = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
@@ -406,4 +389,22 @@ function parseStatus(text: string): KubeStatus | undefined {
   } catch {
     return text ? { message: text.slice(0, 500) } : undefined;
   }
+}
+
+/** A request's headers: what it accepts, the kubeconfig's auth, and its body's type and length. */
+function requestHeaders(
+  auth: https.RequestOptions,
+  options: Pick<RequestOptions, 'accept' | 'contentType'>,
+  payload: Buffer | undefined,
+): Record<string, string> {
+  const headers: Record<string, string> = { Accept: options.accept ?? 'application/json' };
+  for (const [key, value] of Object.entries(auth.headers ?? {})) {
+    if (typeof value === 'string' || typeof value === 'number') headers[key] = String(value);
+  }
+  if (auth.auth) headers['Authorization'] = `Basic ${Buffer.from(auth.auth).toString('base64')}`;
+  if (payload) {
+    headers['Content-Type'] = options.contentType ?? 'application/json';
+    headers['Content-Length'] = String(payload.length);
+  }
+  return headers;
 }
